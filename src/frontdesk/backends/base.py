@@ -1,0 +1,194 @@
+"""The backend seam: job states (Slurm's names), what a backend is handed, what it answers, and the Protocol.
+
+A backend does four things: submit, cancel, one batched state query, and a push of "these ids changed"
+hints (the gateway then queries them). Dependencies, retries and reports stay in the gateway, so every
+backend behaves the same to agents.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+__all__ = [
+    "Backend",
+    "BackendJob",
+    "BackendStatus",
+    "Inventory",
+    "JobState",
+    "PushHint",
+    "TERMINAL_STATES",
+    "Usage",
+]
+
+
+class JobState(StrEnum):
+    """A job's state; the names are Slurm's so that agents see one vocabulary on every backend."""
+
+    PENDING = "PENDING"
+    """Queued: waiting for dependencies, resources or priority."""
+    RUNNING = "RUNNING"
+    """Started on its resources."""
+    SUSPENDED = "SUSPENDED"
+    """Stopped by the scheduler, keeping its allocation."""
+    COMPLETED = "COMPLETED"
+    """Ended with exit code 0."""
+    FAILED = "FAILED"
+    """Ended with a non-zero exit code or a signal it was not sent by frontdesk."""
+    CANCELLED = "CANCELLED"
+    """Cancelled by a user, an agent or an administrator."""
+    TIMEOUT = "TIMEOUT"
+    """Killed at the end of its walltime."""
+    OUT_OF_MEMORY = "OUT_OF_MEMORY"
+    """Killed for going over its memory limit."""
+    NODE_FAIL = "NODE_FAIL"
+    """Its node (or the local executor's shepherd) died under it."""
+    PREEMPTED = "PREEMPTED"
+    """Evicted for a higher-priority job."""
+    BOOT_FAIL = "BOOT_FAIL"
+    """Its node failed to boot."""
+    DEADLINE = "DEADLINE"
+    """Ended because it reached its deadline."""
+    DEPENDENCY_NEVER_SATISFIED = "DEPENDENCY_NEVER_SATISFIED"
+    """A dependency ended in a way that means this job can never run."""
+
+    @property
+    def terminal(self) -> bool:
+        """Whether the job has ended for good (this attempt)."""
+        return self in TERMINAL_STATES
+
+
+TERMINAL_STATES: frozenset[JobState] = frozenset(
+    {
+        JobState.COMPLETED,
+        JobState.FAILED,
+        JobState.CANCELLED,
+        JobState.TIMEOUT,
+        JobState.OUT_OF_MEMORY,
+        JobState.NODE_FAIL,
+        JobState.PREEMPTED,
+        JobState.BOOT_FAIL,
+        JobState.DEADLINE,
+        JobState.DEPENDENCY_NEVER_SATISFIED,
+    }
+)
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What a job used, as far as the backend can tell."""
+
+    cpu_seconds: float | None = None
+    peak_rss_bytes: int | None = None
+    gpu_util_percent: float | None = None
+    gpu_mem_peak_bytes: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON form."""
+        return {
+            "cpu_seconds": self.cpu_seconds,
+            "peak_rss_bytes": self.peak_rss_bytes,
+            "gpu_util_percent": self.gpu_util_percent,
+            "gpu_mem_peak_bytes": self.gpu_mem_peak_bytes,
+        }
+
+
+@dataclass(frozen=True)
+class BackendJob:
+    """One attempt of a job, as the gateway hands it to a backend."""
+
+    job_id: int
+    attempt: int
+    name: str
+    argv: list[str]
+    """The command to run; a `script` spec is written to a file and run as [interpreter, file]."""
+    workdir: Path
+    env: Mapping[str, str]
+    """Extra environment on top of the gateway's (already includes FRONTDESK_JOB_ID)."""
+    job_dir: Path
+    """The gateway's directory for this attempt: script, logs, provenance."""
+    cpus: int = 1
+    memory_bytes: int | None = None
+    gpus: int = 0
+    gpu_types: tuple[str, ...] = ()
+    walltime_seconds: int | None = None
+    partition: str | None = None
+    priority: int = 0
+    """Higher starts first where the backend orders its own queue."""
+    qos: str | None = None
+    script_text: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        """A stable name for this attempt that the backend can find again after a crash."""
+        return f"fd-{self.job_id}.{self.attempt}"
+
+
+@dataclass(frozen=True)
+class BackendStatus:
+    """A backend's answer about one job attempt."""
+
+    backend_id: str
+    state: JobState
+    exit_code: int | None = None
+    signal: int | None = None
+    submitted_at: float | None = None
+    started_at: float | None = None
+    ended_at: float | None = None
+    usage: Usage | None = None
+    reason: str | None = None
+    stdout_path: Path | None = None
+    stderr_path: Path | None = None
+    node: str | None = None
+    raw_state: str | None = None
+
+
+@dataclass(frozen=True)
+class Inventory:
+    """What a backend can run jobs on."""
+
+    cpus: int
+    memory_bytes: int
+    gpus: tuple[dict[str, Any], ...] = ()
+    pools: tuple[dict[str, Any], ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON form."""
+        return {"cpus": self.cpus, "memory_bytes": self.memory_bytes, "gpus": list(self.gpus),
+                "pools": list(self.pools)}
+
+
+PushHint = Callable[[Sequence[str]], None]
+"""Called by a backend (from any thread) with backend ids whose state may have changed."""
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """What the gateway needs from a place that runs jobs."""
+
+    name: str
+
+    async def start(self, push: PushHint) -> None:
+        """Begin work; recover what survived a gateway restart; call `push` on changes."""
+
+    async def stop(self) -> None:
+        """Stop background work; running jobs keep running."""
+
+    async def submit(self, job: BackendJob) -> str:
+        """Queue one attempt and return its backend id."""
+
+    async def cancel(self, backend_id: str) -> None:
+        """Cancel one attempt and kill its whole process tree."""
+
+    async def query(self, backend_ids: Sequence[str]) -> dict[str, BackendStatus]:
+        """The state of many attempts in ONE batched query; unknown ids are left out."""
+
+    async def lookup(self, keys: Sequence[str]) -> dict[str, str]:
+        """Backend ids of attempts known by `BackendJob.key` (recovery after a crash mid-submit)."""
+
+    def inventory(self) -> Inventory:
+        """The resources this backend runs on."""

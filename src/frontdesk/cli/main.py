@@ -1,0 +1,79 @@
+"""Entry point: `frontdesk COMMAND ...`. Each command group lives in its own module with `register()`.
+
+argparse rather than Typer on purpose: this runs as a fresh process on the agent's hot path, and every
+command module keeps heavy imports (pydantic, fastapi, httpx) inside the functions that need them.
+Exit codes: 0 ok, 1 internal error, 2 bad input, 3 not found, 4 conflict, 69 gateway down,
+70 backend error, 124 timeout, 130 interrupted (see frontdesk.errors).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+__all__ = ["main", "build_parser", "COMMAND_MODULES"]
+
+COMMAND_MODULES: tuple[str, ...] = (
+    "frontdesk.cli.jobs",
+    "frontdesk.cli.server",
+    "frontdesk.cli.slurm",
+    "frontdesk.cli.agents",
+    "frontdesk.cli.policy",
+    "frontdesk.cli.memory",
+    "frontdesk.cli.guard",
+)
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        sys.stderr.write(f"frontdesk: {message}\n")
+        raise SystemExit(2)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full parser, with every command module registered."""
+    from frontdesk import __version__
+
+    parser = _Parser(prog="frontdesk", description="The facility's front desk for coding agents.")
+    parser.add_argument("--version", action="version", version=f"frontdesk {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name == name:
+                continue  # a command group not built yet
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; print one line and exit non-zero on error, never a traceback."""
+    from frontdesk.errors import FrontdeskError
+
+    from frontdesk.cli.output import emit_error
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    func = getattr(args, "func", None)
+    if func is None:
+        parser.print_help(sys.stderr)
+        return 2
+    as_json = bool(getattr(args, "json", False))
+    try:
+        return int(func(args) or 0)
+    except FrontdeskError as exc:
+        emit_error(as_json, exc.to_payload())
+        return exc.exit_code
+    except KeyboardInterrupt:
+        sys.stderr.write("frontdesk: interrupted\n")
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

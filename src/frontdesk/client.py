@@ -1,0 +1,182 @@
+"""The thin client of the gateway: stdlib HTTP over the Unix socket (or TCP with a bearer token).
+
+Used by the CLI, the hooks, the shims and the MCP server. Imports only the stdlib and frontdesk.errors,
+so a fresh process that talks to the gateway starts in a few tens of milliseconds.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+from frontdesk.errors import FrontdeskError, GatewayUnavailable, from_payload
+
+__all__ = ["Client", "connect"]
+
+
+class _UnixConnection(http.client.HTTPConnection):
+    def __init__(self, path: str, timeout: float | None) -> None:
+        super().__init__("localhost", timeout=timeout)
+        self._path = path
+
+    def connect(self) -> None:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(self.timeout)
+        try:
+            sock.connect(self._path)
+        except OSError:
+            sock.close()
+            raise
+        self.sock = sock
+
+
+class Client:
+    """Talks to one gateway; every method raises a FrontdeskError subclass on failure."""
+
+    def __init__(self, socket_path: str | Path | None = None, url: str | None = None,
+                 token: str | None = None, timeout: float = 30.0) -> None:
+        from frontdesk.config import socket_path_from_env
+
+        self.url = url or os.environ.get("FRONTDESK_URL") or None
+        self.socket_path = str(socket_path or socket_path_from_env())
+        self.token = token or os.environ.get("FRONTDESK_TOKEN") or None
+        self.timeout = timeout
+
+    def _conn(self, timeout: float | None) -> http.client.HTTPConnection:
+        if self.url:
+            hostport = self.url.split("://", 1)[-1].rstrip("/")
+            return http.client.HTTPConnection(hostport, timeout=timeout)
+        return _UnixConnection(self.socket_path, timeout)
+
+    def _where(self) -> str:
+        return self.url or self.socket_path
+
+    def _open(self, method: str, path: str, body: Any, timeout: float | None) -> http.client.HTTPResponse:
+        headers = {"Accept": "application/json"}
+        data = None
+        if body is not None:
+            data = json.dumps(body).encode()
+            headers["Content-Type"] = "application/json"
+        if self.token:
+            headers["Authorization"] = f"Bearer {self.token}"
+        conn = self._conn(timeout)
+        try:
+            conn.request(method, path, body=data, headers=headers)
+            return conn.getresponse()
+        except FileNotFoundError:
+            raise GatewayUnavailable(f"no gateway socket at {self._where()} (start one with `frontdesk serve`)") from None
+        except ConnectionRefusedError:
+            raise GatewayUnavailable(f"gateway at {self._where()} refused the connection (is it running?)") from None
+        except TimeoutError:
+            raise GatewayUnavailable(f"gateway at {self._where()} did not answer in time") from None
+        except OSError as exc:
+            raise GatewayUnavailable(f"cannot reach the gateway at {self._where()}: {exc.strerror or exc}") from None
+
+    def request(self, method: str, path: str, body: Any = None, timeout: float | None = None) -> Any:
+        """One request; the decoded JSON answer, or the gateway's error raised as a FrontdeskError."""
+        resp = self._open(method, path, body, timeout if timeout is not None else self.timeout)
+        try:
+            raw = resp.read()
+        except (OSError, http.client.HTTPException) as exc:
+            raise GatewayUnavailable(f"the gateway went away mid-answer: {exc}") from None
+        try:
+            payload = json.loads(raw) if raw else None
+        except ValueError:
+            raise FrontdeskError(f"gateway sent a non-JSON answer (HTTP {resp.status})") from None
+        if resp.status >= 400:
+            if isinstance(payload, dict) and "error" in payload:
+                raise from_payload(payload)
+            detail = payload.get("detail") if isinstance(payload, dict) else None
+            raise FrontdeskError(f"gateway answered HTTP {resp.status}: {detail or raw[:200]!r}")
+        return payload
+
+    # -- jobs -----------------------------------------------------------------------------------
+    def submit(self, spec: dict[str, Any] | None = None, spec_text: str | None = None,
+               fmt: str | None = None, context: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Submit a spec (as data or as YAML/JSON text); the job record (with `warnings`)."""
+        body: dict[str, Any] = {"context": context or {}}
+        if spec is not None:
+            body["spec"] = spec
+        else:
+            body["spec_text"] = spec_text
+            body["format"] = fmt
+        result: dict[str, Any] = self.request("POST", "/v1/jobs", body)
+        return result
+
+    def job(self, job_id: int | str) -> dict[str, Any]:
+        """One job's record."""
+        result: dict[str, Any] = self.request("GET", f"/v1/jobs/{_jid(job_id)}")
+        return result
+
+    def jobs(self, **filters: Any) -> list[dict[str, Any]]:
+        """Jobs matching filters (state, session, principal, name, limit, active)."""
+        query = urlencode({k: v for k, v in filters.items() if v is not None}, doseq=True)
+        result: list[dict[str, Any]] = self.request("GET", "/v1/jobs" + (f"?{query}" if query else ""))
+        return result
+
+    def cancel(self, job_id: int | str) -> dict[str, Any]:
+        """Cancel a job (and its process tree)."""
+        result: dict[str, Any] = self.request("POST", f"/v1/jobs/{_jid(job_id)}/cancel", {})
+        return result
+
+    def report(self, job_id: int | str) -> dict[str, Any]:
+        """The stored report of an ended job."""
+        result: dict[str, Any] = self.request("GET", f"/v1/jobs/{_jid(job_id)}/report")
+        return result
+
+    def logs(self, job_id: int | str, tail: int = 50, stream: str = "stdout") -> dict[str, Any]:
+        """The last `tail` lines of a job's stdout or stderr (secrets redacted)."""
+        q = urlencode({"tail": tail, "stream": stream})
+        result: dict[str, Any] = self.request("GET", f"/v1/jobs/{_jid(job_id)}/logs?{q}")
+        return result
+
+    def wait(self, ids: list[int | str], mode: str = "all", timeout: float | None = None) -> dict[str, Any]:
+        """Block on the gateway until any/all jobs end; {"done", "reports", "pending"}."""
+        body = {"ids": [_jid(i) for i in ids], "mode": mode, "timeout": timeout}
+        http_timeout = None if timeout is None else timeout + 30
+        result: dict[str, Any] = self.request("POST", "/v1/wait", body, timeout=http_timeout or 10**7)
+        return result
+
+    def events(self, since: int = 0, follow: bool = False, job: int | None = None) -> Iterator[dict[str, Any]]:
+        """Events after `since`; with follow, a server-sent stream that never ends by itself."""
+        q = {"since": since, "follow": "true" if follow else "false"}
+        if job is not None:
+            q["job"] = job
+        resp = self._open("GET", f"/v1/events?{urlencode(q)}", None, None if follow else self.timeout)
+        if resp.status >= 400:
+            payload = json.loads(resp.read() or b"{}")
+            raise from_payload(payload) if "error" in payload else FrontdeskError(f"HTTP {resp.status}")
+        if not follow:
+            yield from json.loads(resp.read())
+            return
+        while True:
+            line = resp.readline()
+            if not line:
+                raise GatewayUnavailable("the gateway closed the event stream")
+            if line.startswith(b"data:"):
+                yield json.loads(line[5:])
+
+    def health(self) -> dict[str, Any]:
+        """The gateway's liveness answer."""
+        result: dict[str, Any] = self.request("GET", "/v1/health", timeout=5)
+        return result
+
+
+def _jid(job_id: int | str) -> int:
+    from frontdesk.errors import UserError
+
+    text = str(job_id).strip()
+    if not text.isdigit():
+        raise UserError(f"not a job id: {job_id!r} (expected a number such as 12)")
+    return int(text)
+
+
+def connect(**kwargs: Any) -> Client:
+    """A Client configured from the environment (FRONTDESK_SOCKET, FRONTDESK_URL, FRONTDESK_TOKEN)."""
+    return Client(**kwargs)

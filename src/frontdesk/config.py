@@ -1,0 +1,166 @@
+"""Settings, loaded once at the edge: defaults < frontdesk.toml < FRONTDESK_* environment < flags.
+
+Stdlib only (tomllib, dataclasses): the thin CLI imports this on every call.
+Sections other than `[gateway]`/`[local]` (policy, guard, memory, agents, slurm) are kept raw in
+`Settings.sections` and validated by the module that owns them.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from frontdesk.errors import ConfigError
+
+__all__ = ["Settings", "load_settings", "default_home", "socket_path_from_env"]
+
+
+def default_home() -> Path:
+    """Where state lives when FRONTDESK_HOME is not set."""
+    env = os.environ.get("FRONTDESK_HOME")
+    if env:
+        return Path(env)
+    xdg = os.environ.get("XDG_STATE_HOME")
+    return Path(xdg) / "frontdesk" if xdg else Path.home() / ".local" / "state" / "frontdesk"
+
+
+def _default_runtime_dir(home: Path) -> Path:
+    if os.environ.get("FRONTDESK_HOME"):
+        return home / "run"
+    xdg = os.environ.get("XDG_RUNTIME_DIR")
+    return Path(xdg) / "frontdesk" if xdg else Path(f"/tmp/frontdesk-{os.getuid()}")
+
+
+def socket_path_from_env() -> Path:
+    """The gateway socket a client should use, from FRONTDESK_SOCKET or the default layout."""
+    env = os.environ.get("FRONTDESK_SOCKET")
+    if env:
+        return Path(env)
+    return _default_runtime_dir(default_home()) / "gateway.sock"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every setting the gateway and its clients read."""
+
+    home: Path
+    runtime_dir: Path
+    socket: Path
+    config_file: Path | None = None
+    backend: str = "local"
+    listen: str | None = None
+    token: str | None = None
+    tick_seconds: float = 1.0
+    report_max_bytes: int = 2048
+    local_cpus: int | None = None
+    local_memory: str | None = None
+    local_gpus: int | None = None
+    sections: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def db_path(self) -> Path:
+        """The SQLite database file."""
+        return self.home / "frontdesk.db"
+
+    @property
+    def jobs_dir(self) -> Path:
+        """Where each job's files (script, logs, shepherd state) live."""
+        return self.home / "jobs"
+
+    def section(self, name: str) -> dict[str, Any]:
+        """A raw `[name]` table from frontdesk.toml (empty when absent)."""
+        value = self.sections.get(name, {})
+        return value if isinstance(value, dict) else {}
+
+
+_ENV_KEYS: dict[str, tuple[str, type]] = {
+    "FRONTDESK_BACKEND": ("backend", str),
+    "FRONTDESK_LISTEN": ("listen", str),
+    "FRONTDESK_TOKEN": ("token", str),
+    "FRONTDESK_TICK": ("tick_seconds", float),
+    "FRONTDESK_LOCAL_CPUS": ("local_cpus", int),
+    "FRONTDESK_LOCAL_MEMORY": ("local_memory", str),
+    "FRONTDESK_LOCAL_GPUS": ("local_gpus", int),
+}
+
+_TOML_KEYS: dict[str, tuple[str, str, type]] = {
+    "backend": ("gateway", "backend", str),
+    "listen": ("gateway", "listen", str),
+    "token": ("gateway", "token", str),
+    "tick_seconds": ("gateway", "tick_seconds", float),
+    "report_max_bytes": ("gateway", "report_max_bytes", int),
+    "local_cpus": ("local", "cpus", int),
+    "local_memory": ("local", "memory", str),
+    "local_gpus": ("local", "gpus", int),
+}
+
+
+def _find_config(explicit: str | Path | None, home: Path) -> Path | None:
+    if explicit:
+        path = Path(explicit)
+        if not path.is_file():
+            raise ConfigError(f"config file not found: {path}")
+        return path
+    env = os.environ.get("FRONTDESK_CONFIG")
+    if env:
+        if not Path(env).is_file():
+            raise ConfigError(f"FRONTDESK_CONFIG names a missing file: {env}")
+        return Path(env)
+    for candidate in (home / "frontdesk.toml", Path.home() / ".config" / "frontdesk" / "frontdesk.toml"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _coerce(value: Any, typ: type, where: str) -> Any:
+    if typ is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if typ is int and isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value)
+    if typ is float and isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            pass
+    if not isinstance(value, typ) or isinstance(value, bool):
+        raise ConfigError(f"{where}: expected {typ.__name__}, got {value!r}")
+    return value
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """Parse a frontdesk.toml, turning syntax errors into one-line ConfigErrors."""
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: {exc.strerror}") from None
+
+
+def load_settings(config: str | Path | None = None, **flags: Any) -> Settings:
+    """Build Settings from defaults, the config file, FRONTDESK_* variables and explicit flags."""
+    home = default_home()
+    runtime = _default_runtime_dir(home)
+    values: dict[str, Any] = {}
+    path = _find_config(config, home)
+    sections: dict[str, Any] = {}
+    if path is not None:
+        data = read_toml(path)
+        sections = data
+        for key, (table, name, typ) in _TOML_KEYS.items():
+            tbl = data.get(table, {})
+            if isinstance(tbl, dict) and name in tbl:
+                values[key] = _coerce(tbl[name], typ, f"{path}: [{table}].{name}")
+    for env, (key, typ) in _ENV_KEYS.items():
+        if os.environ.get(env):
+            values[key] = _coerce(os.environ[env], typ, env)
+    values.update({k: v for k, v in flags.items() if v is not None})
+    if values.get("backend", "local") not in ("local", "slurm"):
+        raise ConfigError(f"backend must be 'local' or 'slurm', got {values['backend']!r}")
+    sock = Path(os.environ["FRONTDESK_SOCKET"]) if os.environ.get("FRONTDESK_SOCKET") else runtime / "gateway.sock"
+    settings = Settings(home=home, runtime_dir=sock.parent, socket=sock, config_file=path, sections=sections)
+    return replace(settings, **values)

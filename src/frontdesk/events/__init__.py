@@ -1,0 +1,1 @@
+"""Typed events, the journal-backed bus, and sinks."""

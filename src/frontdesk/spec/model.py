@@ -1,0 +1,216 @@
+"""The job spec model (pydantic v2) and its loading from YAML/JSON text, with one-line errors."""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from frontdesk.errors import SpecError
+from frontdesk.spec.units import parse_duration, parse_memory
+
+__all__ = ["GpuConstraints", "JobSpec", "JobType", "Resources", "RetryPolicy", "load_spec", "parse_spec_text"]
+
+_RETRYABLE = {"FAILED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "CANCELLED"}
+
+
+class JobType(StrEnum):
+    """The workload class; the policy engine classifies jobs that leave it out."""
+
+    hpc = "hpc"
+    training = "training"
+    inference = "inference"
+    agent = "agent"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+
+
+class GpuConstraints(_Strict):
+    """Which accelerator models a job can use."""
+
+    type: list[str] = Field(default_factory=list)
+    min_memory: int | None = None
+    fp64: bool = False
+    interconnect: str | None = None
+
+    @field_validator("type", mode="before")
+    @classmethod
+    def _one_or_many(cls, v: Any) -> Any:
+        return [v] if isinstance(v, str) else v
+
+    @field_validator("min_memory", mode="before")
+    @classmethod
+    def _mem(cls, v: Any) -> Any:
+        return None if v is None else parse_memory(v)
+
+
+class Resources(_Strict):
+    """What a job asks for."""
+
+    cpus: Annotated[int, Field(ge=1, le=4096)] = 1
+    memory: int | None = None
+    gpus: Annotated[int, Field(ge=0, le=64)] = 0
+    gpu: GpuConstraints | None = None
+    walltime: int | None = None
+
+    @field_validator("memory", mode="before")
+    @classmethod
+    def _mem(cls, v: Any) -> Any:
+        return None if v is None else parse_memory(v)
+
+    @field_validator("walltime", mode="before")
+    @classmethod
+    def _wall(cls, v: Any) -> Any:
+        return None if v is None else parse_duration(v)
+
+
+class RetryPolicy(_Strict):
+    """Resubmit an attempt that ended in one of `on`, up to `count` times."""
+
+    count: Annotated[int, Field(ge=0, le=20)] = 0
+    on: list[str] = Field(default_factory=lambda: ["FAILED", "NODE_FAIL"])
+    backoff: int = 0
+
+    @field_validator("on", mode="before")
+    @classmethod
+    def _states(cls, v: Any) -> Any:
+        items = [v] if isinstance(v, str) else v
+        if not isinstance(items, list):
+            raise ValueError("expected a list of end states")
+        out = []
+        for s in items:
+            name = str(s).upper()
+            if name not in _RETRYABLE:
+                raise ValueError(f"{s!r} is not an end state to retry on (one of {sorted(_RETRYABLE)})")
+            out.append(name)
+        return out
+
+    @field_validator("backoff", mode="before")
+    @classmethod
+    def _backoff(cls, v: Any) -> Any:
+        return 0 if v in (None, 0, "0") else parse_duration(v)
+
+
+class JobSpec(_Strict):
+    """One job: what to run, with what, after what, and whom to tell."""
+
+    name: Annotated[str, Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_.@+-]+$")] | None = None
+    command: list[str] | None = None
+    script: str | None = None
+    workdir: str | None = None
+    env: dict[str, str] = Field(default_factory=dict)
+    type: JobType | None = None
+    resources: Resources = Field(default_factory=Resources)
+    trial: bool = False
+    depends_on: list[int | str] = Field(default_factory=list)
+    retry: RetryPolicy = Field(default_factory=RetryPolicy)
+    fail_action: Literal["abort", "continue"] = "abort"
+    dependency_timeout: int | None = None
+    idempotency_key: Annotated[str, Field(min_length=1, max_length=200)] | None = None
+    session: str | None = None
+    pool: str | None = None
+
+    @field_validator("command", mode="before")
+    @classmethod
+    def _command(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            import shlex
+
+            try:
+                return shlex.split(v)
+            except ValueError as exc:
+                raise ValueError(f"cannot split the command line: {exc}") from None
+        return v
+
+    @field_validator("env")
+    @classmethod
+    def _env_names(cls, v: dict[str, str]) -> dict[str, str]:
+        for key in v:
+            if not key or not (key[0].isalpha() or key[0] == "_") or not all(c.isalnum() or c == "_" for c in key):
+                raise ValueError(f"{key!r} is not a valid environment variable name")
+        return v
+
+    @field_validator("dependency_timeout", mode="before")
+    @classmethod
+    def _dep_timeout(cls, v: Any) -> Any:
+        return None if v is None else parse_duration(v)
+
+    @field_validator("depends_on", mode="before")
+    @classmethod
+    def _deps(cls, v: Any) -> Any:
+        return [v] if isinstance(v, int | str) else v
+
+    @model_validator(mode="after")
+    def _one_of_command_script(self) -> JobSpec:
+        if bool(self.command) == bool(self.script):
+            raise ValueError("exactly one of 'command' (a non-empty list) or 'script' is required")
+        return self
+
+    def argv(self) -> list[str]:
+        """The command line to run (scripts are written to a file by the gateway)."""
+        return list(self.command or [])
+
+    def template(self) -> str:
+        """A normalised form of what this job runs, used to match it with earlier jobs."""
+        text = " ".join(self.command) if self.command else (self.script or "")
+        return " ".join(text.split())[:500]
+
+
+def _format_error(exc: ValidationError) -> str:
+    err = exc.errors(include_url=False)[0]
+    path = ".".join(str(p) for p in err.get("loc", ())) or "(spec)"
+    msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")
+    if err.get("type") == "extra_forbidden":
+        return f"{path}: unknown field"
+    value = err.get("input")
+    shown = json.dumps(value, default=str)
+    if len(shown) > 60:
+        shown = shown[:57] + "..."
+    more = f" (and {len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else ""
+    got = "" if "got " in msg else f"; got {shown}"
+    return f"{path}: {msg}{got}{more}"
+
+
+def parse_spec_text(text: str, fmt: str | None = None, source: str = "spec") -> JobSpec:
+    """Validate YAML or JSON text into a JobSpec; any problem raises SpecError naming the field."""
+    data: Any
+    try:
+        if fmt == "json" or (fmt is None and text.lstrip().startswith("{")):
+            data = json.loads(text)
+        else:
+            import yaml
+
+            data = yaml.safe_load(text)
+    except (ValueError, Exception) as exc:  # yaml.YAMLError and json errors alike
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise SpecError(f"{source}: cannot parse: {first}") from None
+    return validate_spec(data, source)
+
+
+def validate_spec(data: Any, source: str = "spec") -> JobSpec:
+    """Validate already-parsed data into a JobSpec."""
+    if not isinstance(data, dict):
+        raise SpecError(f"{source}: expected a mapping of fields, got {type(data).__name__}")
+    try:
+        return JobSpec.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors(include_url=False)[0]
+        raise SpecError(
+            f"{source}: {_format_error(exc)}",
+            field=".".join(str(p) for p in err.get("loc", ())),
+        ) from None
+
+
+def load_spec(path: str | Path) -> JobSpec:
+    """Read and validate a spec file (.yaml, .yml or .json)."""
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except OSError as exc:
+        raise SpecError(f"{p}: {exc.strerror}") from None
+    return parse_spec_text(text, "json" if p.suffix == ".json" else None, str(p))

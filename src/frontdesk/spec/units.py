@@ -1,0 +1,85 @@
+"""Memory sizes (`16G`, `512M`) and durations (`90s`, `10m`, `2h`, `1-00:00:00`, `HH:MM:SS`), both ways."""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["parse_memory", "parse_duration", "format_bytes", "format_duration"]
+
+_MEM = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?)(i?b?)\s*$", re.IGNORECASE)
+_MULT = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4, "p": 1024**5}
+_DUR = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|sec|secs|seconds?|m|min|mins|minutes?|h|hr|hrs|hours?|d|days?)?\s*$",
+                  re.IGNORECASE)
+_DUR_MULT = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_memory(value: str | int) -> int:
+    """Bytes from `16G`, `512M`, `1.5GiB` or a plain number of bytes; raises ValueError."""
+    if isinstance(value, bool):
+        raise ValueError("expected a size such as 16G")
+    if isinstance(value, int):
+        if value < 0:
+            raise ValueError("a size cannot be negative")
+        return value
+    m = _MEM.match(str(value))
+    if not m:
+        raise ValueError(f"expected a size such as 512M or 16G, got {value!r}")
+    number, unit = float(m.group(1)), m.group(2).lower()
+    return int(number * _MULT[unit])
+
+
+def parse_duration(value: str | int | float) -> int:
+    """Seconds from `90s`, `10m`, `2h`, `1d`, `MM:SS`, `HH:MM:SS`, `D-HH:MM:SS` or a number of seconds."""
+    if isinstance(value, bool):
+        raise ValueError("expected a duration such as 10m")
+    if isinstance(value, int | float):
+        if value <= 0:
+            raise ValueError("a duration must be positive")
+        return int(value)
+    text = str(value).strip()
+    if ":" in text or re.match(r"^\d+-", text):
+        days = 0
+        if "-" in text:
+            d, _, text = text.partition("-")
+            if not d.isdigit():
+                raise ValueError(f"expected D-HH:MM:SS, got {value!r}")
+            days = int(d)
+        parts = text.split(":")
+        if not all(p.isdigit() for p in parts) or len(parts) > 3:
+            raise ValueError(f"expected HH:MM:SS, got {value!r}")
+        nums = [int(p) for p in parts]
+        while len(nums) < 3:
+            nums.insert(0, 0)
+        total = days * 86400 + nums[0] * 3600 + nums[1] * 60 + nums[2]
+    else:
+        m = _DUR.match(text)
+        if not m:
+            raise ValueError(f"expected a duration such as 90s, 10m or 2h, got {value!r}")
+        unit = (m.group(2) or "s")[0].lower()
+        total = int(float(m.group(1)) * _DUR_MULT[unit])
+    if total <= 0:
+        raise ValueError("a duration must be positive")
+    return total
+
+
+def format_bytes(n: int | None) -> str:
+    """`1.5G`-style text for a byte count."""
+    if n is None:
+        return "?"
+    for unit, size in (("T", 1024**4), ("G", 1024**3), ("M", 1024**2), ("K", 1024)):
+        if n >= size:
+            v = n / size
+            return f"{v:.1f}{unit}".replace(".0" + unit, unit)
+    return f"{n}B"
+
+
+def format_duration(seconds: float | None) -> str:
+    """`1h02m`, `4m05s` or `12.3s` for a number of seconds."""
+    if seconds is None:
+        return "?"
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    s = int(round(seconds))
+    h, rem = divmod(s, 3600)
+    m, sec = divmod(rem, 60)
+    return f"{h}h{m:02d}m" if h else f"{m}m{sec:02d}s"
