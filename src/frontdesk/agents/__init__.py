@@ -1,0 +1,1 @@
+"""Agent sessions as principals, and delivery of reports into their harnesses."""

@@ -1,0 +1,29 @@
+"""Which agent harness (and session) a process runs under, from its environment. Stdlib only: hot path."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["detect_context"]
+
+
+def detect_context(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The submit context a client sends: harness, session id, cwd (no secrets)."""
+    env = os.environ if environ is None else environ
+    ctx: dict[str, Any] = {"cwd": os.getcwd()}
+    if env.get("FRONTDESK_SESSION"):
+        ctx["session"] = env["FRONTDESK_SESSION"]
+    if env.get("CLAUDE_CODE_SESSION_ID") or env.get("CLAUDECODE") == "1":
+        ctx["harness"] = "claude-code"
+        ctx.setdefault("session", env.get("CLAUDE_CODE_SESSION_ID"))
+    elif env.get("CODEX_THREAD_ID") or env.get("CODEX_SESSION_ID"):
+        ctx["harness"] = "codex"
+        ctx.setdefault("session", env.get("CODEX_THREAD_ID") or env.get("CODEX_SESSION_ID"))
+    role = env.get("FRONTDESK_NODE_ROLE")
+    if role:
+        ctx["node_role"] = role
+    if env.get("SLURM_JOB_ID"):
+        ctx["in_slurm_job"] = env["SLURM_JOB_ID"]
+    return {k: v for k, v in ctx.items() if v}
