@@ -1,0 +1,161 @@
+"""Find and redact secrets in commands, logs, reports and events.
+
+Stdlib only and compiled once at import, because the report builder calls `redact` on every report.
+Redacted text keeps a stable fingerprint (`«redacted:github-token:1f2e3d4c»`, the first 8 hex digits of the
+secret's SHA-256) so two mentions of one secret can be matched without revealing it. `redact` never raises.
+
+Rules here cover what `detect-secrets` misses in shell lines (Anthropic and Hugging Face tokens,
+`mysql -pPASS`, passwords in URLs) as well as what it finds (AWS, OpenAI, GitHub keys); `bench/guard_corpus.py`
+measures both on the same corpus.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from dataclasses import dataclass
+
+__all__ = ["Secret", "find_secrets", "redact", "fingerprint", "mask"]
+
+
+@dataclass(frozen=True)
+class Secret:
+    """One secret found in a text: its kind, where it sits, and its fingerprint."""
+
+    kind: str
+    start: int
+    end: int
+    fingerprint: str
+
+
+def fingerprint(value: str) -> str:
+    """The short stable fingerprint of a secret value."""
+    return hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+
+
+def mask(kind: str, value: str) -> str:
+    """The replacement text for one secret."""
+    return f"«redacted:{kind}:{fingerprint(value)}»"
+
+
+# (kind, pattern, group holding the secret). Order matters: the more specific prefix first.
+_TOKEN_RULES: list[tuple[str, str, int]] = [
+    ("private-key", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+                    r"(?:.*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|.*\Z)", 0),
+    ("anthropic-key", r"\bsk-ant-(?:api|admin|sid)?\d*-?[A-Za-z0-9_\-]{20,}", 0),
+    ("openai-key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}", 0),
+    ("huggingface-token", r"\bhf_[A-Za-z0-9]{30,}\b", 0),
+    ("github-token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})", 0),
+    ("gitlab-token", r"\bgl(?:pat|dt|ptt|rt|cbt|oas)-[A-Za-z0-9_\-]{20,}", 0),
+    ("slack-token", r"\bxox[abposr]-[A-Za-z0-9\-]{10,}", 0),
+    ("stripe-key", r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}", 0),
+    ("google-api-key", r"\bAIza[0-9A-Za-z_\-]{35}", 0),
+    ("aws-access-key", r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b", 0),
+    ("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", 0),
+    ("npm-token", r"\bnpm_[A-Za-z0-9]{36}\b", 0),
+    ("wandb-key", r"(?<=WANDB_API_KEY=)[0-9a-f]{40}\b", 0),
+    ("url-password", r"\b[a-zA-Z][a-zA-Z0-9+.\-]{1,20}://[^\s:/@'\"]{1,128}:([^\s@/'\"]{1,256})@", 1),
+    ("bearer-token", r"(?i)\bauthorization:\s*(?:bearer|token|basic)\s+([A-Za-z0-9._~+/=\-]{8,})", 1),
+    ("cli-password", r"(?:^|[\s;|&(])(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n;|&]*?\s-p([^\s'\"-][^\s'\"]*)", 1),
+    ("cli-password", r"(?:^|[\s;|&(])sshpass\s+-p\s*['\"]?([^\s'\"]+)", 1),
+    ("cli-password", r"(?i)--pass(?:word|wd)?[= ]['\"]?([^\s'\"$][^\s'\"]*)", 1),
+]
+
+# A key-like name followed by `=` or `:` and a value: masked when the value is long and random enough,
+# or whenever the name says password.
+_ASSIGN = re.compile(
+    r"(?i)(?P<name>[A-Za-z0-9_.\-]*(?:api[_\-]?key|apikey|secret|token|passw(?:or)?d|passwd|pwd|"
+    r"credential|access[_\-]?key|private[_\-]?key|auth[_\-]?key|client[_\-]?secret))"
+    r"(?P<sep>['\"]?\s*(?:=|:|\s=>)\s*)(?P<q>['\"]?)(?P<value>[^\s'\"&;|,}]{1,512})"
+)
+_PLACEHOLDER = re.compile(r"(?i)^(?:\$|<|\{|%|\*+$|x+$|\.\.\.|changeme$|none$|null$|true$|false$|"
+                          r"your[_\-]|example|placeholder|redacted|«)")
+
+_COMPILED = [(kind, re.compile(pat, re.DOTALL if kind == "private-key" else 0), grp)
+             for kind, pat, grp in _TOKEN_RULES]
+_QUICK = re.compile(
+    r"PRIVATE KEY|sk-|hf_|gh[pousr]_|github_pat_|gl[a-z]{1,3}-|xox|_live_|_test_|AIza|A[KSGIRNP][A-Z]{2}[A-Z0-9]{16}"
+    r"|eyJ|npm_|WANDB|://|(?i:authorization|mysql|mariadb|sshpass|pass|key|secret|token|pwd|credential)"
+)
+
+
+def _entropy(value: str) -> float:
+    counts: dict[str, int] = {}
+    for ch in value:
+        counts[ch] = counts.get(ch, 0) + 1
+    n = len(value)
+    return -sum(c / n * math.log2(c / n) for c in counts.values())
+
+
+def _assignment_is_secret(name: str, value: str) -> bool:
+    if _PLACEHOLDER.match(value):
+        return False
+    lname = name.lower()
+    if "pass" in lname or lname.endswith("pwd"):
+        return len(value) >= 4
+    if len(value) < 16:
+        return False
+    if value.isdigit() or value.startswith(("/", "./", "~", "../", "http")):
+        return False  # numbers, paths and addresses are not secrets
+    return _entropy(value) >= 3.2
+
+
+def _assignment_kind(name: str) -> str:
+    lname = name.lower()
+    if "pass" in lname or lname.endswith("pwd"):
+        return "password"
+    if "aws" in lname and "secret" in lname:
+        return "aws-secret-key"
+    return "secret-assignment"
+
+
+def _find(text: str) -> list[Secret]:
+    if not _QUICK.search(text):
+        return []
+    found: list[Secret] = []
+    taken: list[tuple[int, int]] = []
+
+    def add(kind: str, start: int, end: int) -> None:
+        if end <= start or any(s < end and start < e for s, e in taken):
+            return
+        taken.append((start, end))
+        found.append(Secret(kind, start, end, fingerprint(text[start:end])))
+
+    for kind, rx, grp in _COMPILED:
+        for m in rx.finditer(text):
+            add(kind, m.start(grp), m.end(grp))
+    for m in _ASSIGN.finditer(text):
+        name, value = m.group("name"), m.group("value")
+        if _assignment_is_secret(name, value):
+            add(_assignment_kind(name), m.start("value"), m.end("value"))
+    found.sort(key=lambda s: s.start)
+    return found
+
+
+def find_secrets(text: str) -> list[Secret]:
+    """Every secret in `text`, in order, non-overlapping (never raises; [] on odd input)."""
+    try:
+        return _find(text if isinstance(text, str) else str(text))
+    except Exception:  # noqa: BLE001 - a detector that raises must not break a report
+        return []
+
+
+def redact(text: str) -> str:
+    """`text` with every secret replaced by `«redacted:<kind>:<fingerprint>»` (never raises)."""
+    try:
+        if not isinstance(text, str):
+            text = str(text)
+        secrets = _find(text)
+        if not secrets:
+            return text
+        parts: list[str] = []
+        pos = 0
+        for s in secrets:
+            parts.append(text[pos:s.start])
+            parts.append(f"«redacted:{s.kind}:{s.fingerprint}»")
+            pos = s.end
+        parts.append(text[pos:])
+        return "".join(parts)
+    except Exception:  # noqa: BLE001 - fail closed on the rare odd input rather than leak
+        return "«redacted:unreadable:00000000»"
