@@ -65,19 +65,29 @@ _TOKEN_RULES: list[tuple[str, str, int]] = [
 # A key-like name followed by `=` or `:` and a value: masked when the value is long and random enough,
 # or whenever the name says password.
 _ASSIGN = re.compile(
-    r"(?i)(?P<name>[A-Za-z0-9_.\-]*(?:api[_\-]?key|apikey|secret|token|passw(?:or)?d|passwd|pwd|"
+    r"(?i)(?P<name>(?:api[_\-]?key|apikey|secret|token|passw(?:or)?d|passwd|pwd|"
     r"credential|access[_\-]?key|private[_\-]?key|auth[_\-]?key|client[_\-]?secret))"
     r"(?P<sep>['\"]?\s*(?:=|:|\s=>)\s*)(?P<q>['\"]?)(?P<value>[^\s'\"&;|,}]{1,512})"
 )
 _PLACEHOLDER = re.compile(r"(?i)^(?:\$|<|\{|%|\*+$|x+$|\.\.\.|changeme$|none$|null$|true$|false$|"
                           r"your[_\-]|example|placeholder|redacted|«)")
 
-_COMPILED = [(kind, re.compile(pat, re.DOTALL if kind == "private-key" else 0), grp)
+# Lower-case substrings one of which must be present for each rule to be tried at all.
+_NEEDLES: dict[str, tuple[str, ...]] = {
+    "private-key": ("private key",), "anthropic-key": ("sk-ant-",), "openai-key": ("sk-",),
+    "huggingface-token": ("hf_",), "github-token": ("gh", "github_pat_"), "gitlab-token": ("gl",),
+    "slack-token": ("xox",), "stripe-key": ("_live_", "_test_"), "google-api-key": ("aiza",),
+    "aws-access-key": ("akia", "asia", "agpa", "aida", "aroa", "anpa", "anva", "aipa"), "jwt": ("eyj",),
+    "npm-token": ("npm_",), "wandb-key": ("wandb_api_key",), "url-password": ("@",),
+    "bearer-token": ("authorization",), "cli-password": ("mysql", "mariadb", "sshpass", "--pass"),
+}
+_COMPILED = [(kind, re.compile(pat, re.DOTALL if kind == "private-key" else 0), grp, _NEEDLES[kind])
              for kind, pat, grp in _TOKEN_RULES]
-_QUICK = re.compile(
-    r"PRIVATE KEY|sk-|hf_|gh[pousr]_|github_pat_|gl[a-z]{1,3}-|xox|_live_|_test_|AIza|A[KSGIRNP][A-Z]{2}[A-Z0-9]{16}"
-    r"|eyJ|npm_|WANDB|://|(?i:authorization|mysql|mariadb|sshpass|pass|key|secret|token|pwd|credential)"
-)
+# Cheap substring pre-filter (lower-cased): a text with none of these has no secret any rule can find.
+_QUICK = ("private key", "sk-", "hf_", "gh", "github_pat_", "glpat-", "gldt-", "glptt-", "glrt-", "glcbt-",
+          "gloas-", "xox", "_live_", "_test_", "aiza", "akia", "asia", "agpa", "aida", "aroa", "anpa", "anva",
+          "aipa", "eyj", "npm_", "://", "authorization", "mysql", "mariadb", "sshpass", "pass", "key", "secret",
+          "token", "pwd", "credential")
 
 
 def _entropy(value: str) -> float:
@@ -111,7 +121,8 @@ def _assignment_kind(name: str) -> str:
 
 
 def _find(text: str) -> list[Secret]:
-    if not _QUICK.search(text):
+    low = text.lower()
+    if not any(q in low for q in _QUICK):
         return []
     found: list[Secret] = []
     taken: list[tuple[int, int]] = []
@@ -122,11 +133,16 @@ def _find(text: str) -> list[Secret]:
         taken.append((start, end))
         found.append(Secret(kind, start, end, fingerprint(text[start:end])))
 
-    for kind, rx, grp in _COMPILED:
+    for kind, rx, grp, needles in _COMPILED:
+        if not any(n in low for n in needles):
+            continue
         for m in rx.finditer(text):
             add(kind, m.start(grp), m.end(grp))
     for m in _ASSIGN.finditer(text):
-        name, value = m.group("name"), m.group("value")
+        begin = m.start("name")
+        while begin > 0 and (text[begin - 1].isalnum() or text[begin - 1] in "_.-"):
+            begin -= 1  # the whole name (AWS_SECRET_ACCESS_KEY), scanned backwards: linear, unlike a regex
+        name, value = text[begin:m.end("name")], m.group("value")
         if _assignment_is_secret(name, value):
             add(_assignment_kind(name), m.start("value"), m.end("value"))
     found.sort(key=lambda s: s.start)
