@@ -67,8 +67,12 @@ class Admission:
 
 
 def load_plugins(settings: Any) -> list[Any]:
-    """Instantiate every plug-in that is installed and not switched off in `[gateway] plugins`."""
+    """Instantiate every installed plug-in named in `[gateway] plugins` / FRONTDESK_PLUGINS (default: all)."""
+    import os
+
     wanted = settings.section("gateway").get("plugins")
+    if os.environ.get("FRONTDESK_PLUGINS") is not None:
+        wanted = [w.strip() for w in os.environ["FRONTDESK_PLUGINS"].split(",") if w.strip()]
     out = []
     for path in PLUGIN_PATHS:
         module_name, _, cls_name = path.partition(":")

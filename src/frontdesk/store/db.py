@@ -23,7 +23,8 @@ def register_schema(component: str, migrations: list[str]) -> None:
 
 def _core_migrations() -> list[str]:
     text = resources.files("frontdesk.store").joinpath("schema.sql").read_text()
-    return [part.strip() for part in text.split("-- migration") if part.strip()]
+    parts = text.split("-- migration")[1:]  # each starts with " N: title" on its first line
+    return [part.partition("\n")[2].strip() for part in parts]
 
 
 def apply_schema(conn: sqlite3.Connection, component: str, migrations: list[str]) -> None:

@@ -3,6 +3,7 @@ CREATE TABLE jobs (
     id              INTEGER PRIMARY KEY AUTOINCREMENT,
     name            TEXT,
     spec            TEXT NOT NULL,            -- the validated JobSpec as JSON
+    context         TEXT NOT NULL DEFAULT '{}', -- the submit context (cwd, harness, a few env vars)
     state           TEXT NOT NULL,            -- JobState
     reason          TEXT,                     -- why pending / how it ended
     backend         TEXT NOT NULL,

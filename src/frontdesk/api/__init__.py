@@ -1,0 +1,1 @@
+"""The HTTP service: an app factory (app.py) over one Gateway."""

@@ -1,0 +1,245 @@
+"""The gateway's HTTP API (FastAPI). Routes are thin: validate, call the Gateway, map errors in one place."""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import os
+import pwd
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any, Literal
+
+from fastapi import APIRouter, FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from frontdesk.errors import FrontdeskError, UserError
+from frontdesk.events.models import Event
+from frontdesk.gateway import Gateway
+from frontdesk.plugins import SubmitContext
+from frontdesk.spec.model import parse_spec_text, validate_spec
+from frontdesk.store.jobs import job_record
+
+__all__ = ["create_app"]
+
+
+class SubmitBody(BaseModel):
+    """POST /v1/jobs."""
+
+    model_config = ConfigDict(extra="forbid")
+    spec: dict[str, Any] | None = None
+    spec_text: str | None = Field(default=None, max_length=1_000_000)
+    format: Literal["yaml", "json"] | None = None
+    context: dict[str, Any] = Field(default_factory=dict)
+
+
+class WaitBody(BaseModel):
+    """POST /v1/wait."""
+
+    model_config = ConfigDict(extra="forbid")
+    ids: list[int] = Field(min_length=1, max_length=10000)
+    mode: Literal["any", "all"] = "all"
+    timeout: float | None = Field(default=None, ge=0, le=7 * 86400)
+
+
+class NotifyBody(BaseModel):
+    """POST /v1/notify: the push path."""
+
+    model_config = ConfigDict(extra="forbid")
+    backend: str
+    ids: list[str] = Field(max_length=10000)
+    info: dict[str, Any] = Field(default_factory=dict)
+
+
+def _owner() -> str:
+    try:
+        return pwd.getpwuid(os.getuid()).pw_name
+    except KeyError:
+        return str(os.getuid())
+
+
+def _tokens(gw: Gateway) -> dict[str, str]:
+    """Bearer token -> principal: the gateway token is the owner's; [gateway.tokens] adds others."""
+    out: dict[str, str] = {}
+    if gw.settings.token:
+        out[gw.settings.token] = _owner()
+    extra = gw.settings.section("gateway").get("tokens", {})
+    if isinstance(extra, dict):
+        out.update({str(k): str(v) for k, v in extra.items()})
+    return out
+
+
+def create_app(gw: Gateway) -> FastAPI:
+    """The FastAPI app over one gateway; the gateway starts and stops with the app."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await gw.start()
+        try:
+            yield
+        finally:
+            await gw.stop()
+
+    app = FastAPI(title="frontdesk", version="0.1.0", lifespan=lifespan)
+    owner = _owner()
+    tokens = _tokens(gw)
+
+    @app.middleware("http")
+    async def principal_mw(request: Request, call_next: Any) -> Any:
+        # Unix socket (mode 0600): the peer is the gateway's own user. TCP: a bearer token is required.
+        if not request.scope.get("client"):  # uvicorn gives no client address on a Unix socket
+            request.state.principal = owner
+        else:
+            auth = request.headers.get("authorization", "")
+            given = auth.removeprefix("Bearer ").strip() if auth.startswith("Bearer ") else ""
+            match = next((p for t, p in tokens.items() if given and hmac.compare_digest(t, given)), None)
+            if match is None:
+                return JSONResponse({"error": "denied", "message": "a valid bearer token is required"}, 401)
+            request.state.principal = match
+        return await call_next(request)
+
+    @app.exception_handler(FrontdeskError)
+    async def on_error(request: Request, exc: FrontdeskError) -> JSONResponse:
+        return JSONResponse(exc.to_payload(), status_code=exc.http_status)
+
+    @app.exception_handler(RequestValidationError)
+    async def on_invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        err = exc.errors()[0] if exc.errors() else {}
+        loc = ".".join(str(p) for p in err.get("loc", ()) if p != "body")
+        msg = f"{loc}: {err.get('msg', 'invalid')}" if loc else str(err.get("msg", "invalid request"))
+        return JSONResponse({"error": "bad_input", "message": msg}, status_code=400)
+
+    r = APIRouter(prefix="/v1")
+
+    @r.get("/health")
+    async def health() -> dict[str, Any]:
+        return {"ok": True, "backend": gw.backend.name, "pid": os.getpid(), "uptime_s": time.time() - gw.started_at,
+                "last_seq": gw.store.last_seq(), "plugins": [getattr(p, "name", "?") for p in gw.plugins]}
+
+    @r.post("/jobs")
+    async def submit(body: SubmitBody, request: Request) -> dict[str, Any]:
+        if body.spec is not None and body.spec_text is not None:
+            raise UserError("give either 'spec' or 'spec_text', not both")
+        if body.spec is not None:
+            spec = validate_spec(body.spec)
+        elif body.spec_text is not None:
+            spec = parse_spec_text(body.spec_text, body.format)
+        else:
+            raise UserError("a job needs 'spec' or 'spec_text'")
+        c = body.context
+        env = c.get("env") if isinstance(c.get("env"), dict) else {}
+        ctx = SubmitContext(
+            principal=request.state.principal, uid=os.getuid(), session=_str(c.get("session")),
+            harness=_str(c.get("harness")), cwd=_str(c.get("cwd")), source=_str(c.get("source")) or "api",
+            env={str(k): str(v) for k, v in env.items()},
+            extra={k: v for k, v in c.items() if k not in ("session", "harness", "cwd", "source", "env")},
+        )
+        return await gw.submit(spec, ctx)
+
+    @r.get("/jobs")
+    async def list_jobs(state: list[str] = Query(default=[]), session: str | None = None,
+                        principal: str | None = None, name: str | None = None, active: bool = False,
+                        limit: int = Query(default=200, ge=1, le=100000)) -> list[dict[str, Any]]:
+        rows = gw.store.list(state=[s.upper() for s in state], session=session, principal=principal, name=name,
+                             active=active, limit=limit)
+        return [job_record(r) for r in rows]
+
+    @r.get("/queue")
+    async def queue() -> dict[str, Any]:
+        rows = gw.store.active()
+        return {"jobs": [job_record(r) for r in rows], "inventory": gw.backend.inventory().to_dict()}
+
+    @r.get("/cluster")
+    async def cluster() -> dict[str, Any]:
+        out: dict[str, Any] = {"backend": gw.backend.name, "inventory": gw.backend.inventory().to_dict()}
+        for plugin in gw.plugins:
+            info = getattr(plugin, "cluster_info", None)
+            if info is not None:
+                out[plugin.name] = info()
+        return out
+
+    @r.get("/jobs/{job_id}")
+    async def get_job(job_id: int) -> dict[str, Any]:
+        return job_record(gw.get_job(job_id))
+
+    @r.post("/jobs/{job_id}/cancel")
+    async def cancel(job_id: int) -> dict[str, Any]:
+        return await gw.cancel(job_id)
+
+    @r.get("/jobs/{job_id}/report")
+    async def report(job_id: int) -> dict[str, Any]:
+        rep = gw.report(job_id)
+        if rep is None:
+            from frontdesk.errors import Conflict
+
+            raise Conflict(f"job {job_id} has not ended yet ({gw.get_job(job_id)['state']})")
+        return rep
+
+    @r.get("/jobs/{job_id}/logs")
+    async def logs(job_id: int, tail: int = Query(default=50, ge=1, le=10000),
+                   stream: Literal["stdout", "stderr"] = "stdout") -> dict[str, Any]:
+        row = gw.get_job(job_id)
+        path = row[f"{stream}_path"] or str(gw.job_dir(job_id, int(row["attempt"])) / f"{stream}.log")
+        from frontdesk.gateway import _read_tail
+
+        text = await asyncio.to_thread(_read_tail, path, 256 * 1024)
+        lines = [gw.redact(ln) for ln in text.splitlines()[-tail:]]
+        return {"job_id": job_id, "stream": stream, "path": path, "lines": lines}
+
+    @r.post("/wait")
+    async def wait(body: WaitBody) -> dict[str, Any]:
+        return await gw.wait(body.ids, body.mode, body.timeout)
+
+    @r.post("/notify")
+    async def notify(body: NotifyBody) -> dict[str, Any]:
+        changed = await gw.notify(body.backend, body.ids)
+        return {"ok": True, "changed": changed}
+
+    @r.get("/events", response_model=None)
+    async def events(since: int = Query(default=0, ge=0), follow: bool = False, job: int | None = None,
+                     kind: list[str] = Query(default=[])) -> Any:
+        if not follow:
+            return [e.to_dict() for e in gw.store.events_since(since, job_id=job, kinds=kind)]
+        return StreamingResponse(_stream(gw, since, job, kind), media_type="text/event-stream")
+
+    app.include_router(r)
+    for plugin in gw.plugins:
+        router = getattr(plugin, "router", None)
+        if router is not None:
+            app.include_router(router(), prefix="/v1")
+    return app
+
+
+def _str(value: Any) -> str | None:
+    return str(value) if value not in (None, "") else None
+
+
+async def _stream(gw: Gateway, since: int, job: int | None, kinds: list[str]) -> AsyncIterator[bytes]:
+    """Server-sent events: the stored journal after `since`, then live events, each exactly once."""
+    queue: asyncio.Queue[Event] = asyncio.Queue()
+    unsubscribe = gw.bus.subscribe(queue.put_nowait)
+    try:
+        last = since
+        for event in gw.store.events_since(since, job_id=job, kinds=kinds):
+            last = event.seq
+            yield _sse(event)
+        while True:
+            try:
+                event = await asyncio.wait_for(queue.get(), timeout=15)
+            except TimeoutError:
+                yield b": keep-alive\n\n"
+                continue
+            if event.seq <= last or (job is not None and event.job_id != job) or (kinds and event.kind not in kinds):
+                continue
+            last = event.seq
+            yield _sse(event)
+    finally:
+        unsubscribe()
+
+
+def _sse(event: Event) -> bytes:
+    return f"id: {event.seq}\ndata: {json.dumps(event.to_dict(), default=str)}\n\n".encode()

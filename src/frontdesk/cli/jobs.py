@@ -1,0 +1,264 @@
+"""Job commands: submit, run, wait, status, queue, cancel, logs, report, events. Thin: stdlib + client only."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from frontdesk.cli.output import emit
+
+__all__ = ["register"]
+
+
+def _client(timeout: float = 30.0) -> Any:
+    from frontdesk.client import Client
+
+    return Client(timeout=timeout)
+
+
+def _context(source: str) -> dict[str, Any]:
+    import os
+
+    from frontdesk.agents.detect import detect_context
+
+    ctx = detect_context()
+    ctx["source"] = source
+    ctx["env"] = {k: os.environ[k] for k in ("PATH", "VIRTUAL_ENV", "CONDA_PREFIX", "PYTHONPATH",
+                                              "LD_LIBRARY_PATH", "HOME", "USER", "LANG") if k in os.environ}
+    return ctx
+
+
+def _add_wait_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--wait", action="store_true", help="block until the job ends and print its report")
+    p.add_argument("--timeout", type=float, help="with --wait: give up after this many seconds (exit 124)")
+
+
+def register(sub: Any) -> None:
+    """Add the job commands."""
+    p = sub.add_parser("submit", help="submit a job spec (YAML or JSON file, or - for stdin)")
+    p.add_argument("spec", help="path to job.yaml / job.json, or -")
+    p.add_argument("--json", action="store_true")
+    _add_wait_flags(p)
+    p.set_defaults(func=cmd_submit)
+
+    p = sub.add_parser("run", help="submit a one-line command: frontdesk run [flags] -- CMD ARGS...")
+    p.add_argument("--name")
+    p.add_argument("--cpus", type=int)
+    p.add_argument("--mem", help="memory limit, e.g. 8G")
+    p.add_argument("--gpus", type=int)
+    p.add_argument("--gpu-type", action="append", help="acceptable GPU model (repeatable)")
+    p.add_argument("--time", help="walltime, e.g. 10m, 2h, 01:30:00")
+    p.add_argument("--type", choices=["hpc", "training", "inference", "agent"])
+    p.add_argument("--trial", action="store_true", help="a short exploratory run")
+    p.add_argument("--after", action="append", default=[], help="job id or name this one depends on (repeatable)")
+    p.add_argument("--retry", type=int, help="retries on failure")
+    p.add_argument("--pool", help="pool / partition")
+    p.add_argument("--workdir")
+    p.add_argument("--env", action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument("--idempotency-key")
+    p.add_argument("--json", action="store_true")
+    _add_wait_flags(p)
+    p.add_argument("cmd", nargs=argparse.REMAINDER, help="-- the command to run")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("wait", help="block (on the gateway) until jobs end; prints their reports")
+    p.add_argument("ids", nargs="+")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--any", dest="mode", action="store_const", const="any")
+    g.add_argument("--all", dest="mode", action="store_const", const="all")
+    p.add_argument("--timeout", type=float)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_wait, mode="all")
+
+    p = sub.add_parser("status", help="one job's record, or your recent jobs")
+    p.add_argument("ids", nargs="*")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_status)
+
+    p = sub.add_parser("queue", help="jobs that have not ended")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_queue)
+
+    p = sub.add_parser("cancel", help="cancel jobs (kills the whole process tree)")
+    p.add_argument("ids", nargs="+")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_cancel)
+
+    p = sub.add_parser("logs", help="the end of a job's output")
+    p.add_argument("id")
+    p.add_argument("--tail", type=int, default=50)
+    p.add_argument("--stderr", action="store_true", help="stderr instead of stdout")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_logs)
+
+    p = sub.add_parser("report", help="an ended job's report")
+    p.add_argument("id")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("events", help="the event journal (--follow streams it)")
+    p.add_argument("--since", type=int, default=0, help="resume after this sequence number")
+    p.add_argument("--follow", "-f", action="store_true")
+    p.add_argument("--job", type=int)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_events)
+
+
+def _submitted(args: argparse.Namespace, job: dict[str, Any]) -> int:
+    for warning in job.get("warnings", []):
+        sys.stderr.write(f"frontdesk: warning: {warning}\n")
+    if args.wait:
+        res = _client().wait([job["id"]], "all", args.timeout)
+        return _print_wait(args, res, submitted=job)
+    emit(args.json, job, str(job["id"]))
+    return 0
+
+
+def cmd_submit(args: argparse.Namespace) -> int:
+    """Submit a spec file; the gateway validates it (one-line error naming the field, exit 2)."""
+    from frontdesk.errors import SpecError
+
+    if args.spec == "-":
+        text, fmt = sys.stdin.read(), None
+    else:
+        path = Path(args.spec)
+        try:
+            text = path.read_text()
+        except OSError as exc:
+            raise SpecError(f"{path}: {exc.strerror}") from None
+        fmt = "json" if path.suffix == ".json" else "yaml"
+    job = _client().submit(spec_text=text, fmt=fmt, context=_context("cli"))
+    return _submitted(args, job)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """Build a spec from flags and a command line."""
+    from frontdesk.errors import UserError
+
+    cmd = args.cmd[1:] if args.cmd and args.cmd[0] == "--" else args.cmd
+    if not cmd:
+        raise UserError("no command given: frontdesk run [flags] -- CMD ARGS...")
+    spec: dict[str, Any] = {"command": cmd, "resources": {}}
+    res = spec["resources"]
+    for flag, key in (("cpus", "cpus"), ("mem", "memory"), ("gpus", "gpus"), ("time", "walltime")):
+        if getattr(args, flag) is not None:
+            res[key] = getattr(args, flag)
+    if args.gpu_type:
+        res["gpu"] = {"type": args.gpu_type}
+    for flag, key in (("name", "name"), ("type", "type"), ("pool", "pool"), ("workdir", "workdir"),
+                      ("idempotency_key", "idempotency_key")):
+        if getattr(args, flag) is not None:
+            spec[key] = getattr(args, flag)
+    if args.trial:
+        spec["trial"] = True
+    if args.after:
+        spec["depends_on"] = [int(a) if a.isdigit() else a for a in args.after]
+    if args.retry is not None:
+        spec["retry"] = {"count": args.retry}
+    if args.env:
+        env = {}
+        for item in args.env:
+            key, sep, value = item.partition("=")
+            if not sep:
+                raise UserError(f"--env expects KEY=VALUE, got {item!r}")
+            env[key] = value
+        spec["env"] = env
+    job = _client().submit(spec=spec, context=_context("cli"))
+    return _submitted(args, job)
+
+
+def _print_wait(args: argparse.Namespace, res: dict[str, Any], submitted: dict[str, Any] | None = None) -> int:
+    from frontdesk.errors import WaitTimeout
+
+    if args.json:
+        emit(True, res if submitted is None else {**res, "job": submitted})
+    else:
+        for rep in res["reports"]:
+            sys.stdout.write(rep["text"] + "\n\n")
+        sys.stdout.flush()
+    if not res["done"]:
+        raise WaitTimeout(f"still running after the timeout: {', '.join(str(i) for i in res['pending'])}")
+    bad = [r for r in res["reports"] if r["state"] != "COMPLETED"]
+    return 1 if bad and len(bad) == len(res["reports"]) else 0
+
+
+def cmd_wait(args: argparse.Namespace) -> int:
+    """Long-poll the gateway; exit 0 when the awaited jobs completed, 1 when they all failed, 124 on timeout."""
+    from frontdesk.client import _jid
+
+    ids = [_jid(i) for i in args.ids]
+    return _print_wait(args, _client().wait(ids, args.mode, args.timeout))
+
+
+def _row(job: dict[str, Any]) -> str:
+    name = (job.get("name") or "-")[:24]
+    reason = job.get("reason") or ""
+    return f"{job['id']:>6}  {name:<24} {job['state']:<13} {job.get('job_class') or '-':<9} {reason}"
+
+
+_HEADER = f"{'ID':>6}  {'NAME':<24} {'STATE':<13} {'CLASS':<9} REASON"
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    """Records of the given jobs (or the 20 newest)."""
+    c = _client()
+    jobs = [c.job(i) for i in args.ids] if args.ids else c.jobs(limit=20)
+    data: Any = jobs[0] if len(args.ids) == 1 else jobs
+    emit(args.json, data, lambda: "\n".join([_HEADER, *(_row(j) for j in jobs)]))
+    return 0
+
+
+def cmd_queue(args: argparse.Namespace) -> int:
+    """Jobs that have not ended, oldest first."""
+    res = _client().request("GET", "/v1/queue")
+    jobs = res["jobs"]
+    emit(args.json, res, lambda: "\n".join([_HEADER, *(_row(j) for j in jobs)]) if jobs else "queue is empty")
+    return 0
+
+
+def cmd_cancel(args: argparse.Namespace) -> int:
+    """Cancel each job; exit non-zero if any could not be cancelled."""
+    from frontdesk.errors import FrontdeskError
+
+    c, out, code = _client(), [], 0
+    for i in args.ids:
+        try:
+            out.append(c.cancel(i))
+        except FrontdeskError as exc:
+            sys.stderr.write(f"frontdesk: {exc.message}\n")
+            out.append({"id": i, **exc.to_payload()})
+            code = max(code, exc.exit_code)
+    emit(args.json, out, lambda: "\n".join(f"cancelling {j['id']}" for j in out if "error" not in j))
+    return code
+
+
+def cmd_logs(args: argparse.Namespace) -> int:
+    """The last lines of stdout (or stderr)."""
+    res = _client().logs(args.id, args.tail, "stderr" if args.stderr else "stdout")
+    emit(args.json, res, "\n".join(res["lines"]))
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """The stored report."""
+    rep = _client().report(args.id)
+    emit(args.json, rep, rep["text"])
+    return 0
+
+
+def cmd_events(args: argparse.Namespace) -> int:
+    """Print events; with --follow, stream them until interrupted."""
+    import json
+
+    for event in _client().events(since=args.since, follow=args.follow, job=args.job):
+        if args.json:
+            sys.stdout.write(json.dumps(event, sort_keys=True) + "\n")
+        else:
+            data = event.get("data", {})
+            detail = data.get("state") or data.get("text") or data.get("name") or ""
+            job = f" job {event['job_id']}" if event.get("job_id") else ""
+            sys.stdout.write(f"{event['seq']:>6} {event['kind']}{job} {detail}\n")
+        sys.stdout.flush()
+    return 0

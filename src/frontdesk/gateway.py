@@ -1,0 +1,505 @@
+"""The one orchestrator: spec → plug-ins (guard, memory, policy) → store → backend → events → report.
+
+Runs on one asyncio loop. The backend pushes "these ids changed" hints; a tick re-queries every active
+attempt in one batched call as the safety net. Dependencies, retries, fail_action and dependency
+timeouts live here, so they behave the same on every backend. Every change is stored as an Event before
+it is fanned out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import sqlite3
+import stat
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from frontdesk.backends.base import TERMINAL_STATES, Backend, BackendJob, BackendStatus, JobState
+from frontdesk.config import Settings
+from frontdesk.errors import Conflict, NotFound, SpecError
+from frontdesk.events.bus import Bus
+from frontdesk.events.models import Event, EventKind
+from frontdesk.plugins import Admission, Notice, SubmitContext, load_plugins
+from frontdesk.spec.model import JobSpec
+from frontdesk.store.db import open_db
+from frontdesk.store.jobs import JobStore, job_record
+
+__all__ = ["Gateway", "make_backend"]
+
+log = logging.getLogger("frontdesk.gateway")
+
+_PASS_ENV = ("PATH", "VIRTUAL_ENV", "CONDA_PREFIX", "PYTHONPATH", "LD_LIBRARY_PATH", "HOME", "USER", "LANG")
+
+
+def make_backend(settings: Settings) -> Backend:
+    """The backend named in the settings."""
+    if settings.backend == "slurm":
+        from frontdesk.backends.slurm.backend import SlurmBackend
+
+        return SlurmBackend(settings)
+    from frontdesk.backends.local import LocalBackend
+
+    return LocalBackend(settings)
+
+
+def _redactor() -> Any:
+    try:
+        from frontdesk.guard.secrets import redact
+
+        return redact
+    except ImportError:  # the guard is optional at build time; reports still get built
+        return lambda text: text
+
+
+def _read_tail(path: str | None, max_bytes: int = 64 * 1024) -> str:
+    if not path:
+        return ""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            size = fh.tell()
+            fh.seek(max(0, size - max_bytes))
+            return fh.read().decode(errors="replace")
+    except OSError:
+        return ""
+
+
+class Gateway:
+    """Owns the store, the backend, the bus and the plug-ins."""
+
+    def __init__(self, settings: Settings, backend: Backend | None = None) -> None:
+        self.settings = settings
+        settings.home.mkdir(parents=True, exist_ok=True)
+        os.chmod(settings.home, stat.S_IRWXU)
+        self.store = JobStore(open_db(settings.db_path))
+        self.backend = backend or make_backend(settings)
+        self.bus = Bus()
+        self.plugins = load_plugins(settings)
+        self.redact = _redactor()
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._hinted: set[str] = set()
+        self._wake = asyncio.Event()
+        self._tick_task: asyncio.Task[None] | None = None
+        self._lock = asyncio.Lock()
+        self.started_at = time.time()
+
+    # -- life cycle -----------------------------------------------------------------------------------
+    async def start(self) -> None:
+        """Attach plug-ins, start the backend, reconcile what happened while down, start the tick."""
+        self.loop = asyncio.get_running_loop()
+        for plugin in self.plugins:
+            if hasattr(plugin, "attach"):
+                plugin.attach(self)
+        await self.backend.start(self._push_hint)
+        await self._recover()
+        self._tick_task = self.loop.create_task(self._ticker())
+
+    async def stop(self) -> None:
+        """Stop the tick, the plug-ins and the backend (running jobs keep running)."""
+        if self._tick_task:
+            self._tick_task.cancel()
+            try:
+                await self._tick_task
+            except asyncio.CancelledError:
+                pass
+        for plugin in self.plugins:
+            if hasattr(plugin, "stop"):
+                try:
+                    res = plugin.stop()
+                    if asyncio.iscoroutine(res):
+                        await res
+                except Exception:
+                    log.exception("plug-in %s failed to stop", getattr(plugin, "name", plugin))
+        await self.backend.stop()
+
+    def publish(self, event: Event) -> Event:
+        """Store an event, then fan it out. Returns the stored event (with seq)."""
+        stored = self.store.append_event(event)
+        self.bus.fanout(stored)
+        return stored
+
+    def _push_hint(self, ids: Sequence[str]) -> None:
+        if self.loop is None:
+            return
+
+        def add() -> None:
+            self._hinted.update(ids)
+            self._wake.set()
+
+        self.loop.call_soon_threadsafe(add)
+
+    async def notify(self, backend: str, ids: Sequence[str]) -> int:
+        """The push path (shepherds, Slurm's EpilogSlurmctld): re-query these attempts now."""
+        if backend != self.backend.name:
+            return 0
+        return await self.refresh(list(ids))
+
+    # -- submission -----------------------------------------------------------------------------------
+    async def submit(self, spec: JobSpec, ctx: SubmitContext) -> dict[str, Any]:
+        """Accept a job: idempotency, dependencies, plug-ins, store, then hand it to the backend."""
+        if spec.idempotency_key:
+            row = self.store.by_idempotency_key(spec.idempotency_key)
+            if row is not None:
+                return {**job_record(row), "warnings": [], "duplicate": True}
+        deps = self._resolve_deps(spec.depends_on, ctx.principal)
+        admission = self._admit(spec, ctx)
+        now = time.time()
+        session = spec.session or ctx.session
+        spec_json = spec.model_dump(mode="json", exclude_none=True)
+        spec_json["depends_on"] = deps
+        context = {"cwd": ctx.cwd, "harness": ctx.harness, "source": ctx.source,
+                   "env": {k: v for k, v in ctx.env.items() if k in _PASS_ENV}}
+        try:
+            job_id = self.store.insert_job(
+                name=spec.name, spec=json.dumps(spec_json), context=json.dumps(context),
+                state=JobState.PENDING.value, reason="Dependency" if deps else "Queued",
+                backend=self.backend.name, principal=ctx.principal, session=session,
+                job_class=admission.job_class or (spec.type.value if spec.type else None),
+                class_reason=admission.class_reason or ("declared in the spec" if spec.type else None),
+                partition=admission.partition or spec.pool, priority=admission.priority or 0,
+                idempotency_key=spec.idempotency_key, submitted_at=now, eligible_at=None if deps else now,
+            )
+        except sqlite3.IntegrityError:
+            row = self.store.by_idempotency_key(spec.idempotency_key or "")
+            if row is None:
+                raise
+            return {**job_record(row), "warnings": [], "duplicate": True}
+        warnings = [n.text for n in admission.notices]
+        self.publish(Event(EventKind.JOB_SUBMITTED, job_id=job_id, session=session, principal=ctx.principal,
+                           data={"name": spec.name, "warnings": warnings, "class": admission.job_class,
+                                 "partition": admission.partition, "source": ctx.source}))
+        for notice in admission.notices:
+            self.publish(Event(EventKind.JOB_WARNING, job_id=job_id, session=session, principal=ctx.principal,
+                               data={"source": notice.source, "text": notice.text, **notice.data}))
+        if not deps:
+            row = self.store.get(job_id)
+            assert row is not None
+            await self._dispatch(row)
+        else:
+            self._wake.set()
+        row = self.store.get(job_id)
+        assert row is not None
+        return {**job_record(row), "warnings": warnings,
+                "notices": [{"source": n.source, "text": n.text, **n.data} for n in admission.notices]}
+
+    def _resolve_deps(self, deps: Sequence[int | str], principal: str) -> list[int]:
+        out = []
+        for dep in deps:
+            row = None
+            if isinstance(dep, int) or str(dep).isdigit():
+                row = self.store.get(int(dep))
+            else:
+                row = self.store.by_name(str(dep), principal)
+            if row is None:
+                raise SpecError(f"depends_on: no job {dep!r}", field="depends_on")
+            out.append(int(row["id"]))
+        return out
+
+    def _admit(self, spec: JobSpec, ctx: SubmitContext) -> Admission:
+        total = Admission()
+        for plugin in self.plugins:
+            admit = getattr(plugin, "admit", None)
+            if admit is None:
+                continue
+            result = admit(spec, ctx)  # may raise Denied: nothing stored yet
+            if result is None:
+                continue
+            total.notices.extend(result.notices)
+            for attr in ("job_class", "class_reason", "partition", "priority", "qos"):
+                if getattr(result, attr) is not None:
+                    setattr(total, attr, getattr(result, attr))
+        return total
+
+    # -- dispatch -------------------------------------------------------------------------------------
+    def job_dir(self, job_id: int, attempt: int) -> Path:
+        """The gateway's directory for one attempt (script, logs, provenance)."""
+        return self.settings.jobs_dir / str(job_id) / f"attempt-{attempt}"
+
+    def _backend_job(self, row: sqlite3.Row) -> BackendJob:
+        spec = JobSpec.model_validate(json.loads(row["spec"]))
+        context = json.loads(row["context"] or "{}")
+        attempt = int(row["attempt"])
+        jdir = self.job_dir(int(row["id"]), attempt)
+        jdir.mkdir(parents=True, exist_ok=True)
+        cwd = Path(context.get("cwd") or str(Path.home()))
+        workdir = Path(spec.workdir) if spec.workdir else cwd
+        if not workdir.is_absolute():
+            workdir = cwd / workdir
+        argv = spec.argv()
+        if spec.script is not None:
+            script = jdir / "script"
+            script.write_text(spec.script)
+            script.chmod(0o700)
+            argv = [str(script)] if spec.script.startswith("#!") else ["/bin/bash", str(script)]
+        (jdir / "spec.json").write_text(row["spec"])
+        env = {**context.get("env", {}), **spec.env, "FRONTDESK_JOB_ID": str(row["id"]),
+               "FRONTDESK_ATTEMPT": str(attempt)}
+        if spec.name:
+            env["FRONTDESK_JOB_NAME"] = spec.name
+        res = spec.resources
+        gpu_types = tuple(res.gpu.type) if res.gpu else ()
+        extra: dict[str, Any] = {"policy": {"class": row["job_class"], "principal": row["principal"],
+                                            "trial": spec.trial, "session": row["session"]}}
+        return BackendJob(
+            job_id=int(row["id"]), attempt=attempt, name=spec.name or f"job{row['id']}", argv=argv, workdir=workdir,
+            env=env, job_dir=jdir, cpus=res.cpus, memory_bytes=res.memory, gpus=res.gpus, gpu_types=gpu_types,
+            walltime_seconds=res.walltime, partition=row["partition"], priority=int(row["priority"] or 0),
+            script_text=spec.script, extra=extra,
+        )
+
+    async def _dispatch(self, row: sqlite3.Row) -> None:
+        job_id = int(row["id"])
+        try:
+            bjob = self._backend_job(row)
+        except (OSError, ValueError) as exc:
+            await self._end_without_run(job_id, JobState.FAILED, f"cannot prepare the job: {exc}")
+            return
+        self.store.update_job(job_id, submitting=1, reason="Queued")
+        try:
+            bid = await self.backend.submit(bjob)
+        except Exception as exc:
+            log.exception("backend refused job %s", job_id)
+            self.store.update_job(job_id, submitting=0)
+            await self._end_without_run(job_id, JobState.FAILED, f"the backend refused the job: {exc}")
+            return
+        self.store.update_job(job_id, submitting=0, backend_id=bid)
+        self.store.record_attempt(job_id, bjob.attempt, backend_id=bid, state=JobState.PENDING.value)
+        self._hinted.add(bid)
+        self._wake.set()
+
+    # -- state changes --------------------------------------------------------------------------------
+    async def refresh(self, backend_ids: Sequence[str] | None = None) -> int:
+        """Query attempts (all active ones when None) in one batched call and apply the changes."""
+        async with self._lock:
+            if backend_ids is None:
+                rows = [r for r in self.store.active() if r["backend_id"]]
+            else:
+                rows = self.store.by_backend_ids(self.backend.name, backend_ids)
+                rows = [r for r in rows if not JobState(r["state"]).terminal]
+            if not rows:
+                return 0
+            statuses = await self.backend.query([r["backend_id"] for r in rows])
+            changed = 0
+            for row in rows:
+                status = statuses.get(row["backend_id"])
+                if status is not None and await self._apply(row, status):
+                    changed += 1
+            return changed
+
+    async def _apply(self, row: sqlite3.Row, status: BackendStatus) -> bool:
+        job_id, prev = int(row["id"]), JobState(row["state"])
+        if status.state == prev and not status.state.terminal:
+            if status.reason and status.reason != row["reason"] and prev == JobState.PENDING:
+                self.store.update_job(job_id, reason=status.reason)
+            return False
+        if status.state.terminal:
+            await self._attempt_ended(row, status)
+            return True
+        self.store.update_job(job_id, state=status.state.value, reason=status.reason,
+                              started_at=status.started_at or row["started_at"] or time.time())
+        self.store.record_attempt(job_id, int(row["attempt"]), state=status.state.value,
+                                  started_at=status.started_at)
+        self.publish(Event(EventKind.JOB_STATE, job_id=job_id, session=row["session"], principal=row["principal"],
+                           data={"state": status.state.value, "previous": prev.value, "reason": status.reason,
+                                 "attempt": row["attempt"], "backend_id": status.backend_id}))
+        return True
+
+    async def _attempt_ended(self, row: sqlite3.Row, status: BackendStatus) -> None:
+        job_id, attempt = int(row["id"]), int(row["attempt"])
+        spec = json.loads(row["spec"])
+        retry = spec.get("retry") or {}
+        self.store.record_attempt(job_id, attempt, state=status.state.value, exit_code=status.exit_code,
+                                  started_at=status.started_at, ended_at=status.ended_at)
+        retryable = status.state.value in retry.get("on", []) and status.state != JobState.CANCELLED
+        if retryable and attempt <= int(retry.get("count", 0)) and not row["reason"] == "cancel requested":
+            backoff = float(retry.get("backoff", 0))
+            self.store.update_job(job_id, state=JobState.PENDING.value, attempt=attempt + 1, backend_id=None,
+                                  reason=f"Retry after {status.state.value}", eligible_at=time.time() + backoff)
+            self.publish(Event(EventKind.JOB_RETRY, job_id=job_id, session=row["session"],
+                               principal=row["principal"],
+                               data={"attempt": attempt + 1, "after": status.state.value,
+                                     "exit_code": status.exit_code, "backoff": backoff}))
+            self._wake.set()
+            return
+        usage = status.usage.to_dict() if status.usage else None
+        self.store.update_job(
+            job_id, state=status.state.value, exit_code=status.exit_code, signal=status.signal,
+            reason=status.reason, started_at=status.started_at or row["started_at"],
+            ended_at=status.ended_at or time.time(), usage=json.dumps(usage) if usage else None,
+            stdout_path=str(status.stdout_path) if status.stdout_path else None,
+            stderr_path=str(status.stderr_path) if status.stderr_path else None,
+        )
+        await self._finish(job_id)
+
+    async def _end_without_run(self, job_id: int, state: JobState, reason: str) -> None:
+        self.store.update_job(job_id, state=state.value, reason=reason, ended_at=time.time(), backend_id=None)
+        await self._finish(job_id)
+
+    async def _finish(self, job_id: int) -> None:
+        """Build the report once, let plug-ins enrich it, store it, then tell everyone."""
+        from frontdesk.reports.build import build_report
+        from frontdesk.reports.render import render_text
+
+        row = self.store.get(job_id)
+        assert row is not None
+        job = job_record(row)
+        usage = json.loads(row["usage"]) if row["usage"] else None
+        report = build_report(job, stdout_text=_read_tail(row["stdout_path"]),
+                              stderr_text=_read_tail(row["stderr_path"]), attempts=int(row["attempt"]),
+                              usage=usage, redact=self.redact)
+        for plugin in self.plugins:
+            enrich = getattr(plugin, "enrich", None)
+            if enrich is None:
+                continue
+            try:
+                extra = enrich(job, report)
+            except Exception:
+                log.exception("plug-in %s failed to enrich the report of job %s", plugin.name, job_id)
+                continue
+            if extra:
+                report["extra"][plugin.name] = extra
+        report["text"] = self.redact(render_text(report, self.settings.report_max_bytes))
+        self.store.update_job(job_id, report=json.dumps(report))
+        data = {"state": job["state"], "previous": None, "reason": job["reason"], "exit_code": job["exit_code"],
+                "attempt": job["attempt"], "backend_id": job["backend_id"]}
+        self.publish(Event(EventKind.JOB_STATE, job_id=job_id, session=job["session"], principal=job["principal"],
+                           data=data))
+        self.publish(Event(EventKind.JOB_REPORT, job_id=job_id, session=job["session"], principal=job["principal"],
+                           data={"report": report}))
+        self._wake.set()
+
+    # -- the tick -------------------------------------------------------------------------------------
+    async def _ticker(self) -> None:
+        last_full = 0.0
+        while True:
+            try:
+                await asyncio.wait_for(self._wake.wait(), timeout=self.settings.tick_seconds)
+            except TimeoutError:
+                pass
+            self._wake.clear()
+            try:
+                hinted, self._hinted = self._hinted, set()
+                if hinted:
+                    await self.refresh(sorted(hinted))
+                if time.time() - last_full >= self.settings.tick_seconds:
+                    last_full = time.time()
+                    await self.refresh(None)
+                await self._advance_waiting()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("gateway tick failed")
+
+    async def _advance_waiting(self) -> None:
+        """Dispatch jobs whose dependencies are met or whose retry backoff ran out; end the hopeless ones."""
+        now = time.time()
+        for row in self.store.dependents_waiting():
+            spec = json.loads(row["spec"])
+            deps = [self.store.get(int(d)) for d in spec.get("depends_on", [])]
+            verdict = _dependency_verdict(deps, spec.get("fail_action", "abort"))
+            job_id = int(row["id"])
+            if verdict == "never":
+                bad = [f"{d['id']} ({d['state']})" for d in deps if d is not None and d["state"] != "COMPLETED"]
+                await self._end_without_run(job_id, JobState.DEPENDENCY_NEVER_SATISFIED,
+                                            f"dependency {', '.join(bad)} did not complete")
+                continue
+            timeout = spec.get("dependency_timeout")
+            if verdict == "wait":
+                if timeout and now - row["submitted_at"] > timeout:
+                    await self._end_without_run(job_id, JobState.DEPENDENCY_NEVER_SATISFIED,
+                                                f"dependencies not met within {timeout}s")
+                continue
+            if row["eligible_at"] is None:
+                self.store.update_job(job_id, eligible_at=now)
+            elif row["eligible_at"] > now:
+                continue
+            fresh = self.store.get(job_id)
+            assert fresh is not None
+            await self._dispatch(fresh)
+
+    async def _recover(self) -> None:
+        """After a restart: find attempts handed over mid-crash, then reconcile every active attempt."""
+        stuck = [r for r in self.store.active() if r["submitting"]]
+        if stuck:
+            keys = {f"fd-{r['id']}.{r['attempt']}": r for r in stuck}
+            found = await self.backend.lookup(list(keys))
+            for key, row in keys.items():
+                if key in found:
+                    self.store.update_job(int(row["id"]), submitting=0, backend_id=found[key])
+                else:
+                    self.store.update_job(int(row["id"]), submitting=0)
+                    fresh = self.store.get(int(row["id"]))
+                    assert fresh is not None
+                    await self._dispatch(fresh)
+        await self.refresh(None)
+
+    # -- queries used by the API ----------------------------------------------------------------------
+    def get_job(self, job_id: int) -> sqlite3.Row:
+        """A job row, or NotFound."""
+        row = self.store.get(job_id)
+        if row is None:
+            raise NotFound(f"no job {job_id}")
+        return row
+
+    async def cancel(self, job_id: int) -> dict[str, Any]:
+        """Cancel a job: drop it if not yet handed over, else have the backend kill its tree."""
+        row = self.get_job(job_id)
+        state = JobState(row["state"])
+        if state in TERMINAL_STATES:
+            raise Conflict(f"job {job_id} already ended ({state.value})")
+        if row["backend_id"] is None:
+            await self._end_without_run(job_id, JobState.CANCELLED, "cancelled before it started")
+        else:
+            self.store.update_job(job_id, reason="cancel requested")
+            await self.backend.cancel(row["backend_id"])
+            self._hinted.add(row["backend_id"])
+            self._wake.set()
+        return job_record(self.get_job(job_id))
+
+    def report(self, job_id: int) -> dict[str, Any] | None:
+        """The stored report of an ended job (None while it runs)."""
+        row = self.get_job(job_id)
+        return json.loads(row["report"]) if row["report"] else None
+
+    async def wait(self, ids: Sequence[int], mode: str, timeout: float | None) -> dict[str, Any]:
+        """Block until any/all of the jobs have reports, or the timeout; no client-side polling."""
+        for job_id in ids:
+            self.get_job(job_id)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        cond = self.bus.changed
+        async with cond:  # held while checking, so no report can slip in between check and wait
+            while True:
+                reports = {i: self.report(i) for i in ids}
+                done_ids = [i for i, r in reports.items() if r is not None]
+                done = bool(done_ids) if mode == "any" else len(done_ids) == len(ids)
+                if done or (deadline is not None and time.monotonic() >= deadline):
+                    return {"done": done, "reports": [reports[i] for i in done_ids],
+                            "pending": [i for i in ids if reports[i] is None]}
+                remaining = 30.0 if deadline is None else max(0.0, deadline - time.monotonic())
+                try:
+                    await asyncio.wait_for(cond.wait(), timeout=min(remaining, 30.0))
+                except TimeoutError:
+                    pass
+
+
+def _dependency_verdict(deps: list[sqlite3.Row | None], fail_action: str) -> str:
+    """'ready', 'wait' or 'never' for a job's dependencies."""
+    for dep in deps:
+        if dep is None:
+            return "never"
+        state = JobState(dep["state"])
+        if not state.terminal:
+            return "wait"
+        if state != JobState.COMPLETED and fail_action == "abort":
+            return "never"
+    return "ready"
+
+
+def notice_list(notices: Sequence[Notice]) -> list[dict[str, Any]]:
+    """JSON form of notices."""
+    return [{"source": n.source, "text": n.text, **n.data} for n in notices]
