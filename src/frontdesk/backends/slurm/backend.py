@@ -1,0 +1,327 @@
+"""SlurmBackend: submit with sbatch, cancel with scancel, and ONE `scontrol -o show job` per refresh.
+
+Every status question (the gateway's tick for all watched ids, a push re-query, the polling shield's
+cached view) is answered from one `JobTable`: a single-flight snapshot of every job the controller
+holds, refreshed by one controller RPC (REQUEST_JOB_INFO) no matter how many ids or callers ask.
+Jobs the controller has forgotten (older than MinJobAge) come from `sacct` where the site keeps
+accounting, else from the usage file the batch script leaves in the attempt's job directory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import os
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from frontdesk import proc
+from frontdesk.backends.base import BackendJob, BackendStatus, Inventory, JobState, PushHint, Usage
+from frontdesk.backends.slurm import parse, render
+from frontdesk.errors import BackendError, ConfigError
+
+__all__ = ["JobTable", "SlurmBackend", "SlurmConfig", "notify_dir_from"]
+
+log = logging.getLogger("frontdesk.backends.slurm")
+
+DEFAULT_LAB = Path("/var/lib/frontdesk-slurm-lab")
+
+
+@dataclass(frozen=True)
+class SlurmConfig:
+    """The `[slurm]` table of frontdesk.toml."""
+
+    partition: str | None = None
+    conf: str | None = None
+    """SLURM_CONF for every Slurm command (else the environment's / the system's)."""
+    accounting: bool | None = None
+    """Use sacct for jobs the controller forgot; None: detect at start."""
+    refresh_seconds: float = 2.0
+    """Oldest snapshot the polling shield is answered from."""
+    command_timeout: float = 30.0
+    notify_dir: str | None = None
+    """Where this gateway registers its socket for `frontdesk notify` (EpilogSlurmctld)."""
+    directives: tuple[str, ...] = ()
+    """Extra `#SBATCH` lines for every job (e.g. `--account=proj`)."""
+    bin_dir: str | None = None
+    """Directory holding the real Slurm commands (else PATH)."""
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> SlurmConfig:
+        """Validate `[slurm]`; a bad value raises ConfigError naming it."""
+        raw: Mapping[str, Any] = settings.section("slurm")
+        known = set(cls.__dataclass_fields__)
+        unknown = set(raw) - known
+        if unknown:
+            raise ConfigError(f"[slurm]: unknown setting(s) {sorted(unknown)}")
+        values: dict[str, Any] = dict(raw)
+        if "directives" in values:
+            items = values["directives"]
+            if not isinstance(items, list) or not all(isinstance(d, str) for d in items):
+                raise ConfigError("[slurm].directives: expected a list of strings")
+            values["directives"] = tuple(values["directives"])
+        for key in ("refresh_seconds", "command_timeout"):
+            if key in values and not isinstance(values[key], int | float):
+                raise ConfigError(f"[slurm].{key}: expected a number")
+        if os.environ.get("FRONTDESK_SLURM_CONF") and "conf" not in values:
+            values["conf"] = os.environ["FRONTDESK_SLURM_CONF"]
+        return cls(**values)
+
+
+def notify_dir_from(config: SlurmConfig) -> Path | None:
+    """Where the gateway registers for push: config, FRONTDESK_SLURM_NOTIFY_DIR, else the lab's dir."""
+    if config.notify_dir:
+        return Path(config.notify_dir)
+    if os.environ.get("FRONTDESK_SLURM_NOTIFY_DIR"):
+        return Path(os.environ["FRONTDESK_SLURM_NOTIFY_DIR"])
+    lab = Path(os.environ.get("FRONTDESK_SLURM_LAB") or DEFAULT_LAB)
+    return lab / "gateways" if (lab / "gateways").is_dir() else None
+
+
+@dataclass
+class _Snapshot:
+    records: dict[str, parse.JobRecord] = field(default_factory=dict)
+    as_of: float = 0.0
+
+
+class JobTable:
+    """A single-flight, time-bounded snapshot of `scontrol -o show job` shared by every caller."""
+
+    def __init__(self, runner: _Runner) -> None:
+        self._run = runner
+        self._snap = _Snapshot()
+        self._lock = asyncio.Lock()
+        self.queries = 0
+        """Real controller queries made (for tests and the bench)."""
+
+    async def fetch(self, max_age: float = 0.0) -> tuple[dict[str, parse.JobRecord], float]:
+        """Records by Slurm id, at most `max_age` seconds old; concurrent callers share one query."""
+        asked = time.time()
+        async with self._lock:
+            if self._snap.as_of >= asked - max_age:
+                return self._snap.records, self._snap.as_of
+            started = time.time()
+            result = await self._run(["scontrol", "-o", "show", "job"])
+            self.queries += 1
+            records = {r["JobId"]: r for r in parse.parse_scontrol_jobs(result.stdout)}
+            self._snap = _Snapshot(records, started)
+            return records, started
+
+
+class _Runner:
+    """Runs one Slurm command through frontdesk.proc with the site's SLURM_CONF and bin dir."""
+
+    def __init__(self, config: SlurmConfig) -> None:
+        self._config = config
+        self._env: dict[str, str] | None = None
+        if config.conf:
+            self._env = {**os.environ, "SLURM_CONF": config.conf}
+
+    def argv(self, argv: Sequence[str]) -> list[str]:
+        if self._config.bin_dir:
+            return [str(Path(self._config.bin_dir) / argv[0]), *argv[1:]]
+        return list(argv)
+
+    async def __call__(self, argv: Sequence[str], check: bool = True, cwd: str | None = None) -> proc.Result:
+        return await proc.run_async(self.argv(argv), timeout=self._config.command_timeout, check=check,
+                                    env=self._env, cwd=cwd)
+
+    def sync(self, argv: Sequence[str], check: bool = True) -> proc.Result:
+        return proc.run(self.argv(argv), timeout=self._config.command_timeout, check=check, env=self._env)
+
+
+class SlurmBackend:
+    """The Backend Protocol on a Slurm cluster (tested against the lab: scripts/slurm-lab)."""
+
+    name = "slurm"
+
+    def __init__(self, settings: Any) -> None:
+        self.settings = settings
+        self.config = SlurmConfig.from_settings(settings)
+        self._run = _Runner(self.config)
+        self.table = JobTable(self._run)
+        self._dirs: dict[str, Path] = {}
+        self._inventory = Inventory(cpus=0, memory_bytes=0)
+        self._accounting = bool(self.config.accounting)
+        self._registration: Path | None = None
+        self._push: PushHint | None = None
+
+    # -- life cycle ---------------------------------------------------------------------------
+    async def start(self, push: PushHint) -> None:
+        """Check the controller answers, learn the inventory, register for EpilogSlurmctld pushes."""
+        self._push = push
+        try:
+            await self._run(["scontrol", "ping"])
+        except BackendError as exc:
+            raise BackendError(f"no Slurm controller answers: {exc.message}") from None
+        self._inventory = await asyncio.to_thread(self._read_inventory)
+        if self.config.accounting is None:
+            probe = await self._run(["sacct", "-n", "-X", "-j", "1", "--format=JobID"], check=False)
+            self._accounting = probe.returncode == 0
+        self._register()
+
+    async def stop(self) -> None:
+        """Unregister from pushes; Slurm jobs keep running and are found again on restart."""
+        if self._registration is not None:
+            self._registration.unlink(missing_ok=True)
+            self._registration = None
+
+    def _register(self) -> None:
+        where = notify_dir_from(self.config)
+        if where is None:
+            log.info("no notify dir: job ends reach this gateway on the next tick only")
+            return
+        socket = str(self.settings.socket)
+        name = hashlib.sha1(socket.encode()).hexdigest()[:16]
+        try:
+            where.mkdir(parents=True, exist_ok=True)
+            path = where / name
+            path.write_text(socket + "\n")
+            self._registration = path
+        except OSError as exc:
+            log.warning("cannot register for pushes in %s: %s", where, exc)
+
+    # -- jobs ---------------------------------------------------------------------------------
+    async def submit(self, job: BackendJob) -> str:
+        """Render and keep the script in job_dir, then `sbatch --parsable` it; the Slurm job id."""
+        text = render.render_script(job, default_partition=self.config.partition,
+                                    extra_directives=self.config.directives)
+        script = job.job_dir / render.SCRIPT_FILE
+
+        def write() -> None:
+            job.job_dir.mkdir(parents=True, exist_ok=True)
+            script.write_text(text)
+
+        await asyncio.to_thread(write)
+        result = await self._run(render.sbatch_argv(script), cwd=str(job.job_dir))
+        backend_id = result.stdout.strip().split(";", 1)[0]
+        if not backend_id.isdigit():
+            raise BackendError(f"sbatch printed no job id: {result.stdout.strip()[:200]!r}")
+        self._dirs[backend_id] = job.job_dir
+        return backend_id
+
+    async def cancel(self, backend_id: str) -> None:
+        """`scancel` the job (Slurm signals every process of every step)."""
+        await self._run(["scancel", backend_id])
+
+    async def query(self, backend_ids: Sequence[str]) -> dict[str, BackendStatus]:
+        """States of many jobs from ONE fresh controller query (plus one sacct for forgotten ids)."""
+        if not backend_ids:
+            return {}
+        records, _ = await self.table.fetch(0.0)
+        return await self._statuses(records, backend_ids)
+
+    async def _statuses(self, records: Mapping[str, parse.JobRecord],
+                        backend_ids: Sequence[str]) -> dict[str, BackendStatus]:
+        found = [(bid, records[bid]) for bid in backend_ids if bid in records]
+        out = await asyncio.to_thread(self._with_usage, found)
+        missing = [bid for bid in backend_ids if bid not in out]
+        if missing and self._accounting:
+            out.update(await self._from_sacct(missing))
+            missing = [bid for bid in missing if bid not in out]
+        if missing:
+            out.update(await asyncio.to_thread(self._from_usage_files, missing))
+        return out
+
+    def _job_dir(self, backend_id: str, record: Mapping[str, str] | None) -> Path | None:
+        if backend_id in self._dirs:
+            return self._dirs[backend_id]
+        stdout = record.get("StdOut") if record else None
+        if stdout and stdout.endswith("/" + render.STDOUT_FILE):
+            return Path(stdout).parent
+        return None
+
+    def _with_usage(self, found: Sequence[tuple[str, parse.JobRecord]]) -> dict[str, BackendStatus]:
+        out = {}
+        for bid, record in found:
+            usage = None
+            if parse.parse_state(record.get("JobState", "")) in _ENDED:
+                usage = self._read_usage(self._job_dir(bid, record))[0]
+            status = parse.record_to_status(record, usage)
+            if status is None:
+                log.warning("job %s: unknown Slurm state %r", bid, record.get("JobState"))
+                continue
+            out[bid] = status
+        return out
+
+    @staticmethod
+    def _read_usage(job_dir: Path | None) -> tuple[Usage | None, int | None, float | None]:
+        if job_dir is None:
+            return None, None, None
+        try:
+            text = (job_dir / render.USAGE_FILE).read_text()
+        except OSError:
+            return None, None, None
+        return parse.parse_usage_file(text)
+
+    def _from_usage_files(self, missing: Sequence[str]) -> dict[str, BackendStatus]:
+        out = {}
+        for bid in missing:
+            job_dir = self._dirs.get(bid)
+            usage, rc, ended = self._read_usage(job_dir)
+            if job_dir is None or rc is None:
+                continue
+            state = JobState.COMPLETED if rc == 0 else JobState.FAILED
+            out[bid] = BackendStatus(backend_id=bid, state=state, exit_code=rc if rc < 128 else None,
+                                     signal=rc - 128 if rc > 128 else None, ended_at=ended, usage=usage,
+                                     stdout_path=job_dir / render.STDOUT_FILE,
+                                     stderr_path=job_dir / render.STDERR_FILE, raw_state="(usage file)")
+        return out
+
+    async def _from_sacct(self, ids: Sequence[str]) -> dict[str, BackendStatus]:
+        result = await self._run(["sacct", "--parsable2", "--noheader", "--duplicates", "-j", ",".join(ids),
+                                  "--format=" + ",".join(parse.SACCT_FIELDS)], check=False)
+        if result.returncode != 0:
+            return {}
+        statuses = parse.sacct_to_statuses(parse.parse_sacct(result.stdout))
+        out = {}
+        for bid, st in statuses.items():
+            job_dir = self._dirs.get(bid)
+            if job_dir is not None:
+                st = BackendStatus(**{**st.__dict__, "stdout_path": job_dir / render.STDOUT_FILE,
+                                      "stderr_path": job_dir / render.STDERR_FILE})
+            out[bid] = st
+        return out
+
+    async def lookup(self, keys: Sequence[str]) -> dict[str, str]:
+        """Slurm ids of attempts by job name (= BackendJob.key), newest first, from one query."""
+        records, _ = await self.table.fetch(0.0)
+        wanted = set(keys)
+        out: dict[str, str] = {}
+        for bid in sorted(records, key=lambda b: int(b) if b.isdigit() else 0):
+            name = records[bid].get("JobName", "")
+            if name in wanted:
+                out[name] = bid
+                stdout = records[bid].get("StdOut", "")
+                if stdout.endswith("/" + render.STDOUT_FILE):
+                    self._dirs.setdefault(bid, Path(stdout).parent)
+        rest = [k for k in keys if k not in out]
+        if rest and self._accounting:
+            res = await self._run(["sacct", "--parsable2", "--noheader", "-X", "--starttime=now-7days",
+                                   "--name", ",".join(rest), "--format=JobIDRaw,JobName"], check=False)
+            for line in res.stdout.splitlines():
+                bid, _, name = line.partition("|")
+                if name in rest and bid.isdigit():
+                    out[name] = bid
+        return out
+
+    async def view(self, max_age: float | None = None) -> tuple[dict[str, parse.JobRecord], float]:
+        """Every job the controller holds, at most `max_age` (default refresh_seconds) old."""
+        return await self.table.fetch(self.config.refresh_seconds if max_age is None else max_age)
+
+    def inventory(self) -> Inventory:
+        """Nodes, GPUs by type and partitions as read at start."""
+        return self._inventory
+
+    def _read_inventory(self) -> Inventory:
+        nodes = self._run.sync(["scontrol", "-o", "show", "node"], check=False).stdout
+        parts = self._run.sync(["scontrol", "-o", "show", "partition"], check=False).stdout
+        return parse.inventory_from_records(parse.parse_scontrol_records(nodes, "NodeName"),
+                                            parse.parse_scontrol_records(parts, "PartitionName"))
+
+
+_ENDED = frozenset(s for s in JobState if s.terminal)

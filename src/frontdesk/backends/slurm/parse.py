@@ -1,0 +1,295 @@
+"""Pure parsing of what Slurm prints: `scontrol -o show job`, `sacct --parsable2`, the job's usage file.
+
+Also the one table from Slurm's job states to `JobState` (Slurm's names are ours; the transient ones
+fold into the nearest of ours, each row tested). No clock, no subprocess: text in, data out.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from pathlib import Path
+
+from frontdesk.backends.base import BackendStatus, Inventory, JobState, Usage
+
+__all__ = [
+    "SLURM_STATES",
+    "SACCT_FIELDS",
+    "JobRecord",
+    "parse_exit_code",
+    "parse_memory_value",
+    "parse_sacct",
+    "parse_scontrol_jobs",
+    "parse_scontrol_records",
+    "inventory_from_records",
+    "parse_slurm_duration",
+    "parse_slurm_time",
+    "parse_state",
+    "parse_usage_file",
+    "record_to_status",
+    "sacct_to_statuses",
+]
+
+SLURM_STATES: Mapping[str, JobState] = {
+    "PENDING": JobState.PENDING,
+    "CONFIGURING": JobState.PENDING,  # allocated, nodes getting ready: nothing runs yet
+    "REQUEUED": JobState.PENDING,
+    "REQUEUE_FED": JobState.PENDING,
+    "REQUEUE_HOLD": JobState.PENDING,
+    "RESV_DEL_HOLD": JobState.PENDING,
+    "RUNNING": JobState.RUNNING,
+    "COMPLETING": JobState.RUNNING,  # the script ended; epilogs and cleanup still run
+    "RESIZING": JobState.RUNNING,
+    "SIGNALING": JobState.RUNNING,
+    "STAGE_OUT": JobState.RUNNING,
+    "SUSPENDED": JobState.SUSPENDED,
+    "STOPPED": JobState.SUSPENDED,
+    "COMPLETED": JobState.COMPLETED,
+    "FAILED": JobState.FAILED,
+    "SPECIAL_EXIT": JobState.FAILED,
+    "CANCELLED": JobState.CANCELLED,
+    "REVOKED": JobState.CANCELLED,  # a sibling of a federated job started elsewhere
+    "TIMEOUT": JobState.TIMEOUT,
+    "OUT_OF_MEMORY": JobState.OUT_OF_MEMORY,
+    "NODE_FAIL": JobState.NODE_FAIL,
+    "PREEMPTED": JobState.PREEMPTED,
+    "BOOT_FAIL": JobState.BOOT_FAIL,
+    "DEADLINE": JobState.DEADLINE,
+}
+"""Every job state Slurm 22.05 reports (squeue, scontrol, sacct), mapped to ours."""
+
+SACCT_FIELDS = ("JobIDRaw", "JobName", "State", "ExitCode", "Submit", "Start", "End", "NodeList",
+                "TotalCPU", "MaxRSS")
+"""The `sacct --format` fields `parse_sacct` expects, in this order."""
+
+_KEY = re.compile(r"(?:^| )([A-Z][A-Za-z0-9_]*(?:[:/][A-Za-z0-9_]+)*)=")
+_EMPTY = {"", "(null)", "None", "Unknown", "N/A", "n/a"}
+_CHILDREN = re.compile(r"(\d+)m([\d.]+)s")
+
+JobRecord = dict[str, str]
+"""One job of `scontrol -o show job`: key → raw value."""
+
+
+def parse_state(raw: str) -> JobState | None:
+    """Our state for Slurm's (`CANCELLED by 0`, `CANCELLED+` and lower case too); None when unknown."""
+    word = raw.strip().split(" ", 1)[0].rstrip("+").upper()
+    return SLURM_STATES.get(word)
+
+
+def parse_scontrol_jobs(text: str) -> list[JobRecord]:
+    """Records from `scontrol -o show job` (one job a line; values may hold spaces)."""
+    return parse_scontrol_records(text, "JobId")
+
+
+def parse_scontrol_records(text: str, first_key: str) -> list[JobRecord]:
+    """Records from any `scontrol -o show ENTITY` whose lines start with `first_key=`."""
+    records = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line.startswith(first_key + "="):
+            continue
+        matches = list(_KEY.finditer(line))
+        record: JobRecord = {}
+        for i, m in enumerate(matches):
+            end = matches[i + 1].start() if i + 1 < len(matches) else len(line)
+            record.setdefault(m.group(1), line[m.end():end])
+        records.append(record)
+    return records
+
+
+def parse_slurm_time(raw: str | None) -> float | None:
+    """Epoch seconds from Slurm's local `2026-12-02T11:12:10`; None for Unknown/None/N/A."""
+    if raw is None or raw.strip() in _EMPTY:
+        return None
+    try:
+        return datetime.fromisoformat(raw.strip()).timestamp()
+    except ValueError:
+        return None
+
+
+def parse_slurm_duration(raw: str | None) -> float | None:
+    """Seconds from `[D-]HH:MM:SS`, `MM:SS` or `MM:SS.mmm` (sacct TotalCPU); None for empty/UNLIMITED."""
+    if raw is None or raw.strip() in _EMPTY or raw.strip() in ("UNLIMITED", "INVALID"):
+        return None
+    text = raw.strip()
+    days = 0
+    if "-" in text:
+        d, _, text = text.partition("-")
+        if not d.isdigit():
+            return None
+        days = int(d)
+    parts = text.split(":")
+    try:
+        nums = [float(p) for p in parts]
+    except ValueError:
+        return None
+    if not 1 <= len(nums) <= 3 or any(n < 0 for n in nums):
+        return None
+    seconds = 0.0
+    for n in nums:
+        seconds = seconds * 60 + n
+    return days * 86400 + seconds
+
+
+def parse_memory_value(raw: str | None) -> int | None:
+    """Bytes from Slurm's `1234K`, `50M`, `2G` (sacct MaxRSS, scontrol MinMemory); None when empty."""
+    if raw is None or raw.strip() in _EMPTY:
+        return None
+    m = re.fullmatch(r"([\d.]+)([KMGTP]?)[n|c]?", raw.strip(), re.IGNORECASE)
+    if not m:
+        return None
+    mult = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40, "P": 2**50}[m.group(2).upper()]
+    try:
+        return int(float(m.group(1)) * mult)
+    except ValueError:
+        return None
+
+
+def parse_exit_code(raw: str | None) -> tuple[int | None, int | None]:
+    """(exit code, signal) from `3:0`; Slurm's pseudo-signals above 64 (125 for an OOM kill) are dropped."""
+    if raw is None or ":" not in raw:
+        return None, None
+    code, _, sig = raw.strip().partition(":")
+    if not code.isdigit() or not sig.isdigit():
+        return None, None
+    signal = int(sig)
+    return int(code), (signal if 0 < signal <= 64 else None)
+
+
+def _opt_path(raw: str | None) -> Path | None:
+    return None if raw is None or raw.strip() in _EMPTY else Path(raw)
+
+
+def record_to_status(record: JobRecord, usage: Usage | None = None) -> BackendStatus | None:
+    """A BackendStatus for one scontrol record; None when its state is not one Slurm documents."""
+    raw_state = record.get("JobState", "")
+    state = parse_state(raw_state)
+    if state is None:
+        return None
+    exit_code, signal = parse_exit_code(record.get("ExitCode"))
+    ended = state.terminal
+    reason = record.get("Reason")
+    return BackendStatus(
+        backend_id=record.get("JobId", ""),
+        state=state,
+        exit_code=exit_code if ended else None,
+        signal=signal if ended else None,
+        submitted_at=parse_slurm_time(record.get("SubmitTime")),
+        started_at=parse_slurm_time(record.get("StartTime")) if state != JobState.PENDING else None,
+        ended_at=parse_slurm_time(record.get("EndTime")) if ended else None,
+        usage=usage,
+        reason=None if reason is None or reason in _EMPTY else reason,
+        stdout_path=_opt_path(record.get("StdOut")),
+        stderr_path=_opt_path(record.get("StdErr")),
+        node=None if record.get("NodeList", "") in _EMPTY else record.get("NodeList"),
+        raw_state=raw_state.split(" ", 1)[0] or None,
+    )
+
+
+def parse_usage_file(text: str) -> tuple[Usage, int | None, float | None]:
+    """(usage, exit status, end time) from the job's own `slurm-usage.txt` (see render)."""
+    values: dict[str, str] = {}
+    times: list[str] = []
+    in_times = False
+    for line in text.splitlines():
+        if line.strip() == "times:":
+            in_times = True
+            continue
+        if in_times and _CHILDREN.search(line) and "=" not in line:
+            times.append(line)  # bash `times`: the shell's own, then its children's user/sys
+            continue
+        key, sep, value = line.partition("=")
+        if sep:
+            values[key.strip()] = value.strip()
+    cpu = None
+    spans = _CHILDREN.findall(values.get("children", times[1] if len(times) > 1 else ""))
+    if spans:
+        cpu = round(sum(int(m) * 60 + float(s) for m, s in spans), 3)
+    peak = int(values["peak_bytes"]) if values.get("peak_bytes", "").isdigit() else None
+    rc = int(values["rc"]) if values.get("rc", "").isdigit() else None
+    ended = float(values["ended"]) if values.get("ended", "").isdigit() else None
+    return Usage(cpu_seconds=cpu, peak_rss_bytes=peak), rc, ended
+
+
+def parse_sacct(text: str) -> list[dict[str, str]]:
+    """Rows of `sacct --parsable2 --noheader --format=<SACCT_FIELDS>`."""
+    rows = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        cells = line.split("|")
+        if len(cells) < len(SACCT_FIELDS):
+            continue
+        rows.append(dict(zip(SACCT_FIELDS, cells, strict=False)))
+    return rows
+
+
+def sacct_to_statuses(rows: Iterable[Mapping[str, str]]) -> dict[str, BackendStatus]:
+    """One status per job from sacct rows: the job row's state, its steps' CPU time and peak RSS."""
+    jobs: dict[str, Mapping[str, str]] = {}
+    cpu: dict[str, float] = {}
+    peak: dict[str, int] = {}
+    for row in rows:
+        job_id, _, step = row["JobIDRaw"].partition(".")
+        if not step:
+            jobs[job_id] = row
+        rss = parse_memory_value(row.get("MaxRSS"))
+        if rss is not None:
+            peak[job_id] = max(peak.get(job_id, 0), rss)
+        if not step:
+            total = parse_slurm_duration(row.get("TotalCPU"))
+            if total is not None:
+                cpu[job_id] = total
+    out = {}
+    for job_id, row in jobs.items():
+        state = parse_state(row["State"])
+        if state is None:
+            continue
+        code, sig = parse_exit_code(row.get("ExitCode"))
+        usage = Usage(cpu_seconds=cpu.get(job_id), peak_rss_bytes=peak.get(job_id))
+        out[job_id] = BackendStatus(
+            backend_id=job_id, state=state,
+            exit_code=code if state.terminal else None, signal=sig if state.terminal else None,
+            submitted_at=parse_slurm_time(row.get("Submit")), started_at=parse_slurm_time(row.get("Start")),
+            ended_at=parse_slurm_time(row.get("End")) if state.terminal else None, usage=usage,
+            node=None if row.get("NodeList", "") in _EMPTY else row.get("NodeList"),
+            raw_state=row["State"].split(" ", 1)[0],
+        )
+    return out
+
+
+def _gres_gpus(gres: str) -> list[tuple[str | None, int]]:
+    out = []
+    for item in gres.split(","):
+        parts = item.split("(")[0].split(":")
+        if parts[0] != "gpu" or len(parts) < 2:
+            continue
+        count = parts[-1]
+        if count.isdigit():
+            out.append((parts[1] if len(parts) == 3 else None, int(count)))
+    return out
+
+
+def inventory_from_records(nodes: Iterable[Mapping[str, str]],
+                           partitions: Iterable[Mapping[str, str]]) -> Inventory:
+    """The cluster as `scontrol -o show node` / `show partition` describe it."""
+    cpus = 0
+    memory = 0
+    gpus: list[dict[str, object]] = []
+    for node in nodes:
+        cpus += int(node.get("CPUTot", "0") or 0) if node.get("CPUTot", "").isdigit() else 0
+        mem = node.get("RealMemory", "")
+        memory += int(mem) * 2**20 if mem.isdigit() else 0
+        for gpu_type, count in _gres_gpus(node.get("Gres", "")):
+            gpus.append({"node": node.get("NodeName"), "type": gpu_type, "count": count})
+    pools = []
+    for part in partitions:
+        pools.append({
+            "name": part.get("PartitionName"),
+            "nodes": part.get("Nodes"),
+            "max_time_s": parse_slurm_duration(part.get("MaxTime")),
+            "default": part.get("Default") == "YES",
+            "state": part.get("State"),
+        })
+    return Inventory(cpus=cpus, memory_bytes=memory, gpus=tuple(gpus), pools=tuple(pools))
