@@ -1,0 +1,272 @@
+"""Failure signatures: the end state plus a normalised cause, read from a job's report and logs.
+
+Pure: no clock, database or I/O beyond reading the packaged catalog once. The matchers are data
+(`catalog.toml`); this module compiles them, runs them over the tail of a log, and normalises what
+they find (paths, numbers, ids, hex, timestamps stripped) so that one failure matches across runs,
+days and users.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+__all__ = ["Catalog", "KindInfo", "Matcher", "Signature", "classify", "load_catalog", "normalise"]
+
+_SCAN_BYTES = 256 * 1024
+"""Only the end of a log is read: the cause of an ending is near the end."""
+
+# States whose meaning wins over whatever else the log says; a matcher of another kind cannot explain them.
+_STRICT_STATES = {"TIMEOUT", "DEADLINE", "OUT_OF_MEMORY", "NODE_FAIL", "BOOT_FAIL", "PREEMPTED"}
+_CANCELLED_KINDS = {"walltime", "node_failure", "host_oom"}
+_NO_DETAIL_KINDS = {"host_oom", "cuda_oom", "walltime", "node_failure", "disk_quota", "permission_denied",
+                    "cancelled", "preempted"}
+
+
+@dataclass(frozen=True)
+class KindInfo:
+    """What a kind of failure means and what to do about it."""
+
+    kind: str
+    summary: str
+    next_step: str
+    substrate: bool
+    """Whether it comes from the shared substrate (toolchain, libraries, nodes), not the job itself."""
+
+
+@dataclass(frozen=True)
+class Matcher:
+    """One compiled catalog entry."""
+
+    id: str
+    kind: str
+    regex: re.Pattern[str]
+    hints: tuple[str, ...]
+    """Lower-case literals; every match of `regex` contains one (a prefilter that keeps scans cheap)."""
+    priority: int
+    states: frozenset[str] | None = None
+    detail_from_line: bool = False
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """Every matcher, every kind, and the kind each end state implies."""
+
+    matchers: tuple[Matcher, ...]
+    kinds: dict[str, KindInfo]
+    states: dict[str, str]
+
+
+@dataclass(frozen=True)
+class Signature:
+    """A classified ending: `key` is what two jobs that failed the same way share."""
+
+    state: str | None
+    kind: str
+    detail: str
+    cause: str
+    line: str = ""
+    """The log line that decided it, as written (may hold paths: do not share it unredacted)."""
+    matcher: str | None = None
+    normalised_line: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        """`STATE:kind:detail`, the stable identity of this failure."""
+        return f"{self.state or '*'}:{self.kind}:{self.detail}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON form (the schema of `frontdesk memory classify --json`)."""
+        return {"key": self.key, "state": self.state, "kind": self.kind, "detail": self.detail,
+                "cause": self.cause, "line": self.line, "normalised_line": self.normalised_line,
+                "matcher": self.matcher}
+
+
+# ------------------------------------------------------------------------------------------ normalise
+_NORMALISERS: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I), "<id>"),
+    (re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?"), "<time>"),
+    (re.compile(r"\b(Mon|Tue|Wed|Thu|Fri|Sat|Sun)?\s*(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
+                r"\s+\d{1,2}\s+\d{2}:\d{2}:\d{2}(\s+\d{4})?"), "<time>"),
+    (re.compile(r"\b\d{1,2}:\d{2}:\d{2}(\.\d+)?\b"), "<time>"),
+    (re.compile(r"\b\d{1,3}(\.\d{1,3}){3}(:\d+)?\b"), "<ip>"),
+    (re.compile(r"\b0x[0-9a-f]+\b", re.I), "<hex>"),
+    (re.compile(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{8,}\b", re.I), "<hex>"),
+    (re.compile(r"(?:(?<=[\s'\"=(\[,:])|^)(?:~[\w.\-]*|\.{1,2})?/[^\s'\",;:)\]]+"), "<path>"),
+    (re.compile(r"\d+(?:[.,]\d+)*"), "<n>"),
+    (re.compile(r"\s+"), " "),
+]
+
+
+def normalise(text: str, limit: int = 200) -> str:
+    """The text with paths, numbers, ids, hex and timestamps replaced by placeholders."""
+    out = text
+    for pattern, repl in _NORMALISERS:
+        out = pattern.sub(repl, out)
+    return out.strip()[:limit]
+
+
+# ------------------------------------------------------------------------------------------ catalog
+def _compile(entry: dict[str, Any]) -> Matcher:
+    flags = re.MULTILINE | (0 if entry.get("case") else re.IGNORECASE)
+    states = entry.get("states")
+    hint = entry.get("hint", [])
+    hints = [hint] if isinstance(hint, str) else list(hint)
+    return Matcher(
+        id=str(entry["id"]), kind=str(entry["kind"]), regex=re.compile(entry["pattern"], flags),
+        hints=tuple(str(h).lower() for h in hints),
+        priority=int(entry.get("priority", 50)),
+        states=frozenset(states) if states else None, detail_from_line=bool(entry.get("detail_from_line")),
+    )
+
+
+def parse_catalog(data: dict[str, Any]) -> Catalog:
+    """Build a Catalog from parsed TOML data (raises ValueError on an unknown kind)."""
+    kinds = {name: KindInfo(name, str(v["summary"]), str(v["next_step"]), bool(v.get("substrate")))
+             for name, v in data.get("kinds", {}).items()}
+    matchers = tuple(_compile(e) for e in data.get("matcher", []))
+    for m in matchers:
+        if m.kind not in kinds:
+            raise ValueError(f"matcher {m.id}: unknown kind {m.kind!r}")
+    return Catalog(matchers=matchers, kinds=kinds, states={k: str(v) for k, v in data.get("states", {}).items()})
+
+
+@lru_cache(maxsize=1)
+def load_catalog() -> Catalog:
+    """The packaged catalog, compiled once."""
+    text = resources.files("frontdesk.memory").joinpath("catalog.toml").read_text()
+    return parse_catalog(tomllib.loads(text))
+
+
+# ------------------------------------------------------------------------------------------ classify
+_ERROR_WORDS = re.compile(r"error|exception|fatal|failed|failure|abort|killed|denied|not found|panic|"
+                          r"segmentation|assert|cannot|unable", re.I)
+_PY_EXC = re.compile(r"^\s*[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Warning)\b")
+_NOISE = re.compile(r"^\s*(Traceback \(most recent call last\)|File \"|\^+\s*$|During handling)")
+
+
+def _line_at(text: str, pos: int) -> str:
+    start = text.rfind("\n", 0, pos) + 1
+    end = text.find("\n", pos)
+    return text[start: end if end >= 0 else len(text)].strip()
+
+
+def _last_error_line(text: str) -> str:
+    lines = [ln.strip() for ln in text.splitlines()[-200:] if ln.strip()]
+    for ln in reversed(lines):
+        if _PY_EXC.match(ln):
+            return ln
+    for ln in reversed(lines):
+        if _ERROR_WORDS.search(ln) and not _NOISE.match(ln):
+            return ln
+    return lines[-1] if lines else ""
+
+
+def _window(text: str, pos: int) -> tuple[int, int]:
+    """The line holding `pos` with its neighbours (messages such as Lmod's wrap onto the next line)."""
+    line_start = text.rfind("\n", 0, pos) + 1
+    start = text.rfind("\n", 0, max(line_start - 1, 0)) + 1 if line_start else 0
+    end = text.find("\n", pos)
+    if end >= 0:
+        nxt = text.find("\n", end + 1)
+        end = nxt if nxt >= 0 else len(text)
+    else:
+        end = len(text)
+    return start, end
+
+
+def _last_match(m: Matcher, text: str, lowered: str) -> tuple[re.Match[str], int] | None:
+    """The last match of `m` and the offset of the window it was found in.
+
+    Only the lines holding one of the matcher's hints are searched, from the end backwards, so a
+    plain substring search does the scanning and the first hit found is the last one in the log.
+    """
+    if not m.hints:
+        last = None
+        for last in m.regex.finditer(text):
+            pass
+        return (last, 0) if last is not None else None
+    cursors = {h: lowered.rfind(h) for h in m.hints}
+    tested_to = len(text) + 1
+    while True:
+        hint, pos = max(cursors.items(), key=lambda kv: kv[1])
+        if pos < 0:
+            return None
+        cursors[hint] = lowered.rfind(hint, 0, pos)
+        if pos >= tested_to:
+            continue
+        start, end = _window(text, pos)
+        last = None
+        for last in m.regex.finditer(text, start, end):
+            pass
+        if last is not None:
+            return last, 0
+        tested_to = text.rfind("\n", 0, pos) + 1
+
+
+def _detail(kind: str, match: re.Match[str], matcher: Matcher) -> str:
+    if kind in _NO_DETAIL_KINDS:
+        return ""
+    raw = next((v for k, v in match.groupdict().items() if k.startswith("detail") and v), None)
+    if raw is None:
+        raw = match.group(0)
+    if kind == "missing_library":
+        return re.sub(r"\.so[\d.]*$", ".so", raw)
+    if kind == "missing_module":
+        return raw.split("/")[0].lower()
+    if kind == "toolchain_mismatch" and re.match(r"(GLIBC|GLIBCXX|CXXABI|GCC)_", raw):
+        return raw.split("_")[0]
+    return normalise(raw, 120).lower() if kind != "missing_import" else raw
+
+
+def _cause(info: KindInfo | None, kind: str, detail: str) -> str:
+    summary = info.summary if info else kind
+    return f"{summary}: {detail}" if detail else summary
+
+
+def classify(text: str, state: str | None = None, exit_code: int | None = None,
+             catalog: Catalog | None = None) -> Signature:
+    """Classify one ending from its log text (stdout and stderr tails, joined) and its end state."""
+    cat = catalog or load_catalog()
+    state = state.upper() if state else None
+    if state == "COMPLETED":
+        return Signature(state, "ok", "", "completed")
+    text = text[-_SCAN_BYTES:]
+    lowered = text.lower()
+    implied = cat.states.get(state or "")
+    best: tuple[int, int, Matcher, re.Match[str], int] | None = None
+    for m in cat.matchers:
+        if m.hints and not any(h in lowered for h in m.hints):
+            continue
+        if m.states is not None and (state is None or state not in m.states):
+            continue
+        if state in _STRICT_STATES and m.kind != implied:
+            continue
+        if state == "CANCELLED" and m.kind not in _CANCELLED_KINDS:
+            continue
+        found = _last_match(m, text, lowered)
+        if found is None:
+            continue
+        match, offset = found
+        rank = (m.priority, offset + match.start())
+        if best is None or rank > (best[0], best[1]):
+            best = (m.priority, offset + match.start(), m, match, offset)
+    if best is not None:
+        _, pos, matcher, match, _offset = best
+        kind = matcher.kind
+        line = _line_at(text, pos)
+        detail = normalise(line, 120).lower() if matcher.detail_from_line else _detail(kind, match, matcher)
+        return Signature(state, kind, detail, _cause(cat.kinds.get(kind), kind, detail), line[:300],
+                         matcher.id, normalise(line))
+    kind = implied or ("exit_error" if text.strip() or exit_code else "unknown")
+    line = _last_error_line(text) if kind == "exit_error" else ""
+    if kind == "exit_error" and not line and exit_code is not None:
+        line = f"exit code {exit_code}"
+    detail = normalise(line, 120).lower() if kind == "exit_error" else ""
+    return Signature(state, kind, detail, _cause(cat.kinds.get(kind), kind, detail), line[:300], None,
+                     normalise(line))
