@@ -133,7 +133,8 @@ def parse_catalog(data: dict[str, Any]) -> Catalog:
     for m in matchers:
         if m.kind not in kinds:
             raise ValueError(f"matcher {m.id}: unknown kind {m.kind!r}")
-    return Catalog(matchers=matchers, kinds=kinds, states={k: str(v) for k, v in data.get("states", {}).items()})
+    states = {k: str(v) for k, v in data.get("states", {}).items()}
+    return Catalog(matchers=matchers, kinds=kinds, states=states)
 
 
 @lru_cache(maxsize=1)
@@ -187,10 +188,8 @@ def _last_match(m: Matcher, text: str, lowered: str) -> tuple[re.Match[str], int
     plain substring search does the scanning and the first hit found is the last one in the log.
     """
     if not m.hints:
-        last = None
-        for last in m.regex.finditer(text):
-            pass
-        return (last, 0) if last is not None else None
+        found = list(m.regex.finditer(text))
+        return (found[-1], 0) if found else None
     cursors = {h: lowered.rfind(h) for h in m.hints}
     tested_to = len(text) + 1
     while True:
@@ -201,11 +200,9 @@ def _last_match(m: Matcher, text: str, lowered: str) -> tuple[re.Match[str], int
         if pos >= tested_to:
             continue
         start, end = _window(text, pos)
-        last = None
-        for last in m.regex.finditer(text, start, end):
-            pass
-        if last is not None:
-            return last, 0
+        found = list(m.regex.finditer(text, start, end))
+        if found:
+            return found[-1], 0
         tested_to = text.rfind("\n", 0, pos) + 1
 
 
