@@ -1,0 +1,1 @@
+"""Delivery channels (see base.py for the seam)."""

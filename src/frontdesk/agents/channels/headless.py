@@ -1,0 +1,86 @@
+"""Headless resume: start one turn of a session that is not running, with the report as its prompt.
+
+Claude Code: `claude -p <text> --resume <id> --output-format json`; Codex: `codex exec resume <id> <text>`.
+Only when the site allows the gateway to start agent turns (`[agents] allow_headless = true`), only for a
+session whose process is gone, and only as the session's own user (the gateway's user here).
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import shutil
+from collections.abc import Sequence
+from typing import Any
+
+from frontdesk import proc
+from frontdesk.agents.model import AgentSettings, Harness, Session, TurnState
+from frontdesk.errors import FrontdeskError
+
+__all__ = ["HeadlessChannel", "resume_argv", "pid_alive"]
+
+
+def resume_argv(session: Session, text: str, settings: AgentSettings) -> list[str] | None:
+    """The command that resumes `session` with `text` as the next prompt (None for other harnesses)."""
+    if session.harness is Harness.CLAUDE_CODE:
+        return [settings.claude_bin, "-p", text, "--resume", session.id, "--output-format", "json"]
+    if session.harness is Harness.CODEX:
+        return [settings.codex_bin, "exec", "--skip-git-repo-check", "resume", session.id, text]
+    return None
+
+
+def pid_alive(pid: Any) -> bool:
+    """Whether a process with this pid exists (signal 0)."""
+    try:
+        os.kill(int(pid), 0)
+    except (ProcessLookupError, ValueError, TypeError):
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class HeadlessChannel:
+    """Resumes an ended session in a new headless process."""
+
+    name = "headless"
+    confirms_later = False
+
+    def __init__(self, settings: AgentSettings, **_: Any) -> None:
+        self.settings = settings
+        self._me = getpass.getuser()
+
+    def _gone(self, session: Session) -> bool:
+        if session.turn_state is TurnState.ENDED:
+            return True
+        pid = session.reach.get("pid")
+        return pid is not None and not pid_alive(pid)
+
+    def available(self, session: Session) -> tuple[bool, str]:
+        """Allowed by the site, a known harness, its binary present, the session's process gone."""
+        if not self.settings.allow_headless:
+            return False, "headless resume not allowed here ([agents] allow_headless = false)"
+        argv = resume_argv(session, "", self.settings)
+        if argv is None:
+            return False, f"no headless resume for harness {session.harness}"
+        if shutil.which(argv[0]) is None:
+            return False, f"{argv[0]} not found on the gateway's PATH"
+        if session.user != self._me:
+            return False, f"the gateway runs as {self._me}, not as the session's user {session.user}"
+        if not self._gone(session):
+            return False, "session process still running"
+        return True, f"session ended; would run {argv[0]} resume"
+
+    async def deliver(self, session: Session, text: str, job_ids: Sequence[int]) -> bool:
+        """Run one headless turn in the session's directory; True when it exits 0."""
+        argv = resume_argv(session, text, self.settings)
+        if argv is None:
+            return False
+        cwd = session.cwd if session.cwd and os.path.isdir(session.cwd) else None
+        env = {**os.environ, "FRONTDESK_SESSION": session.id}
+        try:
+            res = await proc.run_async(argv, timeout=self.settings.headless_timeout_s, check=False, cwd=cwd,
+                                       env=env)
+        except FrontdeskError:
+            return False
+        return res.returncode == 0

@@ -1,0 +1,154 @@
+"""The hook handlers that Claude Code and Codex run (`frontdesk hook <event>`). Stdlib + client only.
+
+Each run is a fresh process: read the harness's JSON on stdin (Codex `notify` passes it as the last
+argument), make one call to the gateway, print what the harness expects, acknowledge what was shown.
+Exact shapes (pinned in tests/unit/agents/test_hook_shapes.py):
+
+- Stop (Claude Code and Codex): stdout `{"decision": "block", "reason": <report>}`, exit 0; nothing when
+  there is nothing to deliver. With `stop_hook_active` it delivers only what is already there.
+- rewake (Claude Code, installed with `"async": true, "asyncRewake": true`): the report on stderr, exit 2.
+- SessionStart / UserPromptSubmit: stdout
+  `{"hookSpecificOutput": {"hookEventName": <event>, "additionalContext": <reports + queue line>}}`.
+- SessionEnd, notify: no output; they only tell the gateway the turn state.
+
+A hook never breaks the agent: when the gateway is down or anything fails it exits 0 silently
+(one line on stderr, which the harness shows only in verbose mode).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any, TextIO
+
+__all__ = ["EVENTS", "main", "run_hook", "reach_from_env", "render_output"]
+
+EVENTS: dict[str, str] = {
+    "stop": "Stop",
+    "subagent-stop": "SubagentStop",
+    "rewake": "rewake",
+    "session-start": "SessionStart",
+    "prompt": "UserPromptSubmit",
+    "session-end": "SessionEnd",
+    "notify": "notify",
+}
+
+
+def reach_from_env(env: Mapping[str, str]) -> dict[str, Any]:
+    """How the gateway may reach this session later: harness pid, tmux server and pane (no secrets)."""
+    reach: dict[str, Any] = {}
+    pid = env.get("CLAUDE_PID") or env.get("FRONTDESK_AGENT_PID")
+    if pid and pid.isdigit():
+        reach["pid"] = int(pid)
+    if env.get("TMUX") and env.get("TMUX_PANE"):
+        reach["tmux_socket"] = env["TMUX"].split(",", 1)[0]
+        reach["tmux_pane"] = env["TMUX_PANE"]
+    return reach
+
+
+def render_output(harness: str, event: str, got: Mapping[str, Any]) -> tuple[str, str, int]:
+    """(stdout, stderr, exit code) for the harness, from the gateway's answer."""
+    text = str(got.get("text") or "")
+    if event in ("Stop", "SubagentStop"):
+        if got.get("delivery") and text:
+            return json.dumps({"decision": "block", "reason": text}), "", 0
+        return "", "", 0
+    if event == "rewake":
+        if got.get("delivery") and text:
+            return "", text + "\n", 2
+        return "", "", 0
+    if event in ("SessionStart", "UserPromptSubmit"):
+        from frontdesk.agents.framing import queue_line
+
+        parts = [p for p in (text, queue_line(got.get("active_jobs") or [], int(got.get("unread") or 0)
+                                              if not got.get("delivery") else 0)) if p]
+        if not parts:
+            return "", "", 0
+        out = {"hookSpecificOutput": {"hookEventName": event, "additionalContext": "\n\n".join(parts)}}
+        return json.dumps(out), "", 0
+    return "", "", 0
+
+
+def _write_env_file(env: Mapping[str, str], sid: str) -> None:
+    path = env.get("CLAUDE_ENV_FILE")
+    if not path:
+        return
+    line = f"export FRONTDESK_SESSION={sid}\n"
+    try:
+        with open(path, "a+", encoding="utf-8") as fh:
+            fh.seek(0)
+            if line not in fh.read():
+                fh.write(line)
+    except OSError:
+        pass
+
+
+def run_hook(name: str, harness: str, budget: float, payload: Mapping[str, Any], env: Mapping[str, str],
+             client: Any) -> tuple[str, str, int]:
+    """Handle one hook run; returns (stdout, stderr, exit code). Raises FrontdeskError on gateway trouble."""
+    event = EVENTS[name]
+    sid = str(payload.get("session_id") or payload.get("thread-id") or payload.get("thread_id") or "")
+    if not sid:
+        return "", "frontdesk hook: no session id in the hook input\n", 0
+    if event == "SessionStart":
+        _write_env_file(env, sid)
+    body = {"event": event, "harness": harness, "cwd": payload.get("cwd") or env.get("PWD"),
+            "reach": {**reach_from_env(env), **({"transcript_path": payload["transcript_path"]}
+                                                 if payload.get("transcript_path") else {})},
+            "stop_hook_active": bool(payload.get("stop_hook_active")), "budget": budget}
+    long_poll = event in ("Stop", "SubagentStop", "rewake")
+    got = client.request("POST", f"/v1/sessions/{sid}/hook", body, timeout=(budget + 30) if long_poll else 10)
+    out, err, code = render_output(harness, event, got)
+    if got.get("delivery") and got.get("jobs"):
+        _emit(out, err)
+        client.request("POST", f"/v1/sessions/{sid}/ack", {"jobs": got["jobs"], "channel": f"hooks:{event}"},
+                       timeout=10)
+        return "", "", code
+    return out, err, code
+
+
+def _emit(out: str, err: str, stdout: TextIO | None = None, stderr: TextIO | None = None) -> None:
+    so, se = stdout or sys.stdout, stderr or sys.stderr
+    if out:
+        so.write(out + ("" if out.endswith("\n") else "\n"))
+        so.flush()
+    if err:
+        se.write(err)
+        se.flush()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`frontdesk hook EVENT [--harness H] [--budget S] [PAYLOAD]`: run one hook; never fails the agent."""
+    import argparse
+
+    p = argparse.ArgumentParser(prog="frontdesk hook")
+    p.add_argument("event", choices=sorted(EVENTS))
+    p.add_argument("--harness", default="claude-code")
+    p.add_argument("--budget", type=float, default=600.0)
+    p.add_argument("payload", nargs="?", help="the hook input as JSON (Codex notify passes it here)")
+    args = p.parse_args(argv)
+    return run_from_args(args.event, args.harness, args.budget, args.payload)
+
+
+def run_from_args(event: str, harness: str, budget: float, payload_arg: str | None) -> int:
+    """Read the input, call the gateway, print the answer; exit 0 on any trouble (fail open)."""
+    from frontdesk.client import Client
+    from frontdesk.errors import FrontdeskError
+
+    try:
+        raw = payload_arg if payload_arg is not None else (sys.stdin.read() if not sys.stdin.isatty() else "")
+        payload = json.loads(raw) if raw.strip() else {}
+        if not isinstance(payload, dict):
+            raise ValueError("hook input is not a JSON object")
+        out, err, code = run_hook(event, harness, budget, payload, os.environ, Client())
+    except (FrontdeskError, ValueError, OSError) as exc:
+        sys.stderr.write(f"frontdesk hook {event}: {getattr(exc, 'message', exc)}\n")
+        return 0
+    _emit(out, err)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

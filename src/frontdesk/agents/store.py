@@ -1,0 +1,222 @@
+"""The agents plug-in's tables: sessions (principals with an ack cursor) and their reports.
+
+Runs on the gateway's sqlite3 connection, from the event-loop thread only. A report is stored once per
+(session, job); `ack_seq` is the session's cursor: reports with a larger seq are unread. A hand-over to a
+hook holds a lease (`lease_upto`, `lease_until`) until the hook acknowledges; an expired lease means
+the report is delivered again.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable
+from typing import Any
+
+from frontdesk.agents.framing import PendingReport
+from frontdesk.agents.model import Harness, Session, TurnState
+from frontdesk.errors import Denied, NotFound
+from frontdesk.store.db import register_schema
+
+__all__ = ["SessionStore", "MIGRATIONS"]
+
+MIGRATIONS = [
+    """
+    CREATE TABLE agent_sessions (
+        id              TEXT PRIMARY KEY,         -- the harness's session id (Claude session, Codex thread)
+        user            TEXT NOT NULL,            -- the owning principal: only it reads or wakes the session
+        harness         TEXT NOT NULL DEFAULT 'other',
+        cwd             TEXT,
+        reach           TEXT NOT NULL DEFAULT '{}', -- how to reach it: pid, tmux socket/pane, hooks seen
+        turn_state      TEXT NOT NULL DEFAULT 'unknown',
+        turn_changed_at REAL NOT NULL DEFAULT 0,
+        stop_blocks     INTEGER NOT NULL DEFAULT 0, -- consecutive Stop-hook blocks this turn
+        ack_seq         INTEGER NOT NULL DEFAULT 0, -- the ack cursor over agent_reports.seq
+        lease_upto      INTEGER NOT NULL DEFAULT 0,
+        lease_until     REAL NOT NULL DEFAULT 0,
+        registered_at   REAL NOT NULL,
+        last_seen_at    REAL NOT NULL,
+        last_channel    TEXT,
+        last_reason     TEXT
+    );
+    CREATE TABLE agent_reports (
+        seq          INTEGER PRIMARY KEY AUTOINCREMENT,
+        session      TEXT NOT NULL REFERENCES agent_sessions(id),
+        job_id       INTEGER NOT NULL,
+        name         TEXT,
+        state        TEXT NOT NULL,
+        text         TEXT NOT NULL,
+        arrived_at   REAL NOT NULL,
+        delivered_at REAL,
+        channel      TEXT,
+        UNIQUE (session, job_id)
+    );
+    CREATE INDEX agent_reports_session ON agent_reports(session, seq);
+    """,
+]
+register_schema("agents", MIGRATIONS)
+
+_ACTIVE = ("PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "SUSPENDED", "REQUEUED", "RESIZING")
+
+
+def _row_to_session(row: sqlite3.Row) -> Session:
+    return Session(id=row["id"], user=row["user"], harness=Harness.parse(row["harness"]), cwd=row["cwd"],
+                   reach=json.loads(row["reach"] or "{}"), turn_state=TurnState(row["turn_state"]),
+                   turn_changed_at=row["turn_changed_at"], stop_blocks=row["stop_blocks"],
+                   ack_seq=row["ack_seq"], lease_upto=row["lease_upto"], lease_until=row["lease_until"],
+                   registered_at=row["registered_at"], last_seen_at=row["last_seen_at"],
+                   last_channel=row["last_channel"], last_reason=row["last_reason"])
+
+
+class SessionStore:
+    """Queries over agent_sessions / agent_reports (and a read of the core jobs table)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    # -- sessions ---------------------------------------------------------------------------------
+    def get(self, sid: str) -> Session | None:
+        """One session, or None."""
+        row = self.conn.execute("SELECT * FROM agent_sessions WHERE id=?", (sid,)).fetchone()
+        return _row_to_session(row) if row else None
+
+    def owned(self, sid: str, user: str) -> Session:
+        """The session if `user` owns it (root reads any); NotFound otherwise (no existence leak)."""
+        s = self.get(sid)
+        if s is None or (s.user != user and user != "root"):
+            raise NotFound(f"no session {sid!r} of yours")
+        return s
+
+    def upsert(self, sid: str, user: str, now: float, harness: str | None = None, cwd: str | None = None,
+               reach: dict[str, Any] | None = None) -> tuple[Session, bool]:
+        """Register or refresh a session; (session, created). Another user's id is Denied."""
+        cur = self.get(sid)
+        if cur is not None and cur.user != user:
+            raise Denied(f"session {sid!r} belongs to another user")
+        if cur is None:
+            self.conn.execute(
+                "INSERT INTO agent_sessions(id, user, harness, cwd, reach, registered_at, last_seen_at) "
+                "VALUES(?,?,?,?,?,?,?)",
+                (sid, user, str(Harness.parse(harness)), cwd, json.dumps(reach or {}, sort_keys=True), now, now))
+            created = True
+        else:
+            merged = {**cur.reach, **{k: v for k, v in (reach or {}).items() if v is not None}}
+            new_harness = str(Harness.parse(harness)) if harness else str(cur.harness)
+            self.conn.execute(
+                "UPDATE agent_sessions SET harness=?, cwd=COALESCE(?, cwd), reach=?, last_seen_at=? WHERE id=?",
+                (new_harness, cwd, json.dumps(merged, sort_keys=True), now, sid))
+            created = False
+        got = self.get(sid)
+        assert got is not None
+        return got, created
+
+    def set_turn(self, sid: str, state: TurnState, now: float, reset_blocks: bool = False) -> None:
+        """Record where the agent is in its loop."""
+        extra = ", stop_blocks=0" if reset_blocks else ""
+        self.conn.execute(f"UPDATE agent_sessions SET turn_state=?, turn_changed_at=?{extra} WHERE id=?",
+                          (str(state), now, sid))
+
+    def count_block(self, sid: str) -> None:
+        """A Stop hook blocked once more this turn."""
+        self.conn.execute("UPDATE agent_sessions SET stop_blocks=stop_blocks+1 WHERE id=?", (sid,))
+
+    def note(self, sid: str, channel: str | None, reason: str) -> None:
+        """Remember the last channel decision and why (shown by `frontdesk sessions`)."""
+        self.conn.execute("UPDATE agent_sessions SET last_channel=?, last_reason=? WHERE id=?",
+                          (channel, reason, sid))
+
+    def list(self, user: str | None) -> list[Session]:
+        """Sessions of `user` (all when None), most recently seen first."""
+        if user is None:
+            rows = self.conn.execute("SELECT * FROM agent_sessions ORDER BY last_seen_at DESC").fetchall()
+        else:
+            rows = self.conn.execute("SELECT * FROM agent_sessions WHERE user=? ORDER BY last_seen_at DESC",
+                                     (user,)).fetchall()
+        return [_row_to_session(r) for r in rows]
+
+    # -- reports ----------------------------------------------------------------------------------
+    def add_report(self, sid: str, job_id: int, name: str | None, state: str, text: str, now: float) -> int | None:
+        """Store a report for the session once; its seq, or None when it was already stored."""
+        cur = self.conn.execute(
+            "INSERT OR IGNORE INTO agent_reports(session, job_id, name, state, text, arrived_at) "
+            "VALUES(?,?,?,?,?,?)", (sid, job_id, name, state, text, now))
+        return cur.lastrowid if cur.rowcount else None
+
+    def unread(self, sid: str, upto: int | None = None) -> list[PendingReport]:
+        """Reports after the ack cursor (up to `upto`), oldest first."""
+        s = self.get(sid)
+        if s is None:
+            return []
+        sql = "SELECT seq, job_id, name, state, text FROM agent_reports WHERE session=? AND seq>?"
+        args: list[Any] = [sid, s.ack_seq]
+        if upto is not None:
+            sql += " AND seq<=?"
+            args.append(upto)
+        rows = self.conn.execute(sql + " ORDER BY seq", args).fetchall()
+        return [PendingReport(r["seq"], r["job_id"], r["name"], r["state"], r["text"]) for r in rows]
+
+    def last_arrival(self, sid: str) -> float | None:
+        """When the newest unread report arrived."""
+        s = self.get(sid)
+        if s is None:
+            return None
+        row = self.conn.execute("SELECT MAX(arrived_at) FROM agent_reports WHERE session=? AND seq>?",
+                                (sid, s.ack_seq)).fetchone()
+        return row[0] if row and row[0] is not None else None
+
+    def lease(self, sid: str, upto: int, until: float) -> None:
+        """Hand reports up to `upto` to a hook; nobody else gets them until `until` or an ack."""
+        self.conn.execute("UPDATE agent_sessions SET lease_upto=?, lease_until=? WHERE id=?", (upto, until, sid))
+
+    def ack(self, sid: str, upto: int, channel: str, now: float) -> list[int]:
+        """Advance the cursor to `upto` (never back); the job ids newly marked delivered."""
+        rows = self.conn.execute(
+            "SELECT job_id FROM agent_reports WHERE session=? AND seq<=? AND delivered_at IS NULL ORDER BY seq",
+            (sid, upto)).fetchall()
+        with self.conn:
+            self.conn.execute("UPDATE agent_reports SET delivered_at=?, channel=? "
+                              "WHERE session=? AND seq<=? AND delivered_at IS NULL", (now, channel, sid, upto))
+            self.conn.execute("UPDATE agent_sessions SET ack_seq=MAX(ack_seq, ?), lease_upto=0, lease_until=0 "
+                              "WHERE id=?", (upto, sid))
+        return [r[0] for r in rows]
+
+    def clear_lease(self, sid: str) -> None:
+        """Drop a lease (the hook said it could not deliver)."""
+        self.conn.execute("UPDATE agent_sessions SET lease_upto=0, lease_until=0 WHERE id=?", (sid,))
+
+    def unread_counts(self, sids: Iterable[str]) -> dict[str, int]:
+        """Unread reports per session."""
+        out: dict[str, int] = {}
+        for sid in sids:
+            row = self.conn.execute(
+                "SELECT COUNT(*) FROM agent_reports r JOIN agent_sessions s ON s.id=r.session "
+                "WHERE r.session=? AND r.seq>s.ack_seq", (sid,)).fetchone()
+            out[sid] = int(row[0])
+        return out
+
+    def sessions_with_unread(self) -> list[str]:
+        """Every session that has reports after its cursor (for the start-up sweep after a restart)."""
+        rows = self.conn.execute(
+            "SELECT DISTINCT r.session FROM agent_reports r JOIN agent_sessions s ON s.id=r.session "
+            "WHERE r.seq>s.ack_seq").fetchall()
+        return [r[0] for r in rows]
+
+    # -- jobs (read-only view of the core table) ----------------------------------------------------
+    def active_jobs(self, sid: str) -> list[dict[str, Any]]:
+        """The session's jobs that have not ended: id, name, state, started_at, walltime_s."""
+        marks = ",".join("?" * len(_ACTIVE))
+        try:
+            rows = self.conn.execute(
+                f"SELECT id, name, state, started_at, submitted_at, spec FROM jobs "
+                f"WHERE session=? AND state IN ({marks}) ORDER BY id", (sid, *_ACTIVE)).fetchall()
+        except sqlite3.OperationalError:
+            return []
+        out = []
+        for r in rows:
+            try:
+                wall = (json.loads(r["spec"]).get("resources") or {}).get("walltime")
+            except (ValueError, AttributeError):
+                wall = None
+            out.append({"id": r["id"], "name": r["name"], "state": r["state"], "started_at": r["started_at"],
+                        "submitted_at": r["submitted_at"], "walltime_s": wall})
+        return out

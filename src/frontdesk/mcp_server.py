@@ -1,0 +1,183 @@
+"""`frontdesk mcp`: the Model Context Protocol over stdio (official `mcp` SDK 2.x, MCPServer).
+
+Tools: submit, queue, cluster, wait, report, logs, cancel, memory_search. Resources: recent reports
+(`frontdesk://reports/recent`) and one report (`frontdesk://reports/{job_id}`). Results are compact
+by design: the report text, never the raw log (logs is an explicit, bounded excerpt). Every call goes
+through the thin client to the gateway, in a worker thread, as the user who started the server; the
+submit context names the agent session this server runs in (detect_context), so reports come back
+to that session through its hooks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+
+from frontdesk.agents.detect import detect_context
+from frontdesk.client import Client
+from frontdesk.errors import FrontdeskError, NotFound
+
+__all__ = ["build_server", "serve"]
+
+T = TypeVar("T")
+
+_INSTRUCTIONS = (
+    "frontdesk runs jobs (experiments, training, builds) on this machine or the cluster. Submit with "
+    "`submit`, then keep working or end your turn: the job's short report comes back to this session "
+    "when it ends. Use `wait` only when you have nothing else to do. Do not poll `queue` or `logs` in a loop."
+)
+
+
+def _compact_job(j: dict[str, Any]) -> dict[str, Any]:
+    keys = ("id", "name", "state", "reason", "exit_code", "partition", "session", "submitted_at", "started_at",
+            "ended_at")
+    return {k: j.get(k) for k in keys if j.get(k) is not None}
+
+
+def build_server(client_factory: Callable[[], Client] = Client) -> MCPServer:
+    """The MCP server with frontdesk's tools and resources."""
+    server = MCPServer(name="frontdesk", instructions=_INSTRUCTIONS)
+    context = {**detect_context(), "source": "mcp"}
+
+    async def call(fn: Callable[[Client], T]) -> T:
+        try:
+            return await asyncio.to_thread(lambda: fn(client_factory()))
+        except FrontdeskError as exc:
+            raise ToolError(exc.message) from None
+
+    @server.tool()
+    async def submit(command: str | None = None, spec_yaml: str | None = None, name: str | None = None,
+                     cpus: int | None = None, memory: str | None = None, gpus: int | None = None,
+                     walltime: str | None = None, workdir: str | None = None) -> str:
+        """Submit a job: a command line (with optional resources) or a full spec in YAML. Returns the job id;
+        the report comes back to this session when the job ends."""
+        if bool(command) == bool(spec_yaml):
+            raise ToolError("give exactly one of command or spec_yaml")
+        if spec_yaml:
+            rec = await call(lambda c: c.submit(spec_text=spec_yaml, fmt="yaml", context=context))
+        else:
+            res = {k: v for k, v in {"cpus": cpus, "memory": memory, "gpus": gpus, "walltime": walltime}.items()
+                   if v is not None}
+            spec: dict[str, Any] = {"command": command, "resources": res}
+            if name:
+                spec["name"] = name
+            if workdir or context.get("cwd"):
+                spec["workdir"] = workdir or context.get("cwd")
+            rec = await call(lambda c: c.submit(spec=spec, context=context))
+        out = {"job": _compact_job(rec)}
+        if rec.get("warnings"):
+            out["warnings"] = rec["warnings"]
+        return json.dumps(out)
+
+    @server.tool()
+    async def queue(active_only: bool = True, this_session_only: bool = False, limit: int = 50) -> str:
+        """Jobs in the queue (compact records): active ones by default."""
+        sid = context.get("session") if this_session_only else None
+        rows = await call(lambda c: c.jobs(active="true" if active_only else None, session=sid,
+                                           limit=max(1, min(limit, 500))))
+        return json.dumps([_compact_job(r) for r in rows])
+
+    @server.tool()
+    async def cluster() -> str:
+        """The cluster's pools, nodes and GPUs, free and used."""
+        return json.dumps(await call(lambda c: c.request("GET", "/v1/cluster")))
+
+    @server.tool()
+    async def wait(job_ids: list[int], mode: str = "all", timeout_s: float = 600) -> str:
+        """Block (server side, no polling) until any/all of the jobs end; returns their reports."""
+        if mode not in ("any", "all"):
+            raise ToolError("mode is 'any' or 'all'")
+        got = await call(lambda c: c.wait(list(job_ids), mode=mode, timeout=timeout_s))
+        reports = got.get("reports") or {}
+        items = reports.values() if isinstance(reports, dict) else reports
+        texts = [r.get("text", "") for r in items if isinstance(r, dict)]
+        pending = got.get("pending") or []
+        tail = f"\n\nstill running: {', '.join(map(str, pending))}" if pending else ""
+        return ("\n\n".join(texts) or "no job ended yet") + tail
+
+    @server.tool()
+    async def report(job_id: int) -> str:
+        """The short report of an ended job (state, usage, cause and next step, log tails)."""
+        rep = await call(lambda c: c.report(job_id))
+        return str(rep.get("text") or json.dumps(rep))
+
+    @server.tool()
+    async def logs(job_id: int, tail: int = 50, stream: str = "stdout") -> str:
+        """The last lines of a job's stdout or stderr (at most 200; secrets redacted)."""
+        if stream not in ("stdout", "stderr"):
+            raise ToolError("stream is 'stdout' or 'stderr'")
+        got = await call(lambda c: c.logs(job_id, tail=max(1, min(tail, 200)), stream=stream))
+        lines = got.get("lines") if isinstance(got, dict) else None
+        return "\n".join(lines) if isinstance(lines, list) else json.dumps(got)
+
+    @server.tool()
+    async def cancel(job_id: int) -> str:
+        """Cancel a job (and its process tree)."""
+        return json.dumps(_compact_job(await call(lambda c: c.cancel(job_id))))
+
+    @server.tool()
+    async def memory_search(query: str, limit: int = 5) -> str:
+        """Search the failure memory: lessons from earlier jobs that failed like this."""
+        from urllib.parse import urlencode
+
+        q = urlencode({"q": query, "limit": max(1, min(limit, 20))})
+
+        def go(c: Client) -> Any:
+            try:
+                return c.request("GET", f"/v1/memory/search?{q}")
+            except NotFound:
+                return {"results": [], "note": "the memory plug-in is not enabled on this gateway"}
+
+        return json.dumps(await call(go))
+
+    @server.resource("frontdesk://reports/recent", name="recent-reports", mime_type="text/plain",
+                     description="Reports of the 10 most recently ended jobs")
+    async def recent_reports() -> str:
+        def go(c: Client) -> str:
+            rows = [r for r in c.jobs(limit=50) if r.get("ended_at")]
+            rows.sort(key=lambda r: r.get("ended_at") or 0, reverse=True)
+            texts = []
+            for r in rows[:10]:
+                try:
+                    texts.append(str(c.report(r["id"]).get("text", "")))
+                except FrontdeskError:
+                    continue
+            return "\n\n".join(texts) or "no ended jobs yet"
+
+        try:
+            return await asyncio.to_thread(lambda: go(client_factory()))
+        except FrontdeskError as exc:
+            raise ResourceError(exc.message) from None
+
+    @server.resource("frontdesk://reports/{job_id}", name="report", mime_type="text/plain",
+                     description="The report of one ended job")
+    async def one_report(job_id: str) -> str:
+        try:
+            rep = await asyncio.to_thread(lambda: client_factory().report(job_id))
+        except FrontdeskError as exc:
+            raise ResourceError(exc.message) from None
+        return str(rep.get("text") or json.dumps(rep))
+
+    return server
+
+
+def _register_session() -> None:
+    ctx = detect_context()
+    if not ctx.get("session"):
+        return
+    try:
+        Client(timeout=5).request("POST", "/v1/sessions", {"session": ctx["session"],
+                                                           "harness": ctx.get("harness"), "cwd": ctx.get("cwd")})
+    except FrontdeskError:
+        pass  # the gateway may start later; jobs still carry the session
+
+
+def serve() -> None:
+    """Run on stdio until the client hangs up."""
+    _register_session()
+    build_server().run("stdio")
