@@ -57,7 +57,8 @@ class Client:
     def _where(self) -> str:
         return self.url or self.socket_path
 
-    def _open(self, method: str, path: str, body: Any, timeout: float | None) -> http.client.HTTPResponse:
+    def _open(self, method: str, path: str, body: Any,
+              timeout: float | None) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
         headers = {"Accept": "application/json"}
         data = None
         if body is not None:
@@ -68,7 +69,15 @@ class Client:
         conn = self._conn(timeout)
         try:
             conn.request(method, path, body=data, headers=headers)
-            return conn.getresponse()
+            return conn, conn.getresponse()
+        except BaseException:
+            conn.close()
+            raise
+
+    def _send(self, method: str, path: str, body: Any,
+              timeout: float | None) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
+        try:
+            return self._open(method, path, body, timeout)
         except FileNotFoundError:
             raise GatewayUnavailable(f"no gateway socket at {self._where()} (start one with `frontdesk serve`)") from None
         except ConnectionRefusedError:
@@ -80,11 +89,13 @@ class Client:
 
     def request(self, method: str, path: str, body: Any = None, timeout: float | None = None) -> Any:
         """One request; the decoded JSON answer, or the gateway's error raised as a FrontdeskError."""
-        resp = self._open(method, path, body, timeout if timeout is not None else self.timeout)
+        conn, resp = self._send(method, path, body, timeout if timeout is not None else self.timeout)
         try:
             raw = resp.read()
         except (OSError, http.client.HTTPException) as exc:
             raise GatewayUnavailable(f"the gateway went away mid-answer: {exc}") from None
+        finally:
+            conn.close()
         try:
             payload = json.loads(raw) if raw else None
         except ValueError:
@@ -148,19 +159,25 @@ class Client:
         q = {"since": since, "follow": "true" if follow else "false"}
         if job is not None:
             q["job"] = job
-        resp = self._open("GET", f"/v1/events?{urlencode(q)}", None, None if follow else self.timeout)
-        if resp.status >= 400:
-            payload = json.loads(resp.read() or b"{}")
-            raise from_payload(payload) if "error" in payload else FrontdeskError(f"HTTP {resp.status}")
-        if not follow:
-            yield from json.loads(resp.read())
-            return
-        while True:
-            line = resp.readline()
-            if not line:
-                raise GatewayUnavailable("the gateway closed the event stream")
-            if line.startswith(b"data:"):
-                yield json.loads(line[5:])
+        conn, resp = self._send("GET", f"/v1/events?{urlencode(q)}", None, None if follow else self.timeout)
+        try:
+            if resp.status >= 400:
+                payload = json.loads(resp.read() or b"{}")
+                raise from_payload(payload) if "error" in payload else FrontdeskError(f"HTTP {resp.status}")
+            if not follow:
+                yield from json.loads(resp.read())
+                return
+            while True:
+                try:
+                    line = resp.readline()
+                except OSError:
+                    line = b""
+                if not line:
+                    raise GatewayUnavailable("the gateway closed the event stream")
+                if line.startswith(b"data:"):
+                    yield json.loads(line[5:])
+        finally:
+            conn.close()
 
     def health(self) -> dict[str, Any]:
         """The gateway's liveness answer."""

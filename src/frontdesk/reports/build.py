@@ -17,7 +17,9 @@ _ERROR_LINE = re.compile(r"(error|exception|fatal|traceback|killed|denied|not fo
 def tail_lines(text: str, n: int, width: int = 200) -> list[str]:
     """The last n non-empty lines of text, each cut to `width` characters."""
     lines = [ln.rstrip() for ln in text.splitlines() if ln.strip()]
-    return [ln if len(ln) <= width else ln[: width - 1] + "…" for ln in lines[-n:]]
+    head = width * 2 // 3
+    # Long lines keep both ends: the start says what it is, the end often holds the detail.
+    return [ln if len(ln) <= width else ln[:head] + " … " + ln[-(width - head - 3):] for ln in lines[-n:]]
 
 
 def suggest_memory(peak: int | None, requested: int | None) -> int:

@@ -161,6 +161,24 @@ class JobSpec(_Strict):
         return " ".join(text.split())[:500]
 
 
+def _yaml_load(text: str) -> Any:
+    """YAML with 1.2 booleans: `on:`/`yes`/`off` stay strings (a retry's `on:` list must not become True)."""
+    import re as _re
+
+    import yaml
+
+    class _Loader(yaml.SafeLoader):
+        pass
+
+    _Loader.yaml_implicit_resolvers = {
+        k: [(tag, rx) for tag, rx in v if tag != "tag:yaml.org,2002:bool"]
+        for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+    _Loader.add_implicit_resolver("tag:yaml.org,2002:bool", _re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+                                  list("tTfF"))
+    return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+
+
 def _format_error(exc: ValidationError) -> str:
     err = exc.errors(include_url=False)[0]
     path = ".".join(str(p) for p in err.get("loc", ())) or "(spec)"
@@ -183,9 +201,7 @@ def parse_spec_text(text: str, fmt: str | None = None, source: str = "spec") -> 
         if fmt == "json" or (fmt is None and text.lstrip().startswith("{")):
             data = json.loads(text)
         else:
-            import yaml
-
-            data = yaml.safe_load(text)
+            data = _yaml_load(text)
     except (ValueError, Exception) as exc:  # yaml.YAMLError and json errors alike
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise SpecError(f"{source}: cannot parse: {first}") from None

@@ -1,0 +1,140 @@
+"""Shared fixtures: a real gateway process under a temporary FRONTDESK_HOME, and the real CLI."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from frontdesk.client import Client
+from frontdesk.errors import GatewayUnavailable
+
+PY = sys.executable
+
+
+class GatewayProc:
+    """A real `frontdesk serve` process; restartable, killable with -9, with a client and the CLI."""
+
+    def __init__(self, home: Path, config: str | None = None, env: dict[str, str] | None = None,
+                 args: list[str] | None = None) -> None:
+        self.home = home
+        self.args = args or []
+        self.env = {**os.environ, "FRONTDESK_HOME": str(home), **(env or {})}
+        for key in ("FRONTDESK_SOCKET", "FRONTDESK_URL", "FRONTDESK_TOKEN", "FRONTDESK_CONFIG"):
+            if key not in (env or {}):
+                self.env.pop(key, None)
+        if config is not None:
+            (home / "frontdesk.toml").write_text(config)
+        self.socket = home / "run" / "gateway.sock"
+        self.client = Client(socket_path=self.socket, timeout=30)
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self, timeout: float = 30.0) -> GatewayProc:
+        log = open(self.home / "gateway.log", "ab")
+        self.proc = subprocess.Popen([PY, "-m", "frontdesk.cli.main", "serve", "--log-level", "info", *self.args],
+                                     env=self.env, stdout=log, stderr=log, start_new_session=True)
+        log.close()
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self.client.health()
+                return self
+            except GatewayUnavailable:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("gateway did not start:\n" + self.log()[-3000:]) from None
+                time.sleep(0.05)
+
+    def log(self) -> str:
+        return (self.home / "gateway.log").read_text(errors="replace")
+
+    def kill9(self) -> None:
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait()
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def restart(self) -> GatewayProc:
+        self.stop()
+        return self.start()
+
+    def cli(self, *args: str, input: str | None = None, timeout: float = 120,
+            env: dict[str, str] | None = None, cwd: str | Path | None = None) -> subprocess.CompletedProcess[str]:
+        """Run the real CLI as a fresh process against this gateway."""
+        return subprocess.run([PY, "-m", "frontdesk.cli.main", *args], env={**self.env, **(env or {})},
+                              capture_output=True, text=True, input=input, timeout=timeout,
+                              cwd=str(cwd) if cwd else None)
+
+    def wait_state(self, job_id: int, states: set[str], timeout: float = 30) -> dict[str, Any]:
+        """Test helper: until the job reaches one of `states` (reads the journal, not a hidden sleep)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            job = self.client.job(job_id)
+            if job["state"] in states:
+                return job
+            if time.monotonic() > deadline:
+                raise AssertionError(f"job {job_id} stuck in {job['state']}, wanted {states}")
+            time.sleep(0.05)
+
+
+def _short_home() -> Path:
+    # Unix socket paths are limited to 107 bytes: keep homes short.
+    return Path(tempfile.mkdtemp(prefix="fd-", dir="/tmp"))
+
+
+@pytest.fixture
+def gateway_factory() -> Iterator[Any]:
+    """Make real gateways: `gateway_factory(config=..., env=..., args=...)`; all stopped afterwards."""
+    made: list[GatewayProc] = []
+
+    def make(config: str | None = None, env: dict[str, str] | None = None, args: list[str] | None = None,
+             start: bool = True, home: Path | None = None) -> GatewayProc:
+        gw = GatewayProc(home or _short_home(), config=config, env=env, args=args)
+        made.append(gw)
+        return gw.start() if start else gw
+
+    yield make
+    for gw in made:
+        gw.stop()
+        _kill_leftovers(gw.home)
+        shutil.rmtree(gw.home, ignore_errors=True)
+
+
+@pytest.fixture
+def gateway(gateway_factory: Any) -> GatewayProc:
+    """One real gateway on the embedded backend."""
+    gw: GatewayProc = gateway_factory()
+    return gw
+
+
+def _kill_leftovers(home: Path) -> None:
+    """Stop shepherds a test left running (so one test's jobs never hold another's resources)."""
+    for pidfile in (home / "local").glob("*/shepherd.pid"):
+        try:
+            os.kill(int(pidfile.read_text()), signal.SIGTERM)
+        except (OSError, ValueError):
+            pass
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    """A job working directory whose path has a space and a quote in it."""
+    d = tmp_path / "work dir 'quoted'"
+    d.mkdir()
+    return d
