@@ -48,13 +48,14 @@ def check(command: str, context: GuardContext | None = None) -> Verdict:
         return Verdict(Decision.ALLOW, taint_source=traced, fetches=fetches)
     worst = max(hits, key=lambda h: h.rule.action.rank)  # max keeps the first of equal rank
     reason = worst.rule.reason + (f": {worst.detail}" if worst.detail else "")
-    if worst.taint:
-        reason += f" (from {worst.taint})"
+    taint = worst.taint or next((h.taint for h in hits if h.taint), None)
+    if taint:
+        reason += f" (from {taint})"
     if traced:
         reason += f" (command text found in {traced})"
     reason = " ".join(redact(reason).split())[:300]
     return Verdict(worst.rule.action, worst.rule.id, reason, worst.rule.alternative,
-                   tuple(dict.fromkeys(h.rule.id for h in hits)), worst.taint or traced, fetches)
+                   tuple(dict.fromkeys(h.rule.id for h in hits)), taint or traced, fetches)
 
 
 def _env_for(ctx: GuardContext) -> dict[str, str] | None:
@@ -129,8 +130,9 @@ def _reads_fetched_code(inv: Invocation, fetchers: set[str]) -> bool:
         return True
     positional = [w for w in inv.args if not w.is_flag]
     if prog in ("bash", "sh", "zsh", "dash", "ksh", "fish") or _CODE_RUNNERS.match(prog):
-        if inv.inline_code is not None:
-            return bool(subst & fetchers) or "$(" in (inv.inline_code or "")
+        if inv.inline_code is not None or any(w.is_flag and not w.text.startswith("--") and
+                                              ("c" in w.text or "e" in w.text) for w in inv.args):
+            return bool(subst & fetchers)
         if not positional or positional[0].text in ("-", "/dev/stdin"):
             return bool(fed & fetchers)
         return bool(set(inv.stdin_from) & fetchers) and positional[0].text == "/dev/fd/63"

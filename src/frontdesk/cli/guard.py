@@ -1,0 +1,190 @@
+"""`frontdesk guard check|hook|report`: the command guard from a shell, from an agent hook, and its summary.
+
+Runs as a fresh process on every shell call of an agent, so only the stdlib and the guard are imported.
+Exit codes of `guard check`: 0 allow, 1 ask, 2 deny. `guard hook` always exits 0 and answers with the
+Claude Code PreToolUse JSON on stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+import time
+from typing import Any
+
+from frontdesk.cli.output import emit
+
+__all__ = ["register", "cmd_check", "cmd_hook", "cmd_report", "hook_answer"]
+
+
+def register(sub: Any) -> None:
+    """Add the guard commands."""
+    p = sub.add_parser("guard", help="check commands before they run (rules, taint, secrets, services)")
+    gsub = p.add_subparsers(dest="guard_command", metavar="SUBCOMMAND")
+
+    c = gsub.add_parser("check", help="check one command: frontdesk guard check [--json] -- CMD... "
+                                      "(exit 0 allow, 1 ask, 2 deny)")
+    c.add_argument("--json", action="store_true")
+    c.add_argument("--cwd", help="directory the command would run in (default: here)")
+    c.add_argument("--role", choices=["login", "compute", "workstation"], help="override the node role")
+    c.add_argument("--no-record", action="store_true", help="do not record fetched content as tainted")
+    c.add_argument("cmd", nargs=argparse.REMAINDER, help="the command (one quoted string, or words after --)")
+    c.set_defaults(func=cmd_check)
+
+    h = gsub.add_parser("hook", help="Claude Code PreToolUse hook: payload on stdin, decision JSON on stdout")
+    h.add_argument("--json", action="store_true", help="(always JSON; accepted for symmetry)")
+    h.add_argument("--approve", action="store_true",
+                   help="answer 'allow' (skip the harness's own prompt) when no rule fires; default: no opinion")
+    h.set_defaults(func=cmd_hook)
+
+    r = gsub.add_parser("report", help="summarise guard verdicts from the gateway's journal")
+    r.add_argument("--json", action="store_true")
+    r.add_argument("--since", type=int, default=0, help="only events after this sequence number")
+    r.set_defaults(func=cmd_report)
+    p.set_defaults(func=lambda args: (p.print_help(sys.stderr), 2)[1])
+
+
+def _command_text(words: list[str]) -> str:
+    if words and words[0] == "--":
+        words = words[1:]
+    if len(words) == 1:
+        return words[0]
+    return shlex.join(words)
+
+
+def _settings() -> Any:
+    from frontdesk.config import load_settings
+
+    return load_settings()
+
+
+def _run_check(command: str, cwd: str | None, role: str | None, record: bool, session: str | None) -> Any:
+    import os
+
+    from frontdesk.guard.checker import check
+    from frontdesk.guard.context import context_from_settings
+    from frontdesk.guard.model import NodeRole
+
+    settings = _settings()
+    environ = dict(os.environ)
+    ctx = context_from_settings(settings, environ, cwd=cwd)
+    if role:
+        ctx.node_role = NodeRole(role)
+    verdict = check(command, ctx)
+    if record:
+        _record(settings, command, verdict, session, ctx.cwd)
+    return verdict
+
+
+def _record(settings: Any, command: str, verdict: Any, session: str | None, cwd: str) -> None:
+    """Taint what the command fetches; append asks, denies and traced commands to the audit log."""
+    from frontdesk.guard.audit import append_audit
+    from frontdesk.guard.secrets import redact
+    from frontdesk.guard.taint import TaintStore
+
+    if verdict.fetches:
+        store = TaintStore.open(settings.home)
+        for path, source in verdict.fetches:
+            store.record(path, redact(source), redact(command))
+        store.save()
+    if str(verdict.decision) != "allow" or verdict.taint_source:
+        append_audit(settings.home, {"ts": time.time(), "session": session, "cwd": cwd,
+                                     "command": redact(command)[:500], **verdict.to_dict()})
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """`frontdesk guard check`."""
+    from frontdesk.errors import UserError
+
+    command = _command_text(list(args.cmd))
+    if not command.strip():
+        raise UserError("nothing to check: frontdesk guard check -- CMD ...")
+    verdict = _run_check(command, args.cwd, args.role, not args.no_record, None)
+
+    def text() -> str:
+        if str(verdict.decision) == "allow":
+            return "allow"
+        line = f"{verdict.decision} [{verdict.rule}] {verdict.reason}"
+        return line + (f"\n  instead: {verdict.alternative}" if verdict.alternative else "")
+
+    emit(args.json, verdict.to_dict(), text)
+    return int(verdict.decision.exit_code)
+
+
+def hook_answer(payload: dict[str, Any], verdict: Any | None, approve: bool = False) -> dict[str, Any]:
+    """The PreToolUse answer for one verdict (None: not a shell command, no opinion)."""
+    if verdict is None or (str(verdict.decision) == "allow" and not approve):
+        return {}
+    out: dict[str, Any] = {"hookEventName": "PreToolUse", "permissionDecision": str(verdict.decision)}
+    if str(verdict.decision) == "allow":
+        out["permissionDecisionReason"] = "frontdesk guard: no rule matched"
+    else:
+        reason = f"frontdesk guard [{verdict.rule}]: {verdict.reason}"
+        if verdict.alternative:
+            reason += f". Instead: {verdict.alternative}"
+        out["permissionDecisionReason"] = reason
+    return {"hookSpecificOutput": out}
+
+
+def cmd_hook(args: argparse.Namespace) -> int:
+    """`frontdesk guard hook`: never fails the harness; an internal error answers `ask`."""
+    try:
+        payload = json.loads(sys.stdin.read() or "{}")
+        tool_input = payload.get("tool_input") or {}
+        command = tool_input.get("command") if isinstance(tool_input, dict) else None
+        verdict = None
+        if payload.get("tool_name") in ("Bash", "bash", "shell", "exec_command") and isinstance(command, str):
+            verdict = _run_check(command, payload.get("cwd"), None, True, payload.get("session_id"))
+        answer = hook_answer(payload, verdict, approve=args.approve)
+    except Exception as exc:  # noqa: BLE001 - a broken guard must ask, not wedge or wave through
+        answer = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "ask",
+                                         "permissionDecisionReason": f"frontdesk guard failed: {type(exc).__name__}"}}
+    sys.stdout.write(json.dumps(answer) + "\n")
+    sys.stdout.flush()
+    return 0
+
+
+def summarise(events: list[dict[str, Any]]) -> dict[str, Any]:
+    """Counts of guard verdicts by decision, rule and principal, plus the latest few."""
+    by_rule: dict[str, int] = {}
+    by_decision: dict[str, int] = {}
+    by_principal: dict[str, int] = {}
+    for ev in events:
+        data = ev.get("data") or {}
+        rule = str(data.get("rule"))
+        by_rule[rule] = by_rule.get(rule, 0) + 1
+        dec = str(data.get("verdict"))
+        by_decision[dec] = by_decision.get(dec, 0) + 1
+        who = str(ev.get("principal") or "?")
+        by_principal[who] = by_principal.get(who, 0) + 1
+    latest = [{"seq": ev.get("seq"), "ts": ev.get("ts"), "principal": ev.get("principal"),
+               "job_id": ev.get("job_id"), **{k: (ev.get("data") or {}).get(k)
+                                               for k in ("verdict", "rule", "reason", "command")}}
+              for ev in events[-10:]]
+    return {"total": len(events), "by_decision": by_decision, "by_rule": by_rule,
+            "by_principal": by_principal, "latest": latest}
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """`frontdesk guard report`."""
+    from frontdesk.client import Client
+
+    raw = Client().request("GET", f"/v1/events?kind=guard.verdict&since={int(args.since)}")
+    events = raw if isinstance(raw, list) else (raw or {}).get("events", [])
+    summary = summarise([e for e in events if e.get("kind") == "guard.verdict"])
+
+    def text() -> str:
+        if not summary["total"]:
+            return "no guard verdicts recorded"
+        lines = [f"{summary['total']} guard verdicts: "
+                 + ", ".join(f"{k} {v}" for k, v in sorted(summary["by_decision"].items()))]
+        lines += [f"  {n:4d}  {rule}" for rule, n in sorted(summary["by_rule"].items(), key=lambda kv: -kv[1])]
+        lines.append("latest:")
+        lines += [f"  #{e['seq']} {e['verdict']} [{e['rule']}] {e['principal']}: {e['command'] or e['reason']}"
+                  for e in summary["latest"]]
+        return "\n".join(lines)
+
+    emit(args.json, summary, text)
+    return 0

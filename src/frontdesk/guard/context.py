@@ -1,0 +1,123 @@
+"""Build a `GuardContext` from frontdesk.toml's `[guard]` table and the process environment.
+
+    [guard]
+    node_role = "login"                 # login | compute | workstation; FRONTDESK_NODE_ROLE overrides;
+                                        # `compute` inside a Slurm job (SLURM_JOB_ID set)
+    scratch_roots = ["/scratch"]        # $SCRATCH is added when set
+    home_roots = ["/home"]
+    shared_paths = ["/project", "/datasets"]
+    rules_files = ["site-rules.toml"]   # extra rules (same format as guard/rules.toml); `rules_file` too
+    disable = ["priv.sudo"]             # rule ids switched off
+    scan_scripts = true                 # read scripts a command runs (bash x.sh, python x.py)
+    ask_blocks_jobs = false             # gateway: an `ask` on a job refuses it instead of warning
+    [guard.actions]                     # change a rule's action: allow | ask | deny
+    "git.destructive" = "deny"
+    [guard.partitions.debug]            # what each partition is for
+    purpose = "test"                    # test | debug | interactive | production
+    max_time = "00:30:00"
+    max_nodes = 2
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from frontdesk.errors import ConfigError
+from frontdesk.guard.model import GuardContext, NodeRole, Partition
+
+__all__ = ["node_role", "context_from_settings", "guard_section", "read_text_file"]
+
+_MAX_READ = 256 * 1024
+
+
+def guard_section(settings: Any) -> dict[str, Any]:
+    """The raw `[guard]` table (empty without settings)."""
+    return dict(settings.section("guard")) if settings is not None else {}
+
+
+def node_role(section: Mapping[str, Any], environ: Mapping[str, str]) -> NodeRole:
+    """Where this runs: FRONTDESK_NODE_ROLE, else compute inside a Slurm job, else the site setting."""
+    raw = environ.get("FRONTDESK_NODE_ROLE") or ("compute" if environ.get("SLURM_JOB_ID") else None)
+    raw = raw or section.get("node_role") or "workstation"
+    try:
+        return NodeRole(str(raw).strip().lower())
+    except ValueError:
+        raise ConfigError(f"node role must be login, compute or workstation, got {raw!r}") from None
+
+
+def read_text_file(path: str) -> str | None:
+    """The start of a text file, or None when it is missing, unreadable or binary."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(_MAX_READ)
+    except OSError:
+        return None
+    if b"\0" in data[:4096]:
+        return None
+    return data.decode("utf-8", "replace")
+
+
+def _partitions(raw: Any) -> dict[str, Partition]:
+    from frontdesk.guard.checker import _walltime_s
+
+    out: dict[str, Partition] = {}
+    if not isinstance(raw, Mapping):
+        return out
+    for name, spec in raw.items():
+        if not isinstance(spec, Mapping):
+            raise ConfigError(f"[guard.partitions.{name}] must be a table")
+        max_time = spec.get("max_time")
+        seconds = _walltime_s(str(max_time)) if max_time is not None else None
+        if max_time is not None and seconds is None:
+            raise ConfigError(f"[guard.partitions.{name}].max_time: cannot read {max_time!r}")
+        out[str(name)] = Partition(str(name), str(spec.get("purpose", "production")), seconds,
+                                   int(spec["max_nodes"]) if "max_nodes" in spec else None)
+    return out
+
+
+def _paths(value: Any, name: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list):
+        raise ConfigError(f"[guard].{name} must be a list of paths")
+    return tuple(os.path.normpath(os.path.expanduser(str(v))) for v in value)
+
+
+def context_from_settings(settings: Any = None, environ: Mapping[str, str] | None = None,
+                          cwd: str | None = None, with_taint: bool = True) -> GuardContext:
+    """The context for checks run by this process (CLI, hook) or by the gateway for a submitter."""
+    from frontdesk.guard.rules import load_rules
+
+    env = dict(os.environ if environ is None else environ)
+    section = guard_section(settings)
+    base = Path(settings.config_file).parent if settings is not None and settings.config_file else Path.cwd()
+    files = list(_paths(section.get("rules_files"), "rules_files")) + list(_paths(section.get("rules_file"), "rules_file"))
+    files = [str(base / f) if not os.path.isabs(f) else f for f in files]
+    disable = section.get("disable", [])
+    actions = section.get("actions", {})
+    try:
+        rules = load_rules(files, disable, actions) if (files or disable or actions) else None
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"[guard] rules: {exc}") from None
+    scratch = _paths(section.get("scratch_roots", ["/scratch"]), "scratch_roots")
+    if env.get("SCRATCH"):
+        scratch += (os.path.normpath(env["SCRATCH"]),)
+    home = env.get("HOME") or os.path.expanduser("~")
+    ctx = GuardContext(
+        node_role=node_role(section, env), env=env, cwd=cwd or os.getcwd(), home=home,
+        scratch_roots=scratch, home_roots=_paths(section.get("home_roots", ["/home"]), "home_roots"),
+        shared_paths=_paths(section.get("shared_paths"), "shared_paths"),
+        partitions=_partitions(section.get("partitions")), read_file=read_text_file,
+        scan_scripts=bool(section.get("scan_scripts", True)), rules=rules)
+    if with_taint and settings is not None:
+        from frontdesk.guard.taint import TaintStore
+
+        store = TaintStore.open(settings.home)
+        ctx.tainted = store.source_of
+        ctx.taint_text = store.text_source
+    return ctx
