@@ -10,7 +10,7 @@ __all__ = ["detect_context"]
 
 
 def detect_context(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """The submit context a client sends: harness, session id, cwd (no secrets)."""
+    """The submit context a client sends: harness, session id, cwd, how to reach it (no secrets)."""
     env = os.environ if environ is None else environ
     ctx: dict[str, Any] = {"cwd": os.getcwd()}
     if env.get("FRONTDESK_SESSION"):
@@ -21,6 +21,11 @@ def detect_context(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
     elif env.get("CODEX_THREAD_ID") or env.get("CODEX_SESSION_ID"):
         ctx["harness"] = "codex"
         ctx.setdefault("session", env.get("CODEX_THREAD_ID") or env.get("CODEX_SESSION_ID"))
+    if env.get("CLAUDE_PID", "").isdigit():
+        ctx["agent_pid"] = int(env["CLAUDE_PID"])
+    if env.get("TMUX") and env.get("TMUX_PANE"):
+        ctx["tmux_socket"] = env["TMUX"].split(",", 1)[0]
+        ctx["tmux_pane"] = env["TMUX_PANE"]
     role = env.get("FRONTDESK_NODE_ROLE")
     if role:
         ctx["node_role"] = role

@@ -82,6 +82,18 @@ class AgentsPlugin:
                     w.future.set_result({"delivery": None, "stopping": True})
         self.hooks.waiters.clear()
 
+    def admit(self, spec: Any, ctx: Any) -> None:
+        """Register the submitting session with what the client saw (harness, cwd, tmux pane, pid)."""
+        sid = getattr(spec, "session", None) or ctx.session
+        if not sid or self.store is None:
+            return None
+        extra = ctx.extra or {}
+        reach = {"pid": extra.get("agent_pid"), "tmux_socket": extra.get("tmux_socket"),
+                 "tmux_pane": extra.get("tmux_pane")}
+        self.store.upsert(sid, ctx.principal, self.clock(), ctx.harness, ctx.cwd,
+                          {k: v for k, v in reach.items() if v})  # another user's session id: Denied
+        return None
+
     def router(self) -> Any:
         """FastAPI routes under /v1/sessions."""
         from frontdesk.agents.api import build_router

@@ -1,0 +1,180 @@
+"""The delivery loop over a real SQLite store and the real bus: batching, exactly once, leases, idle-only.
+
+A small in-process gateway stands in for the HTTP layer (the real one is exercised in
+tests/integration/test_hooks*.py); time is real but the windows are short.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from frontdesk.agents.model import TurnState
+from frontdesk.agents.plugin import AgentsPlugin
+from frontdesk.config import load_settings
+from frontdesk.errors import Denied
+from frontdesk.events.bus import Bus
+from frontdesk.events.models import Event, EventKind
+from frontdesk.store.db import open_db
+from frontdesk.store.jobs import JobStore
+
+
+class MiniGateway:
+    def __init__(self, home: Path) -> None:
+        self.store = JobStore(open_db(home / "frontdesk.db"))
+        self.bus = Bus()
+        self.events: list[Event] = []
+
+    def publish(self, event: Event) -> Event:
+        stored = self.store.append_event(event)
+        self.events.append(stored)
+        self.bus.fanout(stored)
+        return stored
+
+    def report(self, job_id: int, session: str = "s1", user: str = "alice", state: str = "COMPLETED") -> None:
+        self.publish(Event(EventKind.JOB_REPORT, job_id=job_id, session=session, principal=user,
+                           data={"report": {"job_id": job_id, "name": f"j{job_id}", "state": state,
+                                            "text": f"frontdesk job {job_id}: {state}"}}))
+
+    def wakes(self) -> list[dict[str, Any]]:
+        return [e.data for e in self.events if e.kind is EventKind.SESSION_WAKE]
+
+
+@pytest.fixture
+def settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    monkeypatch.setenv("FRONTDESK_HOME", str(tmp_path))
+    (tmp_path / "frontdesk.toml").write_text("[agents]\nbatch_window_s = 0.3\nlease_s = 0.5\n"
+                                             'channels = ["hooks"]\n')
+    return load_settings()
+
+
+def _run(coro: Any) -> Any:
+    return asyncio.run(asyncio.wait_for(coro, 20))
+
+
+async def _attached(settings: Any, home: Path) -> tuple[AgentsPlugin, MiniGateway]:
+    gw = MiniGateway(home)
+    plugin = AgentsPlugin(settings)
+    plugin.attach(gw)
+    assert plugin.store is not None
+    plugin.store.upsert("s1", "alice", plugin.clock(), "claude-code", "/w")
+    return plugin, gw
+
+
+def test_two_reports_close_together_are_one_wake_delivered_once(settings: Any, tmp_path: Path) -> None:
+    async def go() -> None:
+        plugin, gw = await _attached(settings, tmp_path)
+        s = plugin.store.get("s1")  # type: ignore[union-attr]
+        waiter = asyncio.create_task(plugin.wait_for_reports(s, "stop", 5))
+        await asyncio.sleep(0.05)
+        gw.report(1)
+        await asyncio.sleep(0.1)
+        gw.report(2)
+        gw.report(2)  # the same report twice is stored once
+        got = await waiter
+        assert got["delivery"] and got["jobs"] == [1, 2]
+        assert "2 jobs you submitted ended" in got["text"]
+        assert plugin.acknowledge(plugin.store.get("s1"), 2, "hooks") == [1, 2]  # type: ignore[union-attr]
+        assert plugin.store.unread("s1") == []  # type: ignore[union-attr]
+        again = await plugin.wait_for_reports(plugin.store.get("s1"), "stop", 0.2)  # type: ignore[union-attr]
+        assert not again.get("delivery")
+        assert gw.wakes() == [{"channel": "hooks", "jobs": [1, 2], "ok": True}]
+        await plugin.stop()
+
+    _run(go())
+
+
+def test_a_hook_that_never_acks_gets_the_batch_again_after_the_lease(settings: Any, tmp_path: Path) -> None:
+    async def go() -> None:
+        plugin, gw = await _attached(settings, tmp_path)
+        gw.report(5)
+        first = await plugin.wait_for_reports(plugin.store.get("s1"), "stop", 3)  # type: ignore[union-attr]
+        assert first["jobs"] == [5]
+        # no ack: a second hook waits while the lease holds, then gets the same report
+        second = await plugin.wait_for_reports(plugin.store.get("s1"), "stop", 3)  # type: ignore[union-attr]
+        assert second["jobs"] == [5]
+        await plugin.stop()
+
+    _run(go())
+
+
+def test_the_background_hook_waits_for_the_turn_to_end(settings: Any, tmp_path: Path) -> None:
+    async def go() -> None:
+        plugin, gw = await _attached(settings, tmp_path)
+        st = plugin.store
+        assert st is not None
+        st.set_turn("s1", TurnState.IN_TURN, plugin.clock())
+        task = asyncio.create_task(plugin.wait_for_reports(st.get("s1"), "rewake", 5))  # type: ignore[arg-type]
+        await asyncio.sleep(0.05)
+        gw.report(9)
+        await asyncio.sleep(0.8)  # batch settled, but mid-turn: not delivered
+        assert not task.done() and st.unread("s1")
+        plugin.set_turn(st.get("s1"), TurnState.IDLE)  # type: ignore[arg-type]
+        got = await task
+        assert got["jobs"] == [9] and got["role"] == "rewake"
+        await plugin.stop()
+
+    _run(go())
+
+
+def test_a_newer_background_hook_supersedes_the_older(settings: Any, tmp_path: Path) -> None:
+    async def go() -> None:
+        plugin, gw = await _attached(settings, tmp_path)
+        st = plugin.store
+        assert st is not None
+        old = asyncio.create_task(plugin.wait_for_reports(st.get("s1"), "rewake", 5))  # type: ignore[arg-type]
+        await asyncio.sleep(0.05)
+        new = asyncio.create_task(plugin.wait_for_reports(st.get("s1"), "rewake", 0.3))  # type: ignore[arg-type]
+        assert (await old) == {"delivery": None, "superseded": True}
+        assert not (await new).get("delivery")
+        await plugin.stop()
+
+    _run(go())
+
+
+def test_unread_reports_survive_a_restart(settings: Any, tmp_path: Path) -> None:
+    async def first() -> None:
+        plugin, gw = await _attached(settings, tmp_path)
+        gw.report(3)
+        await plugin.stop()
+
+    async def second() -> None:
+        gw = MiniGateway(tmp_path)
+        plugin = AgentsPlugin(settings)
+        plugin.attach(gw)
+        got = await plugin.wait_for_reports(plugin.store.get("s1"), "stop", 3)  # type: ignore[union-attr]
+        assert got["jobs"] == [3]
+        await plugin.stop()
+
+    _run(first())
+    _run(second())
+
+
+def test_a_session_belongs_to_one_user(settings: Any, tmp_path: Path) -> None:
+    async def go() -> None:
+        plugin, gw = await _attached(settings, tmp_path)
+        with pytest.raises(Denied):
+            plugin.store.upsert("s1", "mallory", plugin.clock())  # type: ignore[union-attr]
+        gw.report(4, user="mallory")  # a job of another user naming alice's session is not delivered to it
+        assert plugin.store.unread("s1") == []  # type: ignore[union-attr]
+        await plugin.stop()
+
+    _run(go())
+
+
+def test_no_channel_parks_the_batch_with_a_visible_reason(settings: Any, tmp_path: Path) -> None:
+    async def go() -> None:
+        plugin, gw = await _attached(settings, tmp_path)
+        gw.report(6)
+        await asyncio.sleep(0.6)
+        s = plugin.store.get("s1")  # type: ignore[union-attr]
+        assert s is not None and s.last_reason and s.last_reason.startswith("waiting for the next hook")
+        assert plugin.batcher.next_due() is None
+        claimed = plugin.claim_now(s)
+        assert claimed["jobs"] == [6]
+        await plugin.stop()
+
+    _run(go())

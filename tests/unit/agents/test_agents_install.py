@@ -1,0 +1,149 @@
+"""`hooks install/uninstall`: merge beside existing hooks, idempotent, byte-for-byte undo."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from frontdesk.agents import install as inst
+
+EXE = "/opt/fd env/bin/frontdesk"  # a path with a space: the command must quote it
+
+EXISTING = """{
+    "permissions": {"allow": ["Bash(ls:*)"]},
+    "hooks": {
+        "Stop": [{"hooks": [{"type": "command", "command": "afplay done.wav"}]}],
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./guard.sh"}]}]
+    },
+    "model": "opus"
+}
+"""
+
+
+@pytest.fixture(autouse=True)
+def _home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FRONTDESK_HOME", str(tmp_path / "fdhome"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "home" / ".codex"))
+
+
+def test_claude_entries_pin_the_documented_shapes() -> None:
+    e = inst.claude_entries(inst.HookPlan(stop_timeout=900, rewake_timeout=86400), exe=EXE)
+    assert set(e) == {"SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"}
+    stop, rewake = e["Stop"][0]["hooks"]
+    assert stop == {"type": "command", "timeout": 900,
+                    "command": "'/opt/fd env/bin/frontdesk' hook stop --harness claude-code --budget 880"}
+    assert rewake == {"type": "command", "timeout": 86400, "async": True, "asyncRewake": True,
+                      "command": "'/opt/fd env/bin/frontdesk' hook rewake --harness claude-code --budget 86380"}
+    assert e["SessionStart"] == [{"hooks": [{"type": "command", "timeout": 30,
+                                             "command": "'/opt/fd env/bin/frontdesk' hook session-start "
+                                                        "--harness claude-code"}]}]
+
+
+def test_codex_entries_have_no_async_rewake() -> None:
+    e = inst.codex_entries(exe=EXE)
+    assert set(e) == {"SessionStart", "UserPromptSubmit", "Stop"}
+    assert all("async" not in h for groups in e.values() for g in groups for h in g["hooks"])
+    assert e["Stop"][0]["hooks"][0]["command"].endswith("hook stop --harness codex --budget 880")
+
+
+def test_merge_keeps_other_hooks_and_is_idempotent() -> None:
+    current = json.loads(EXISTING)
+    once = inst.merge_hooks(current, inst.claude_entries(exe=EXE))
+    twice = inst.merge_hooks(once, inst.claude_entries(exe="/elsewhere/frontdesk"))
+    for merged in (once, twice):
+        assert merged["permissions"] == current["permissions"] and merged["model"] == "opus"
+        assert merged["hooks"]["Stop"][0] == current["hooks"]["Stop"][0]
+        assert merged["hooks"]["PreToolUse"] == current["hooks"]["PreToolUse"]
+        assert len(merged["hooks"]["Stop"]) == 2
+    assert inst.unmerge_hooks(twice) == current
+
+
+def test_our_commands_are_recognised_and_others_are_not() -> None:
+    assert inst.is_ours({"command": "'/x y/frontdesk' hook stop --harness codex"})
+    assert inst.is_ours({"command": "frontdesk hook rewake"})
+    assert not inst.is_ours({"command": "echo frontdesk is great; hooky"})
+    assert not inst.is_ours({"command": "./guard.sh"})
+
+
+@pytest.mark.parametrize("harness,rel", [("claude", ".claude/settings.json"), ("codex", ".codex/hooks.json")])
+def test_install_then_uninstall_restores_byte_for_byte(tmp_path: Path, harness: str, rel: str) -> None:
+    proj = tmp_path / "proj"
+    target = proj / rel
+    target.parent.mkdir(parents=True)
+    target.write_bytes(EXISTING.encode())  # 4-space indent, odd layout: install reformats, undo must not
+    inst.install(harness, "project", proj, exe=EXE)
+    merged = json.loads(target.read_text())
+    assert any(inst.is_ours(h) for g in merged["hooks"]["Stop"] for h in g["hooks"])
+    assert merged["hooks"]["PreToolUse"] == json.loads(EXISTING)["hooks"]["PreToolUse"]
+    inst.install(harness, "project", proj, exe=EXE)  # twice: still one set, first original kept
+    inst.uninstall(harness, "project", proj)
+    assert target.read_bytes() == EXISTING.encode()
+
+
+def test_install_into_nothing_and_uninstall_leaves_nothing(tmp_path: Path) -> None:
+    proj = tmp_path / "p"
+    proj.mkdir()
+    msgs = inst.install("claude", "project", proj, exe=EXE)
+    assert (proj / ".claude" / "settings.json").exists() and "installed" in msgs[0]
+    inst.uninstall("claude", "project", proj)
+    assert list(proj.iterdir()) == []
+
+
+def test_uninstall_after_user_edits_removes_only_ours(tmp_path: Path) -> None:
+    proj = tmp_path / "p"
+    (proj / ".claude").mkdir(parents=True)
+    target = proj / ".claude" / "settings.json"
+    target.write_text(EXISTING)
+    inst.install("claude", "project", proj, exe=EXE)
+    data = json.loads(target.read_text())
+    data["env"] = {"FOO": "1"}  # the user edits the file after install
+    target.write_text(json.dumps(data))
+    msgs = inst.uninstall("claude", "project", proj)
+    assert "changed since install" in msgs[0]
+    after = json.loads(target.read_text())
+    assert after == {**json.loads(EXISTING), "env": {"FOO": "1"}}
+
+
+def test_codex_notify_is_added_at_top_level_and_removed(tmp_path: Path) -> None:
+    proj = tmp_path / "p"
+    cfg = proj / ".codex" / "config.toml"
+    cfg.parent.mkdir(parents=True)
+    original = 'model = "o4"\n\n[features]\nhooks = true\n'
+    cfg.write_text(original)
+    inst.install("codex", "project", proj, exe=EXE)
+    import tomllib
+
+    parsed = tomllib.loads(cfg.read_text())
+    assert parsed["notify"] == [EXE, "hook", "notify", "--harness", "codex"]
+    assert parsed["features"] == {"hooks": True} and parsed["model"] == "o4"
+    inst.uninstall("codex", "project", proj)
+    assert cfg.read_text() == original
+
+
+def test_codex_existing_notify_is_left_alone(tmp_path: Path) -> None:
+    proj = tmp_path / "p"
+    cfg = proj / ".codex" / "config.toml"
+    cfg.parent.mkdir(parents=True)
+    cfg.write_text('notify = ["notify-send"]\n')
+    msgs = inst.install("codex", "project", proj, exe=EXE)
+    assert "already set" in msgs[1]
+    assert cfg.read_text() == 'notify = ["notify-send"]\n'
+
+
+def test_user_scope_uses_home_and_codex_home(tmp_path: Path) -> None:
+    assert inst.target_paths("claude", "user")["hooks"] == tmp_path / "home" / ".claude" / "settings.json"
+    assert inst.target_paths("codex", "user")["hooks"] == tmp_path / "home" / ".codex" / "hooks.json"
+
+
+def test_broken_settings_are_refused_not_clobbered(tmp_path: Path) -> None:
+    from frontdesk.errors import ConfigError
+
+    proj = tmp_path / "p"
+    (proj / ".claude").mkdir(parents=True)
+    (proj / ".claude" / "settings.json").write_text("{ not json")
+    with pytest.raises(ConfigError, match="not valid JSON"):
+        inst.install("claude", "project", proj, exe=EXE)
+    assert (proj / ".claude" / "settings.json").read_text() == "{ not json"
