@@ -1,0 +1,97 @@
+"""SlurmPlugin: serves the polling shield's cached view of the cluster under /v1/slurm/.
+
+`GET /v1/slurm/squeue` answers every shim caller from the backend's one shared JobTable snapshot,
+at most `[slurm] refresh_seconds` old: fifty agents polling every two seconds cost the controller one
+query per interval, not fifty. `?history=true` adds ended Slurm jobs the gateway still knows of (the
+controller forgets them after MinJobAge), which is what the `sacct` shim reads.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from frontdesk.backends.slurm.backend import SlurmBackend, SlurmConfig
+from frontdesk.backends.slurm.parse import JobRecord
+from frontdesk.errors import Conflict
+
+__all__ = ["SlurmPlugin", "VIEW_FIELDS", "view_row"]
+
+VIEW_FIELDS = ("JobId", "JobName", "UserId", "Account", "QOS", "Priority", "JobState", "Reason", "Dependency",
+               "ExitCode", "RunTime", "TimeLimit", "SubmitTime", "StartTime", "EndTime", "Partition",
+               "NodeList", "NumNodes", "NumCPUs", "MinMemoryNode", "MinMemoryCPU", "TresPerNode", "Command",
+               "WorkDir", "StdOut", "StdErr", "Comment", "ArrayJobId", "ArrayTaskId")
+"""The scontrol fields the shims format (squeue %-codes, sacct fields); the rest stay on the gateway."""
+
+
+def view_row(record: Mapping[str, str]) -> dict[str, str]:
+    """The part of one scontrol record a shim needs."""
+    return {k: record[k] for k in VIEW_FIELDS if k in record}
+
+
+class SlurmPlugin:
+    """The gateway side of the polling shield (and Slurm facts for /v1/cluster)."""
+
+    name = "slurm"
+
+    def __init__(self, settings: Any) -> None:
+        self.settings = settings
+        self.config = SlurmConfig.from_settings(settings) if settings.backend == "slurm" else None
+        self.gateway: Any = None
+        self.served = 0
+        """Shim answers served (each would have been a real squeue: two controller RPCs)."""
+
+    def attach(self, gateway: Any) -> None:
+        """Remember the gateway (its backend holds the shared JobTable)."""
+        self.gateway = gateway
+
+    def _backend(self) -> SlurmBackend:
+        backend = getattr(self.gateway, "backend", None)
+        if not isinstance(backend, SlurmBackend):
+            raise Conflict("this gateway does not run the slurm backend (set [gateway] backend = \"slurm\")")
+        return backend
+
+    async def squeue_view(self, history: bool = False) -> dict[str, Any]:
+        """Every job the controller holds, from a snapshot at most refresh_seconds old."""
+        backend = self._backend()
+        records, as_of = await backend.view()
+        self.served += 1
+        owned = self._owned(records)
+        out: dict[str, Any] = {
+            "as_of": as_of, "now": time.time(), "refresh_seconds": backend.config.refresh_seconds,
+            "jobs": [view_row(r) for r in records.values()], "frontdesk": owned,
+        }
+        if history:
+            out["history"] = self._history(records)
+        return out
+
+    def _owned(self, records: Mapping[str, JobRecord]) -> dict[str, int]:
+        rows = self.gateway.store.by_backend_ids("slurm", list(records)) if records else []
+        return {str(r["backend_id"]): int(r["id"]) for r in rows}
+
+    def _history(self, records: Mapping[str, JobRecord]) -> list[dict[str, Any]]:
+        rows = self.gateway.store.conn.execute(
+            "SELECT id, name, state, backend_id, exit_code, signal, partition, principal, submitted_at, "
+            "started_at, ended_at FROM jobs WHERE backend='slurm' AND backend_id IS NOT NULL "
+            "ORDER BY id DESC LIMIT 2000").fetchall()
+        return [dict(zip(r.keys(), r, strict=True)) for r in rows if str(r["backend_id"]) not in records]
+
+    def cluster_info(self) -> dict[str, Any]:
+        """Shield counters for /v1/cluster."""
+        backend = getattr(self.gateway, "backend", None)
+        queries = backend.table.queries if isinstance(backend, SlurmBackend) else 0
+        return {"shim_answers": self.served, "controller_queries": queries,
+                "refresh_seconds": self.config.refresh_seconds if self.config else None}
+
+    def router(self) -> Any:
+        """GET /v1/slurm/squeue[?history=true]."""
+        from fastapi import APIRouter
+
+        r = APIRouter()
+
+        @r.get("/slurm/squeue")
+        async def squeue(history: bool = False) -> dict[str, Any]:
+            return await self.squeue_view(history)
+
+        return r

@@ -1,0 +1,119 @@
+"""`frontdesk notify` (Slurm's EpilogSlurmctld → the gateway) and `frontdesk shim install DIR`.
+
+`notify` runs on the Slurm controller for every job: it must be quick and must never fail the job, so it
+tries each target once with a short timeout and the epilog wrapper ignores its exit status.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from frontdesk.cli.output import emit
+
+__all__ = ["register", "SHIMS", "install_shims", "notify_targets"]
+
+SHIMS = ("squeue", "sacct", "sbatch", "scancel")
+_INFO_ENV = ("SLURM_JOB_EXIT_CODE2", "SLURM_JOB_EXIT_CODE", "SLURM_JOB_DERIVED_EC", "SLURM_JOB_USER",
+             "SLURM_JOB_PARTITION", "SLURM_JOB_NODELIST", "SLURM_JOB_NAME", "SLURM_SCRIPT_CONTEXT")
+_SHIM_TEMPLATE = """#!{python}
+# frontdesk shim for `{name}`: answers from the gateway's cached view / submits through the gateway.
+# Written by `frontdesk shim install`; put this directory first on an agent's PATH.
+import sys
+from frontdesk.shims.{name} import main
+sys.exit(main())
+"""
+
+
+def register(sub: Any) -> None:
+    """Add `notify` and `shim` to the CLI."""
+    p = sub.add_parser("notify", help="tell the gateway Slurm jobs changed (EpilogSlurmctld entry point)")
+    p.add_argument("ids", nargs="*", help="Slurm job ids (default: $SLURM_JOB_ID)")
+    p.add_argument("--backend", default="slurm")
+    p.add_argument("--socket", action="append", default=[], help="a gateway socket (repeatable)")
+    p.add_argument("--targets-dir", help="a directory of files each naming a gateway socket")
+    p.add_argument("--timeout", type=float, default=2.0, help="seconds per gateway (default 2)")
+    p.add_argument("--quiet", action="store_true", help="print nothing on success")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_notify)
+
+    s = sub.add_parser("shim", help="the polling shield: drop-in squeue/sacct/sbatch/scancel")
+    ssub = s.add_subparsers(dest="shim_command", metavar="SUBCOMMAND")
+    i = ssub.add_parser("install", help="write the shims into DIR (put DIR first on the agent's PATH)")
+    i.add_argument("dir")
+    i.add_argument("--json", action="store_true")
+    i.set_defaults(func=_install)
+
+
+def notify_targets(sockets: list[str], targets_dir: str | None) -> list[str]:
+    """Gateway sockets to tell: explicit ones, every file in targets_dir, else the environment's."""
+    out = list(sockets)
+    if targets_dir and os.path.isdir(targets_dir):
+        for entry in sorted(os.listdir(targets_dir)):
+            try:
+                text = Path(targets_dir, entry).read_text().strip()
+            except OSError:
+                continue
+            if text and text not in out:
+                out.append(text)
+    if not out and not targets_dir:
+        from frontdesk.config import socket_path_from_env
+
+        out.append(str(socket_path_from_env()))
+    return out
+
+
+def _notify(args: argparse.Namespace) -> int:
+    from frontdesk.client import Client
+    from frontdesk.errors import FrontdeskError
+
+    ids = list(args.ids) or ([os.environ["SLURM_JOB_ID"]] if os.environ.get("SLURM_JOB_ID") else [])
+    info = {k: os.environ[k] for k in _INFO_ENV if k in os.environ}
+    body = {"backend": args.backend, "ids": ids, "info": info}
+    results = []
+    for target in notify_targets(args.socket, args.targets_dir):
+        if not target.startswith("http") and not os.path.exists(target):
+            results.append({"target": target, "ok": False, "error": "no such socket"})
+            continue
+        client = Client(socket_path=None if target.startswith("http") else target,
+                        url=target if target.startswith("http") else None, timeout=args.timeout)
+        try:
+            answer = client.request("POST", "/v1/notify", body)
+            results.append({"target": target, "ok": True, "answer": answer})
+        except FrontdeskError as exc:
+            results.append({"target": target, "ok": False, "error": exc.message})
+    failed = [r for r in results if not r["ok"]]
+    data = {"ids": ids, "targets": results}
+    if args.json or not args.quiet or failed:
+        emit(args.json, data, lambda: "\n".join(
+            f"{r['target']}: {'ok' if r['ok'] else r['error']}" for r in results) or "no gateway to notify")
+    if results and len(failed) == len(results):
+        return 69
+    return 0
+
+
+def install_shims(directory: Path, python: str | None = None) -> list[Path]:
+    """Write the four shims into `directory` (made if missing); returns their paths."""
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name in SHIMS:
+        path = directory / name
+        tmp = directory / f".{name}.tmp"
+        tmp.write_text(_SHIM_TEMPLATE.format(python=python or sys.executable, name=name))
+        tmp.chmod(0o755)
+        tmp.replace(path)
+        written.append(path)
+    return written
+
+
+def _install(args: argparse.Namespace) -> int:
+    directory = Path(args.dir).absolute()
+    paths = install_shims(directory)
+    data = {"dir": str(directory), "shims": [str(p) for p in paths], "python": sys.executable,
+            "path_hint": f"export PATH={directory}:$PATH"}
+    emit(args.json, data, f"wrote {', '.join(p.name for p in paths)} to {directory}\n"
+                          f"put it first on the agent's PATH: export PATH={directory}:$PATH")
+    return 0

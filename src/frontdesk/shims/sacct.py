@@ -1,0 +1,176 @@
+"""`sacct` from the gateway's cached view plus the gateway's own history of Slurm jobs.
+
+Handles -j/--jobs, -u/--user, -a/--allusers, -n/--noheader, -P/--parsable2, -p/--parsable, -o/--format,
+-X/--allocations, -s/--state, -S/-E (accepted: the view holds recent jobs only). One row per job
+(allocations; steps are not in the view). Anything else goes to the real sacct.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from frontdesk.shims.common import (
+    LONG_STATES,
+    ShimArgs,
+    current_user,
+    exec_real,
+    fetch_view,
+    fmt_duration,
+    gateway_down,
+    split_list,
+    user_name,
+)
+
+__all__ = ["main", "format_sacct", "rows_from_view", "DEFAULT_FIELDS"]
+
+DEFAULT_FIELDS = "JobID,JobName,Partition,Account,AllocCPUS,State,ExitCode"
+_WIDTH = {"jobid": 12, "jobidraw": 12, "exitcode": 8, "state": 10, "start": 19, "end": 19, "submit": 19,
+          "workdir": 20, "nodelist": 15}
+_LEFT = {"jobid", "jobidraw"}
+_NAMES = {"jobid": "JobID", "jobidraw": "JobIDRaw", "jobname": "JobName", "partition": "Partition",
+          "account": "Account", "alloccpus": "AllocCPUS", "ncpus": "NCPUS", "state": "State",
+          "exitcode": "ExitCode", "elapsed": "Elapsed", "start": "Start", "end": "End", "submit": "Submit",
+          "nodelist": "NodeList", "user": "User", "timelimit": "Timelimit", "reqmem": "ReqMem",
+          "workdir": "WorkDir", "nnodes": "NNodes", "qos": "QOS", "reason": "Reason", "uid": "UID"}
+
+
+def _iso(ts: Any) -> str:
+    return datetime.fromtimestamp(float(ts)).strftime("%Y-%m-%dT%H:%M:%S") if ts else "Unknown"
+
+
+def _job_row(job: Mapping[str, str]) -> dict[str, str]:
+    g = job.get
+    start = g("StartTime", "Unknown")
+    uid = g("UserId", "")
+    return {
+        "jobid": g("JobId", ""), "jobidraw": g("JobId", ""), "jobname": g("JobName", ""),
+        "partition": g("Partition", ""), "account": g("Account", "").replace("(null)", ""),
+        "alloccpus": g("NumCPUs", "0") if start not in ("Unknown", "None") else "0",
+        "ncpus": g("NumCPUs", "0"), "state": g("JobState", "").split(" ", 1)[0],
+        "exitcode": g("ExitCode", "0:0"), "elapsed": _elapsed(g("RunTime", "00:00:00")),
+        "start": start, "end": g("EndTime", "Unknown"), "submit": g("SubmitTime", "Unknown"),
+        "nodelist": g("NodeList", "").replace("(null)", "None assigned") or "None assigned",
+        "user": user_name(uid), "timelimit": fmt_duration(g("TimeLimit", "")),
+        "reqmem": g("MinMemoryNode") or g("MinMemoryCPU", ""), "workdir": g("WorkDir", ""),
+        "nnodes": g("NumNodes", "1"), "qos": g("QOS", ""), "reason": g("Reason", ""),
+        "uid": uid[uid.find("(") + 1:-1] if "(" in uid else uid,
+    }
+
+
+def _history_row(h: Mapping[str, Any]) -> dict[str, str]:
+    bid = str(h["backend_id"])
+    return {
+        "jobid": bid, "jobidraw": bid, "jobname": str(h.get("name") or f"fd-{h['id']}"),
+        "partition": h.get("partition") or "", "state": h.get("state", ""),
+        "exitcode": f"{h.get('exit_code') or 0}:{h.get('signal') or 0}",
+        "start": _iso(h.get("started_at")), "end": _iso(h.get("ended_at")),
+        "submit": _iso(h.get("submitted_at")),
+        "user": h.get("principal", ""), "nnodes": "1",
+    }
+
+
+def rows_from_view(view: Mapping[str, Any]) -> list[dict[str, str]]:
+    """One sacct-like row per job: the controller's jobs, then ended ones only the gateway remembers."""
+    return [_job_row(j) for j in view.get("jobs", [])] + [_history_row(h) for h in view.get("history", [])]
+
+
+def _elapsed(raw: str) -> str:
+    text = raw.strip()
+    if "-" in text:
+        return text
+    parts = text.split(":")
+    while len(parts) < 3:
+        parts.insert(0, "00")
+    return ":".join(p.zfill(2) for p in parts)
+
+
+def _fields(spec: str) -> list[tuple[str, int | None]]:
+    out = []
+    for item in spec.split(","):
+        item = item.strip()
+        if not item:
+            continue
+        name, _, width = item.partition("%")
+        key = name.lower()
+        if key not in _NAMES:
+            raise ShimArgs(f"field {name!r}")
+        out.append((key, int(width) if width.isdigit() else None))
+    return out
+
+
+def format_sacct(rows: Sequence[Mapping[str, str]], spec: str, *, header: bool, parsable: str | None) -> str:
+    """sacct's text: fixed width, or `|`-separated (`--parsable2`; `--parsable` adds a trailing `|`)."""
+    fields = _fields(spec)
+    lines = []
+    if parsable is not None:
+        tail = "|" if parsable == "p" else ""
+        if header:
+            lines.append("|".join(_NAMES[k] for k, _ in fields) + tail)
+        lines += ["|".join(r.get(k, "") for k, _ in fields) + tail for r in rows]
+    else:
+        widths = [w or _WIDTH.get(k, 10) for k, w in fields]
+
+        def cell(text: str, key: str, w: int) -> str:
+            text = text if len(text) <= w else text[: w - 1] + "+"
+            return text.ljust(w) if key in _LEFT else text.rjust(w)
+
+        if header:
+            names = (cell(_NAMES[k], k, w) for (k, _), w in zip(fields, widths, strict=True))
+            lines.append(" ".join(names) + " ")
+            lines.append(" ".join("-" * w for w in widths) + " ")
+        for r in rows:
+            lines.append(" ".join(cell(r.get(k, ""), k, w) for (k, _), w in zip(fields, widths, strict=True))
+                         + " ")
+    return "".join(line + "\n" for line in lines)
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # noqa: D102
+        raise ShimArgs(message)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="sacct", add_help=False, allow_abbrev=False)
+    p.add_argument("-j", "--jobs", action="append")
+    p.add_argument("-u", "--user", "--uid", action="append")
+    p.add_argument("-a", "--allusers", action="store_true")
+    p.add_argument("-n", "--noheader", action="store_true")
+    p.add_argument("-P", "--parsable2", action="store_true")
+    p.add_argument("-p", "--parsable", action="store_true")
+    p.add_argument("-o", "--format")
+    p.add_argument("-X", "--allocations", action="store_true")
+    p.add_argument("-s", "--state", action="append")
+    p.add_argument("-S", "--starttime")
+    p.add_argument("-E", "--endtime")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the shim; returns sacct's exit status."""
+    args_in = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args = _parser().parse_args(args_in)
+        fmt = args.format or DEFAULT_FIELDS
+        _fields(fmt)
+    except ShimArgs as exc:
+        exec_real("sacct", args_in, str(exc))
+    from frontdesk.errors import FrontdeskError
+
+    try:
+        view = fetch_view(history=True)
+    except FrontdeskError as exc:
+        gateway_down("sacct", args_in, exc)
+    rows = rows_from_view(view)
+    ids = split_list(args.jobs)
+    users = split_list(args.user) or ([] if args.allusers or ids else [current_user()])
+    states = {LONG_STATES.get(s.upper(), s.upper()) for s in split_list(args.state)}
+    rows = [r for r in rows if (not ids or r["jobid"] in ids) and (not users or r["user"] in users)
+            and (not states or r["state"] in states)]
+    rows.sort(key=lambda r: int(r["jobid"]) if r["jobid"].isdigit() else 0)
+    parsable = "P" if args.parsable2 else ("p" if args.parsable else None)
+    sys.stdout.write(format_sacct(rows, fmt, header=not args.noheader, parsable=parsable))
+    return 0

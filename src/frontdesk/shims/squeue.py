@@ -1,0 +1,224 @@
+"""`squeue` from the gateway's cached view: -u/--user, --me, -j/--jobs, -h, -o/--format, -t/--states,
+-p/--partition, -n/--name, -l/--long, -a, --noconvert; anything else goes to the real squeue."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from frontdesk.shims.common import (
+    LONG_STATES,
+    ShimArgs,
+    current_user,
+    exec_real,
+    fetch_view,
+    fmt_duration,
+    gateway_down,
+    short_state,
+    split_list,
+    user_name,
+)
+
+__all__ = ["main", "format_rows", "select_rows", "DEFAULT_FORMAT", "LONG_FORMAT"]
+
+DEFAULT_FORMAT = "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R"
+LONG_FORMAT = "%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R"
+ACTIVE = {"PENDING", "RUNNING", "SUSPENDED", "COMPLETING", "CONFIGURING", "RESIZING", "SIGNALING",
+          "STAGE_OUT", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESV_DEL_HOLD", "STOPPED"}
+_SPEC = re.compile(r"%(\.?)(\d*)([A-Za-z%])")
+_HEADERS = {
+    "i": "JOBID", "A": "JOBID", "P": "PARTITION", "j": "NAME", "u": "USER", "t": "ST", "T": "STATE",
+    "M": "TIME", "l": "TIME_LIMIT", "D": "NODES", "R": "NODELIST(REASON)", "r": "REASON", "N": "NODELIST",
+    "C": "CPUS", "m": "MIN_MEMORY", "V": "SUBMIT_TIME", "S": "START_TIME", "e": "END_TIME",
+    "b": "TRES_PER_NODE", "Z": "WORK_DIR", "a": "ACCOUNT", "q": "QOS", "p": "PRIORITY", "Q": "PRIORITY",
+    "o": "COMMAND", "k": "COMMENT", "E": "DEPENDENCY", "U": "UID", "x": "EXC_NODES", "F": "ARRAY_JOB_ID",
+    "K": "ARRAY_TASK_ID", "g": "GROUP", "n": "REQ_NODES", "f": "FEATURES", "%": "%",
+}
+
+
+def _time(raw: str) -> str:
+    return "N/A" if raw in ("", "Unknown", "None", "(null)") else raw
+
+
+def _value(code: str, job: Mapping[str, str]) -> str:
+    state = job.get("JobState", "")
+    pending = state == "PENDING"
+    reason = job.get("Reason", "None")
+    match code:
+        case "i" | "A":
+            return job.get("JobId", "")
+        case "P":
+            return job.get("Partition", "")
+        case "j":
+            return job.get("JobName", "")
+        case "u":
+            return user_name(job.get("UserId", ""))
+        case "U":
+            uid = job.get("UserId", "")
+            return uid[uid.find("(") + 1:-1] if "(" in uid else uid
+        case "t":
+            return short_state(state)
+        case "T":
+            return state.split(" ", 1)[0]
+        case "M":
+            return fmt_duration(job.get("RunTime", "0:00"))
+        case "l":
+            return fmt_duration(job.get("TimeLimit", "UNLIMITED"))
+        case "D":
+            return job.get("NumNodes", "1").split("-")[0]
+        case "R":
+            return f"({reason})" if pending or not job.get("NodeList") or job.get("NodeList") == "(null)" \
+                else job.get("NodeList", "")
+        case "r":
+            return reason
+        case "N":
+            nodes = job.get("NodeList", "")
+            return "" if nodes == "(null)" else nodes
+        case "C":
+            return job.get("NumCPUs", "")
+        case "m":
+            return job.get("MinMemoryNode") or job.get("MinMemoryCPU", "0")
+        case "V":
+            return _time(job.get("SubmitTime", ""))
+        case "S":
+            return _time(job.get("StartTime", ""))
+        case "e":
+            return _time(job.get("EndTime", ""))
+        case "b":
+            tres = job.get("TresPerNode", "")
+            return tres.removeprefix("gres:") if tres else "N/A"
+        case "Z":
+            return job.get("WorkDir", "")
+        case "a":
+            return job.get("Account", "(null)")
+        case "q":
+            return job.get("QOS", "(null)")
+        case "p" | "Q":
+            return job.get("Priority", "")
+        case "o":
+            return job.get("Command", "")
+        case "k":
+            return job.get("Comment", "(null)")
+        case "E":
+            return job.get("Dependency", "(null)")
+        case "F":
+            return job.get("ArrayJobId", job.get("JobId", ""))
+        case "K":
+            return job.get("ArrayTaskId", "N/A")
+        case "%":
+            return "%"
+    return ""
+
+
+def _render(fmt: str, job: Mapping[str, str] | None) -> str:
+    out, pos = [], 0
+    for m in _SPEC.finditer(fmt):
+        out.append(fmt[pos:m.start()])
+        right, width, code = m.group(1) == ".", m.group(2), m.group(3)
+        text = _HEADERS.get(code, code.upper()) if job is None else _value(code, job)
+        if width:
+            w = int(width)
+            text = text[:w]
+            text = text.rjust(w) if right else text.ljust(w)
+        out.append(text)
+        pos = m.end()
+    out.append(fmt[pos:])
+    return "".join(out)
+
+
+def format_rows(jobs: Sequence[Mapping[str, str]], fmt: str, header: bool) -> str:
+    """squeue's text for these jobs in this -o format."""
+    lines = [_render(fmt, None)] if header else []
+    lines += [_render(fmt, job) for job in jobs]
+    return "".join(line + "\n" for line in lines)
+
+
+def _states(values: Sequence[str]) -> set[str] | None:
+    wanted = {s.upper() for s in split_list(values)}
+    if not wanted:
+        return None
+    if "ALL" in wanted:
+        return set()
+    return {LONG_STATES.get(s, s) for s in wanted}
+
+
+def select_rows(jobs: Sequence[Mapping[str, str]], *, users: Sequence[str] = (), ids: Sequence[str] = (),
+                states: set[str] | None = None, partitions: Sequence[str] = (),
+                names: Sequence[str] = ()) -> list[Mapping[str, str]]:
+    """squeue's filters; no -t means the active states only (as squeue does, with or without -j)."""
+    out = []
+    for job in jobs:
+        state = job.get("JobState", "").split(" ", 1)[0]
+        if states is None and state not in ACTIVE:
+            continue
+        if states and state not in states:
+            continue
+        if users and user_name(job.get("UserId", "")) not in users:
+            continue
+        if ids and job.get("JobId") not in ids and job.get("ArrayJobId") not in ids:
+            continue
+        if partitions and job.get("Partition") not in partitions:
+            continue
+        if names and job.get("JobName") not in names:
+            continue
+        out.append(job)
+    pending_last = {"PENDING": 1}
+    out.sort(key=lambda j: (pending_last.get(j.get("JobState", ""), 0), int(j.get("JobId", "0") or 0)))
+    return out
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # noqa: D102
+        raise ShimArgs(message)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="squeue", add_help=False, allow_abbrev=False)
+    p.add_argument("-u", "--user", action="append")
+    p.add_argument("--me", action="store_true")
+    p.add_argument("-j", "--jobs", action="append")
+    p.add_argument("-h", "--noheader", action="store_true")
+    p.add_argument("-o", "--format")
+    p.add_argument("-t", "--states", action="append")
+    p.add_argument("-p", "--partition", action="append")
+    p.add_argument("-n", "--name", action="append")
+    p.add_argument("-l", "--long", action="store_true")
+    p.add_argument("-a", "--all", action="store_true")
+    p.add_argument("--noconvert", action="store_true")
+    p.add_argument("jobs_positional", nargs="*")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the shim; returns squeue's exit status."""
+    args_in = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args = _parser().parse_args(args_in)
+    except ShimArgs as exc:
+        exec_real("squeue", args_in, str(exc))
+    if args.jobs_positional:  # squeue takes no positionals: let the real one say so
+        exec_real("squeue", args_in, "positional arguments")
+    from frontdesk.errors import FrontdeskError
+
+    try:
+        view = fetch_view()
+    except FrontdeskError as exc:
+        gateway_down("squeue", args_in, exc)
+    users = split_list(args.user) + ([current_user()] if args.me else [])
+    ids = split_list(args.jobs)
+    rows = select_rows(view["jobs"], users=users, ids=ids, states=_states(args.states or []),
+                       partitions=split_list(args.partition), names=split_list(args.name))
+    if ids and not rows and not any(j.get("JobId") in ids for j in view["jobs"]) and len(ids) == 1:
+        sys.stderr.write("slurm_load_jobs error: Invalid job id specified\n")
+        return 1
+    if args.long and not args.noheader:
+        import time
+
+        sys.stdout.write(time.strftime("%a %b %d %H:%M:%S %Y") + "\n")
+    fmt = args.format or (LONG_FORMAT if args.long else os.environ.get("SQUEUE_FORMAT") or DEFAULT_FORMAT)
+    sys.stdout.write(format_rows(rows, fmt, header=not args.noheader))
+    return 0
