@@ -68,7 +68,7 @@ def _env_for(ctx: GuardContext) -> dict[str, str] | None:
 
 
 def _hits(command: str, ctx: GuardContext, ruleset: rules_mod.RuleSet, depth: int) -> tuple[list[_Hit], Parsed]:
-    parsed = parse(command, _env_for(ctx), ctx.cwd)
+    parsed = parse(command, _env_for(ctx), ctx.cwd, ctx.env_complete)
     hits: list[_Hit] = []
     for rule in ruleset.rules:
         if rule.check == "parse-error" and parsed.error:

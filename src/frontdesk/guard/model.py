@@ -78,6 +78,7 @@ class GuardContext:
 
     node_role: NodeRole = NodeRole.WORKSTATION
     env: Mapping[str, str] | None = None
+    env_complete: bool = True
     cwd: str = "/"
     home: str = "/root"
     scratch_roots: tuple[str, ...] = ("/scratch",)

@@ -90,9 +90,14 @@ def _get_parser() -> Any:
     return _parser
 
 
-def parse(command: str, env: Mapping[str, str] | None = None, cwd: str | None = None) -> Parsed:
-    """Parse `command` into invocations, expanding variables against `env` (None: unknown env)."""
-    walker = _Walker(dict(env) if env is not None else None, cwd)
+def parse(command: str, env: Mapping[str, str] | None = None, cwd: str | None = None,
+          env_complete: bool = True) -> Parsed:
+    """Parse `command` into invocations, expanding variables against `env`.
+
+    With `env=None` nothing is known; with `env_complete=False` a variable missing from `env` is unknown
+    (not unset), while one the command itself empties (`X=; rm -rf $X/`) is still known to be empty.
+    """
+    walker = _Walker(dict(env) if env is not None else None, cwd, env_complete)
     error = walker.run(command, 0)
     return Parsed(walker.out, error, walker.functions)
 
@@ -116,8 +121,9 @@ _VAR_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 class _Walker:
-    def __init__(self, env: dict[str, str] | None, cwd: str | None) -> None:
+    def __init__(self, env: dict[str, str] | None, cwd: str | None, env_complete: bool = True) -> None:
         self.env = env
+        self.env_complete = env_complete
         self.cwd = cwd
         self.out: list[Invocation] = []
         self.functions: dict[str, str] = {}
@@ -339,7 +345,7 @@ class _Walker:
         if self.env is None:
             return ("$" + name, None, True)
         value = self.env.get(name)
-        if value == DYNAMIC:
+        if value == DYNAMIC or (value is None and not self.env_complete):
             return ("$" + name, None, True)
         op = op or ""
         if op.startswith((":?", "?")):

@@ -1,0 +1,91 @@
+"""The guard on the gateway's submission path: check each job's command or script before it is stored.
+
+deny → `Denied` (nothing stored); ask → a `Notice(source="guard")` and the job still runs, unless
+`[guard] ask_blocks_jobs = true`. Every ask and deny is a `guard.verdict` event with the principal.
+Secrets in the spec's command, script or env → ask, with the secret masked.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import replace
+from typing import Any
+
+from frontdesk.errors import Denied
+from frontdesk.events.models import Event, EventKind
+from frontdesk.guard.checker import check
+from frontdesk.guard.context import context_from_settings, guard_section
+from frontdesk.guard.model import Decision, NodeRole, Verdict
+from frontdesk.guard.secrets import find_secrets, redact
+from frontdesk.plugins import Admission, Notice, SubmitContext
+
+__all__ = ["GuardPlugin", "job_text"]
+
+
+def job_text(spec: Any) -> str:
+    """The shell text a job runs: its script, or its argv joined with shell quoting."""
+    if getattr(spec, "script", None):
+        return str(spec.script)
+    argv = list(spec.argv()) if hasattr(spec, "argv") else list(spec.command or [])
+    if len(argv) == 1:
+        return argv[0]  # one string: a command line
+    return shlex.join(argv)
+
+
+class GuardPlugin:
+    """Checks submissions with the guard's rules; publishes verdicts to the journal."""
+
+    name = "guard"
+
+    def __init__(self, settings: Any) -> None:
+        self.settings = settings
+        section = guard_section(settings)
+        self.ask_blocks_jobs = bool(section.get("ask_blocks_jobs", False))
+        self.enabled = bool(section.get("enabled", True))
+        self.gateway: Any = None
+        context_from_settings(settings, with_taint=False)  # validate [guard] at start, not per job
+
+    def attach(self, gateway: Any) -> None:
+        """Keep the gateway to publish verdicts through."""
+        self.gateway = gateway
+
+    def admit(self, spec: Any, ctx: SubmitContext) -> Admission | None:
+        """Check one submission; raise Denied, return a guard notice, or None when all is well."""
+        if not self.enabled:
+            return None
+        text = job_text(spec)
+        env = {**ctx.env, **dict(spec.env or {})}
+        gctx = context_from_settings(self.settings, cwd=spec.workdir or ctx.cwd or "/")
+        # A job runs on a compute node (or the executor) with an environment we only partly know.
+        gctx = replace(gctx, node_role=NodeRole.COMPUTE, env=env, env_complete=False)
+        verdict = check(text, gctx)
+        if verdict.decision is Decision.ALLOW:
+            verdict = self._env_secrets(spec) or verdict
+        if verdict.decision is Decision.ALLOW:
+            return None
+        self._publish(verdict, text, spec, ctx)
+        message = f"guard [{verdict.rule}]: {verdict.reason}"
+        data = {"rule": verdict.rule, "verdict": str(verdict.decision), "alternative": verdict.alternative}
+        if verdict.decision is Decision.DENY or self.ask_blocks_jobs:
+            raise Denied(message, rule=verdict.rule, alternative=verdict.alternative)
+        text_out = message + (f" (instead: {verdict.alternative})" if verdict.alternative else "")
+        return Admission(notices=[Notice(source="guard", text=text_out, data=data)])
+
+    def _env_secrets(self, spec: Any) -> Verdict | None:
+        found = []
+        for key, value in (spec.env or {}).items():
+            line = f"{key}={value}"
+            found += [f"{key}=«redacted:{s.kind}:{s.fingerprint}»" for s in find_secrets(line)]
+        if not found:
+            return None
+        return Verdict(Decision.ASK, "secret.in-command",
+                       "the job's environment carries a secret that would be stored with the job: " + ", ".join(found),
+                       "pass a path to a file readable only by you, or use the site's secret store")
+
+    def _publish(self, verdict: Verdict, text: str, spec: Any, ctx: SubmitContext) -> None:
+        if self.gateway is None:
+            return
+        data = {**verdict.to_dict(), "command": redact(text)[:500], "source": ctx.source,
+                "harness": ctx.harness, "name": getattr(spec, "name", None)}
+        self.gateway.publish(Event(EventKind.GUARD_VERDICT, data=data, session=getattr(spec, "session", None)
+                                   or ctx.session, principal=ctx.principal))
