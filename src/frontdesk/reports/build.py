@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -33,7 +34,7 @@ def suggest_memory(peak: int | None, requested: int | None) -> int:
 def suggest_walltime(elapsed: float | None, requested: int | None) -> int:
     """Twice the walltime that ran out, rounded up to a whole minute."""
     base = max(elapsed or 0, requested or 0, 60)
-    return int(((base * 2) + 59) // 60 * 60)
+    return math.ceil(base * 2 / 60) * 60
 
 
 def _last_error(lines: Sequence[str]) -> str | None:

@@ -47,7 +47,8 @@ def render_text(rep: dict[str, Any], max_bytes: int = 2048) -> str:
         head += f" signal {rep['signal']}"
     if (rep.get("attempts") or 1) > 1:
         head += f" after {rep['attempts']} attempts"
-    lines = [head, f"waited {format_duration(rep.get('queue_wait_s'))}, ran {format_duration(rep.get('run_s'))}",
+    ran = f"ran {format_duration(rep['run_s'])}" if rep.get("run_s") is not None else "did not run"
+    lines = [head, f"waited {format_duration(rep.get('queue_wait_s'))}, {ran}",
              _usage_line(rep)]
     cls = rep.get("classification") or {}
     if cls.get("kind") not in (None, "ok"):
