@@ -1,0 +1,77 @@
+"""`/v1/memory/...`: lessons for the CLI, read and written as the request's principal only."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from fastapi import APIRouter, Query, Request
+from pydantic import BaseModel, ConfigDict, Field
+
+from frontdesk.errors import GatewayUnavailable
+from frontdesk.memory.advice import advise
+from frontdesk.memory.classify import classify
+from frontdesk.memory.store import LessonStore
+
+__all__ = ["build_router"]
+
+
+class PromoteBody(BaseModel):
+    """POST /v1/memory/lessons/{id}/promote."""
+
+    model_config = ConfigDict(extra="forbid")
+    scope: Literal["project", "lab", "cluster"]
+    name: str | None = Field(default=None, max_length=200)
+
+
+class ClassifyBody(BaseModel):
+    """POST /v1/memory/classify."""
+
+    model_config = ConfigDict(extra="forbid")
+    text: str = Field(max_length=4_000_000)
+    state: str | None = None
+    exit_code: int | None = None
+
+
+def _principal(request: Request) -> str:
+    return str(request.state.principal)
+
+
+def build_router(plugin: Any) -> APIRouter:
+    """The router over one MemoryPlugin (mounted under /v1 by the API)."""
+    r = APIRouter()
+
+    def store() -> LessonStore:
+        if plugin.store is None:
+            raise GatewayUnavailable("the memory store is not attached yet")
+        result: LessonStore = plugin.store
+        return result
+
+    @r.get("/memory/search")
+    async def search(request: Request, q: str = "", limit: int = Query(default=20, ge=1, le=500),
+                     all: bool = False) -> dict[str, Any]:
+        found = store().search(q, _principal(request), limit=limit, include_invalid=all)
+        return {"query": q, "lessons": [lesson.to_dict() for lesson in found]}
+
+    @r.get("/memory/lessons/{lesson_id}")
+    async def show(lesson_id: int, request: Request) -> dict[str, Any]:
+        return store().get(lesson_id, _principal(request)).to_dict()
+
+    @r.post("/memory/lessons/{lesson_id}/promote")
+    async def promote(lesson_id: int, body: PromoteBody, request: Request) -> dict[str, Any]:
+        return store().promote(lesson_id, _principal(request), body.scope, body.name).to_dict()
+
+    @r.delete("/memory/lessons/{lesson_id}")
+    async def forget(lesson_id: int, request: Request) -> dict[str, Any]:
+        lesson = store().forget(lesson_id, _principal(request))
+        return {"forgotten": lesson.id, "scope": lesson.scope, "signature": lesson.signature}
+
+    @r.get("/memory/advice")
+    async def advice(request: Request, template: str | None = None) -> dict[str, Any]:
+        runs = store().runs(_principal(request), template)
+        return {"principal": _principal(request), "advice": advise(runs)}
+
+    @r.post("/memory/classify")
+    async def classify_text(body: ClassifyBody) -> dict[str, Any]:
+        return classify(body.text, body.state, body.exit_code).to_dict()
+
+    return r

@@ -1,0 +1,126 @@
+"""What a lesson remembers about the job it came from: template, application, modules, request, conditions.
+
+Pure: works on the JSON form of a JobSpec (what the gateway stores) so that the same code serves the
+admission of a new spec and the report of an ended job.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["JobContext", "context_of", "fix_applied", "request_changes", "scrub_private", "template_of"]
+
+_HOME = re.compile(r"(?<![\w.])(?:/home|/Users|/u|/usr/home|/export/home)/[^/\s'\"]+")
+_MODULE_LOAD = re.compile(r"^\s*(?:module\s+(?:load|add|try-load)|ml)\s+([^\n#;&|]+)", re.M)
+_INTERPRETERS = {"python", "python3", "bash", "sh", "srun", "mpirun", "mpiexec", "env", "time",
+                 "apptainer", "singularity", "torchrun", "accelerate", "Rscript", "julia", "uv", "conda",
+                 "exec", "numactl"}
+_SHELL_SETUP = ("cd", "set", "source", ".", "export", "echo", "conda", "ulimit")
+_REQUEST_KEYS = ("memory_bytes", "cpus", "gpus", "walltime_s", "partition", "gpu_types", "modules")
+
+
+def scrub_private(text: str) -> str:
+    """Home directories replaced by `~` (private paths must not travel with a shared lesson)."""
+    return _HOME.sub("~", text)
+
+
+def template_of(spec: dict[str, Any]) -> str:
+    """`JobSpec.template()` normalised: home directories folded, whitespace collapsed (numbers kept)."""
+    if spec.get("command"):
+        cmd = spec["command"]
+        text = " ".join(cmd) if isinstance(cmd, list) else str(cmd)
+    else:
+        text = str(spec.get("script") or "")
+    return scrub_private(" ".join(text.split()))[:500]
+
+
+def _application(spec: dict[str, Any]) -> str:
+    words: list[str] = []
+    if spec.get("command"):
+        cmd = spec["command"]
+        words = list(cmd) if isinstance(cmd, list) else str(cmd).split()
+    elif spec.get("script"):
+        for line in str(spec["script"]).splitlines():
+            line = line.strip()
+            if not line or line.startswith("#") or _MODULE_LOAD.match(line) or "=" in line.split()[0]:
+                continue
+            if True:
+                try:
+                    words = shlex.split(line)
+                except ValueError:
+                    words = line.split()
+                if words and words[0] not in _SHELL_SETUP:
+                    break
+    for w in words:
+        base = w.rsplit("/", 1)[-1]
+        if not base or base.startswith("-") or re.match(r"^python[\d.]*$", base) or base in _INTERPRETERS:
+            continue
+        return base[:100]
+    return (words[0].rsplit("/", 1)[-1] if words else "")[:100]
+
+
+def _modules(spec: dict[str, Any], env: dict[str, str] | None) -> list[str]:
+    found: list[str] = []
+    for m in _MODULE_LOAD.finditer(str(spec.get("script") or "")):
+        found += [w for w in m.group(1).split() if not w.startswith("-")]
+    for source in (spec.get("env") or {}, env or {}):
+        loaded = source.get("LOADEDMODULES")
+        if loaded:
+            found += [m for m in str(loaded).split(":") if m]
+    return sorted(set(found))
+
+
+@dataclass(frozen=True)
+class JobContext:
+    """The context of one job as lessons record and match it."""
+
+    template: str
+    application: str
+    modules: list[str] = field(default_factory=list)
+    partition: str | None = None
+    requested: dict[str, Any] = field(default_factory=dict)
+    workdir: str | None = None
+
+    @property
+    def conditions(self) -> dict[str, Any]:
+        """What a lesson learned from this job was true under: software versions, partition."""
+        versions = {m.split("/", 1)[0]: m.split("/", 1)[1] for m in self.modules if "/" in m}
+        return {"versions": versions, "partition": self.partition}
+
+
+def context_of(spec: dict[str, Any], partition: str | None = None, env: dict[str, str] | None = None,
+               workdir: str | None = None) -> JobContext:
+    """The context of a job from its spec's JSON form (and, when known, its partition and submit env)."""
+    res = spec.get("resources") or {}
+    gpu = res.get("gpu") or {}
+    modules = _modules(spec, env)
+    part = partition or spec.get("pool")
+    requested = {"memory_bytes": res.get("memory"), "cpus": res.get("cpus", 1), "gpus": res.get("gpus", 0),
+                 "walltime_s": res.get("walltime"), "partition": part,
+                 "gpu_types": sorted(gpu.get("type") or []), "modules": modules}
+    return JobContext(template=template_of(spec), application=_application(spec), modules=modules,
+                      partition=part, requested=requested, workdir=spec.get("workdir") or workdir)
+
+
+def request_changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, list[Any]]:
+    """What changed between two requests: {key: [before, after]} (the candidate fix)."""
+    return {k: [before.get(k), after.get(k)] for k in _REQUEST_KEYS if before.get(k) != after.get(k)}
+
+
+def fix_applied(fix_changes: dict[str, list[Any]], request: dict[str, Any]) -> bool:
+    """Whether a request carries a fix: every value the fix changed moved away from where it failed."""
+    for key, (old, new) in fix_changes.items():
+        value = request.get(key)
+        if isinstance(new, int | float) and not isinstance(new, bool) and isinstance(old, int | float):
+            if value is None:
+                ok = key in ("memory_bytes", "walltime_s")  # no limit at all is more than any limit
+            else:
+                ok = value > old if new > old else value < old
+        else:
+            ok = value != old
+        if not ok:
+            return False
+    return True

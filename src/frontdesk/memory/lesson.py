@@ -1,0 +1,134 @@
+"""A Lesson: a failure signature in a context, its cause, its fix when one was learned, and provenance."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from frontdesk.spec.units import format_bytes, format_duration
+
+__all__ = ["Lesson", "describe"]
+
+_TIMES = {1: "once", 2: "twice"}
+_KIND_KEY = {"host_oom": "memory_bytes", "walltime": "walltime_s", "cuda_oom": "gpu_types"}
+
+
+@dataclass(frozen=True)
+class Lesson:
+    """One stored lesson (the row of `memory_lessons`, decoded)."""
+
+    id: int
+    scope: str
+    scope_name: str
+    signature: str
+    kind: str
+    state: str | None
+    cause: str
+    detail: str
+    line: str
+    template: str
+    application: str
+    modules: list[str]
+    partition: str | None
+    requested: dict[str, Any]
+    conditions: dict[str, Any]
+    fix: dict[str, Any] | None
+    source: str
+    created_at: float
+    created_by: str
+    confirmed_at: float
+    times_seen: int
+    times_held: int
+    status: str
+    status_reason: str | None
+    evidence: list[dict[str, Any]] = field(default_factory=list)
+    origin_id: int | None = None
+    promoted_by: str | None = None
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> Lesson:
+        """Decode a `memory_lessons` row."""
+        return cls(
+            id=int(row["id"]), scope=row["scope"], scope_name=row["scope_name"], signature=row["signature"],
+            kind=row["kind"], state=row["state"], cause=row["cause"], detail=row["detail"], line=row["line"],
+            template=row["template"], application=row["application"], modules=json.loads(row["modules"]),
+            partition=row["partition"], requested=json.loads(row["requested"]),
+            conditions=json.loads(row["conditions"]), fix=json.loads(row["fix"]) if row["fix"] else None,
+            source=row["source"], created_at=row["created_at"], created_by=row["created_by"],
+            confirmed_at=row["confirmed_at"], times_seen=row["times_seen"], times_held=row["times_held"],
+            status=row["status"], status_reason=row["status_reason"], evidence=json.loads(row["evidence"]),
+            origin_id=row["origin_id"], promoted_by=row["promoted_by"],
+        )
+
+    @property
+    def is_fact(self) -> bool:
+        """Only active lessons are stated as facts; stale ones are hedged, invalid ones never shown."""
+        return self.status == "active"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON form (the schema of `frontdesk memory show --json`)."""
+        return {
+            "id": self.id, "scope": self.scope, "scope_name": self.scope_name, "signature": self.signature,
+            "kind": self.kind, "state": self.state, "cause": self.cause, "detail": self.detail,
+            "line": self.line, "context": {"template": self.template, "application": self.application,
+                                           "modules": self.modules, "partition": self.partition,
+                                           "requested": self.requested},
+            "conditions": self.conditions, "fix": self.fix,
+            "provenance": {"source": self.source, "created_at": self.created_at,
+                           "created_by": self.created_by, "confirmed_at": self.confirmed_at,
+                           "times_seen": self.times_seen,
+                           "times_held": self.times_held, "origin_id": self.origin_id,
+                           "promoted_by": self.promoted_by},
+            "status": self.status, "status_reason": self.status_reason, "fact": self.is_fact,
+            "evidence": self.evidence, "text": describe(self),
+        }
+
+
+def _fmt(key: str, value: Any) -> str:
+    if value is None:
+        return "no limit" if key in ("memory_bytes", "walltime_s") else "none"
+    if key == "memory_bytes":
+        return format_bytes(int(value))
+    if key == "walltime_s":
+        return format_duration(int(value))
+    if key in ("gpus", "cpus"):
+        return f"{value} {key[:-1].upper() if key == 'gpus' else 'CPU'}{'s' if value != 1 else ''}"
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value) or "none"
+    return str(value)
+
+
+def _day(ts: float) -> str:
+    return time.strftime("%Y-%m-%d", time.gmtime(ts))
+
+
+def describe(lesson: Lesson) -> str:
+    """The one-paragraph text an agent reads, hedged unless the lesson is active."""
+    what = "this command" if lesson.template else f"{lesson.application or 'this application'}"
+    times = _TIMES.get(lesson.times_seen, f"{lesson.times_seen} times")
+    fix_changes: dict[str, list[Any]] = (lesson.fix or {}).get("changes", {})
+    key = next(iter(fix_changes), _KIND_KEY.get(lesson.kind))
+    at = ""
+    if key and key in lesson.requested:
+        failed = {json.dumps(e.get("requested", {}).get(key), default=str) for e in lesson.evidence}
+        values = [json.loads(v) for v in sorted(failed)] or [lesson.requested.get(key)]
+        at = " at " + " and ".join(_fmt(key, v) for v in values[:3])
+    text = f"{what} ended {lesson.state or 'badly'} {times}{at} ({lesson.cause})"
+    if lesson.fix:
+        parts = [f"{k.removesuffix('_bytes').removesuffix('_s')} {_fmt(k, new)}" for k, (_old, new) in
+                 fix_changes.items()]
+        ok_job = (lesson.fix.get("evidence") or [None, None])[-1]
+        text += (f"; it completed with {', '.join(parts)} on {_day(float(lesson.fix.get('at', 0)))}"
+                 + (f" (job {ok_job})" if ok_job else ""))
+        if lesson.times_held > 1:
+            text += f", and held {lesson.times_held} times since"
+    else:
+        text += "; no fix known yet"
+    if lesson.status == "stale":
+        return f"unconfirmed ({lesson.status_reason or 'stale'}): {text}"
+    if lesson.status == "invalid":
+        return f"no longer true ({lesson.status_reason or 'invalid'}): {text}"
+    return text

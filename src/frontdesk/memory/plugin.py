@@ -1,0 +1,173 @@
+"""The memory plug-in: tells a submission what earlier jobs taught, and learns from every job that ends.
+
+- `admit`: lessons on the same command template (or substrate lessons on its application) that the
+  submitter may read become notices, with the known fix; plus resource advice from its finished runs.
+- `enrich`: classifies the ended job, records or confirms its lesson, learns a fix when a job on a
+  failed template completes after a change, and returns what goes into `report["extra"]["memory"]`.
+- `router`: `/v1/memory/...` for the CLI (search, show, promote, forget, advice, classify).
+
+Settings (`[memory]` in frontdesk.toml): `stale_after` (default "90d"), `site_threshold` (3; 0 turns the
+site rule off), `admins`, `unix_groups` (true), `[memory.labs]`, `[memory.projects]`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from dataclasses import replace
+from typing import Any
+
+from frontdesk.errors import ConfigError
+from frontdesk.memory.advice import advise_template
+from frontdesk.memory.classify import Signature, classify
+from frontdesk.memory.context import JobContext, context_of
+from frontdesk.memory.lesson import Lesson, describe
+from frontdesk.memory.scopes import Membership
+from frontdesk.memory.store import LessonStore
+from frontdesk.plugins import Admission, Notice, SubmitContext
+
+__all__ = ["MemoryPlugin"]
+
+log = logging.getLogger("frontdesk.memory")
+
+_NO_RUN_STATES = {"DEPENDENCY_NEVER_SATISFIED"}
+
+
+def _read_tail(path: str | None, max_bytes: int = 64 * 1024) -> str:
+    if not path:
+        return ""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, fh.tell() - max_bytes))
+            return fh.read().decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def _redactor() -> Any:
+    try:
+        from frontdesk.guard.secrets import redact
+
+        return redact
+    except ImportError:
+        return lambda text: text
+
+
+def _summary(lesson: Lesson) -> dict[str, Any]:
+    return {"id": lesson.id, "scope": lesson.scope, "signature": lesson.signature, "status": lesson.status,
+            "fact": lesson.is_fact, "fix": lesson.fix, "times_seen": lesson.times_seen,
+            "times_held": lesson.times_held, "text": describe(lesson)}
+
+
+class MemoryPlugin:
+    """Failure memory for the gateway (see the module docstring)."""
+
+    name = "memory"
+
+    def __init__(self, settings: Any) -> None:
+        from frontdesk.spec.units import parse_duration
+
+        section = settings.section("memory")
+        self.settings = settings
+        self.membership = Membership.from_section(section)
+        try:
+            self.stale_after_s = float(parse_duration(section.get("stale_after", "90d")))
+            self.site_threshold = int(section.get("site_threshold", 3))
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"[memory]: {exc}") from None
+        self.gateway: Any = None
+        self.store: LessonStore | None = None
+        self.redact = _redactor()
+
+    # -- the seam -----------------------------------------------------------------------------------
+    def attach(self, gateway: Any) -> None:
+        """Keep the gateway and open the lesson store over its database connection."""
+        self.gateway = gateway
+        self.store = LessonStore(gateway.store.conn, self.membership, self.stale_after_s, self.site_threshold)
+
+    def admit(self, spec: Any, ctx: SubmitContext) -> Admission | None:
+        """Notices for the lessons and advice that apply to this submission. Never blocks a submission."""
+        if self.store is None:
+            return None
+        try:
+            spec_json = spec.model_dump(mode="json", exclude_none=True)
+            job_ctx = context_of(spec_json, env=ctx.env, workdir=ctx.cwd)
+            return Admission(notices=self.notices(ctx.principal, job_ctx))
+        except Exception:
+            log.exception("memory: admission lookup failed")
+            return None
+
+    def notices(self, principal: str, job_ctx: JobContext) -> list[Notice]:
+        """The notices for one principal about to run one job context."""
+        assert self.store is not None
+        out = []
+        for lesson in self.store.matching(principal, job_ctx):
+            out.append(Notice(source="memory", text=f"memory: {describe(lesson)}",
+                              data={"lesson_id": lesson.id, "signature": lesson.signature,
+                                    "kind": lesson.kind, "status": lesson.status, "fact": lesson.is_fact,
+                                    "scope": lesson.scope,
+                                    "fix": lesson.fix}))
+        advice = advise_template(self.store.runs(principal, job_ctx.template, limit=20))
+        if advice:
+            out.append(Notice(source="memory", text="memory: earlier runs of this command: " +
+                              "; ".join(advice["lines"]), data={"advice": advice["suggest"]}))
+        return out
+
+    def enrich(self, job: dict[str, Any], report: dict[str, Any]) -> dict[str, Any]:
+        """Classify the ended job, record what it teaches, and return `extra.memory` for its report."""
+        if self.store is None or report.get("state") in _NO_RUN_STATES:
+            return {}
+        job_id = int(job["id"])
+        row = self.gateway.store.get(job_id) if self.gateway is not None else None
+        context = json.loads(row["context"] or "{}") if row is not None and "context" in row.keys() else {}
+        text = ""
+        if row is not None:
+            text = _read_tail(row["stdout_path"]) + "\n" + _read_tail(row["stderr_path"])
+        if not text.strip():
+            text = "\n".join(report.get("stdout_tail", []) + report.get("stderr_tail", []))
+        sig = classify(text, report.get("state"), report.get("exit_code"))
+        sig = replace(sig, line=self.redact(sig.line), normalised_line=self.redact(sig.normalised_line))
+        job_ctx = context_of(job.get("spec") or {}, partition=job.get("partition"), env=context.get("env"),
+                             workdir=context.get("cwd"))
+        used = {**(report.get("used") or {}), "run_s": report.get("run_s")}
+        principal = str(job.get("principal") or "")
+        self.store.record_run(job_id, principal, job_ctx, str(report.get("state")),
+                              None if sig.kind == "ok" else sig, used, job.get("ended_at"))
+        if sig.kind == "ok":
+            touched = self.store.learn_from_success(job_id, principal, job_ctx)
+        else:
+            touched = self.store.record_failure(job_id, principal, job_ctx, sig)
+        self._publish(job, touched)
+        return {"signature": None if sig.kind == "ok" else _sig_dict(sig),
+                "lessons": [_summary(lesson) for lesson in touched]}
+
+    def _publish(self, job: dict[str, Any], lessons: list[Lesson]) -> None:
+        if self.gateway is None:
+            return
+        from frontdesk.events.models import Event, EventKind
+
+        for lesson in lessons:
+            try:
+                self.gateway.publish(Event(EventKind.LESSON_RECORDED, job_id=int(job["id"]),
+                                           session=job.get("session"), principal=job.get("principal"),
+                                           data={"lesson": lesson.id, "signature": lesson.signature,
+                                                 "scope": lesson.scope, "status": lesson.status}))
+            except Exception:
+                log.exception("memory: could not publish lesson %s", lesson.id)
+
+    def router(self) -> Any:
+        """The `/v1/memory/...` endpoints."""
+        from frontdesk.memory.api import build_router
+
+        return build_router(self)
+
+    def stop(self) -> None:
+        """Nothing to release: the store lives on the gateway's connection."""
+
+
+def _sig_dict(sig: Signature) -> dict[str, Any]:
+    d = sig.to_dict()
+    d.pop("line", None)  # the raw line may hold private paths; the normalised one does not
+    return d

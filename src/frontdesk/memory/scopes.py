@@ -1,0 +1,117 @@
+"""Who may read which lessons: scopes (user, project, lab, cluster) and membership.
+
+Membership comes from `[memory.labs]` and `[memory.projects]` in frontdesk.toml (name → list of users,
+or for projects a table with `users` and `paths`), with the Unix group of the same name as a fallback
+for labs. Every read of a lesson goes through `Membership.scopes(principal)`.
+"""
+
+from __future__ import annotations
+
+import grp
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from frontdesk.errors import ConfigError
+
+__all__ = ["SCOPES", "Membership", "Scope"]
+
+SCOPES: tuple[str, ...] = ("user", "project", "lab", "cluster")
+"""Narrowest first."""
+
+Scope = tuple[str, str]
+"""(scope, scope name): ("user", "alice"), ("lab", "physics"), ("cluster", "*")."""
+
+
+def _users(value: Any, where: str) -> frozenset[str]:
+    if isinstance(value, str):
+        return frozenset([value])
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return frozenset(value)
+    raise ConfigError(f"{where}: expected a list of user names, got {value!r}")
+
+
+@dataclass(frozen=True)
+class Membership:
+    """Labs and projects, and who belongs to each."""
+
+    labs: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    projects: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    project_paths: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    admins: frozenset[str] = frozenset()
+    use_unix_groups: bool = True
+
+    @classmethod
+    def from_section(cls, section: Mapping[str, Any]) -> Membership:
+        """Parse the `[memory]` table (its `labs`, `projects`, `admins`, `unix_groups` keys)."""
+        labs = {str(k): _users(v, f"[memory.labs].{k}") for k, v in dict(section.get("labs", {})).items()}
+        projects: dict[str, frozenset[str]] = {}
+        paths: dict[str, tuple[str, ...]] = {}
+        for name, value in dict(section.get("projects", {})).items():
+            if isinstance(value, dict):
+                projects[str(name)] = _users(value.get("users", []), f"[memory.projects.{name}].users")
+                raw = value.get("paths", [])
+                paths[str(name)] = tuple(str(p).rstrip("/") for p in ([raw] if isinstance(raw, str) else raw))
+            else:
+                projects[str(name)] = _users(value, f"[memory.projects].{name}")
+        admins = _users(section.get("admins", []), "[memory].admins")
+        return cls(labs=labs, projects=projects, project_paths=paths, admins=admins,
+                   use_unix_groups=bool(section.get("unix_groups", True)))
+
+    def _unix_group(self, name: str) -> frozenset[str]:
+        if not self.use_unix_groups:
+            return frozenset()
+        try:
+            return frozenset(grp.getgrnam(name).gr_mem)
+        except KeyError:
+            return frozenset()
+
+    def lab_members(self, lab: str) -> frozenset[str]:
+        """The users of a lab (configured, else the Unix group's members)."""
+        return self.labs[lab] if lab in self.labs else self._unix_group(lab)
+
+    def unix_groups_of(self, principal: str) -> list[str]:
+        """The Unix groups that list the principal as a member (empty when unix_groups is off)."""
+        if not self.use_unix_groups:
+            return []
+        try:
+            return sorted(g.gr_name for g in grp.getgrall() if principal in g.gr_mem)
+        except OSError:
+            return []
+
+    def labs_of(self, principal: str, groups: Iterable[str] | None = None) -> list[str]:
+        """The labs of a principal: configured lists, then Unix groups not named like a configured lab."""
+        out = sorted(name for name, users in self.labs.items() if principal in users)
+        extra = self.unix_groups_of(principal) if groups is None else list(groups)
+        out += sorted({g for g in extra if g not in self.labs and g not in out})
+        return out
+
+    def projects_of(self, principal: str) -> list[str]:
+        """The projects a principal belongs to."""
+        return sorted(name for name, users in self.projects.items() if principal in users)
+
+    def project_for(self, workdir: str | None) -> str | None:
+        """The configured project whose paths hold this working directory."""
+        if not workdir:
+            return None
+        for name, paths in sorted(self.project_paths.items()):
+            if any(workdir == p or workdir.startswith(p + "/") for p in paths):
+                return name
+        return None
+
+    def scopes(self, principal: str, groups: Iterable[str] | None = None) -> list[Scope]:
+        """Every scope the principal may read, narrowest first."""
+        return ([("user", principal)] + [("project", p) for p in self.projects_of(principal)]
+                + [("lab", lab) for lab in self.labs_of(principal, groups)] + [("cluster", "*")])
+
+    def may_write(self, principal: str, scope: str, name: str) -> bool:
+        """Whether a principal may put a lesson into a scope (promotion, forgetting)."""
+        if principal in self.admins or principal == "root":
+            return True
+        if scope == "user":
+            return name == principal
+        if scope == "project":
+            return principal in self.projects.get(name, frozenset())
+        if scope == "lab":
+            return principal in self.lab_members(name)
+        return False  # the cluster scope: admins and site rules only
