@@ -29,6 +29,10 @@ DEFAULT_FORMAT = "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R"
 LONG_FORMAT = "%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R"
 ACTIVE = {"PENDING", "RUNNING", "SUSPENDED", "COMPLETING", "CONFIGURING", "RESIZING", "SIGNALING",
           "STAGE_OUT", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESV_DEL_HOLD", "STOPPED"}
+_REASON_STATES = {"PENDING", "TIMEOUT", "OUT_OF_MEMORY", "DEADLINE", "FAILED"}
+"""squeue's %R shows "(reason)" for these, the node list otherwise."""
+_UNCUT = {"M", "l", "L"}
+"""Durations squeue widens instead of cutting."""
 _SPEC = re.compile(r"%(\.?)(\d*)([A-Za-z%])")
 _HEADERS = {
     "i": "JOBID", "A": "JOBID", "P": "PARTITION", "j": "NAME", "u": "USER", "t": "ST", "T": "STATE",
@@ -46,7 +50,6 @@ def _time(raw: str) -> str:
 
 def _value(code: str, job: Mapping[str, str]) -> str:
     state = job.get("JobState", "")
-    pending = state == "PENDING"
     reason = job.get("Reason", "None")
     match code:
         case "i" | "A":
@@ -71,8 +74,10 @@ def _value(code: str, job: Mapping[str, str]) -> str:
         case "D":
             return job.get("NumNodes", "1").split("-")[0]
         case "R":
-            return f"({reason})" if pending or not job.get("NodeList") or job.get("NodeList") == "(null)" \
-                else job.get("NodeList", "")
+            nodes = job.get("NodeList", "")
+            if state.split(" ", 1)[0] in _REASON_STATES or not nodes or nodes == "(null)":
+                return f"({reason})"
+            return nodes
         case "r":
             return reason
         case "N":
@@ -122,7 +127,7 @@ def _render(fmt: str, job: Mapping[str, str] | None) -> str:
         text = _HEADERS.get(code, code.upper()) if job is None else _value(code, job)
         if width:
             w = int(width)
-            text = text[:w]
+            text = text if code in _UNCUT else text[:w]
             text = text.rjust(w) if right else text.ljust(w)
         out.append(text)
         pos = m.end()
@@ -166,9 +171,15 @@ def select_rows(jobs: Sequence[Mapping[str, str]], *, users: Sequence[str] = (),
         if names and job.get("JobName") not in names:
             continue
         out.append(job)
-    pending_last = {"PENDING": 1}
-    out.sort(key=lambda j: (pending_last.get(j.get("JobState", ""), 0), int(j.get("JobId", "0") or 0)))
+    out.sort(key=_default_order)
     return out
+
+
+def _default_order(job: Mapping[str, str]) -> tuple[str, str, int, int]:
+    """squeue's default sort, "P,t,-p": partition, state, then priority high to low."""
+    prio = job.get("Priority", "0")
+    return (job.get("Partition", ""), job.get("JobState", "").split(" ", 1)[0],
+            -int(prio) if prio.isdigit() else 0, int(job.get("JobId", "0") or 0))
 
 
 class _Parser(argparse.ArgumentParser):
