@@ -1,0 +1,144 @@
+"""`frontdesk memory ...`: classify a log offline; search, show, promote and forget lessons; resource advice.
+
+`classify` runs here, without a gateway. The rest ask the gateway, which answers only with lessons the
+caller's principal may read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from frontdesk.cli.output import emit
+
+__all__ = ["register"]
+
+
+def _client() -> Any:
+    from frontdesk.client import Client
+
+    return Client()
+
+
+def register(sub: Any) -> None:
+    """Add the `memory` command group."""
+    p = sub.add_parser("memory", help="failure memory: classify logs, search and share lessons, advice")
+    msub = p.add_subparsers(dest="memory_command", metavar="SUBCOMMAND", parser_class=type(p))
+    p.set_defaults(func=lambda args: (p.print_help(sys.stderr), 2)[1])
+
+    c = msub.add_parser("classify", help="classify a log file offline: class, signature, matched line")
+    c.add_argument("logfile", help="a log file, or - for stdin")
+    c.add_argument("--state", help="the job's end state (e.g. OUT_OF_MEMORY, TIMEOUT, FAILED)")
+    c.add_argument("--exit-code", type=int, help="the job's exit code")
+    c.add_argument("--json", action="store_true")
+    c.set_defaults(func=cmd_classify)
+
+    s = msub.add_parser("search", help="full-text search over the lessons you may read")
+    s.add_argument("text", nargs="*", help="words to look for (none: the most recent lessons)")
+    s.add_argument("--limit", type=int, default=20)
+    s.add_argument("--all", action="store_true", help="include invalidated lessons")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_search)
+
+    sh = msub.add_parser("show", help="one lesson with its provenance, conditions and evidence")
+    sh.add_argument("id", type=int)
+    sh.add_argument("--json", action="store_true")
+    sh.set_defaults(func=cmd_show)
+
+    pr = msub.add_parser("promote", help="share a lesson with a wider scope (secrets stripped)")
+    pr.add_argument("id", type=int)
+    pr.add_argument("--scope", required=True, choices=["project", "lab", "cluster"])
+    pr.add_argument("--name", help="which project or lab (needed when you belong to several)")
+    pr.add_argument("--json", action="store_true")
+    pr.set_defaults(func=cmd_promote)
+
+    f = msub.add_parser("forget", help="delete a lesson")
+    f.add_argument("id", type=int)
+    f.add_argument("--json", action="store_true")
+    f.set_defaults(func=cmd_forget)
+
+    a = msub.add_parser("advice", help="requested versus used resources from your finished jobs")
+    a.add_argument("--template", help="only this command template")
+    a.add_argument("--json", action="store_true")
+    a.set_defaults(func=cmd_advice)
+
+
+def cmd_classify(args: argparse.Namespace) -> int:
+    """Classify a log file without a gateway."""
+    from frontdesk.errors import UserError
+    from frontdesk.memory.classify import classify
+
+    try:
+        text = sys.stdin.read() if args.logfile == "-" else open(args.logfile, errors="replace").read()
+    except OSError as exc:
+        raise UserError(f"{args.logfile}: {exc.strerror}") from None
+    sig = classify(text, args.state, args.exit_code)
+    data = sig.to_dict()
+    lines = [f"{sig.kind}: {sig.cause}", f"signature: {sig.key}"]
+    if sig.line:
+        lines.append(f"line: {sig.line}")
+    emit(args.json, data, "\n".join(lines))
+    return 0
+
+
+def _lesson_text(lesson: dict[str, Any]) -> str:
+    prov = lesson["provenance"]
+    ctx = lesson["context"]
+    out = [f"lesson {lesson['id']} [{lesson['scope']}:{lesson['scope_name']}] {lesson['status']}"
+           + (f" ({lesson['status_reason']})" if lesson.get("status_reason") else ""),
+           f"  {lesson['text']}",
+           f"  signature: {lesson['signature']}",
+           f"  template: {ctx['template'] or '(any)'}  application: {ctx['application'] or '?'}"]
+    if lesson.get("fix"):
+        out.append(f"  fix: {lesson['fix'].get('changes')}  evidence: jobs {lesson['fix'].get('evidence')}")
+    out.append(f"  source: {prov['source']} by {prov['created_by']}; seen {prov['times_seen']}x, "
+               f"held {prov['times_held']}x")
+    return "\n".join(out)
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    """Search lessons."""
+    q = urlencode({"q": " ".join(args.text), "limit": args.limit, "all": "true" if args.all else "false"})
+    res = _client().request("GET", f"/v1/memory/search?{q}")
+    emit(args.json, res, lambda: "\n".join(_lesson_text(x) for x in res["lessons"]) or "no lessons")
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    """Show one lesson."""
+    res = _client().request("GET", f"/v1/memory/lessons/{args.id}")
+    emit(args.json, res, lambda: _lesson_text(res))
+    return 0
+
+
+def cmd_promote(args: argparse.Namespace) -> int:
+    """Promote a lesson to a wider scope."""
+    body = {"scope": args.scope, **({"name": args.name} if args.name else {})}
+    res = _client().request("POST", f"/v1/memory/lessons/{args.id}/promote", body)
+    emit(args.json, res, lambda: f"promoted as lesson {res['id']}\n" + _lesson_text(res))
+    return 0
+
+
+def cmd_forget(args: argparse.Namespace) -> int:
+    """Forget a lesson."""
+    res = _client().request("DELETE", f"/v1/memory/lessons/{args.id}")
+    emit(args.json, res, f"forgot lesson {res['forgotten']}")
+    return 0
+
+
+def cmd_advice(args: argparse.Namespace) -> int:
+    """Resource advice from finished jobs."""
+    path = "/v1/memory/advice" + (f"?template={quote(args.template)}" if args.template else "")
+    res = _client().request("GET", path)
+
+    def text() -> str:
+        out = []
+        for item in res["advice"]:
+            out.append(f"{item['template'][:80]} ({item['completed']} completed runs)")
+            out += [f"  {line}" for line in item["lines"]]
+        return "\n".join(out) or "no advice: requests match what jobs used (or no finished jobs yet)"
+
+    emit(args.json, res, text)
+    return 0
