@@ -67,6 +67,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-J", "--job-name")
     p.add_argument("-D", "--chdir")
     p.add_argument("--wrap")
+    p.add_argument("-o", "--output")
+    p.add_argument("-e", "--error")
     p.add_argument("--export")
     p.add_argument("-n", "--ntasks", type=int)
     p.add_argument("-N", "--nodes")
@@ -123,7 +125,28 @@ def _env(export: str | None) -> dict[str, str]:
 
 _VALUED = {"-p", "--partition", "-c", "--cpus-per-task", "--mem", "--mem-per-cpu", "-t", "--time", "--gres",
            "-G", "--gpus", "-J", "--job-name", "-D", "--chdir", "--wrap", "--export", "-n", "--ntasks", "-N",
-           "--nodes"}
+           "--nodes", "-o", "--output", "-e", "--error"}
+_TEE = ('o=$0 e=$1; shift; o=${o//__FD_JOB__/${SLURM_JOB_ID:-$FRONTDESK_JOB_ID}}; '
+        'e=${e//__FD_JOB__/${SLURM_JOB_ID:-$FRONTDESK_JOB_ID}}; '
+        'if [ "$o" = "$e" ]; then exec > >(tee -a -- "$o") 2>&1; '
+        'else exec > >(tee -a -- "$o") 2> >(tee -a -- "$e" >&2); fi; '
+        '"$@"; rc=$?; exec >&- 2>&-; wait; exit $rc')
+"""Copies the job's output to sbatch's files (slurm-%j.out by default) as well as to the gateway's logs."""
+
+
+def _pattern(path: str, name: str, user: str) -> str:
+    """Slurm's file name pattern with %x, %u, %% filled in and %j left for the job to fill."""
+    out, i = [], 0
+    while i < len(path):
+        if path[i] == "%" and i + 1 < len(path):
+            code = path[i + 1]
+            fill = {"j": "__FD_JOB__", "A": "__FD_JOB__", "x": name, "u": user, "%": "%"}
+            out.append(fill.get(code, "%" + code))
+            i += 2
+        else:
+            out.append(path[i])
+            i += 1
+    return "".join(out)
 
 
 def _split(argv: Sequence[str]) -> tuple[list[str], list[str]]:
@@ -161,11 +184,12 @@ def build_spec(argv: Sequence[str], cwd: str, read: Any = None) -> tuple[dict[st
             if extra:
                 raise ShimArgs(f"#SBATCH {extra[0]}")
             ns = parser.parse_args(options, namespace=from_script)
-        if len(rest) > 1:
-            spec["command"] = ["/bin/bash", os.path.abspath(path), *rest[1:]]
-        else:
-            spec["script"] = text
+        spec["command"] = ["/bin/bash", os.path.abspath(path), *rest[1:]]
         default_name = os.path.basename(rest[0])
+    user = os.environ.get("USER") or str(os.getuid())
+    out = _pattern(ns.output or "slurm-%j.out", ns.job_name or default_name, user)
+    err = _pattern(ns.error, ns.job_name or default_name, user) if ns.error else out
+    spec["command"] = ["/bin/bash", "-c", _TEE, out, err, *spec["command"]]
     if (ns.ntasks or 1) != 1 or (ns.nodes or "1") not in ("1", "1-1"):
         raise ShimArgs("more than one task or node")
     name = re.sub(r"[^A-Za-z0-9_.@+-]", "_", ns.job_name or default_name)[:128]

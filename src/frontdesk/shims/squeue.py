@@ -127,7 +127,7 @@ def _render(fmt: str, job: Mapping[str, str] | None) -> str:
         text = _HEADERS.get(code, code.upper()) if job is None else _value(code, job)
         if width:
             w = int(width)
-            text = text if code in _UNCUT else text[:w]
+            text = text if job is not None and code in _UNCUT else text[:w]
             text = text.rjust(w) if right else text.ljust(w)
         out.append(text)
         pos = m.end()
