@@ -128,7 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--harness", default="claude-code")
     p.add_argument("--budget", type=float, default=600.0)
     p.add_argument("payload", nargs="?", help="the hook input as JSON (Codex notify passes it here)")
-    args = p.parse_args(argv)
+    args = p.parse_intermixed_args(argv)
     return run_from_args(args.event, args.harness, args.budget, args.payload)
 
 

@@ -41,9 +41,8 @@ def register(sub: Any) -> None:
     from frontdesk.agents.hooks import EVENTS
 
     k.add_argument("event", choices=sorted(EVENTS))
-    k.add_argument("--harness", default="claude-code")
-    k.add_argument("--budget", type=float, default=600.0, help="seconds this hook may wait")
-    k.add_argument("payload", nargs="?", help="hook input JSON (Codex notify passes it as an argument)")
+    k.add_argument("rest", nargs=argparse.REMAINDER,
+                   help="[--harness claude-code|codex] [--budget SECONDS] [PAYLOAD_JSON (Codex notify)]")
     k.set_defaults(func=cmd_hook, json=False)
 
     m = sub.add_parser("mcp", help="serve the Model Context Protocol over stdio")
@@ -102,9 +101,9 @@ def cmd_hooks(args: argparse.Namespace) -> int:
 
 def cmd_hook(args: argparse.Namespace) -> int:
     """Run one hook for the harness (never fails the agent)."""
-    from frontdesk.agents.hooks import run_from_args
+    from frontdesk.agents.hooks import main
 
-    return run_from_args(args.event, args.harness, args.budget, args.payload)
+    return main([args.event, *args.rest])
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
