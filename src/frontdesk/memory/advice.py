@@ -30,18 +30,23 @@ def advise_template(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
     suggest: dict[str, Any] = {}
     peaks = [r["used"].get("peak_rss_bytes") for r in done if r["used"].get("peak_rss_bytes")]
     mem = req.get("memory_bytes")
+    too_small = [r["requested"].get("memory_bytes") or 0 for r in runs if r["state"] == "OUT_OF_MEMORY"]
     if peaks and mem:
         peak = max(peaks)
-        if peak < 0.5 * mem:
-            suggest["memory_bytes"] = max(_round_memory(peak * 1.3), 256 * _MIB)
+        want = max(_round_memory(peak * 1.3), 256 * _MIB)
+        if too_small and want <= max(too_small):
+            want = _round_memory(max(too_small) * 1.5)
+        if peak < 0.5 * mem and want < mem:
+            suggest["memory_bytes"] = want
             lines.append(f"asked for {format_bytes(mem)} memory, used at most {format_bytes(peak)}: "
                          f"request {format_bytes(suggest['memory_bytes'])}")
     runs_s = [r["used"].get("run_s") for r in done if r["used"].get("run_s")]
     wall = req.get("walltime_s")
     if runs_s and wall:
         longest = max(runs_s)
-        if longest < 0.25 * wall:
-            suggest["walltime_s"] = max(int(math.ceil(longest * 2 / 60) * 60), 60)
+        want = max(int(math.ceil(longest * 2 / 60) * 60), 60)
+        if longest < 0.25 * wall and want < wall:
+            suggest["walltime_s"] = want
             lines.append(f"asked for {format_duration(wall)}, ran at most {format_duration(longest)}: "
                          f"request {format_duration(suggest['walltime_s'])}")
     gpus = int(req.get("gpus") or 0)

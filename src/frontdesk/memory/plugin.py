@@ -24,7 +24,7 @@ from frontdesk.memory.classify import Signature, classify
 from frontdesk.memory.context import JobContext, context_of
 from frontdesk.memory.lesson import Lesson, describe
 from frontdesk.memory.scopes import Membership
-from frontdesk.memory.store import LessonStore
+from frontdesk.memory.store import MIGRATIONS, LessonStore
 from frontdesk.plugins import Admission, Notice, SubmitContext
 
 __all__ = ["MemoryPlugin"]
@@ -84,7 +84,11 @@ class MemoryPlugin:
     # -- the seam -----------------------------------------------------------------------------------
     def attach(self, gateway: Any) -> None:
         """Keep the gateway and open the lesson store over its database connection."""
+        from frontdesk.store.db import apply_schema
+
         self.gateway = gateway
+        # The gateway may open its database before importing plug-ins: make sure our tables exist.
+        apply_schema(gateway.store.conn, "memory", MIGRATIONS)
         self.store = LessonStore(gateway.store.conn, self.membership, self.stale_after_s, self.site_threshold)
 
     def admit(self, spec: Any, ctx: SubmitContext) -> Admission | None:
