@@ -63,11 +63,12 @@ def format_time_limit(seconds: int) -> str:
     return f"{days}-{hours:02d}:{mins:02d}:00"
 
 
-def _directive_path(path: Path) -> str:
+def _directive_path(path: Path, pattern: bool = True) -> str:
     text = str(path)
     if any(c in text for c in '"\n\r'):
         raise SpecError(f"a job directory Slurm cannot name in #SBATCH lines: {text!r}")
-    text = text.replace("%", "%%")  # Slurm expands %j and friends in file names
+    if pattern:
+        text = text.replace("%", "%%")  # Slurm expands %j and friends in output file names
     return f'"{text}"' if any(c.isspace() for c in text) else text
 
 
@@ -105,7 +106,7 @@ def render_script(job: BackendJob, *, default_partition: str | None = None,
     lines += [
         f"#SBATCH --output={_directive_path(out_dir / STDOUT_FILE)}",
         f"#SBATCH --error={_directive_path(out_dir / STDERR_FILE)}",
-        f"#SBATCH --chdir={_directive_path(out_dir)}",
+        f"#SBATCH --chdir={_directive_path(out_dir, pattern=False)}",
     ]
     lines += [f"#SBATCH {d}" for d in extra_directives]
     lines.append("")

@@ -1,0 +1,97 @@
+"""sbatch scripts: golden files for the shapes the gateway hands over."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import Golden
+from frontdesk.backends.base import BackendJob
+from frontdesk.backends.slurm.render import format_time_limit, render_script, sbatch_argv
+from frontdesk.errors import SpecError
+
+JOB_DIR = Path("/srv/frontdesk/jobs/12/1")
+
+
+def job(**kw: object) -> BackendJob:
+    base: dict[str, object] = dict(
+        job_id=12,
+        attempt=1,
+        name="train",
+        argv=["python", "train.py", "--lr", "0.1"],
+        workdir=Path("/home/ada/proj"),
+        env={"FRONTDESK_JOB_ID": "12"},
+        job_dir=JOB_DIR,
+    )
+    base.update(kw)
+    return BackendJob(**base)  # type: ignore[arg-type]
+
+
+def test_minimal(golden: Golden) -> None:
+    golden.check("minimal.sbatch", render_script(job()))
+
+
+def test_typed_gpus_memory_walltime_partition(golden: Golden) -> None:
+    text = render_script(
+        job(
+            cpus=8,
+            memory_bytes=64 * 2**30,
+            gpus=2,
+            gpu_types=("h100", "a100"),
+            walltime_seconds=5400,
+            partition="training",
+            qos="high",
+        )
+    )
+    golden.check("gpu.sbatch", text)
+
+
+def test_quoting_and_spaces(golden: Golden) -> None:
+    text = render_script(
+        job(
+            argv=["sh", "-c", "echo \"$X\" 'it''s' $(date)"],
+            workdir=Path("/home/ada/work dir 'quoted'"),
+            env={"X": "a b 'c' \"d\" $HOME", "FRONTDESK_JOB_ID": "12"},
+            job_dir=Path("/srv/front desk/jobs/12/1 100%"),
+        ),
+        default_partition="hpc",
+        extra_directives=["--account=proj"],
+    )
+    golden.check("quoting.sbatch", text)
+
+
+def test_untyped_gpus() -> None:
+    assert "#SBATCH --gres=gpu:3\n" in render_script(job(gpus=3))
+
+
+def test_job_name_is_the_attempt_key() -> None:
+    assert "#SBATCH --job-name=fd-12.1\n" in render_script(job())
+
+
+def test_a_job_dir_slurm_cannot_name_is_refused() -> None:
+    with pytest.raises(SpecError):
+        render_script(job(job_dir=Path('/srv/a"b')))
+
+
+def test_bad_env_name_is_refused() -> None:
+    with pytest.raises(SpecError):
+        render_script(job(env={"A B": "x"}))
+
+
+@pytest.mark.parametrize(
+    ("seconds", "limit"),
+    [
+        (1, "0-00:01:00"),
+        (60, "0-00:01:00"),
+        (61, "0-00:02:00"),
+        (5400, "0-01:30:00"),
+        (86400 * 2 + 1, "2-00:01:00"),
+    ],
+)
+def test_time_limit_rounds_up_to_minutes(seconds: int, limit: str) -> None:
+    assert format_time_limit(seconds) == limit
+
+
+def test_sbatch_argv_is_parsable() -> None:
+    assert sbatch_argv(JOB_DIR / "sbatch.sh") == ["sbatch", "--parsable", str(JOB_DIR / "sbatch.sh")]
