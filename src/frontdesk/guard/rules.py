@@ -299,6 +299,8 @@ def match(rule: Rule, inv: Invocation, ctx: GuardContext, rules: RuleSet) -> boo
             return False
         if rule.targets_any:
             words = positionals[1:] if prog in ("chmod", "chown", "chgrp") else positionals
+            words = words + [Word(v, v) for vals in flags.values() for v in vals
+                             if v and v.startswith(("/", "~", "./", "../")) and v not in {w.text for w in words}]
             if not any(set(rule.targets_any) & classify_path(w, ctx, inv.cwd) for w in words):
                 return False
     if rule.args_regex is not None:

@@ -60,6 +60,9 @@ _TOKEN_RULES: list[tuple[str, str, int]] = [
     ("cli-password", r"(?:^|[\s;|&(])(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n;|&]*?\s-p([^\s'\"-][^\s'\"]*)", 1),
     ("cli-password", r"(?:^|[\s;|&(])sshpass\s+-p\s*['\"]?([^\s'\"]+)", 1),
     ("cli-password", r"(?i)--pass(?:word|wd)?[= ]['\"]?([^\s'\"$][^\s'\"]*)", 1),
+    ("cli-password", r"(?:^|[\s;|&(])(?:docker|podman|helm|oras|buildah|skopeo)\s+(?:\S+\s+)?login\b[^\n;|&]*?"
+                     r"\s-p\s*['\"]?([^\s'\"$-][^\s'\"]*)", 1),
+    ("wandb-key", r"(?:^|[\s;|&(])wandb\s+login\s+(?:--?\S+\s+)*([0-9a-f]{40})\b", 1),
 ]
 
 # A key-like name followed by `=` or `:` and a value: masked when the value is long and random enough,
@@ -78,15 +81,16 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "huggingface-token": ("hf_",), "github-token": ("gh", "github_pat_"), "gitlab-token": ("gl",),
     "slack-token": ("xox",), "stripe-key": ("_live_", "_test_"), "google-api-key": ("aiza",),
     "aws-access-key": ("akia", "asia", "agpa", "aida", "aroa", "anpa", "anva", "aipa"), "jwt": ("eyj",),
-    "npm-token": ("npm_",), "wandb-key": ("wandb_api_key",), "url-password": ("@",),
-    "bearer-token": ("authorization",), "cli-password": ("mysql", "mariadb", "sshpass", "--pass"),
+    "npm-token": ("npm_",), "wandb-key": ("wandb",), "url-password": ("@",),
+    "bearer-token": ("authorization",),
+    "cli-password": ("mysql", "mariadb", "sshpass", "--pass", "login"),
 }
 _COMPILED = [(kind, re.compile(pat, re.DOTALL if kind == "private-key" else 0), grp, _NEEDLES[kind])
              for kind, pat, grp in _TOKEN_RULES]
 # Cheap substring pre-filter (lower-cased): a text with none of these has no secret any rule can find.
 _QUICK = ("private key", "sk-", "hf_", "gh", "github_pat_", "glpat-", "gldt-", "glptt-", "glrt-", "glcbt-",
           "gloas-", "xox", "_live_", "_test_", "aiza", "akia", "asia", "agpa", "aida", "aroa", "anpa", "anva",
-          "aipa", "eyj", "npm_", "://", "authorization", "mysql", "mariadb", "sshpass", "pass", "key", "secret",
+          "aipa", "eyj", "npm_", "wandb", "login", "://", "authorization", "mysql", "mariadb", "sshpass", "pass", "key", "secret",
           "token", "pwd", "credential")
 
 

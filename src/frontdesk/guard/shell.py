@@ -162,6 +162,9 @@ class _Walker:
                 self._stmt(body, depth, via, reds)
             elif reds:
                 self.out.append(Invocation([], redirects=reds, via=list(via), cwd=self.cwd))
+        elif kind == "unset_command":
+            words = [Word("unset", "unset")] + [Word(_text(c), _text(c)) for c in node.named_children]
+            self.out.append(Invocation(words, via=list(via), cwd=self.cwd))
         elif kind == "declaration_command":
             self._declaration(node, depth, via)
         elif kind == "variable_assignment":

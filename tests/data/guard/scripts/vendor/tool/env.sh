@@ -1,0 +1,1 @@
+export TOOL_HOME=$PWD

@@ -1,0 +1,3 @@
+#!/bin/sh
+echo installing
+cp tool ~/.local/bin/
