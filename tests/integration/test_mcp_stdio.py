@@ -1,0 +1,85 @@
+"""`frontdesk mcp` over a real stdio connection, driven by the official MCP SDK's own client."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import uuid
+from typing import Any
+
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+TOOLS = {"submit", "queue", "cluster", "wait", "report", "logs", "cancel", "memory_search"}
+
+
+def _text(result: Any) -> str:
+    return "".join(getattr(c, "text", "") for c in result.content)
+
+
+def _params(gw: Any, **env: str) -> StdioServerParameters:
+    return StdioServerParameters(command=sys.executable, args=["-m", "frontdesk.cli.main", "mcp"],
+                                 env={k: v for k, v in {**gw.env, **env}.items() if v is not None})
+
+
+def _run(coro: Any) -> Any:
+    return asyncio.run(asyncio.wait_for(coro, 120))
+
+
+def test_tools_and_resources_are_listed(gateway: Any) -> None:
+    async def go() -> None:
+        async with Client(_params(gateway)) as c:
+            tools = await c.list_tools()
+            assert {t.name for t in tools.tools} == TOOLS
+            submit = next(t for t in tools.tools if t.name == "submit")
+            assert "command" in submit.input_schema["properties"]
+            res = await c.list_resources()
+            assert "frontdesk://reports/recent" in {str(r.uri) for r in res.resources}
+            templates = await c.list_resource_templates()
+            assert "frontdesk://reports/{job_id}" in {t.uri_template for t in templates.resource_templates}
+
+    _run(go())
+
+
+def test_submit_wait_report_logs_queue_cancel(gateway: Any) -> None:
+    sid = str(uuid.uuid4())
+
+    async def go() -> None:
+        async with Client(_params(gateway, CLAUDE_CODE_SESSION_ID=sid, CLAUDECODE="1")) as c:
+            sub = json.loads(_text(await c.call_tool("submit", {"command": "sh -c 'echo mcp-says-hi'",
+                                                                "name": "hello"})))
+            job = sub["job"]["id"]
+            assert sub["job"]["session"] == sid
+            waited = _text(await c.call_tool("wait", {"job_ids": [job], "timeout_s": 60}))
+            assert waited.startswith(f"frontdesk job {job} (hello): COMPLETED") and "mcp-says-hi" in waited
+            assert "mcp-says-hi" in _text(await c.call_tool("report", {"job_id": job}))
+            assert "mcp-says-hi" in _text(await c.call_tool("logs", {"job_id": job, "tail": 5}))
+            long = json.loads(_text(await c.call_tool("submit", {"command": "sleep 60"})))["job"]["id"]
+            queue = json.loads(_text(await c.call_tool("queue", {})))
+            assert [j["id"] for j in queue] == [long]
+            cancelled = json.loads(_text(await c.call_tool("cancel", {"job_id": long})))
+            assert cancelled["id"] == long
+            recent = await c.read_resource("frontdesk://reports/recent")
+            assert "mcp-says-hi" in "".join(getattr(x, "text", "") for x in recent.contents)
+            one = await c.read_resource(f"frontdesk://reports/{job}")
+            assert "mcp-says-hi" in "".join(getattr(x, "text", "") for x in one.contents)
+            cluster = json.loads(_text(await c.call_tool("cluster", {})))
+            assert isinstance(cluster, dict)
+            mem = json.loads(_text(await c.call_tool("memory_search", {"query": "CUDA out of memory"})))
+            assert isinstance(mem, dict)
+
+    _run(go())
+    # the server registered the session it runs in
+    assert gateway.client.request("GET", f"/v1/sessions/{sid}")["harness"] == "claude-code"
+
+
+def test_errors_are_tool_errors_with_the_gateway_message(gateway: Any) -> None:
+    async def go() -> None:
+        async with Client(_params(gateway)) as c:
+            res = await c.call_tool("report", {"job_id": 99999})
+            assert res.is_error and "99999" in _text(res)
+            bad = await c.call_tool("submit", {})
+            assert bad.is_error and "exactly one of command or spec_yaml" in _text(bad)
+
+    _run(go())
