@@ -1,0 +1,110 @@
+"""Placement of one job on nodes under a pool's allocation rule.
+
+- `whole_node` (training): k idle nodes of one accelerator model, held exclusively; a job that needs less
+  than half a node's GPUs is packed instead (whole nodes stay for the jobs that need them).
+- `pack` (agent): one node, the fullest that fits (compact packing keeps whole nodes free for others);
+  agent jobs count `cpus / cpu_oversubscribe` cores; GPUs and memory are never oversubscribed.
+- `spread` (hpc, and the FIFO/EASY baselines): one node when it fits, else the fewest nodes.
+Accelerator choice: only eligible models, least scarce first (see catalog.prefer_least_scarce).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+from frontdesk.policy.model import JobView, NodeView, Part
+
+__all__ = ["place"]
+
+Parts = tuple[tuple[Part, ...], bool]
+
+
+def place(job: JobView, nodes: Sequence[NodeView], allocation: str, oversubscribe: float = 1.0,
+          model_rank: Mapping[str, int] | None = None) -> Parts | None:
+    """(parts, exclusive) for `job` on `nodes`, or None when it does not fit now."""
+    cands = [n for n in nodes if not n.drained and not n.exclusive]
+    if job.gpus:
+        cands = [n for n in cands if n.gpus and (model_rank is None or n.gpu_model in model_rank)]
+    if not cands:
+        return None
+    rank = model_rank or {}
+    if allocation == "whole_node" and (job.nodes > 1 or 2 * job.gpus >= min(n.gpus for n in cands)
+                                       or not job.gpus):
+        return _whole(job, cands, rank)
+    ratio = oversubscribe if job.job_class == "agent" else 1.0
+    single = _single(job, cands, rank, ratio)
+    if single is not None or (allocation == "pack" and job.nodes <= 1 and _fits_shape(job, cands, ratio)):
+        return single
+    return _spread(job, cands, rank)
+
+
+def _fits_shape(job: JobView, cands: Sequence[NodeView], ratio: float) -> bool:
+    return any(n.cpus * 1.0 >= job.cpus / ratio and n.memory_bytes >= job.memory_bytes and n.gpus >= job.gpus
+               for n in cands)
+
+
+def _single(job: JobView, cands: Sequence[NodeView], rank: Mapping[str, int], ratio: float) -> Parts | None:
+    if job.nodes > 1:
+        return None
+    cost = job.cpus / ratio
+    best: NodeView | None = None
+    best_key: tuple[int, int, float, str] | None = None
+    for n in cands:
+        if n.free_cpus + 1e-9 < cost or n.free_memory < job.memory_bytes or n.free_gpus < job.gpus:
+            continue
+        # CPU-only jobs keep off GPU nodes when they can; then fullest node first (compact).
+        on_gpu = 1 if (not job.gpus and n.gpus) else 0
+        key = (rank.get(n.gpu_model or "", 0), on_gpu, n.free_cpus - cost, n.name)
+        if best_key is None or key < best_key:
+            best, best_key = n, key
+    if best is None:
+        return None
+    return (Part(best.name, cost, job.memory_bytes, job.gpus),), False
+
+
+def _whole(job: JobView, cands: Sequence[NodeView], rank: Mapping[str, int]) -> Parts | None:
+    groups: dict[tuple[str, int, int], list[NodeView]] = {}
+    for n in cands:
+        groups.setdefault((n.gpu_model or "", n.cpus, n.gpus), []).append(n)
+    for (_model, cpus, gpus), group in sorted(groups.items(), key=lambda kv: (rank.get(kv[0][0], 0), kv[0])):
+        shape = group[0]
+        k = job.nodes or max(1, math.ceil(job.gpus / gpus) if gpus else 1, math.ceil(job.cpus / cpus),
+                             math.ceil(job.memory_bytes / shape.memory_bytes) if shape.memory_bytes else 1)
+        idle = [n for n in group if n.idle]
+        if len(idle) >= k:
+            chosen = sorted(idle, key=lambda n: n.name)[:k]
+            return tuple(Part(n.name, float(n.cpus), n.memory_bytes, n.gpus) for n in chosen), True
+    return None
+
+
+def _spread(job: JobView, cands: Sequence[NodeView], rank: Mapping[str, int]) -> Parts | None:
+    rem_c, rem_g, rem_m = job.cpus, job.gpus, job.memory_bytes
+    mem_per_core = job.memory_bytes / job.cpus if job.cpus else 0.0
+    if job.gpus:
+        order = sorted(cands, key=lambda n: (rank.get(n.gpu_model or "", 0), -n.free_gpus, n.name))
+    else:
+        order = sorted(cands, key=lambda n: (1 if n.gpus else 0, -n.free_cpus, n.name))
+    parts: list[Part] = []
+    for n in order:
+        if rem_c <= 0 and rem_g <= 0:
+            break
+        if job.gpus:
+            g = min(rem_g, n.free_gpus)
+            if g <= 0:
+                continue
+            c = min(rem_c, math.ceil(job.cpus * g / job.gpus))
+        else:
+            g, c = 0, min(rem_c, int(n.free_cpus))
+        if c <= 0 and g <= 0:
+            continue
+        m = min(rem_m, math.ceil(c * mem_per_core))
+        if n.free_cpus + 1e-9 < c or n.free_memory < m:
+            continue
+        parts.append(Part(n.name, float(c), m, g))
+        rem_c, rem_g, rem_m = rem_c - c, rem_g - g, rem_m - m
+    if rem_c > 0 or rem_g > 0:
+        return None
+    if job.nodes and len(parts) > job.nodes:
+        return None
+    return tuple(parts), False

@@ -1,0 +1,111 @@
+"""Priority: a multi-level feedback queue, fairshare per principal and group, and time-of-day weights.
+
+Levels are small integers, higher starts first. Agent and trial jobs enter high and drop one level if
+they have not started within `drop_after`; training ages up one level per `age_every` of waiting; hpc
+enters low. Within a level, jobs are ordered by fairshare × time-of-day weight, then by age.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from frontdesk.policy.config import ClassPriority, PriorityConfig
+from frontdesk.policy.model import JobView
+
+__all__ = ["FairshareLedger", "FairshareSnapshot", "level", "rank", "score", "slurm_priority", "time_weight"]
+
+
+def _class_cfg(cfg: PriorityConfig, job_class: str, trial: bool) -> ClassPriority:
+    key = "trial" if trial else job_class
+    return cfg.classes.get(key) or cfg.classes.get("agent") or ClassPriority(enter=1)
+
+
+def level(job_class: str, trial: bool, waited_s: float, cfg: PriorityConfig) -> int:
+    """The MLFQ level of a job that has waited `waited_s`."""
+    c = _class_cfg(cfg, job_class, trial)
+    lvl = c.enter
+    if c.drop_after and waited_s >= c.drop_after:
+        lvl = max(c.floor, lvl - 1)
+    if c.age_every:
+        lvl = max(lvl, min(c.ceiling, c.enter + int(waited_s // c.age_every)))
+    return lvl
+
+
+@dataclass
+class FairshareLedger:
+    """Decayed resource use per principal and per group (GPU-seconds count as 8 core-seconds)."""
+
+    half_life: float = 3600.0
+    principals: dict[str, tuple[float, float]] = field(default_factory=dict)
+    groups: dict[str, tuple[float, float]] = field(default_factory=dict)
+
+    def _decay(self, table: dict[str, tuple[float, float]], key: str, now: float) -> float:
+        value, at = table.get(key, (0.0, now))
+        return value * math.pow(0.5, max(0.0, now - at) / self.half_life)
+
+    def charge(self, principal: str, group: str, cpus: float, gpus: float, seconds: float,
+               now: float) -> None:
+        """Add a finished (or running) job's use."""
+        amount = (cpus + 8.0 * gpus) * seconds
+        self.principals[principal] = (self._decay(self.principals, principal, now) + amount, now)
+        if group:
+            self.groups[group] = (self._decay(self.groups, group, now) + amount, now)
+
+    def snapshot(self, now: float, principal_weight: float) -> FairshareSnapshot:
+        """Fairshare factors at `now`: 1.0 for no recent use, 0.5 at the mean use of active principals."""
+        def factors(table: dict[str, tuple[float, float]]) -> dict[str, float]:
+            values = {k: self._decay(table, k, now) for k in table}
+            mean = sum(values.values()) / len(values) if values else 0.0
+            return {k: (1.0 if mean <= 0 else 1.0 / (1.0 + v / mean)) for k, v in values.items()}
+
+        return FairshareSnapshot(factors(self.principals), factors(self.groups), principal_weight)
+
+
+@dataclass(frozen=True)
+class FairshareSnapshot:
+    """Fairshare factors frozen for one scheduling pass."""
+
+    principals: dict[str, float]
+    groups: dict[str, float]
+    principal_weight: float
+
+    def factor(self, principal: str, group: str) -> float:
+        """The blended principal/group factor in (0, 1]."""
+        p = self.principals.get(principal, 1.0)
+        if not group:
+            return p
+        w = self.principal_weight
+        return w * p + (1 - w) * self.groups.get(group, 1.0)
+
+
+def _in_hours(hour: float, start: int, end: int) -> bool:
+    return start <= hour < end if start <= end else (hour >= start or hour < end)
+
+
+def time_weight(job_class: str, hour: float, cfg: PriorityConfig) -> float:
+    """The product of the time-of-day weights that apply to `job_class` at `hour` (local, 0–24)."""
+    w = 1.0
+    for tw in cfg.time_weights:
+        if job_class in tw.classes and _in_hours(hour, tw.start_hour, tw.end_hour):
+            w *= tw.weight
+    return w
+
+
+def score(job: JobView, hour: float, cfg: PriorityConfig, shares: FairshareSnapshot | None) -> float:
+    """The in-level score (fairshare × time weight), in (0, 100]."""
+    fs = shares.factor(job.principal, job.group) if shares else 1.0
+    return fs * time_weight(job.job_class, hour, cfg)
+
+
+def rank(job: JobView, now: float, hour: float, cfg: PriorityConfig,
+         shares: FairshareSnapshot | None) -> tuple[int, float, float]:
+    """A sort key: smaller starts first."""
+    lvl = level(job.job_class, job.trial, now - job.queued_at, cfg)
+    return (-lvl, -score(job, hour, cfg, shares), job.queued_at)
+
+
+def slurm_priority(job_class: str, trial: bool, fairshare: float, cfg: PriorityConfig) -> int:
+    """The entry priority as one integer (Slurm nice/priority, the embedded queue's order)."""
+    lvl = level(job_class, trial, 0.0, cfg)
+    return lvl * 1000 + int(max(0.0, min(fairshare, 1.0)) * 999)

@@ -1,0 +1,101 @@
+"""frontdesk's scheduling pass: MLFQ order, per-pool rules, borrowing, catalog-aware placement, backfill.
+
+`plan()` is what both the embedded backend's picker and the simulator call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+
+from frontdesk.policy.backfill import Reservation, backfill
+from frontdesk.policy.catalog import Accelerator, GpuNeed, catalog, eligible, prefer_least_scarce
+from frontdesk.policy.config import BorrowRule, PolicyConfig
+from frontdesk.policy.model import JobView, NodeView, Placement, RunningView
+from frontdesk.policy.placement import place
+from frontdesk.policy.priority import FairshareLedger, rank
+
+__all__ = ["PoolPlacer", "borrow_active", "plan"]
+
+
+def borrow_active(rule: BorrowRule, hour: float, job: JobView) -> bool:
+    """Whether `job` may borrow under `rule` at `hour`: in the window, and done before it closes."""
+    if job.job_class not in rule.classes or job.pool != rule.borrower:
+        return False
+    start, end = rule.start_hour, rule.end_hour
+    inside = start <= hour < end if start <= end else (hour >= start or hour < end)
+    if not inside:
+        return False
+    left = ((end - hour) % 24) * 3600.0
+    return job.walltime_s <= min(rule.max_duration, left)
+
+
+class PoolPlacer:
+    """Places jobs in their own pool, then on idle nodes lent under an active borrowing rule."""
+
+    def __init__(self, cfg: PolicyConfig, nodes: Mapping[str, NodeView], hour: float,
+                 models: Mapping[str, Accelerator] | None = None) -> None:
+        self.cfg = cfg
+        self.hour = hour
+        self.models = models or catalog(cfg.catalog_extra)
+        self.by_pool: dict[str, list[str]] = {}
+        total: dict[str, int] = {}
+        free: dict[str, int] = {}
+        for n in nodes.values():
+            self.by_pool.setdefault(n.pool, []).append(n.name)
+            if n.gpu_model:
+                total[n.gpu_model] = total.get(n.gpu_model, 0) + n.gpus
+                free[n.gpu_model] = free.get(n.gpu_model, 0) + (0 if n.drained else n.free_gpus)
+        self.total, self.free = total, free
+        self._ranks: dict[GpuNeed, dict[str, int]] = {}
+
+    def model_rank(self, need: GpuNeed) -> dict[str, int]:
+        """Eligible models present here, least scarce first."""
+        if need not in self._ranks:
+            names = [m for m in eligible(need, self.models) if m in self.total]
+            if need.types:
+                names += [t for t in need.types if t in self.total and t not in names]
+            ordered = prefer_least_scarce(names, self.free, self.total, self.models)
+            self._ranks[need] = {m: i for i, m in enumerate(ordered)}
+        return self._ranks[need]
+
+    def _rules(self, job: JobView) -> list[BorrowRule]:
+        return [r for r in self.cfg.borrow if borrow_active(r, self.hour, job)]
+
+    def candidates(self, job: JobView) -> Sequence[str]:
+        """Own pool, plus lenders' nodes under active rules."""
+        names = list(self.by_pool.get(job.pool, ()))
+        for rule in self._rules(job):
+            names += self.by_pool.get(rule.lender, [])
+        return names
+
+    def signature(self, job: JobView) -> Hashable:
+        """Jobs alike in pool, shape, constraints and borrowing rights."""
+        return (job.pool, job.job_class, job.cpus, job.gpus, job.memory_bytes, job.nodes, job.gpu,
+                tuple(r.lender for r in self._rules(job)))
+
+    def place(self, job: JobView, nodes: Mapping[str, NodeView], exclude: frozenset[str]) -> Placement | None:
+        """A placement in the own pool, else on lent nodes."""
+        pool = self.cfg.pool(job.pool) or self.cfg.pools[0]
+        rank = self.model_rank(job.gpu) if job.gpus else None
+        own = [nodes[n] for n in self.by_pool.get(job.pool, ()) if n in nodes and n not in exclude]
+        got = place(job, own, pool.allocation, pool.cpu_oversubscribe, rank)
+        if got is not None:
+            return Placement(job.id, got[0], got[1])
+        for rule in self._rules(job):
+            idle = [nodes[n] for n in self.by_pool.get(rule.lender, ()) if n in nodes and nodes[n].idle
+                    and not nodes[n].drained]
+            lent = [n for n in sorted(idle, key=lambda n: n.name)[rule.keep_idle:] if n.name not in exclude]
+            got = place(job, lent, pool.allocation, 1.0, rank)
+            if got is not None:
+                return Placement(job.id, got[0], got[1], borrowed_from=rule.lender)
+        return None
+
+
+def plan(queue: Sequence[JobView], nodes: Mapping[str, NodeView], running: Sequence[RunningView], now: float,
+         hour: float, cfg: PolicyConfig, shares: FairshareLedger | None = None,
+         models: Mapping[str, Accelerator] | None = None) -> tuple[list[Placement], dict[str, Reservation]]:
+    """The jobs to start now and the per-pool reservations, under policy `cfg` at time `now`."""
+    snap = shares.snapshot(now, cfg.priority.principal_weight) if shares else None
+    order = sorted(queue, key=lambda j: rank(j, now, hour, cfg.priority, snap))
+    placer = PoolPlacer(cfg, nodes, hour, models)
+    return backfill(order, nodes, running, now, placer, lambda j: j.pool, cfg.backfill_depth)
