@@ -54,11 +54,18 @@ def _application(spec: dict[str, Any]) -> str:
                     words = line.split()
                 if words and words[0] not in _SHELL_SETUP:
                     break
+    candidates = []
     for w in words:
         base = w.rsplit("/", 1)[-1]
-        if not base or base.startswith("-") or re.match(r"^python[\d.]*$", base) or base in _INTERPRETERS:
+        if (not base or base.startswith("-") or base.isdigit() or re.match(r"^python[\d.]*$", base)
+                or base in _INTERPRETERS):
             continue
-        return base[:100]
+        candidates.append((w, base))
+    for w, base in candidates:  # a file or path names the program better than an option's value
+        if "/" in w or "." in base:
+            return base[:100]
+    if candidates:
+        return candidates[0][1][:100]
     return (words[0].rsplit("/", 1)[-1] if words else "")[:100]
 
 

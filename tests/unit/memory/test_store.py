@@ -1,0 +1,200 @@
+"""Lessons: recording, learned fixes, staleness, invalidation, revalidation, scopes and promotion."""
+
+from __future__ import annotations
+
+import pytest
+from memory_helpers import DAY, Clock, ctx
+
+from frontdesk.errors import Denied, NotFound, UserError
+from frontdesk.memory.classify import classify
+from frontdesk.memory.lesson import describe
+from frontdesk.memory.store import LessonStore
+
+OOM = classify("slurmstepd: error: Detected 1 oom-kill event(s) in StepId=7.batch", "OUT_OF_MEMORY")
+G = 1024**3
+
+
+def fail(store: LessonStore, job: int, who: str, c=None, sig=OOM):  # type: ignore[no-untyped-def]
+    c = c or ctx()
+    store.record_run(job, who, c, sig.state or "FAILED", sig, {})
+    return store.record_failure(job, who, c, sig)
+
+
+def succeed(store: LessonStore, job: int, who: str, c):  # type: ignore[no-untyped-def]
+    store.record_run(job, who, c, "COMPLETED", None, {})
+    return store.learn_from_success(job, who, c)
+
+
+def test_failure_creates_a_user_lesson_and_repeats_confirm_it(store: LessonStore) -> None:
+    [lesson] = fail(store, 1, "alice")
+    assert (lesson.scope, lesson.scope_name) == ("user", "alice")
+    assert (lesson.source, lesson.created_by) == ("scheduler", "alice")
+    assert lesson.template == "python ~/proj/train.py --epochs 3"
+    [again] = fail(store, 2, "alice")
+    assert again.id == lesson.id and again.times_seen == 2
+    assert [e["job"] for e in again.evidence] == [1, 2]
+    assert describe(again).startswith("this command ended OUT_OF_MEMORY twice at 4G (ran out of host memory)")
+
+
+def test_fix_is_learned_from_a_later_success_with_a_change(store: LessonStore, clock: Clock) -> None:
+    fail(store, 1, "alice")
+    fail(store, 2, "alice")
+    clock.advance(3600)
+    [lesson] = succeed(store, 3, "alice", ctx("16G"))
+    assert lesson.fix is not None
+    assert lesson.fix["changes"] == {"memory_bytes": [4 * G, 16 * G]}
+    assert lesson.fix["evidence"] == [2, 3]
+    assert lesson.times_held == 1 and lesson.status == "active"
+    assert "ended OUT_OF_MEMORY twice at 4G" in describe(lesson)
+    assert "it completed with memory 16G on 2026-11-30" in describe(lesson) and "(job 3)" in describe(lesson)
+    [held] = succeed(store, 4, "alice", ctx("32G"))
+    assert held.times_held == 2 and held.status == "active"
+
+
+def test_success_without_the_fix_invalidates_and_invalid_is_never_shown(store: LessonStore) -> None:
+    fail(store, 1, "alice")
+    succeed(store, 2, "alice", ctx("16G"))
+    [lesson] = succeed(store, 3, "alice", ctx("4G"))
+    assert lesson.status == "invalid" and "without the fix" in (lesson.status_reason or "")
+    assert store.matching("alice", ctx("4G")) == []
+    assert store.search("memory", "alice") == []
+    assert [x.id for x in store.search("memory", "alice", include_invalid=True)] == [lesson.id]
+    assert describe(lesson).startswith("no longer true")
+
+
+def test_same_request_succeeding_invalidates_a_lesson_without_fix(store: LessonStore) -> None:
+    fail(store, 1, "alice")
+    [lesson] = succeed(store, 2, "alice", ctx("4G"))
+    assert lesson.status == "invalid" and "the request that failed" in (lesson.status_reason or "")
+
+
+def test_a_failure_with_the_fix_applied_drops_the_fix(store: LessonStore) -> None:
+    fail(store, 1, "alice")
+    succeed(store, 2, "alice", ctx("16G"))
+    [lesson] = fail(store, 3, "alice", ctx("16G"))
+    assert lesson.fix is None and "did not hold" in (lesson.status_reason or "")
+
+
+def test_stale_after_age_then_revalidated_by_a_new_failure(store: LessonStore, clock: Clock) -> None:
+    fail(store, 1, "alice")
+    clock.advance(31 * DAY)
+    [lesson] = store.matching("alice", ctx())
+    assert lesson.status == "stale" and not lesson.is_fact
+    assert describe(lesson).startswith("unconfirmed (not confirmed for 30 days)")
+    [again] = fail(store, 2, "alice")
+    assert again.status == "active" and again.is_fact
+
+
+def test_changed_conditions_mark_a_lesson_for_revalidation(store: LessonStore) -> None:
+    script = "module load gcc/12.2 openmpi/4.1.5\nsrun ./solver in.nml\n"
+    sig = classify("./solver: error while loading shared libraries: libmpi.so.40: cannot open shared object "
+                   "file: No such file or directory", "FAILED")
+    [lesson] = fail(store, 1, "alice", ctx(script=script), sig)
+    assert lesson.conditions["versions"] == {"gcc": "12.2", "openmpi": "4.1.5"}
+    assert lesson.application == "solver"
+    [same] = store.matching("alice", ctx(script=script))
+    assert same.status == "active"
+    newer = script.replace("openmpi/4.1.5", "openmpi/5.0.3")
+    # another template (the module line changed): only template-less substrate lessons would match it
+    assert store.matching("alice", ctx(script=newer)) == []
+
+
+def test_changed_module_version_in_env_makes_the_lesson_stale(store: LessonStore) -> None:
+    from frontdesk.memory.context import context_of
+
+    spec = {"command": ["./solver"], "resources": {}}
+    before = context_of(spec, env={"LOADEDMODULES": "gcc/12.2:openmpi/4.1.5"})
+    sig = classify("undefined symbol: ompi_mpi_comm_world", "FAILED")
+    store.record_run(1, "alice", before, "FAILED", sig, {})
+    store.record_failure(1, "alice", before, sig)
+    after = context_of(spec, env={"LOADEDMODULES": "gcc/12.2:openmpi/5.0.3"})
+    [lesson] = store.matching("alice", after)
+    assert lesson.status == "stale"
+    assert lesson.status_reason == "conditions changed: openmpi 4.1.5 -> 5.0.3"
+
+
+def test_reads_are_limited_to_the_principals_scopes(store: LessonStore) -> None:
+    [lesson] = fail(store, 1, "alice")
+    for who in ("bob", "carol"):
+        assert store.matching(who, ctx()) == []
+        assert store.search("memory", who) == []
+        with pytest.raises(NotFound):
+            store.get(lesson.id, who)
+    promoted = store.promote(lesson.id, "alice", "lab")
+    assert (promoted.scope, promoted.scope_name, promoted.origin_id) == ("lab", "physics", lesson.id)
+    assert [x.id for x in store.matching("carol", ctx())] == [promoted.id]
+    assert store.matching("bob", ctx()) == []
+    with pytest.raises(NotFound):
+        store.get(promoted.id, "bob")
+
+
+def test_project_scope_by_membership(store: LessonStore) -> None:
+    [lesson] = fail(store, 1, "alice")
+    promoted = store.promote(lesson.id, "alice", "project")
+    assert promoted.scope_name == "climate"
+    assert [x.id for x in store.matching("erin", ctx())] == [promoted.id]
+    assert store.matching("carol", ctx()) == []
+    assert store.membership.project_for("/proj/climate/run1") == "climate"
+    assert store.membership.project_for("/proj/other") is None
+
+
+def test_promotion_rules(store: LessonStore) -> None:
+    [lesson] = fail(store, 1, "alice")
+    with pytest.raises(UserError):
+        store.promote(lesson.id, "alice", "user")
+    with pytest.raises(Denied):
+        store.promote(lesson.id, "alice", "cluster")  # admins and site rules only
+    with pytest.raises(Denied):
+        store.promote(lesson.id, "alice", "lab", "chemistry")
+    with pytest.raises(NotFound):
+        store.promote(lesson.id, "bob", "lab", "physics")
+    lab = store.promote(lesson.id, "alice", "lab")
+    assert store.promote(lesson.id, "alice", "lab").id == lab.id  # idempotent
+    with pytest.raises(NotFound):
+        store.forget(lab.id, "bob")
+    assert store.forget(lab.id, "carol").id == lab.id  # a lab member may forget a lab lesson
+    assert store.get(lesson.id, "alice").id == lesson.id
+
+
+def test_promotion_strips_secrets_and_home_dirs_and_refuses_other_private_paths(store: LessonStore) -> None:
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    cmd = ["python", "/home/alice/x.py", "--token", token]
+    [lesson] = fail(store, 1, "alice", ctx(command=cmd))
+    promoted = store.promote(lesson.id, "alice", "lab")
+    assert token not in promoted.template and "/home/alice" not in promoted.template
+    assert "«redacted:" in promoted.template
+    [private] = fail(store, 2, "alice", ctx(command=["python", "/scratch/alice/secret_project/run.py"]))
+    with pytest.raises(Denied, match="private content"):
+        store.promote(private.id, "alice", "lab")
+
+
+def test_site_rule_makes_substrate_failures_seen_by_three_users_cluster_lessons(store: LessonStore) -> None:
+    sig = classify("ImportError: libcudart.so.12: cannot open shared object file: No such file", "FAILED")
+    for job, who in enumerate(("alice", "bob", "carol"), start=1):
+        out = fail(store, job, who, ctx(command=["python", f"/home/{who}/infer.py"]), sig)
+    cluster = [x for x in out if x.scope == "cluster"]
+    assert len(cluster) == 1 and cluster[0].source == "site" and cluster[0].template == ""
+    assert cluster[0].created_by == "site rule: seen by 3 users"
+    # a fourth user with another command line of the same application is told before running
+    [seen] = store.matching("dave", ctx(command=["python", "/home/dave/infer.py", "--fast"]))
+    assert seen.id == cluster[0].id and "a shared library cannot be found: libcudart.so" in describe(seen)
+    # an OOM (not a substrate failure) seen by three users stays private
+    for job, who in enumerate(("alice", "bob", "carol"), start=10):
+        assert all(x.scope == "user" for x in fail(store, job, who))
+
+
+def test_fts_search_ranks_and_quotes_user_text(store: LessonStore) -> None:
+    sig = classify("ModuleNotFoundError: No module named 'torch'", "FAILED")
+    fail(store, 1, "alice", ctx(command=["python", "a.py"]), sig)
+    fail(store, 2, "alice")
+    assert [x.kind for x in store.search("torch", "alice")] == ["missing_import"]
+    assert [x.kind for x in store.search('host "memory', "alice")] == ["host_oom"]
+    assert len(store.search("", "alice")) == 2
+    assert store.search("AND OR NOT (", "alice") == []
+
+
+def test_transient_endings_teach_nothing(store: LessonStore) -> None:
+    assert fail(store, 1, "alice", sig=classify("", "CANCELLED")) == []
+    [node] = fail(store, 2, "alice", sig=classify("", "NODE_FAIL"))
+    assert succeed(store, 3, "alice", ctx()) == []  # a node failure is neither fixed nor disproved
+    assert store.get(node.id, "alice").status == "active"
