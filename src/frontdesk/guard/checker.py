@@ -277,7 +277,16 @@ def fetch_targets(inv: Invocation) -> Iterator[tuple[str, str]]:
     args = [w.text for w in inv.args]
     urls = [a for a in args if re.match(r"^(https?|ftp|git|ssh)://|^git@|^[\w.-]+@[\w.-]+:", a)]
     if prog == "git" and "clone" in args:
-        rest = [a for a in args[args.index("clone") + 1:] if not a.startswith("-")]
+        rest: list[str] = []
+        skip = False
+        for a in args[args.index("clone") + 1:]:
+            if skip:
+                skip = False
+            elif a in ("--depth", "-b", "--branch", "-o", "--origin", "-c", "--config", "--reference", "-j",
+                       "--jobs", "--separate-git-dir", "--template", "-u", "--upload-pack", "--shallow-since"):
+                skip = True
+            elif not a.startswith("-"):
+                rest.append(a)
         if rest:
             url = rest[0]
             dest = rest[1] if len(rest) > 1 else re.sub(r"\.git$", "", url.rstrip("/").rsplit("/", 1)[-1].split(":")[-1])
