@@ -34,6 +34,10 @@ def slurm_lab() -> Iterator[Path]:
 def slurm_settings(slurm_lab: Path) -> Iterator[Settings]:
     """Settings for a SlurmBackend under a fresh home whose path has a space in it."""
     home = Path(tempfile.mkdtemp(prefix="fd slurm-", dir="/tmp"))
-    yield Settings(home=home, runtime_dir=home / "run", socket=home / "run" / "gateway.sock", backend="slurm",
-                   sections={"slurm": {"conf": str(slurm_lab / "etc" / "slurm.conf")}})
-
+    yield Settings(
+        home=home,
+        runtime_dir=home / "run",
+        socket=home / "run" / "gateway.sock",
+        backend="slurm",
+        sections={"slurm": {"conf": str(slurm_lab / "etc" / "slurm.conf")}},
+    )

@@ -27,9 +27,16 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
 def make_job(settings: Settings, argv: list[str], workdir: Path | None = None, **kw: Any) -> BackendJob:
     n = next(_seq)
     job_dir = settings.jobs_dir / f"{n} dir" / "1"
-    return BackendJob(job_id=n, attempt=1, name=f"t{n}", argv=argv, workdir=workdir or settings.home,
-                      env={"FRONTDESK_JOB_ID": str(n), "GREETING": "it's \"quoted\" $HOME"},
-                      job_dir=job_dir, **{"partition": "test", **kw})
+    return BackendJob(
+        job_id=n,
+        attempt=1,
+        name=f"t{n}",
+        argv=argv,
+        workdir=workdir or settings.home,
+        env={"FRONTDESK_JOB_ID": str(n), "GREETING": 'it\'s "quoted" $HOME'},
+        job_dir=job_dir,
+        **{"partition": "test", **kw},
+    )
 
 
 async def until_ended(b: SlurmBackend, ids: list[str], timeout: float = 150) -> dict[str, BackendStatus]:
@@ -57,20 +64,28 @@ def test_is_a_backend(slurm_settings: Settings) -> None:
 def test_submit_runs_and_reports_usage_and_output(slurm_settings: Settings, tmp_path: Path) -> None:
     work = tmp_path / "work dir 'q'"
     work.mkdir()
-    code = ("import os,sys; x=bytearray(64*2**20); sum(range(2*10**6)); "
-            "print(os.getcwd(), os.environ['GREETING'])")
+    code = (
+        "import os,sys; x=bytearray(64*2**20); sum(range(2*10**6)); "
+        "print(os.getcwd(), os.environ['GREETING'])"
+    )
 
     async def go() -> tuple[BackendJob, BackendStatus]:
         b = await started(slurm_settings)
-        job = make_job(slurm_settings, [sys.executable, "-c", code], workdir=work, memory_bytes=512 * 2**20,
-                       walltime_seconds=300, cpus=2)
+        job = make_job(
+            slurm_settings,
+            [sys.executable, "-c", code],
+            workdir=work,
+            memory_bytes=512 * 2**20,
+            walltime_seconds=300,
+            cpus=2,
+        )
         bid = await b.submit(job)
         return job, (await until_ended(b, [bid]))[bid]
 
     job, st = run(go())
     assert st.state is JobState.COMPLETED and st.exit_code == 0, st
     assert st.stdout_path == job.job_dir / "stdout"
-    assert st.stdout_path.read_text() == f"{work} it's \"quoted\" $HOME\n"
+    assert st.stdout_path.read_text() == f'{work} it\'s "quoted" $HOME\n'
     assert "#SBATCH --job-name=" + job.key in (job.job_dir / "sbatch.sh").read_text()
     assert st.usage is not None and st.usage.peak_rss_bytes and st.usage.peak_rss_bytes >= 64 * 2**20
     assert st.usage.cpu_seconds is not None and st.usage.cpu_seconds > 0
@@ -144,10 +159,12 @@ def test_out_of_memory_is_its_own_state(slurm_settings: Settings) -> None:
 def test_typed_gpu_lands_on_that_type(slurm_settings: Settings) -> None:
     async def go() -> dict[str, BackendStatus]:
         b = await started(slurm_settings)
-        a = await b.submit(make_job(slurm_settings, ["true"], partition="training", gpus=1,
-                                    gpu_types=("a100",)))
-        h = await b.submit(make_job(slurm_settings, ["true"], partition="training", gpus=2,
-                                    gpu_types=("h100",)))
+        a = await b.submit(
+            make_job(slurm_settings, ["true"], partition="training", gpus=1, gpu_types=("a100",))
+        )
+        h = await b.submit(
+            make_job(slurm_settings, ["true"], partition="training", gpus=2, gpu_types=("h100",))
+        )
         got = await until_ended(b, [a, h])
         return {"a100": got[a], "h100": got[h]}
 

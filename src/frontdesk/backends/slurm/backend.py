@@ -149,6 +149,7 @@ class SlurmBackend:
         self._accounting = bool(self.config.accounting)
         self._registration: Path | None = None
         self._push: PushHint | None = None
+        self._chasing: dict[str, int] = {}
 
     # -- life cycle ---------------------------------------------------------------------------
     async def start(self, push: PushHint) -> None:
@@ -213,7 +214,22 @@ class SlurmBackend:
         if not backend_ids:
             return {}
         records, _ = await self.table.fetch(0.0)
-        return await self._statuses(records, backend_ids)
+        out = await self._statuses(records, backend_ids)
+        self._chase_completing(out)
+        return out
+
+    def _chase_completing(self, statuses: Mapping[str, BackendStatus]) -> None:
+        """Re-push jobs seen COMPLETING: EpilogSlurmctld's push arrives while the job is still in it."""
+        for bid, st in statuses.items():
+            if st.raw_state != "COMPLETING":
+                self._chasing.pop(bid, None)
+                continue
+            tries = self._chasing.get(bid, 0)
+            if tries >= 40 or self._push is None:
+                continue
+            self._chasing[bid] = tries + 1
+            delay = min(0.05 * 2**tries, 1.0)
+            asyncio.get_running_loop().call_later(delay, self._push, [bid])
 
     async def _statuses(self, records: Mapping[str, parse.JobRecord],
                         backend_ids: Sequence[str]) -> dict[str, BackendStatus]:
