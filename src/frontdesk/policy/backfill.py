@@ -40,9 +40,15 @@ class Reservation:
     nodes: frozenset[str]
 
 
-def backfill(order: Sequence[JobView], nodes: Mapping[str, NodeView], running: Sequence[RunningView],
-             now: float, placer: Placer, reserve_key: Callable[[JobView], str] | None,
-             depth: int = 200) -> tuple[list[Placement], dict[str, Reservation]]:
+def backfill(
+    order: Sequence[JobView],
+    nodes: Mapping[str, NodeView],
+    running: Sequence[RunningView],
+    now: float,
+    placer: Placer,
+    reserve_key: Callable[[JobView], str] | None,
+    depth: int = 200,
+) -> tuple[list[Placement], dict[str, Reservation]]:
     """Placements to start now, in `order`; `reserve_key=None` is strict FIFO."""
     work = {k: v.copy() for k, v in nodes.items()}
     planned: list[RunningView] = []
@@ -56,8 +62,11 @@ def backfill(order: Sequence[JobView], nodes: Mapping[str, NodeView], running: S
         p = None if sig in failed else placer.place(job, work, frozenset())
         if p is None:
             failed.add(sig)
-        elif (res is not None and now + job.walltime_s > res.shadow
-              and any(x.node in res.nodes for x in p.parts)):
+        elif (
+            res is not None
+            and now + job.walltime_s > res.shadow
+            and any(x.node in res.nodes for x in p.parts)
+        ):
             p = placer.place(job, work, res.nodes)
         if p is not None:
             apply(work, p.parts, p.exclusive)
@@ -71,12 +80,14 @@ def backfill(order: Sequence[JobView], nodes: Mapping[str, NodeView], running: S
     return out, reservations
 
 
-def _shadow(job: JobView, work: Mapping[str, NodeView], running: Sequence[RunningView], placer: Placer,
-            now: float) -> Reservation:
+def _shadow(
+    job: JobView, work: Mapping[str, NodeView], running: Sequence[RunningView], placer: Placer, now: float
+) -> Reservation:
     names = set(placer.candidates(job))
     sim = {n: work[n].copy() for n in names if n in work}
-    releases = sorted((r for r in running if any(p.node in sim for p in r.parts)),
-                      key=lambda r: r.expected_end)
+    releases = sorted(
+        (r for r in running if any(p.node in sim for p in r.parts)), key=lambda r: r.expected_end
+    )
     i = 0
     while i < len(releases):
         t = releases[i].expected_end

@@ -9,7 +9,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 
-__all__ = ["Accelerator", "CATALOG", "GpuNeed", "catalog", "eligible", "prefer_least_scarce"]
+__all__ = [
+    "Accelerator",
+    "CATALOG",
+    "GpuNeed",
+    "canonical",
+    "catalog",
+    "eligible",
+    "match_model",
+    "prefer_least_scarce",
+]
 
 GB = 1000**3
 
@@ -51,8 +60,13 @@ CATALOG: tuple[Accelerator, ...] = (
     Accelerator("MI250X", "amd", 128 * GB, 3277, 47.9, 47.9, 383, "infinity-fabric", 800),
 )
 
-_ALIASES = {"A100": "A100-80G", "A100-80GB": "A100-80G", "A100-40GB": "A100-40G", "H100-80G": "H100",
-            "MI250": "MI250X"}
+_ALIASES = {
+    "A100": "A100-80G",
+    "A100-80GB": "A100-80G",
+    "A100-40GB": "A100-40G",
+    "H100-80G": "H100",
+    "MI250": "MI250X",
+}
 
 
 def catalog(extra: Iterable[Mapping[str, object]] = ()) -> dict[str, Accelerator]:
@@ -97,12 +111,28 @@ def eligible(need: GpuNeed, models: Mapping[str, Accelerator]) -> list[str]:
     return out
 
 
-def prefer_least_scarce(names: Sequence[str], free: Mapping[str, int], total: Mapping[str, int],
-                        models: Mapping[str, Accelerator]) -> list[str]:
+def prefer_least_scarce(
+    names: Sequence[str], free: Mapping[str, int], total: Mapping[str, int], models: Mapping[str, Accelerator]
+) -> list[str]:
     """Order eligible models least scarce first (most free share), then smallest memory: not the biggest."""
+
     def key(name: str) -> tuple[float, int]:
         tot = total.get(name, 0)
         share = free.get(name, 0) / tot if tot else 0.0
         return (-share, models[name].memory_bytes if name in models else 0)
 
     return sorted(names, key=key)
+
+
+def match_model(
+    reported: str, memory_bytes: int = 0, models: Mapping[str, Accelerator] | None = None
+) -> str | None:
+    """The catalog name for a model string as nvidia-smi prints it (`NVIDIA H100 80GB HBM3` → H100)."""
+    text = reported.upper().replace(" ", "").replace("-", "")
+    table = models or {a.name: a for a in CATALOG}
+    hits = [name for name in table if name.split("-")[0].replace("-", "") in text]
+    if not hits:
+        return None
+    if len(hits) > 1 and memory_bytes:
+        return min(hits, key=lambda n: abs(table[n].memory_bytes - memory_bytes))
+    return sorted(hits, key=lambda n: -table[n].memory_bytes)[0] if "80" in text else sorted(hits)[0]

@@ -14,8 +14,16 @@ from frontdesk.errors import ConfigError
 from frontdesk.spec.units import parse_duration, parse_memory
 
 __all__ = [
-    "BorrowRule", "ClassifyConfig", "ClassPriority", "HealthConfig", "PolicyConfig", "PoolConfig",
-    "PriorityConfig", "TimeWeight", "TrialConfig", "parse_policy",
+    "BorrowRule",
+    "ClassifyConfig",
+    "ClassPriority",
+    "HealthConfig",
+    "PolicyConfig",
+    "PoolConfig",
+    "PriorityConfig",
+    "TimeWeight",
+    "TrialConfig",
+    "parse_policy",
 ]
 
 JOB_CLASSES = ("agent", "training", "hpc", "inference")
@@ -162,8 +170,9 @@ class TrialConfig(_Model):
     strike_window: int = 3600
     cooldown: int = 3600
 
-    _d = field_validator("walltime_cap", "rate_window", "chain_gap", "strike_window", "cooldown",
-                         mode="before")(_dur)
+    _d = field_validator(
+        "walltime_cap", "rate_window", "chain_gap", "strike_window", "cooldown", mode="before"
+    )(_dur)
     _m = field_validator("max_memory", mode="before")(_mem)
 
 

@@ -20,8 +20,13 @@ __all__ = ["place"]
 Parts = tuple[tuple[Part, ...], bool]
 
 
-def place(job: JobView, nodes: Sequence[NodeView], allocation: str, oversubscribe: float = 1.0,
-          model_rank: Mapping[str, int] | None = None) -> Parts | None:
+def place(
+    job: JobView,
+    nodes: Sequence[NodeView],
+    allocation: str,
+    oversubscribe: float = 1.0,
+    model_rank: Mapping[str, int] | None = None,
+) -> Parts | None:
     """(parts, exclusive) for `job` on `nodes`, or None when it does not fit now."""
     cands = [n for n in nodes if not n.drained and not n.exclusive]
     if job.gpus:
@@ -29,8 +34,9 @@ def place(job: JobView, nodes: Sequence[NodeView], allocation: str, oversubscrib
     if not cands:
         return None
     rank = model_rank or {}
-    if allocation == "whole_node" and (job.nodes > 1 or 2 * job.gpus >= min(n.gpus for n in cands)
-                                       or not job.gpus):
+    if allocation == "whole_node" and (
+        job.nodes > 1 or 2 * job.gpus >= min(n.gpus for n in cands) or not job.gpus
+    ):
         return _whole(job, cands, rank)
     ratio = oversubscribe if job.job_class == "agent" else 1.0
     single = _single(job, cands, rank, ratio)
@@ -40,8 +46,10 @@ def place(job: JobView, nodes: Sequence[NodeView], allocation: str, oversubscrib
 
 
 def _fits_shape(job: JobView, cands: Sequence[NodeView], ratio: float) -> bool:
-    return any(n.cpus * 1.0 >= job.cpus / ratio and n.memory_bytes >= job.memory_bytes and n.gpus >= job.gpus
-               for n in cands)
+    return any(
+        n.cpus * 1.0 >= job.cpus / ratio and n.memory_bytes >= job.memory_bytes and n.gpus >= job.gpus
+        for n in cands
+    )
 
 
 def _single(job: JobView, cands: Sequence[NodeView], rank: Mapping[str, int], ratio: float) -> Parts | None:
@@ -69,8 +77,12 @@ def _whole(job: JobView, cands: Sequence[NodeView], rank: Mapping[str, int]) -> 
         groups.setdefault((n.gpu_model or "", n.cpus, n.gpus), []).append(n)
     for (_model, cpus, gpus), group in sorted(groups.items(), key=lambda kv: (rank.get(kv[0][0], 0), kv[0])):
         shape = group[0]
-        k = job.nodes or max(1, math.ceil(job.gpus / gpus) if gpus else 1, math.ceil(job.cpus / cpus),
-                             math.ceil(job.memory_bytes / shape.memory_bytes) if shape.memory_bytes else 1)
+        k = job.nodes or max(
+            1,
+            math.ceil(job.gpus / gpus) if gpus else 1,
+            math.ceil(job.cpus / cpus),
+            math.ceil(job.memory_bytes / shape.memory_bytes) if shape.memory_bytes else 1,
+        )
         idle = [n for n in group if n.idle]
         if len(idle) >= k:
             chosen = sorted(idle, key=lambda n: n.name)[:k]

@@ -44,8 +44,9 @@ class FairshareLedger:
         value, at = table.get(key, (0.0, now))
         return value * math.pow(0.5, max(0.0, now - at) / self.half_life)
 
-    def charge(self, principal: str, group: str, cpus: float, gpus: float, seconds: float,
-               now: float) -> None:
+    def charge(
+        self, principal: str, group: str, cpus: float, gpus: float, seconds: float, now: float
+    ) -> None:
         """Add a finished (or running) job's use."""
         amount = (cpus + 8.0 * gpus) * seconds
         self.principals[principal] = (self._decay(self.principals, principal, now) + amount, now)
@@ -54,6 +55,7 @@ class FairshareLedger:
 
     def snapshot(self, now: float, principal_weight: float) -> FairshareSnapshot:
         """Fairshare factors at `now`: 1.0 for no recent use, 0.5 at the mean use of active principals."""
+
         def factors(table: dict[str, tuple[float, float]]) -> dict[str, float]:
             values = {k: self._decay(table, k, now) for k in table}
             mean = sum(values.values()) / len(values) if values else 0.0
@@ -98,8 +100,9 @@ def score(job: JobView, hour: float, cfg: PriorityConfig, shares: FairshareSnaps
     return fs * time_weight(job.job_class, hour, cfg)
 
 
-def rank(job: JobView, now: float, hour: float, cfg: PriorityConfig,
-         shares: FairshareSnapshot | None) -> tuple[int, float, float]:
+def rank(
+    job: JobView, now: float, hour: float, cfg: PriorityConfig, shares: FairshareSnapshot | None
+) -> tuple[int, float, float]:
     """A sort key: smaller starts first."""
     lvl = level(job.job_class, job.trial, now - job.queued_at, cfg)
     return (-lvl, -score(job, hour, cfg, shares), job.queued_at)

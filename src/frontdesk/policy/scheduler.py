@@ -32,8 +32,13 @@ def borrow_active(rule: BorrowRule, hour: float, job: JobView) -> bool:
 class PoolPlacer:
     """Places jobs in their own pool, then on idle nodes lent under an active borrowing rule."""
 
-    def __init__(self, cfg: PolicyConfig, nodes: Mapping[str, NodeView], hour: float,
-                 models: Mapping[str, Accelerator] | None = None) -> None:
+    def __init__(
+        self,
+        cfg: PolicyConfig,
+        nodes: Mapping[str, NodeView],
+        hour: float,
+        models: Mapping[str, Accelerator] | None = None,
+    ) -> None:
         self.cfg = cfg
         self.hour = hour
         self.models = models or catalog(cfg.catalog_extra)
@@ -70,8 +75,16 @@ class PoolPlacer:
 
     def signature(self, job: JobView) -> Hashable:
         """Jobs alike in pool, shape, constraints and borrowing rights."""
-        return (job.pool, job.job_class, job.cpus, job.gpus, job.memory_bytes, job.nodes, job.gpu,
-                tuple(r.lender for r in self._rules(job)))
+        return (
+            job.pool,
+            job.job_class,
+            job.cpus,
+            job.gpus,
+            job.memory_bytes,
+            job.nodes,
+            job.gpu,
+            tuple(r.lender for r in self._rules(job)),
+        )
 
     def place(self, job: JobView, nodes: Mapping[str, NodeView], exclude: frozenset[str]) -> Placement | None:
         """A placement in the own pool, else on lent nodes."""
@@ -82,18 +95,28 @@ class PoolPlacer:
         if got is not None:
             return Placement(job.id, got[0], got[1])
         for rule in self._rules(job):
-            idle = [nodes[n] for n in self.by_pool.get(rule.lender, ()) if n in nodes and nodes[n].idle
-                    and not nodes[n].drained]
-            lent = [n for n in sorted(idle, key=lambda n: n.name)[rule.keep_idle:] if n.name not in exclude]
+            idle = [
+                nodes[n]
+                for n in self.by_pool.get(rule.lender, ())
+                if n in nodes and nodes[n].idle and not nodes[n].drained
+            ]
+            lent = [n for n in sorted(idle, key=lambda n: n.name)[rule.keep_idle :] if n.name not in exclude]
             got = place(job, lent, pool.allocation, 1.0, rank)
             if got is not None:
                 return Placement(job.id, got[0], got[1], borrowed_from=rule.lender)
         return None
 
 
-def plan(queue: Sequence[JobView], nodes: Mapping[str, NodeView], running: Sequence[RunningView], now: float,
-         hour: float, cfg: PolicyConfig, shares: FairshareLedger | None = None,
-         models: Mapping[str, Accelerator] | None = None) -> tuple[list[Placement], dict[str, Reservation]]:
+def plan(
+    queue: Sequence[JobView],
+    nodes: Mapping[str, NodeView],
+    running: Sequence[RunningView],
+    now: float,
+    hour: float,
+    cfg: PolicyConfig,
+    shares: FairshareLedger | None = None,
+    models: Mapping[str, Accelerator] | None = None,
+) -> tuple[list[Placement], dict[str, Reservation]]:
     """The jobs to start now and the per-pool reservations, under policy `cfg` at time `now`."""
     snap = shares.snapshot(now, cfg.priority.principal_weight) if shares else None
     order = sorted(queue, key=lambda j: rank(j, now, hour, cfg.priority, snap))

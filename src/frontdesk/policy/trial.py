@@ -70,19 +70,37 @@ class TrialLedger:
         p.chain.clear()
         return Revocation(principal, reason, p.revoked_until)
 
-    def request(self, principal: str, template: str, cpus: int, gpus: int, memory_bytes: int,
-                walltime_s: float | None, now: float) -> TrialVerdict:
+    def request(
+        self,
+        principal: str,
+        template: str,
+        cpus: int,
+        gpus: int,
+        memory_bytes: int,
+        walltime_s: float | None,
+        now: float,
+    ) -> TrialVerdict:
         """Decide a trial request and record it; may revoke (rate, chain)."""
         c = self.cfg
         if (standing := self.revoked(principal, now)) is not None:
-            return TrialVerdict(False, f"trial privilege revoked until t={standing.until:.0f}: "
-                                       f"{standing.reason}")
-        too_big = [w for w, over in (("cpus", cpus > c.max_cpus), ("gpus", gpus > c.max_gpus),
-                                     ("memory", memory_bytes > c.max_memory),
-                                     ("walltime", not walltime_s or walltime_s > c.walltime_cap)) if over]
+            return TrialVerdict(
+                False, f"trial privilege revoked until t={standing.until:.0f}: {standing.reason}"
+            )
+        too_big = [
+            w
+            for w, over in (
+                ("cpus", cpus > c.max_cpus),
+                ("gpus", gpus > c.max_gpus),
+                ("memory", memory_bytes > c.max_memory),
+                ("walltime", not walltime_s or walltime_s > c.walltime_cap),
+            )
+            if over
+        ]
         if too_big:
-            why = (f"over the trial budget ({', '.join(too_big)}; cap {c.max_cpus} cores, {c.max_gpus} GPUs, "
-                   f"{format_duration(c.walltime_cap)})")
+            why = (
+                f"over the trial budget ({', '.join(too_big)}; cap {c.max_cpus} cores, {c.max_gpus} GPUs, "
+                f"{format_duration(c.walltime_cap)})"
+            )
             return TrialVerdict(False, why)
         p = self._get(principal)
         while p.submits and p.submits[0] <= now - c.rate_window:
@@ -96,14 +114,17 @@ class TrialLedger:
         if capped_at is not None and now - capped_at <= c.chain_gap:
             p.chain[template] = p.chain.get(template, 1) + 1
             if p.chain[template] >= c.chain_length:
-                why = (f"{p.chain[template]} chained resubmissions of one trial that ran to the "
-                       f"{format_duration(c.walltime_cap)} cap")
+                why = (
+                    f"{p.chain[template]} chained resubmissions of one trial that ran to the "
+                    f"{format_duration(c.walltime_cap)} cap"
+                )
                 rev = self._revoke(p, principal, why, now)
                 return TrialVerdict(False, rev.reason, rev)
         return TrialVerdict(True, "trial within budget")
 
-    def ended(self, principal: str, template: str, run_s: float, walltime_s: float | None,
-              now: float) -> Revocation | None:
+    def ended(
+        self, principal: str, template: str, run_s: float, walltime_s: float | None, now: float
+    ) -> Revocation | None:
         """Record a finished trial; revoke when trials keep running to their cap."""
         c = self.cfg
         cap = min(walltime_s or c.walltime_cap, c.walltime_cap)
@@ -120,7 +141,12 @@ class TrialLedger:
             p.cap_hits.popleft()
         p.cap_hits.append(now)
         if len(p.cap_hits) >= c.cap_hits and self.revoked(principal, now) is None:
-            return self._revoke(p, principal, f"{len(p.cap_hits)} trials ran to the "
-                                              f"{format_duration(c.walltime_cap)} cap within "
-                                              f"{format_duration(c.strike_window)}", now)
+            return self._revoke(
+                p,
+                principal,
+                f"{len(p.cap_hits)} trials ran to the "
+                f"{format_duration(c.walltime_cap)} cap within "
+                f"{format_duration(c.strike_window)}",
+                now,
+            )
         return None

@@ -17,23 +17,33 @@ __all__ = ["assign_pools", "build_cluster", "default_policy"]
 GiB = 1024**3
 
 
-def _nodes(prefix: str, count: int, cpus: int, mem_gib: int, gpus: int = 0, model: str | None = None,
-           start: int = 1) -> list[NodeView]:
-    return [NodeView(f"{prefix}-{i:02d}", "", cpus, mem_gib * GiB, gpus, model)
-            for i in range(start, start + count)]
+def _nodes(
+    prefix: str, count: int, cpus: int, mem_gib: int, gpus: int = 0, model: str | None = None, start: int = 1
+) -> list[NodeView]:
+    return [
+        NodeView(f"{prefix}-{i:02d}", "", cpus, mem_gib * GiB, gpus, model)
+        for i in range(start, start + count)
+    ]
 
 
 def build_cluster(name: str, max_procs: int = 0) -> list[NodeView]:
     """The nodes of a named cluster: `cluster100`, `validation`, or `swf` (CPU nodes for max_procs)."""
     if name == "cluster100":
-        return (_nodes("gpu-l40s", 4, 64, 512, 8, "L40S") + _nodes("gpu-a100a", 4, 64, 1024, 8, "A100-80G")
-                + _nodes("cpu-a", 2, 128, 512)
-                + _nodes("gpu-h100", 32, 64, 1024, 8, "H100")
-                + _nodes("gpu-a100", 16, 64, 1024, 8, "A100-80G")
-                + _nodes("gpu-h200", 8, 64, 1024, 8, "H200") + _nodes("cpu", 34, 128, 512))
+        return (
+            _nodes("gpu-l40s", 4, 64, 512, 8, "L40S")
+            + _nodes("gpu-a100a", 4, 64, 1024, 8, "A100-80G")
+            + _nodes("cpu-a", 2, 128, 512)
+            + _nodes("gpu-h100", 32, 64, 1024, 8, "H100")
+            + _nodes("gpu-a100", 16, 64, 1024, 8, "A100-80G")
+            + _nodes("gpu-h200", 8, 64, 1024, 8, "H200")
+            + _nodes("cpu", 34, 128, 512)
+        )
     if name == "validation":
-        return (_nodes("gpu-l40s", 2, 64, 512, 8, "L40S") + _nodes("gpu-h100", 8, 64, 1024, 8, "H100")
-                + _nodes("cpu", 2, 128, 512))
+        return (
+            _nodes("gpu-l40s", 2, 64, 512, 8, "L40S")
+            + _nodes("gpu-h100", 8, 64, 1024, 8, "H100")
+            + _nodes("cpu", 2, 128, 512)
+        )
     if name == "swf":
         count = max(2, math.ceil(max_procs / 128))
         agent = max(1, count // 10)
@@ -43,15 +53,42 @@ def build_cluster(name: str, max_procs: int = 0) -> list[NodeView]:
 
 _GPU_POOLS: dict[str, Any] = {
     "pools": [
-        {"name": "agent", "classes": ["agent", "inference"], "allocation": "pack", "cpu_oversubscribe": 4.0,
-         "nodes": ["gpu-l40s-*", "gpu-a100a-*", "cpu-a-*"], "partition": "agent", "qos": "interactive"},
-        {"name": "training", "classes": ["training"], "allocation": "whole_node",
-         "nodes": ["gpu-h100-*", "gpu-a100-*", "gpu-h200-*"], "partition": "gpu", "qos": "normal"},
-        {"name": "hpc", "classes": ["hpc"], "allocation": "spread", "nodes": ["cpu-[0-9]*"],
-         "partition": "cpu", "qos": "normal"},
+        {
+            "name": "agent",
+            "classes": ["agent", "inference"],
+            "allocation": "pack",
+            "cpu_oversubscribe": 4.0,
+            "nodes": ["gpu-l40s-*", "gpu-a100a-*", "cpu-a-*"],
+            "partition": "agent",
+            "qos": "interactive",
+        },
+        {
+            "name": "training",
+            "classes": ["training"],
+            "allocation": "whole_node",
+            "nodes": ["gpu-h100-*", "gpu-a100-*", "gpu-h200-*"],
+            "partition": "gpu",
+            "qos": "normal",
+        },
+        {
+            "name": "hpc",
+            "classes": ["hpc"],
+            "allocation": "spread",
+            "nodes": ["cpu-[0-9]*"],
+            "partition": "cpu",
+            "qos": "normal",
+        },
     ],
-    "borrow": [{"lender": "agent", "borrower": "training", "start_hour": 22, "end_hour": 6,
-                "max_duration": "4h", "keep_idle": 2}],
+    "borrow": [
+        {
+            "lender": "agent",
+            "borrower": "training",
+            "start_hour": 22,
+            "end_hour": 6,
+            "max_duration": "4h",
+            "keep_idle": 2,
+        }
+    ],
     "trial": {"walltime_cap": "10m"},
 }
 
@@ -60,11 +97,23 @@ def default_policy(cluster: str) -> PolicyConfig:
     """frontdesk's shipped policy for a simulated cluster."""
     raw = dict(_GPU_POOLS)
     if cluster == "swf":
-        raw = {"pools": [
-            {"name": "agent", "classes": ["agent", "inference"], "allocation": "pack",
-             "cpu_oversubscribe": 4.0, "nodes": ["cpu-a-*"]},
-            {"name": "hpc", "classes": ["hpc", "training"], "allocation": "spread", "nodes": ["cpu-[0-9]*"]},
-        ]}
+        raw = {
+            "pools": [
+                {
+                    "name": "agent",
+                    "classes": ["agent", "inference"],
+                    "allocation": "pack",
+                    "cpu_oversubscribe": 4.0,
+                    "nodes": ["cpu-a-*"],
+                },
+                {
+                    "name": "hpc",
+                    "classes": ["hpc", "training"],
+                    "allocation": "spread",
+                    "nodes": ["cpu-[0-9]*"],
+                },
+            ]
+        }
     return parse_policy(raw, f"built-in policy for {cluster}")
 
 
@@ -72,8 +121,10 @@ def assign_pools(nodes: list[NodeView], cfg: PolicyConfig) -> list[NodeView]:
     """Copies of `nodes` with `pool` set from the policy's name patterns."""
     out = []
     for n in nodes:
-        pool = next((p.name for p in cfg.pools if any(fnmatch.fnmatchcase(n.name, pat) for pat in p.nodes)),
-                    cfg.pools[0].name)
+        pool = next(
+            (p.name for p in cfg.pools if any(fnmatch.fnmatchcase(n.name, pat) for pat in p.nodes)),
+            cfg.pools[0].name,
+        )
         c = n.copy()
         c.pool = pool
         out.append(c)

@@ -60,8 +60,9 @@ class _Running:
     token: int
 
 
-def simulate(workload: Workload, nodes: list[NodeView], policy: SimPolicy,
-             start_hour: float = 0.0) -> SimResult:
+def simulate(
+    workload: Workload, nodes: list[NodeView], policy: SimPolicy, start_hour: float = 0.0
+) -> SimResult:
     """Replay `workload` on `nodes` under `policy`; time 0 is `start_hour` o'clock."""
     state = {n.name: n.copy() for n in nodes}
     heap: list[tuple[float, int, int, object]] = []
@@ -98,8 +99,9 @@ def simulate(workload: Workload, nodes: list[NodeView], policy: SimPolicy,
                 assert isinstance(item, SimJob)
                 view = policy.admit(item, now)
                 rec = records.get(item.id) or JobRecord(item, view.job_class, view.trial, now)
-                rec.free_at_submit = (not any(v.pool == view.pool for _, v in queue.values())
-                                      and policy.fits_now(view, state, (start_hour + now / 3600) % 24))
+                rec.free_at_submit = not any(
+                    v.pool == view.pool for _, v in queue.values()
+                ) and policy.fits_now(view, state, (start_hour + now / 3600) % 24)
                 records[item.id] = rec
                 queue[item.id] = (item, view)
                 dirty = True
@@ -136,16 +138,32 @@ def simulate(workload: Workload, nodes: list[NodeView], policy: SimPolicy,
             rec.start = now
             rec.borrowed = p.borrowed_from is not None
             seq += 1
-            running[job.id] = _Running(rec, view, p, RunningView(job.id, p.parts, now + view.walltime_s,
-                                                                 p.exclusive, view.job_class), now, seq)
+            running[job.id] = _Running(
+                rec,
+                view,
+                p,
+                RunningView(job.id, p.parts, now + view.walltime_s, p.exclusive, view.job_class),
+                now,
+                seq,
+            )
             heapq.heappush(heap, (now + min(job.runtime, job.walltime), END, seq, (job.id, seq)))
             if p.borrowed_from is not None:
                 heapq.heappush(heap, (now + _reclaim_after(policy, p), RECLAIM, seq, (job.id, seq)))
     end = w1 if w1 is not None else last
     gpus = sum(n.gpus for n in nodes)
     cpus = sum(n.cpus for n in nodes)
-    return SimResult(policy.name, workload.name, [r for r in records.values() if r.submit >= w0],
-                     (w0, end), gpu_s, cpu_s, gpus, cpus, list(policy.revocations), passes)
+    return SimResult(
+        policy.name,
+        workload.name,
+        [r for r in records.values() if r.submit >= w0],
+        (w0, end),
+        gpu_s,
+        cpu_s,
+        gpus,
+        cpus,
+        list(policy.revocations),
+        passes,
+    )
 
 
 def _reclaim_after(policy: SimPolicy, p: Placement) -> float:

@@ -41,8 +41,12 @@ def jain(values: Sequence[float]) -> float:
 
 
 def _stats(values: list[float]) -> dict[str, float]:
-    return {"mean": sum(values) / len(values) if values else 0.0, "p50": percentile(values, 50),
-            "p95": percentile(values, 95), "max": max(values, default=0.0)}
+    return {
+        "mean": sum(values) / len(values) if values else 0.0,
+        "p50": percentile(values, 50),
+        "p95": percentile(values, 95),
+        "max": max(values, default=0.0),
+    }
 
 
 def summarize(res: SimResult) -> dict[str, Any]:
@@ -56,17 +60,23 @@ def summarize(res: SimResult) -> dict[str, Any]:
     classes = {}
     for cls, recs in sorted(by_class.items()):
         waits = [r.start - r.submit for r in recs if r.start is not None]
-        classes[cls] = {"jobs": len(recs), "wait_s": _stats(waits),
-                        "bsld": _stats([bounded_slowdown(r) for r in recs]),
-                        "preempted": sum(r.preempted for r in recs)}
+        classes[cls] = {
+            "jobs": len(recs),
+            "wait_s": _stats(waits),
+            "bsld": _stats([bounded_slowdown(r) for r in recs]),
+            "preempted": sum(r.preempted for r in recs),
+        }
     per_principal: dict[str, list[float]] = defaultdict(list)
     for r in done:
         per_principal[r.job.principal].append(bounded_slowdown(r))
     fairness = jain([sum(v) / len(v) for v in per_principal.values()])
     span = max(1e-9, res.window[1] - res.window[0])
     trials = [r.end - r.submit for r in done if r.job.trial and r.end is not None]
-    train_free = [r.start - r.submit for r in done if r.job_class == "training" and r.free_at_submit
-                  and r.start is not None]
+    train_free = [
+        r.start - r.submit
+        for r in done
+        if r.job_class == "training" and r.free_at_submit and r.start is not None
+    ]
     return {
         "policy": res.policy,
         "workload": res.workload,
@@ -79,8 +89,9 @@ def summarize(res: SimResult) -> dict[str, Any]:
         "trial_turnaround_s": _stats(trials),
         "training_wait_when_free_max_s": max(train_free, default=0.0),
         "fairness_jain": fairness,
-        "trial_revocations": [{"principal": v.principal, "reason": v.reason, "until": v.until}
-                              for v in res.revocations],
+        "trial_revocations": [
+            {"principal": v.principal, "reason": v.reason, "until": v.until} for v in res.revocations
+        ],
         "borrowed_starts": sum(1 for r in done if r.borrowed),
         "window_s": [res.window[0], res.window[1]],
         "passes": res.passes,

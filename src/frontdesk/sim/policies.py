@@ -29,8 +29,14 @@ class SimPolicy(Protocol):
     def admit(self, job: SimJob, now: float) -> JobView:
         """Classify and route a submission."""
 
-    def schedule(self, queue: Sequence[JobView], nodes: Mapping[str, NodeView],
-                 running: Sequence[RunningView], now: float, hour: float) -> list[Placement]:
+    def schedule(
+        self,
+        queue: Sequence[JobView],
+        nodes: Mapping[str, NodeView],
+        running: Sequence[RunningView],
+        now: float,
+        hour: float,
+    ) -> list[Placement]:
         """Jobs to start now."""
 
     def fits_now(self, job: JobView, nodes: Mapping[str, NodeView], hour: float) -> bool:
@@ -77,11 +83,30 @@ class BaselinePolicy:
 
     def admit(self, job: SimJob, now: float) -> JobView:
         cls, _ = classify(job.declared, job.cpus, job.gpus, job.walltime, self.classify_cfg)
-        return JobView(job.id, job.principal, cls, "all", job.cpus, job.memory_bytes, job.gpus, job.walltime,
-                       now, job.group, False, job.gpu, job.nodes)
+        return JobView(
+            job.id,
+            job.principal,
+            cls,
+            "all",
+            job.cpus,
+            job.memory_bytes,
+            job.gpus,
+            job.walltime,
+            now,
+            job.group,
+            False,
+            job.gpu,
+            job.nodes,
+        )
 
-    def schedule(self, queue: Sequence[JobView], nodes: Mapping[str, NodeView],
-                 running: Sequence[RunningView], now: float, hour: float) -> list[Placement]:
+    def schedule(
+        self,
+        queue: Sequence[JobView],
+        nodes: Mapping[str, NodeView],
+        running: Sequence[RunningView],
+        now: float,
+        hour: float,
+    ) -> list[Placement]:
         key = (lambda j: "all") if self.easy else None
         return backfill(queue, nodes, running, now, _FlatPlacer(nodes), key, self.depth)[0]
 
@@ -110,17 +135,37 @@ class FrontdeskPolicy:
         cls, _ = classify(job.declared, job.cpus, job.gpus, job.walltime, self.cfg.classify)
         granted = False
         if job.trial:
-            verdict = self.trials.request(job.principal, job.template, job.cpus, job.gpus, job.memory_bytes,
-                                          job.walltime, now)
+            verdict = self.trials.request(
+                job.principal, job.template, job.cpus, job.gpus, job.memory_bytes, job.walltime, now
+            )
             granted = verdict.granted
             if verdict.revocation:
                 self.revocations.append(verdict.revocation)
         pool = self.cfg.pool_for("agent" if granted else cls).name
-        return JobView(job.id, job.principal, cls, pool, job.cpus, job.memory_bytes, job.gpus, job.walltime,
-                       now, job.group, granted, job.gpu, job.nodes)
+        return JobView(
+            job.id,
+            job.principal,
+            cls,
+            pool,
+            job.cpus,
+            job.memory_bytes,
+            job.gpus,
+            job.walltime,
+            now,
+            job.group,
+            granted,
+            job.gpu,
+            job.nodes,
+        )
 
-    def schedule(self, queue: Sequence[JobView], nodes: Mapping[str, NodeView],
-                 running: Sequence[RunningView], now: float, hour: float) -> list[Placement]:
+    def schedule(
+        self,
+        queue: Sequence[JobView],
+        nodes: Mapping[str, NodeView],
+        running: Sequence[RunningView],
+        now: float,
+        hour: float,
+    ) -> list[Placement]:
         return plan(queue, nodes, running, now, hour, self.cfg, self.shares)[0]
 
     def fits_now(self, job: JobView, nodes: Mapping[str, NodeView], hour: float) -> bool:

@@ -119,9 +119,23 @@ class _Gen:
         cancelled = rng.random() < cancel_rate
         if cancelled:
             runtime = max(1.0, runtime * rng.uniform(0.05, 0.9))
-        self.jobs.append(SimJob(self._id(), t, runtime, walltime, cpus, principal, cpus * 2 * GiB, gpus,
-                                self.group[principal], trial=trial, template=tmpl, cancelled=cancelled,
-                                agent=agent))
+        self.jobs.append(
+            SimJob(
+                self._id(),
+                t,
+                runtime,
+                walltime,
+                cpus,
+                principal,
+                cpus * 2 * GiB,
+                gpus,
+                self.group[principal],
+                trial=trial,
+                template=tmpl,
+                cancelled=cancelled,
+                agent=agent,
+            )
+        )
         if cancelled:  # the resubmission after a cancel
             med_r = m.agent_resubmit_median if agent else m.human_resubmit_median
             again = t + runtime + rng.lognormvariate(math.log(med_r), 0.8)
@@ -133,8 +147,22 @@ class _Gen:
         cap = 600.0
         t = self.rng.uniform(t0, t1 - 6 * 3600)
         for _ in range(30):
-            self.jobs.append(SimJob(self._id(), t, cap, cap, 4, principal, 8 * GiB, 1, self.group[principal],
-                                    trial=True, template=f"{principal}:train-chunk", agent=True))
+            self.jobs.append(
+                SimJob(
+                    self._id(),
+                    t,
+                    cap,
+                    cap,
+                    4,
+                    principal,
+                    8 * GiB,
+                    1,
+                    self.group[principal],
+                    trial=True,
+                    template=f"{principal}:train-chunk",
+                    agent=True,
+                )
+            )
             t += cap + 20.0
 
     def training(self, t: float) -> None:
@@ -144,9 +172,22 @@ class _Gen:
         walltime = min(_round_up(runtime * rng.uniform(1.2, 2.0), 1800), 24 * 3600.0)
         need = GpuNeed(min_memory=80 * 1000**3) if rng.random() < 0.5 else GpuNeed()
         principal = rng.choice(self.humans)
-        self.jobs.append(SimJob(self._id(), t, runtime, walltime, 64 * nodes, principal, nodes * 512 * GiB,
-                                8 * nodes, self.group[principal], nodes=nodes, gpu=need,
-                                template=f"{principal}:train"))
+        self.jobs.append(
+            SimJob(
+                self._id(),
+                t,
+                runtime,
+                walltime,
+                64 * nodes,
+                principal,
+                nodes * 512 * GiB,
+                8 * nodes,
+                self.group[principal],
+                nodes=nodes,
+                gpu=need,
+                template=f"{principal}:train",
+            )
+        )
 
     def hpc(self, t: float) -> None:
         rng = self.rng
@@ -154,8 +195,20 @@ class _Gen:
         runtime = min(rng.lognormvariate(math.log(1.5 * 3600), 0.7), 24 * 3600.0)
         walltime = min(_round_up(runtime * rng.uniform(1.2, 2.5), 1800), 48 * 3600.0)
         principal = rng.choice(self.humans)
-        self.jobs.append(SimJob(self._id(), t, runtime, walltime, cpus, principal, cpus * 2 * GiB, 0,
-                                self.group[principal], template=f"{principal}:sim"))
+        self.jobs.append(
+            SimJob(
+                self._id(),
+                t,
+                runtime,
+                walltime,
+                cpus,
+                principal,
+                cpus * 2 * GiB,
+                0,
+                self.group[principal],
+                template=f"{principal}:sim",
+            )
+        )
 
 
 def agent_day(mix: AgentMix | None = None, seed: int = 1) -> Workload:
@@ -167,7 +220,7 @@ def agent_day(mix: AgentMix | None = None, seed: int = 1) -> Workload:
     n_small = round(m.small_jobs_per_day * scale)
     n_agent = round(n_small * m.agent_submission_share)
     while n_agent > 0:  # agent sessions: bursts of explore-modify-execute submissions
-        principal = g.rng.choice(g.agents[m.gamers:] or g.agents)
+        principal = g.rng.choice(g.agents[m.gamers :] or g.agents)
         t = g.rng.uniform(t0, t1)
         for _ in range(min(n_agent, 1 + int(g.rng.expovariate(1 / 7)))):
             g.small(True, t, principal)
@@ -192,14 +245,42 @@ def validation_mix(seed: int = 1) -> Workload:
     for i in range(50):
         principal = f"agent{i % 5}"
         cpus = rng.choice([1, 2, 4])
-        jobs.append(SimJob(f"a{i}", i * 6.0, rng.uniform(240, 360), 600, cpus, principal, cpus * 2 * GiB,
-                           1 if i % 4 == 0 else 0, "lab-agents", trial=(i % 2 == 0),
-                           template=f"{principal}:t{i}", agent=True))
+        jobs.append(
+            SimJob(
+                f"a{i}",
+                i * 6.0,
+                rng.uniform(240, 360),
+                600,
+                cpus,
+                principal,
+                cpus * 2 * GiB,
+                1 if i % 4 == 0 else 0,
+                "lab-agents",
+                trial=(i % 2 == 0),
+                template=f"{principal}:t{i}",
+                agent=True,
+            )
+        )
     for k in range(2):
-        jobs.append(SimJob(f"t{k}", 20.0 + k, 2 * 3600, 3 * 3600, 256, f"trainer{k}", 4 * 512 * GiB, 32,
-                           "lab-ml", nodes=4, gpu=GpuNeed(min_memory=80 * 1000**3), template="train"))
-    jobs.append(SimJob("h0", 25.0, 3600, 2 * 3600, 256, "physicist", 512 * GiB, 0, "lab-phys",
-                       template="sim"))
+        jobs.append(
+            SimJob(
+                f"t{k}",
+                20.0 + k,
+                2 * 3600,
+                3 * 3600,
+                256,
+                f"trainer{k}",
+                4 * 512 * GiB,
+                32,
+                "lab-ml",
+                nodes=4,
+                gpu=GpuNeed(min_memory=80 * 1000**3),
+                template="train",
+            )
+        )
+    jobs.append(
+        SimJob("h0", 25.0, 3600, 2 * 3600, 256, "physicist", 512 * GiB, 0, "lab-phys", template="sim")
+    )
     return Workload("validation", sorted(jobs, key=lambda j: j.submit), 0.0, None, "validation")
 
 
@@ -219,8 +300,20 @@ def parse_swf(text: str, name: str = "swf") -> Workload:
         wall = f[8] if f[8] > 0 else run
         mem = int(f[9] * 1024 * procs) if f[9] > 0 else 0
         user = f"u{int(f[11])}" if f[11] >= 0 else "unknown"
-        jobs.append(SimJob(f"s{int(f[0])}", f[1], max(run, 1.0), max(wall, run, 1.0), procs, user, mem, 0,
-                           f"g{int(f[12])}" if f[12] >= 0 else "", cancelled=int(f[10]) == 5,
-                           template=f"{user}:{int(f[13])}"))
+        jobs.append(
+            SimJob(
+                f"s{int(f[0])}",
+                f[1],
+                max(run, 1.0),
+                max(wall, run, 1.0),
+                procs,
+                user,
+                mem,
+                0,
+                f"g{int(f[12])}" if f[12] >= 0 else "",
+                cancelled=int(f[10]) == 5,
+                template=f"{user}:{int(f[13])}",
+            )
+        )
     jobs.sort(key=lambda j: j.submit)
     return Workload(name, jobs, 0.0, None, "swf")

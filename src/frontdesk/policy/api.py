@@ -1,0 +1,77 @@
+"""The `/v1/policy/...` endpoints (mounted under /v1 by the API): show, history, rollback, reload, drain."""
+
+from __future__ import annotations
+
+import os
+import pwd
+from typing import Any
+
+from fastapi import APIRouter, Request
+from pydantic import BaseModel
+
+from frontdesk.errors import Denied
+from frontdesk.policy.health import Verdict
+
+__all__ = ["build_router"]
+
+
+class RollbackBody(BaseModel):
+    """`POST /v1/policy/rollback`."""
+
+    version: int
+
+
+class DrainBody(BaseModel):
+    """`POST /v1/policy/drain` and `/undrain`."""
+
+    node: str = "local"
+    reason: str = "drained by an administrator"
+
+
+def _admin(request: Request) -> None:
+    principal = getattr(request.state, "principal", None)
+    if principal not in (pwd.getpwuid(os.getuid()).pw_name, "root"):
+        raise Denied(f"only the gateway's owner may change the policy (you are {principal})")
+
+
+def build_router(plugin: Any) -> APIRouter:
+    """The router over one PolicyPlugin."""
+    r = APIRouter()
+
+    @r.get("/policy")
+    async def show() -> dict[str, Any]:
+        return {
+            "version": plugin.version,
+            "refused": plugin.refused,
+            "config": plugin.cfg.model_dump(mode="json"),
+        }
+
+    @r.get("/policy/history")
+    async def history() -> dict[str, Any]:
+        return {"active": plugin.version, "versions": plugin.history.list()}
+
+    @r.post("/policy/rollback")
+    async def rollback(body: RollbackBody, request: Request) -> dict[str, Any]:
+        _admin(request)
+        result: dict[str, Any] = plugin.rollback(body.version)
+        return result
+
+    @r.post("/policy/reload")
+    async def reload(request: Request) -> dict[str, Any]:
+        _admin(request)
+        result: dict[str, Any] = plugin.reload()
+        return result
+
+    @r.post("/policy/drain")
+    async def drain(body: DrainBody, request: Request) -> dict[str, Any]:
+        _admin(request)
+        plugin.set_health(Verdict(body.node, True, "admin", body.reason))
+        return {"drained": sorted(plugin.drained)}
+
+    @r.post("/policy/undrain")
+    async def undrain(body: DrainBody, request: Request) -> dict[str, Any]:
+        _admin(request)
+        plugin.set_health(Verdict(body.node, False))
+        return {"drained": sorted(plugin.drained)}
+
+    return r

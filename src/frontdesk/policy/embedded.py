@@ -1,0 +1,143 @@
+"""The embedded backend's picker: the local queue and free resources → which attempts start now.
+
+Pools on the embedded backend are slices of the one machine (`[[policy.pools]]` with cpus/memory/gpus);
+without slices every pool shares the whole machine. Jobs are ordered and placed by `scheduler.plan`,
+the same code the simulator runs. Duck-typed over the local backend's QueuedJob and FreeResources.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from frontdesk.policy.catalog import GpuNeed, canonical, match_model
+from frontdesk.policy.config import PolicyConfig, PoolConfig
+from frontdesk.policy.model import JobView, NodeView, Part, RunningView
+from frontdesk.policy.priority import FairshareLedger
+from frontdesk.policy.scheduler import plan
+
+__all__ = ["JobMeta", "build_nodes", "make_picker", "to_view"]
+
+SHARED = "local"
+
+
+@dataclass(frozen=True)
+class JobMeta:
+    """What the policy decided at admission that the backend's queue entry does not carry."""
+
+    job_class: str
+    pool: str
+    trial: bool
+    principal: str
+    group: str = ""
+
+
+def _sliced(cfg: PolicyConfig) -> bool:
+    return any(p.cpus is not None or p.gpus is not None for p in cfg.pools)
+
+
+def build_nodes(cfg: PolicyConfig, free: Any, drained: bool) -> dict[str, NodeView]:
+    """One NodeView per pool slice (or one shared node), with the running jobs' use subtracted."""
+    gpu_models: dict[int, str] = dict(getattr(free, "gpu_models", {}) or {})
+    total_cpus = int(getattr(free, "total_cpus", 0) or free.cpus)
+    total_mem = int(getattr(free, "total_memory_bytes", 0) or free.memory_bytes)
+    model = next((m for m in (match_model(v) for v in gpu_models.values()) if m), None)
+    if not _sliced(cfg):
+        node = NodeView(SHARED, SHARED, total_cpus, total_mem, len(gpu_models), model, drained=drained)
+        node.used_cpus = float(total_cpus - free.cpus)
+        node.used_memory = total_mem - free.memory_bytes
+        node.used_gpus = len(gpu_models) - len(tuple(free.gpus))
+        node.jobs = len(getattr(free, "running", ()))
+        return {SHARED: node}
+    nodes: dict[str, NodeView] = {}
+    for pool in cfg.pools:
+        nodes[pool.name] = NodeView(
+            pool.name,
+            pool.name,
+            pool.cpus if pool.cpus is not None else total_cpus,
+            pool.memory if pool.memory is not None else total_mem,
+            pool.gpus if pool.gpus is not None else 0,
+            model,
+            drained=drained,
+        )
+    for job in getattr(free, "running", ()):
+        n = nodes.get(job.partition or "") or nodes[cfg.pools[0].name]
+        n.used_cpus += job.cpus
+        n.used_memory += job.memory_bytes
+        n.used_gpus += job.gpus
+        n.jobs += 1
+    return nodes
+
+
+def _pool_of(cfg: PolicyConfig, job: Any, meta: JobMeta | None) -> PoolConfig:
+    name = meta.pool if meta else (job.partition or "")
+    return cfg.pool(name) or cfg.pool_for((job.extra or {}).get("class") or "hpc")
+
+
+def to_view(cfg: PolicyConfig, job: Any, meta: JobMeta | None) -> JobView:
+    """A JobView for a local queue entry."""
+    extra = job.extra or {}
+    job_class = meta.job_class if meta else str(extra.get("class") or "hpc")
+    pool = SHARED if not _sliced(cfg) else _pool_of(cfg, job, meta).name
+    trial = meta.trial if meta else False
+    gpu = GpuNeed(types=tuple(canonical(t) for t in job.gpu_types)) if job.gpu_types else GpuNeed()
+    return JobView(
+        job.backend_id,
+        meta.principal if meta else str(extra.get("principal") or ""),
+        job_class,
+        pool,
+        job.cpus,
+        job.memory_bytes,
+        job.gpus,
+        float(job.walltime_seconds or 24 * 3600),
+        job.queued_at,
+        meta.group if meta else "",
+        trial,
+        gpu,
+    )
+
+
+def _shared_cfg(cfg: PolicyConfig) -> PolicyConfig:
+    if _sliced(cfg):
+        return cfg
+    return cfg.model_copy(update={"pools": [PoolConfig(name=SHARED, allocation="pack")], "borrow": []})
+
+
+def make_picker(
+    get_cfg: Callable[[], PolicyConfig],
+    meta: Mapping[int, JobMeta],
+    shares: FairshareLedger | None,
+    hour_of: Callable[[float], float],
+    drained: Callable[[], bool],
+) -> Callable[[list[Any], Any, float], list[str]]:
+    """A `pick(queued, free, now) -> [backend ids]` for the local backend, reading the live policy."""
+
+    def pick(queued: list[Any], free: Any, now: float) -> list[str]:
+        if drained() or not queued:
+            return []
+        cfg = get_cfg()
+        nodes = build_nodes(cfg, free, False)
+        run_cfg = _shared_cfg(cfg)
+        views = [to_view(cfg, j, meta.get(j.job_id)) for j in queued]
+        running = [
+            RunningView(
+                r.backend_id,
+                (Part(next(iter(nodes)), float(r.cpus), r.memory_bytes, r.gpus),),
+                r.queued_at + float(r.walltime_seconds or 24 * 3600),
+            )
+            for r in getattr(free, "running", ())
+        ]
+        if _sliced(cfg):
+            running = [
+                RunningView(
+                    r.backend_id,
+                    (Part(to_view(cfg, r, meta.get(r.job_id)).pool, float(r.cpus), r.memory_bytes, r.gpus),),
+                    r.queued_at + float(r.walltime_seconds or 24 * 3600),
+                )
+                for r in getattr(free, "running", ())
+            ]
+        placements, _ = plan(views, nodes, running, now, hour_of(now), run_cfg, shares)
+        return [p.job_id for p in placements]
+
+    return pick

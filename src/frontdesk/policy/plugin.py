@@ -1,0 +1,287 @@
+"""The policy plug-in: classifies, routes and prioritises every submission; runs the embedded picker;
+keeps policy versions; watches node health. The decisions themselves are the pure functions of `policy/`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any
+
+from frontdesk.errors import ConfigError, FrontdeskError, NotFound
+from frontdesk.events.models import Event, EventKind
+from frontdesk.plugins import Admission, Notice, SubmitContext
+from frontdesk.policy.catalog import CATALOG
+from frontdesk.policy.classify import classify
+from frontdesk.policy.config import PolicyConfig, parse_policy
+from frontdesk.policy.embedded import JobMeta, make_picker
+from frontdesk.policy.health import Verdict, evaluate
+from frontdesk.policy.priority import FairshareLedger, slurm_priority
+from frontdesk.policy.trial import Revocation, TrialLedger
+
+__all__ = ["PolicyPlugin"]
+
+log = logging.getLogger("frontdesk.policy")
+
+
+def _hour(now: float) -> float:
+    t = time.localtime(now)
+    return t.tm_hour + t.tm_min / 60
+
+
+class PolicyPlugin:
+    """See the module docstring."""
+
+    name = "policy"
+
+    def __init__(self, settings: Any) -> None:
+        self.settings = settings
+        self.gateway: Any = None
+        self.history: Any = None
+        self.raw: dict[str, Any] = settings.section("policy")
+        self.refused: str | None = None
+        try:
+            self.cfg = parse_policy(self.raw, self._source())
+        except ConfigError as exc:  # refused whole: the version in the database stays in force (attach)
+            self.refused, self.cfg = exc.message, PolicyConfig()
+        self.version = 0
+        self.trials = TrialLedger(self.cfg.trial)
+        self.shares = FairshareLedger(float(self.cfg.priority.fairshare_half_life))
+        self.meta: dict[int, JobMeta] = {}
+        self._pending: JobMeta | None = None
+        self.drained: dict[str, Verdict] = {}
+        self._tasks: list[asyncio.Task[None]] = []
+        self._file_sig: tuple[float, int] | None = None
+
+    def _source(self) -> str:
+        return str(self.settings.config_file) if self.settings.config_file else "defaults"
+
+    # -- life cycle -----------------------------------------------------------------------------------
+    def attach(self, gateway: Any) -> None:
+        """Load the policy version, install the picker on the embedded backend, start watchers."""
+        from frontdesk.policy.history import MIGRATIONS, PolicyHistory
+        from frontdesk.store.db import apply_schema
+
+        self.gateway = gateway
+        apply_schema(gateway.store.conn, "policy", MIGRATIONS)
+        self.history = PolicyHistory(gateway.store.conn)
+        if self.refused:
+            self._refuse(self.refused)
+        else:
+            self._activate(self.raw, self.cfg, self._source())
+        gateway.bus.subscribe(self._on_event)
+        if getattr(gateway.backend, "name", "") == "local":
+            gateway.backend.scheduler = make_picker(
+                lambda: self.cfg, self.meta, self.shares, _hour, lambda: "local" in self.drained
+            )
+        self._file_sig = self._stat()
+        loop = getattr(gateway, "loop", None) or asyncio.get_event_loop()
+        self._tasks = [loop.create_task(self._watch()), loop.create_task(self._health())]
+
+    def stop(self) -> None:
+        """Stop the watchers."""
+        for task in self._tasks:
+            task.cancel()
+
+    def _refuse(self, message: str) -> None:
+        act = self.history.active() if self.history else None
+        if act:
+            self.cfg, self.raw, self.version = parse_policy(act["config"]), act["config"], int(act["version"])
+            self._reset_ledgers()
+        log.error("policy refused, version %s stays in force: %s", self.version, message)
+        if self.gateway:
+            self.gateway.publish(
+                Event(
+                    EventKind.POLICY_LOADED,
+                    data={"version": self.version, "refused": message, "source": self._source()},
+                )
+            )
+
+    def _activate(self, raw: dict[str, Any], cfg: PolicyConfig, source: str) -> int:
+        version, new = self.history.record(raw, source, time.time())
+        self.cfg, self.raw, self.version, self.refused = cfg, raw, int(version), None
+        self._reset_ledgers()
+        if new and self.gateway:
+            self.gateway.publish(Event(EventKind.POLICY_LOADED, data={"version": version, "source": source}))
+        return int(version)
+
+    def _reset_ledgers(self) -> None:
+        self.trials.cfg = self.cfg.trial
+        self.shares.half_life = float(self.cfg.priority.fairshare_half_life)
+
+    # -- versions -------------------------------------------------------------------------------------
+    def reload(self) -> dict[str, Any]:
+        """Re-read `[policy]` from the config file; an invalid one is refused whole (ConfigError)."""
+        from frontdesk.config import read_toml
+
+        path = self.settings.config_file
+        raw: dict[str, Any] = {}
+        if path is not None:
+            try:
+                data = read_toml(path)
+            except ConfigError as exc:
+                self._refuse(exc.message)
+                raise
+            raw = data.get("policy", {}) if isinstance(data.get("policy", {}), dict) else {}
+        try:
+            cfg = parse_policy(raw, self._source())
+        except ConfigError as exc:
+            self._refuse(exc.message)
+            raise
+        return {"version": self._activate(raw, cfg, self._source())}
+
+    def rollback(self, version: int) -> dict[str, Any]:
+        """Put an earlier version back in force (recorded as a new version)."""
+        old = self.history.get(version)
+        if old is None:
+            raise NotFound(f"no policy version {version}")
+        cfg = parse_policy(old["config"], f"policy version {version}")
+        return {"version": self._activate(old["config"], cfg, f"rollback to {version}"), "from": version}
+
+    def _stat(self) -> tuple[float, int] | None:
+        path = self.settings.config_file
+        try:
+            st = path.stat() if path else None
+        except OSError:
+            return None
+        return (st.st_mtime, st.st_size) if st else None
+
+    async def _watch(self) -> None:
+        while True:
+            await asyncio.sleep(1.0)
+            sig = self._stat()
+            if sig is not None and sig != self._file_sig:
+                self._file_sig = sig
+                try:
+                    self.reload()
+                except FrontdeskError:
+                    pass  # refused and logged; the old version stays
+
+    # -- health ---------------------------------------------------------------------------------------
+    async def _health(self) -> None:
+        from frontdesk.policy.probe import read_local
+
+        while True:
+            try:
+                reading = await asyncio.to_thread(read_local, self.cfg.health, self.settings.home)
+                self.set_health(evaluate(reading, self.cfg.health))
+            except Exception:
+                log.exception("health check failed to run")
+            await asyncio.sleep(self.cfg.health.interval)
+
+    def set_health(self, verdict: Verdict) -> None:
+        """Drain or return a node; a new drain is published as an event."""
+        was = verdict.node in self.drained
+        if verdict.drained:
+            self.drained[verdict.node] = verdict
+            if not was and self.gateway:
+                self.gateway.publish(
+                    Event(
+                        EventKind.NODE_DRAINED,
+                        data={"node": verdict.node, "check": verdict.check, "detail": verdict.detail},
+                    )
+                )
+        elif was:
+            del self.drained[verdict.node]
+
+    # -- admission ------------------------------------------------------------------------------------
+    def admit(self, spec: Any, ctx: SubmitContext) -> Admission:
+        """Class and reason, pool (partition), QOS, priority; the trial verdict as a notice."""
+        res = spec.resources
+        declared = spec.type.value if spec.type else None
+        job_class, reason = classify(declared, res.cpus, res.gpus, res.walltime, self.cfg.classify)
+        notices: list[Notice] = []
+        granted = False
+        now = time.time()
+        if spec.trial:
+            verdict = self.trials.request(
+                ctx.principal, spec.template(), res.cpus, res.gpus, res.memory or 0, res.walltime, now
+            )
+            granted = verdict.granted
+            if verdict.revocation:
+                self._revoked(verdict.revocation)
+            if not granted:
+                notices.append(
+                    Notice("policy", f"trial privilege not applied: {verdict.reason}", {"trial": False})
+                )
+        pool = (self.cfg.pool(spec.pool) if spec.pool else None) or self.cfg.pool_for(
+            "agent" if granted else job_class
+        )
+        group = ctx.groups[0] if ctx.groups else ""
+        fair = self.shares.snapshot(now, self.cfg.priority.principal_weight).factor(ctx.principal, group)
+        self._pending = JobMeta(job_class, pool.name, granted, ctx.principal, group)
+        return Admission(
+            notices=notices,
+            job_class=job_class,
+            class_reason=reason,
+            partition=pool.partition or pool.name,
+            qos=pool.qos,
+            priority=slurm_priority(job_class, granted, fair, self.cfg.priority),
+        )
+
+    def _revoked(self, rev: Revocation) -> None:
+        if self.gateway:
+            self.gateway.publish(
+                Event(
+                    EventKind.POLICY_TRIAL_REVOKED,
+                    principal=rev.principal,
+                    data={"principal": rev.principal, "reason": rev.reason, "until": rev.until},
+                )
+            )
+
+    def _on_event(self, event: Event) -> None:
+        if event.kind == EventKind.JOB_SUBMITTED and event.job_id is not None and self._pending is not None:
+            self.meta[event.job_id] = self._pending
+            self._pending = None
+
+    def enrich(self, job: dict[str, Any], report: dict[str, Any]) -> dict[str, Any]:
+        """Account for the ended job (fairshare, trial ledger); add class, pool and trial to the report."""
+        meta = self.meta.pop(int(job["id"]), None)
+        run_s = float(report.get("run_s") or 0.0)
+        req = report.get("requested") or {}
+        now = time.time()
+        group = meta.group if meta else ""
+        self.shares.charge(
+            job["principal"], group, float(req.get("cpus") or 1), float(req.get("gpus") or 0), run_s, now
+        )
+        out: dict[str, Any] = {
+            "class": job.get("job_class"),
+            "pool": meta.pool if meta else job.get("partition"),
+            "trial": bool(meta and meta.trial),
+        }
+        if meta and meta.trial and run_s:
+            from frontdesk.spec.model import JobSpec
+
+            template = (
+                JobSpec.model_validate(job["spec"]).template() if isinstance(job.get("spec"), dict) else ""
+            )
+            rev = self.trials.ended(job["principal"], template, run_s, req.get("walltime_s"), now)
+            if rev:
+                self._revoked(rev)
+                out["trial_revoked"] = rev.reason
+        return out
+
+    # -- views ----------------------------------------------------------------------------------------
+    def cluster_info(self) -> dict[str, Any]:
+        """Pools, the accelerator catalog, drained nodes and the policy version (for `frontdesk cluster`)."""
+        pools = [p.model_dump(exclude_none=True) for p in self.cfg.pools]
+        return {
+            "version": self.version,
+            "refused": self.refused,
+            "pools": pools,
+            "borrow": [b.model_dump() for b in self.cfg.borrow],
+            "catalog": [a.to_dict() for a in CATALOG],
+            "drained": {k: {"check": v.check, "detail": v.detail} for k, v in self.drained.items()},
+            "trial_revoked": [
+                {"principal": p, "reason": s.reason, "until": s.revoked_until}
+                for p, s in self.trials.principals.items()
+                if s.revoked_until > time.time()
+            ],
+        }
+
+    def router(self) -> Any:
+        """The `/v1/policy/...` endpoints."""
+        from frontdesk.policy.api import build_router
+
+        return build_router(self)
