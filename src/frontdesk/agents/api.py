@@ -142,6 +142,7 @@ def build_router(plugin: AgentsPlugin) -> APIRouter:
         active = st.active_jobs(s.id)
         base = {"session": s.id, "active_jobs": active}
         if body.event == "SessionEnd":
+            plugin.hooks.release(s.id)
             plugin.set_turn(s, TurnState.ENDED)
             return {**base, "delivery": None}
         if body.event == "notify":
@@ -154,6 +155,7 @@ def build_router(plugin: AgentsPlugin) -> APIRouter:
             return {**base, **got, "unread": len(st.unread(s.id))}
         if body.event == "rewake":
             if not active and not st.unread(s.id):
+                plugin.hooks.release(s.id, "rewake")  # an older background hook has nothing to wait for
                 return {**base, "delivery": None, "reason": "nothing running or unread"}
             got = await plugin.wait_for_reports(st.get(s.id), "rewake", body.budget)
             return {**base, **got}
@@ -163,6 +165,7 @@ def build_router(plugin: AgentsPlugin) -> APIRouter:
             return {**base, "delivery": None, "reason": f"{s.stop_blocks} blocks in a row: letting it stop"}
         unread_now = st.unread(s.id)
         if not active and not unread_now:
+            plugin.hooks.release(s.id, "rewake")
             plugin.set_turn(s, TurnState.IDLE)
             return {**base, "delivery": None, "reason": "nothing running or unread"}
         st.set_turn(s.id, TurnState.STOPPING, plugin.clock())

@@ -10,7 +10,7 @@ __all__ = ["detect_context"]
 
 
 def detect_context(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """The submit context a client sends: harness, session id, cwd, how to reach it (no secrets)."""
+    """The submit context a client sends: harness, session id, cwd, how to reach it (the inbox token only over the Unix socket)."""
     env = os.environ if environ is None else environ
     ctx: dict[str, Any] = {"cwd": os.getcwd()}
     if env.get("FRONTDESK_SESSION"):
@@ -26,6 +26,12 @@ def detect_context(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
     if env.get("TMUX") and env.get("TMUX_PANE"):
         ctx["tmux_socket"] = env["TMUX"].split(",", 1)[0]
         ctx["tmux_pane"] = env["TMUX_PANE"]
+    # issue 8 (live inbox): Claude Code's per-session inbox. The token is a secret: sent only over the
+    # gateway's Unix socket (same host, peer-credential principal), never to a TCP gateway.
+    if env.get("CLAUDE_CODE_MESSAGING_SOCKET") and env.get("CLAUDE_CODE_MESSAGING_TOKEN") \
+            and not env.get("FRONTDESK_URL"):
+        ctx["inbox_socket"] = env["CLAUDE_CODE_MESSAGING_SOCKET"]
+        ctx["inbox_token"] = env["CLAUDE_CODE_MESSAGING_TOKEN"]
     role = env.get("FRONTDESK_NODE_ROLE")
     if role:
         ctx["node_role"] = role

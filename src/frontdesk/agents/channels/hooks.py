@@ -47,6 +47,17 @@ class HooksChannel:
                     old.future.set_result({"delivery": None, "superseded": True})
         lst.append(waiter)
 
+    def release(self, sid: str, role: str | None = None) -> int:
+        """Let parked hooks of a session go with nothing (no job left to wait for, session ended)."""
+        n = 0
+        for w in list(self.waiters.get(sid, [])):
+            if role is None or w.role == role:
+                self.unpark(sid, w)
+                if not w.future.done():
+                    w.future.set_result({"delivery": None, "released": True})
+                    n += 1
+        return n
+
     def unpark(self, sid: str, waiter: Waiter) -> None:
         """Remove a waiter that timed out or went away."""
         lst = self.waiters.get(sid, [])
