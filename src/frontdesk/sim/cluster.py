@@ -45,7 +45,7 @@ def build_cluster(name: str, max_procs: int = 0) -> list[NodeView]:
             + _nodes("cpu", 2, 128, 512)
         )
     if name == "swf":
-        count = max(2, math.ceil(max_procs / 128))
+        count = max(2, math.ceil((max_procs or 128) / 128))
         agent = max(1, count // 10)
         return _nodes("cpu-a", agent, 128, 512) + _nodes("cpu", count, 128, 512)
     raise ValueError(f"unknown cluster {name!r} (cluster100, validation, swf)")

@@ -1,0 +1,114 @@
+"""Run several policies over one workload and render the side-by-side table (`frontdesk simulate`)."""
+
+from __future__ import annotations
+
+import gzip
+import re
+from pathlib import Path
+from typing import Any
+
+from frontdesk.policy.config import PolicyConfig, parse_policy
+from frontdesk.sim.cluster import assign_pools, build_cluster, default_policy
+from frontdesk.sim.engine import simulate
+from frontdesk.sim.metrics import summarize
+from frontdesk.sim.policies import BaselinePolicy, FrontdeskPolicy, SimPolicy
+from frontdesk.sim.workload import AgentMix, Workload, agent_day, parse_swf, validation_mix
+
+__all__ = ["DEFAULT_POLICIES", "compare", "load_workload", "make_policy", "render"]
+
+DEFAULT_POLICIES = ("fifo", "easy", "frontdesk")
+
+
+def load_workload(name: str, seed: int = 1, hours: float = 24.0) -> Workload:
+    """`validation`, `agent-day`, or an SWF file (optionally .gz)."""
+    if name == "validation":
+        return validation_mix(seed)
+    if name in ("agent-day", "agent-heavy"):
+        return agent_day(AgentMix(hours=hours), seed)
+    path = Path(name)
+    if not path.is_file():
+        raise ValueError(f"unknown workload {name!r}: use validation, agent-day or an SWF file")
+    raw = path.read_bytes()
+    text = gzip.decompress(raw).decode() if raw[:2] == b"\x1f\x8b" else raw.decode()
+    wl = parse_swf(text, path.name)
+    m = re.search(r"^;\s*MaxProcs:\s*(\d+)", text, re.MULTILINE)
+    wl.cluster = f"swf:{int(m.group(1)) if m else max((j.cpus for j in wl.jobs), default=128)}"
+    return wl
+
+
+def _cluster(wl: Workload) -> tuple[str, int]:
+    name, _, procs = wl.cluster.partition(":")
+    return name, int(procs or 0)
+
+
+def make_policy(spec: str, wl: Workload) -> SimPolicy:
+    """`fifo`, `easy`, `frontdesk`, or a frontdesk.toml whose `[policy]` table is frontdesk's policy."""
+    cluster, _ = _cluster(wl)
+    base = default_policy(cluster)
+    if spec == "fifo":
+        return BaselinePolicy("fifo", False, base.classify)
+    if spec == "easy":
+        return BaselinePolicy("easy", True, base.classify)
+    if spec == "frontdesk":
+        return FrontdeskPolicy(base)
+    import tomllib
+
+    path = Path(spec)
+    try:
+        data = tomllib.loads(path.read_text())
+    except OSError as exc:
+        raise ValueError(f"{spec}: {exc.strerror}") from None
+    cfg: PolicyConfig = parse_policy(data.get("policy", data), str(path))
+    return FrontdeskPolicy(cfg, name=path.stem)
+
+
+def compare(wl: Workload, policies: list[str]) -> list[dict[str, Any]]:
+    """One summary per policy, on the same workload and cluster."""
+    cluster, procs = _cluster(wl)
+    out = []
+    for spec in policies:
+        pol = make_policy(spec, wl)
+        cfg = getattr(pol, "cfg", None) or default_policy(cluster)
+        nodes = assign_pools(build_cluster(cluster, procs), cfg)
+        out.append(summarize(simulate(wl, nodes, pol)))
+    return out
+
+
+def _fmt_s(x: float) -> str:
+    return f"{x:.0f}s" if x < 600 else f"{x / 60:.0f}m"
+
+
+def render(summaries: list[dict[str, Any]]) -> str:
+    """The side-by-side table people read."""
+    names = [s["policy"] for s in summaries]
+    width = max(14, *(len(n) + 2 for n in names))
+    rows: list[tuple[str, list[str]]] = []
+    classes = sorted({c for s in summaries for c in s["classes"]})
+    for cls in classes:
+        for key in ("mean", "p50", "p95"):
+            rows.append(
+                (
+                    f"{cls} wait {key}",
+                    [_fmt_s(s["classes"].get(cls, {}).get("wait_s", {}).get(key, 0.0)) for s in summaries],
+                )
+            )
+        rows.append(
+            (
+                f"{cls} bsld",
+                [f"{s['classes'].get(cls, {}).get('bsld', {}).get('mean', 0.0):.2f}" for s in summaries],
+            )
+        )
+    rows += [
+        ("bounded slowdown", [f"{s['bsld_mean']:.2f}" for s in summaries]),
+        ("GPU utilisation", [f"{100 * s['gpu_util']:.1f}%" for s in summaries]),
+        ("CPU utilisation", [f"{100 * s['cpu_util']:.1f}%" for s in summaries]),
+        ("trial turnaround", [_fmt_s(s["trial_turnaround_s"]["mean"]) for s in summaries]),
+        ("training wait if free", [_fmt_s(s["training_wait_when_free_max_s"]) for s in summaries]),
+        ("hpc preempted", [str(s["classes"].get("hpc", {}).get("preempted", 0)) for s in summaries]),
+        ("fairness (Jain)", [f"{s['fairness_jain']:.3f}" for s in summaries]),
+        ("trial revocations", [str(len(s["trial_revocations"])) for s in summaries]),
+    ]
+    head = f"{'workload: ' + summaries[0]['workload']:<28}" + "".join(f"{n:>{width}}" for n in names)
+    lines = [head, "-" * len(head)]
+    lines += [f"{label:<28}" + "".join(f"{v:>{width}}" for v in vals) for label, vals in rows]
+    return "\n".join(lines)
