@@ -55,7 +55,7 @@ def check(command: str, context: GuardContext | None = None) -> Verdict:
         reason += f" (command text found in {traced})"
     reason = " ".join(redact(reason).split())[:300]
     return Verdict(worst.rule.action, worst.rule.id, reason, worst.rule.alternative,
-                   tuple(dict.fromkeys(h.rule.id for h in hits)), taint or traced, fetches)
+                   tuple(dict.fromkeys(h.rule.id for h in hits)), traced or taint, fetches)
 
 
 def _env_for(ctx: GuardContext) -> dict[str, str] | None:
