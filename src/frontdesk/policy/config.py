@@ -205,11 +205,11 @@ class PolicyConfig(_Model):
     def _pools_consistent(self) -> PolicyConfig:
         names = [p.name for p in self.pools]
         if len(set(names)) != len(names):
-            raise ValueError(f"pool names must be unique: {names}")
+            raise ValueError(f"pools: names must be unique: {names}")
         for rule in self.borrow:
             for side in (rule.lender, rule.borrower):
                 if side not in names:
-                    raise ValueError(f"borrow rule names unknown pool {side!r}")
+                    raise ValueError(f"borrow: a rule names unknown pool {side!r}")
         return self
 
     def pool(self, name: str) -> PoolConfig | None:
