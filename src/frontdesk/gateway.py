@@ -83,6 +83,7 @@ class Gateway:
         self.redact = _redactor()
         self.loop: asyncio.AbstractEventLoop | None = None
         self._hinted: set[str] = set()
+        self._deps_dirty = True
         self._wake = asyncio.Event()
         self._tick_task: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
@@ -176,12 +177,12 @@ class Gateway:
         for notice in admission.notices:
             self.publish(Event(EventKind.JOB_WARNING, job_id=job_id, session=session, principal=ctx.principal,
                                data={"source": notice.source, "text": notice.text, **notice.data}))
+        row = self.store.get(job_id)
+        assert row is not None
         if not deps:
-            row = self.store.get(job_id)
-            assert row is not None
             await self._dispatch(row)
         else:
-            self._wake.set()
+            await self._advance([row], time.time())
         row = self.store.get(job_id)
         assert row is not None
         return {**job_record(row), "warnings": warnings,
@@ -371,6 +372,7 @@ class Gateway:
                            data=data))
         self.publish(Event(EventKind.JOB_REPORT, job_id=job_id, session=job["session"], principal=job["principal"],
                            data={"report": report}))
+        self._deps_dirty = True
         self._wake.set()
 
     # -- the tick -------------------------------------------------------------------------------------
@@ -386,19 +388,22 @@ class Gateway:
                 hinted, self._hinted = self._hinted, set()
                 if hinted:
                     await self.refresh(sorted(hinted))
-                if time.time() - last_full >= self.settings.tick_seconds:
+                full = time.time() - last_full >= self.settings.tick_seconds
+                if full:
                     last_full = time.time()
                     await self.refresh(None)
-                await self._advance_waiting()
+                if full or self._deps_dirty:
+                    # Only job ends (and the clock, for backoffs and dependency timeouts) can free a waiting job.
+                    self._deps_dirty = False
+                    await self._advance(self.store.dependents_waiting(), time.time())
             except asyncio.CancelledError:
                 raise
             except Exception:
                 log.exception("gateway tick failed")
 
-    async def _advance_waiting(self) -> None:
+    async def _advance(self, rows: Sequence[sqlite3.Row], now: float) -> None:
         """Dispatch jobs whose dependencies are met or whose retry backoff ran out; end the hopeless ones."""
-        now = time.time()
-        for row in self.store.dependents_waiting():
+        for row in rows:
             spec = json.loads(row["spec"])
             deps = [self.store.get(int(d)) for d in spec.get("depends_on", [])]
             verdict = _dependency_verdict(deps, spec.get("fail_action", "abort"))

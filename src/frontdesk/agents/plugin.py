@@ -39,7 +39,7 @@ class AgentsPlugin:
         self.settings = settings
         self.cfg = AgentSettings.from_section(settings.section("agents"))
         self.clock = clock
-        self.channels: list[Channel] = load_channels(self.cfg)
+        self.channels: list[Channel] = load_channels(self.cfg, home=getattr(settings, "home", None))
         hooks = [c for c in self.channels if isinstance(c, HooksChannel)]
         self.hooks: HooksChannel = hooks[0] if hooks else HooksChannel(self.cfg)
         self.batcher = Batcher(window=self.cfg.batch_window_s, max_wait=self.cfg.batch_max_s,
@@ -92,6 +92,10 @@ class AgentsPlugin:
                  "tmux_pane": extra.get("tmux_pane")}
         self.store.upsert(sid, ctx.principal, self.clock(), ctx.harness, ctx.cwd,
                           {k: v for k, v in reach.items() if v})  # another user's session id: Denied
+        for ch in self.channels:  # issue 8: channels that keep their own secrets (the live inbox's token)
+            capture = getattr(ch, "capture", None)
+            if capture is not None:
+                capture(sid, ctx.principal, extra, ctx.env)
         return None
 
     def router(self) -> Any:
@@ -120,6 +124,8 @@ class AgentsPlugin:
                                     str(report.get("state", "?")), text, now)
         if seq is not None:
             self.batcher.arrived(event.session, now)
+            if not self.store.active_jobs(event.session):  # nothing else can end soon: no need to batch
+                self.batcher.kick(event.session, now, settle_from=now - self.cfg.batch_window_s)
             self.poke()
 
     def poke(self) -> None:
@@ -132,7 +138,10 @@ class AgentsPlugin:
         assert self.store is not None
         if not self.store.unread(sid):
             return
-        self.batcher.kick(sid, self.clock(), settle_from=self.store.last_arrival(sid))
+        last = self.store.last_arrival(sid)
+        if not self.store.active_jobs(sid):
+            last = self.clock() - self.cfg.batch_window_s
+        self.batcher.kick(sid, self.clock(), settle_from=last)
         self.poke()
 
     # -- the delivery loop ------------------------------------------------------------------------
@@ -260,6 +269,8 @@ class AgentsPlugin:
         last = self.store.last_arrival(s.id)
         if last is not None:
             settle = last + self.cfg.batch_window_s - self.clock()
+            if not self.store.active_jobs(s.id):
+                settle = 0.0
             if settle <= 0:
                 await self.flush(s.id)  # a settled batch goes to this hook now
             timeout = max(timeout, settle + 0.5)  # a batch still settling arrives within the wait

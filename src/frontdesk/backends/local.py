@@ -319,10 +319,9 @@ class LocalBackend:
     def _reap(self) -> list[str]:
         ended = []
         for bid, run in list(self.running.items()):
+            # Never block here: a shepherd that wrote its result may still be telling us so over the socket.
             done = run.popen.poll() is not None if run.popen else not _alive(run.pid or 0)
-            if done or (self.root / bid / "result.json").exists():
-                if run.popen:
-                    run.popen.wait()
+            if done:
                 if not (self.root / bid / "result.json").exists():
                     self._write_lost(bid)
                 del self.running[bid]

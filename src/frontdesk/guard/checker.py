@@ -80,9 +80,7 @@ def _hits(command: str, ctx: GuardContext, ruleset: rules_mod.RuleSet, depth: in
         elif rule.check == "fork-bomb" and _fork_bomb(parsed):
             hits.append(_Hit(rule))
     for inv in parsed.invocations:
-        for rule in ruleset.rules:
-            if not rule.needs_invocation:
-                continue
+        for rule in ruleset.candidates(inv.program):
             hit = _match(rule, inv, ctx, ruleset)
             if hit is not None:
                 hits.append(hit)

@@ -100,15 +100,50 @@ class RuleSet:
     aliases: dict[str, dict[str, str]] = field(default_factory=dict)
     value_flags: dict[str, frozenset[str]] = field(default_factory=dict)
 
+    _by_program: dict[str, list[Rule]] = field(default_factory=dict, repr=False)
+
     @property
     def ids(self) -> list[str]:
         """Every rule id, once, in file order."""
         return list(dict.fromkeys(r.id for r in self.rules))
 
+    def candidates(self, program: str) -> list[Rule]:
+        """The per-invocation patterns that can match a command named `program`, in file order."""
+        hit = self._by_program.get(program)
+        if hit is None:
+            hit = [r for r in self.rules if r.needs_invocation and
+                   (not r.programs or (bool(program) and _prog_match(program, r.programs)))]
+            self._by_program[program] = hit
+        return hit
+
+
+def _cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "frontdesk"
+
 
 def _read(path: Path) -> dict[str, Any]:
+    """A rule file's data; parsed TOML is cached as JSON (keyed by path, size and mtime) for cold starts."""
+    import hashlib
+    import json
+
+    stat = path.stat()
+    key = hashlib.sha256(f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}".encode()).hexdigest()[:24]
+    cache = _cache_dir() / f"guard-rules-{key}.json"
+    try:
+        return dict(json.loads(cache.read_text()))
+    except (OSError, ValueError):
+        pass
     with path.open("rb") as fh:
-        return tomllib.load(fh)
+        data = tomllib.load(fh)
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cache.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(data))
+        os.replace(tmp, cache)
+    except OSError:
+        pass
+    return data
 
 
 def load_rules(extra_files: Iterable[str | Path] = (), disable: Iterable[str] = (),

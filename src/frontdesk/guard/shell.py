@@ -13,6 +13,7 @@ import os
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 __all__ = ["DYNAMIC", "Word", "Invocation", "Parsed", "parse", "basename"]
@@ -52,7 +53,7 @@ class Invocation:
     module: str | None = None
     stdin_from: list[str] = field(default_factory=list)
 
-    @property
+    @cached_property
     def program(self) -> str:
         """The basename of argv[0] ('' for a bare assignment)."""
         return basename(self.argv[0].text) if self.argv else ""
@@ -118,6 +119,9 @@ _SRUN_ARG_FLAGS = set("pNnctJAGwxoeqCmLdDBIkKMSTW")
 _XARGS_ARG_FLAGS = {"-I", "-i", "-n", "-P", "-L", "-l", "-d", "-E", "-e", "-s", "-a", "--max-args",
                     "--max-procs", "--delimiter", "--arg-file", "--replace", "--max-lines"}
 _VAR_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# Text bash splits on blanks alone: no quotes, expansions, globs, operators, comments or tildes.
+_SIMPLE = re.compile(r"[A-Za-z0-9_@%+=:,./ \t-]*")
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
 
 class _Walker:
@@ -132,10 +136,28 @@ class _Walker:
     def run(self, source: str, depth: int, via: list[str] | None = None) -> bool:
         if depth > _MAX_DEPTH:
             return True
+        if _SIMPLE.fullmatch(source):
+            self._simple(source, depth, via or [])
+            return False
         tree = _get_parser().parse(source.encode("utf-8", "surrogateescape"))
         root = tree.root_node
         self._stmt(root, depth, via or [], [])
         return bool(root.has_error)
+
+    def _simple(self, source: str, depth: int, via: list[str]) -> None:
+        """A command with no quoting, expansion or operators: bash would split it on blanks, so do we."""
+        words = source.split()
+        env: dict[str, str] = {}
+        while words and _ASSIGNMENT.match(words[0]):
+            name, _, value = words.pop(0).partition("=")
+            env[name] = value
+        if not words:
+            for name, value in env.items():
+                self._set(name, value)
+                self.out.append(Invocation([], env={name: value}, via=list(via), cwd=self.cwd))
+            return
+        argv = [Word(w, w) for w in words]
+        self._emit(Invocation(argv, env=env, via=list(via), cwd=self.cwd), depth)
 
     # -- statements --------------------------------------------------------------------------------
     def _stmt(self, node: Any, depth: int, via: list[str], redirects: list[tuple[str, Word]]) -> None:

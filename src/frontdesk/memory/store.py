@@ -90,6 +90,12 @@ MIGRATIONS = [
     CREATE INDEX memory_runs_template ON memory_runs(template, principal);
     CREATE INDEX memory_runs_signature ON memory_runs(signature);
     """,
+    # 2: template-less (substrate) lessons are told apart by application
+    """
+    DROP INDEX memory_lessons_identity;
+    CREATE UNIQUE INDEX memory_lessons_identity2
+        ON memory_lessons(scope, scope_name, signature, template, application);
+    """,
 ]
 register_schema("memory", MIGRATIONS)
 
@@ -256,8 +262,8 @@ class LessonStore:
         fields = _scrubbed(lesson, principal)
         now = self.clock()
         row = self.conn.execute(
-            "SELECT id FROM memory_lessons WHERE scope=? AND scope_name=? AND signature=? AND template=?",
-            (scope, name, lesson.signature, fields["template"])).fetchone()
+            "SELECT id FROM memory_lessons WHERE scope=? AND scope_name=? AND signature=? AND template=?"
+            " AND application=?", (scope, name, lesson.signature, fields["template"], lesson.application)).fetchone()
         if row is not None:
             self._update(int(row["id"]), promoted_by=principal, confirmed_at=now)
             return Lesson.from_row(self._lesson_row(int(row["id"])))

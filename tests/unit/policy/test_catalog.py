@@ -22,7 +22,11 @@ def test_constraints_pick_eligible_models() -> None:
     assert set(eligible(GpuNeed(min_memory=100 * GB), models)) == {"H200", "B200", "MI250X"}
     assert "L40S" not in eligible(GpuNeed(fp64=True), models)
     assert set(eligible(GpuNeed(interconnect="nvlink", min_memory=80 * GB), models)) == {
-        "A100-80G", "H100", "H200", "B200"}
+        "A100-80G",
+        "H100",
+        "H200",
+        "B200",
+    }
     assert eligible(GpuNeed(types=("a100",)), models) == ["A100-80G"]
 
 

@@ -54,8 +54,12 @@ def test_drained_node_gets_no_new_job() -> None:
 
 def test_eligible_least_scarce_model_is_chosen() -> None:
     cfg = parse_policy({"pools": [{"name": "p", "allocation": "pack"}]})
-    nodes = {n.name: n for n in gpu_nodes(2, "p", "H200", "h2") + gpu_nodes(4, "p", "A100-80G", "a")
-             + gpu_nodes(2, "p", "L40S", "l")}
+    nodes = {
+        n.name: n
+        for n in gpu_nodes(2, "p", "H200", "h2")
+        + gpu_nodes(4, "p", "A100-80G", "a")
+        + gpu_nodes(2, "p", "L40S", "l")
+    }
     for n in ("a0", "a1", "a2"):
         nodes[n].used_gpus, nodes[n].jobs = 8, 1
     placer = PoolPlacer(cfg, nodes, hour=12)
@@ -67,10 +71,22 @@ def test_eligible_least_scarce_model_is_chosen() -> None:
     assert p2 is not None and not p2.parts[0].node.startswith("l")
 
 
-BORROW = {"pools": [{"name": "agent", "classes": ["agent"]},
-                    {"name": "training", "classes": ["training"], "allocation": "whole_node"}],
-          "borrow": [{"lender": "agent", "borrower": "training", "start_hour": 22, "end_hour": 6,
-                      "max_duration": "4h", "keep_idle": 1}]}
+BORROW = {
+    "pools": [
+        {"name": "agent", "classes": ["agent"]},
+        {"name": "training", "classes": ["training"], "allocation": "whole_node"},
+    ],
+    "borrow": [
+        {
+            "lender": "agent",
+            "borrower": "training",
+            "start_hour": 22,
+            "end_hour": 6,
+            "max_duration": "4h",
+            "keep_idle": 1,
+        }
+    ],
+}
 
 
 def test_borrowing_only_at_night_only_idle_nodes_and_bounded() -> None:
@@ -116,13 +132,21 @@ def _occupy(nodes: dict[str, NodeView], name: str, cpus: int):  # type: ignore[n
 
 
 def test_plan_orders_by_mlfq_and_keeps_pools_apart() -> None:
-    cfg = parse_policy({"pools": [{"name": "agent", "classes": ["agent"], "cpu_oversubscribe": 2.0},
-                                  {"name": "hpc", "classes": ["hpc"], "allocation": "spread"}]})
+    cfg = parse_policy(
+        {
+            "pools": [
+                {"name": "agent", "classes": ["agent"], "cpu_oversubscribe": 2.0},
+                {"name": "hpc", "classes": ["hpc"], "allocation": "spread"},
+            ]
+        }
+    )
     nodes = {"a": NodeView("a", "agent", 4, 64 * GiB), "h": NodeView("h", "hpc", 64, 256 * GiB)}
-    queue = [JobView("hpc1", "u", "hpc", "hpc", cpus=64, queued_at=0),
-             JobView("ag1", "u", "agent", "agent", cpus=4, queued_at=5),
-             JobView("ag2", "v", "agent", "agent", cpus=4, queued_at=6),
-             JobView("ag3", "w", "agent", "agent", cpus=4, queued_at=7)]
+    queue = [
+        JobView("hpc1", "u", "hpc", "hpc", cpus=64, queued_at=0),
+        JobView("ag1", "u", "agent", "agent", cpus=4, queued_at=5),
+        JobView("ag2", "v", "agent", "agent", cpus=4, queued_at=6),
+        JobView("ag3", "w", "agent", "agent", cpus=4, queued_at=7),
+    ]
     starts, _ = plan(queue, nodes, [], now=10, hour=12, cfg=cfg)
     assert {p.job_id for p in starts} == {"hpc1", "ag1", "ag2"}
     assert all(p.parts[0].node == "a" for p in starts if p.job_id.startswith("ag"))

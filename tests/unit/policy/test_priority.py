@@ -33,8 +33,10 @@ def test_fairshare_puts_a_heavy_principal_and_its_group_behind() -> None:
     snap = shares.snapshot(100, principal_weight=0.7)
     assert snap.factor("campaign", "lab-a") < snap.factor("quiet", "lab-b") < 1.0
     assert snap.factor("newcomer", "lab-b") > snap.factor("newcomer", "lab-a")
-    jobs = [JobView("1", "campaign", "agent", "agent", queued_at=0, group="lab-a"),
-            JobView("2", "quiet", "agent", "agent", queued_at=5, group="lab-b")]
+    jobs = [
+        JobView("1", "campaign", "agent", "agent", queued_at=0, group="lab-a"),
+        JobView("2", "quiet", "agent", "agent", queued_at=5, group="lab-b"),
+    ]
     ordered = sorted(jobs, key=lambda j: rank(j, 10, 12, CFG, snap))
     assert [j.id for j in ordered] == ["2", "1"]
 
@@ -48,7 +50,9 @@ def test_fairshare_decays_with_half_life() -> None:
 
 
 def test_time_of_day_weights_wrap_midnight() -> None:
-    cfg = PriorityConfig(time_weights=[TimeWeight(start_hour=22, end_hour=6, classes=["training"], weight=2.0)])
+    cfg = PriorityConfig(
+        time_weights=[TimeWeight(start_hour=22, end_hour=6, classes=["training"], weight=2.0)]
+    )
     assert time_weight("training", 23.5, cfg) == 2.0
     assert time_weight("training", 3, cfg) == 2.0
     assert time_weight("training", 12, cfg) == 1.0

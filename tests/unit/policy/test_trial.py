@@ -19,9 +19,13 @@ def test_granted_within_budget() -> None:
 
 def test_over_budget_is_not_a_trial() -> None:
     led = ledger()
-    for args, word in (((16, 0, GiB, 300), "cpus"), ((2, 4, GiB, 300), "gpus"),
-                       ((2, 0, GiB, 3600), "walltime"), ((2, 0, GiB, None), "walltime"),
-                       ((2, 0, 64 * GiB, 300), "memory")):
+    for args, word in (
+        ((16, 0, GiB, 300), "cpus"),
+        ((2, 4, GiB, 300), "gpus"),
+        ((2, 0, GiB, 3600), "walltime"),
+        ((2, 0, GiB, None), "walltime"),
+        ((2, 0, 64 * GiB, 300), "memory"),
+    ):
         v = led.request("alice", "t", *args, now=0)  # type: ignore[arg-type]
         assert not v.granted and word in v.reason
 
