@@ -162,7 +162,8 @@ def test_prompt_hook_shows_the_queue_in_one_line(gw: Any) -> None:
     gw.cli("cancel", str(job))
 
 
-def test_jobs_ending_close_together_arrive_as_one_block(gw: Any) -> None:
+def test_jobs_ending_close_together_arrive_as_one_block(gateway_factory: Any) -> None:
+    gw = gateway_factory(config="[agents]\nbatch_window_s = 1.5\n")
     sid = _sid()
     a = submit(gw, sid, "sleep 1.5; echo A")
     b = submit(gw, sid, "sleep 1.7; echo B")

@@ -39,6 +39,12 @@ class MiniGateway:
                            data={"report": {"job_id": job_id, "name": f"j{job_id}", "state": state,
                                             "text": f"frontdesk job {job_id}: {state}"}}))
 
+    def running(self, job_id: int, session: str = "s1", state: str = "RUNNING") -> None:
+        """A job row in the core table (the plug-in batches only while the session has jobs running)."""
+        self.store.conn.execute(
+            "INSERT OR REPLACE INTO jobs(id, spec, state, backend, principal, session, submitted_at) "
+            "VALUES(?, '{}', ?, 'local', 'alice', ?, 0)", (job_id, state, session))
+
     def wakes(self) -> list[dict[str, Any]]:
         return [e.data for e in self.events if e.kind is EventKind.SESSION_WAKE]
 
@@ -70,8 +76,10 @@ def test_two_reports_close_together_are_one_wake_delivered_once(settings: Any, t
         s = plugin.store.get("s1")  # type: ignore[union-attr]
         waiter = asyncio.create_task(plugin.wait_for_reports(s, "stop", 5))
         await asyncio.sleep(0.05)
+        gw.running(2)  # job 2 still runs when job 1 ends: its report waits for the batch
         gw.report(1)
         await asyncio.sleep(0.1)
+        gw.running(2, state="COMPLETED")
         gw.report(2)
         gw.report(2)  # the same report twice is stored once
         got = await waiter
@@ -175,6 +183,20 @@ def test_no_channel_parks_the_batch_with_a_visible_reason(settings: Any, tmp_pat
         assert plugin.batcher.next_due() is None
         claimed = plugin.claim_now(s)
         assert claimed["jobs"] == [6]
+        await plugin.stop()
+
+    _run(go())
+
+
+def test_a_report_with_nothing_else_running_skips_the_batch_window(settings: Any, tmp_path: Path) -> None:
+    async def go() -> None:
+        plugin, gw = await _attached(settings, tmp_path)
+        waiter = asyncio.create_task(plugin.wait_for_reports(plugin.store.get("s1"), "stop", 5))  # type: ignore
+        await asyncio.sleep(0.05)
+        t0 = plugin.clock()
+        gw.report(8)
+        got = await waiter
+        assert got["jobs"] == [8] and plugin.clock() - t0 < settings.section("agents")["batch_window_s"]
         await plugin.stop()
 
     _run(go())
