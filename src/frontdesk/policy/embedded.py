@@ -31,6 +31,7 @@ class JobMeta:
     trial: bool
     principal: str
     group: str = ""
+    class_reason: str = ""
 
 
 def _sliced(cfg: PolicyConfig) -> bool:

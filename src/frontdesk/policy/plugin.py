@@ -210,7 +210,7 @@ class PolicyPlugin:
         )
         group = ctx.groups[0] if ctx.groups else ""
         fair = self.shares.snapshot(now, self.cfg.priority.principal_weight).factor(ctx.principal, group)
-        self._pending = JobMeta(job_class, pool.name, granted, ctx.principal, group)
+        self._pending = JobMeta(job_class, pool.name, granted, ctx.principal, group, reason)
         return Admission(
             notices=notices,
             job_class=job_class,
@@ -248,6 +248,7 @@ class PolicyPlugin:
         out: dict[str, Any] = {
             "class": job.get("job_class"),
             "pool": meta.pool if meta else job.get("partition"),
+            "class_reason": meta.class_reason if meta else None,
             "trial": bool(meta and meta.trial),
         }
         if meta and meta.trial and run_s:
