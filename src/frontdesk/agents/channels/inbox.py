@@ -207,8 +207,9 @@ class InboxChannel:
         state = self._turn(session, rec, time.time())
         if state is not True:
             raise Busy(str(state))
+        message = {"role": "user", "content": frame_inbox(text)}
         lines = (json.dumps({"type": "auth", "token": rec["token"]}) + "\n"
-                 + json.dumps({"type": "user", "message": {"role": "user", "content": frame_inbox(text)}}) + "\n")
+                 + json.dumps({"type": "user", "message": message}) + "\n")
         try:
             async with asyncio.timeout(_CONNECT_TIMEOUT_S):
                 reader, writer = await asyncio.open_unix_connection(str(rec["socket"]))

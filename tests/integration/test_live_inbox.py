@@ -1,0 +1,219 @@
+"""The live inbox with the real Claude Code binary, interactive under a real tmux server.
+
+Each test runs a real gateway (agents plug-in only), a scripted stand-in for the Messages API on
+loopback, and `claude` (pinned, installed from npm when missing) in a private tmux server with
+frontdesk's SessionStart / UserPromptSubmit / Stop hooks (the background asyncRewake hook is left out,
+so the channel under test is the live inbox). The only keystrokes are the first prompt; the session
+submits through `frontdesk run` from its Bash tool, finishes its turn, and what reaches the model
+afterwards is read from the requests the stand-in received.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "harness"))
+
+from live.claude_tmux import API_KEY, ClaudeInTmux, claude_bin, ensure_claude  # noqa: E402
+from live.standin import Rule, Seen, StandIn  # noqa: E402
+
+from frontdesk.agents.install import claude_entries  # noqa: E402
+
+pytestmark = [pytest.mark.harness, pytest.mark.timeout(120)]
+
+FRONTDESK = str(Path(sys.executable).parent / "frontdesk")
+HEADER = "[frontdesk]"
+CONFIG = """
+[agents]
+channels = ["inbox", "hooks", "tmux", "headless"]
+batch_window_s = 1.0
+batch_max_s = 4.0
+allow_headless = true
+claude_bin = "{claude}"
+"""
+
+
+@pytest.fixture(scope="module")
+def claude_ready() -> None:
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+    why = ensure_claude()
+    if why is not None:
+        pytest.skip(why)
+
+
+@pytest.fixture
+def standin() -> Iterator[StandIn]:
+    s = StandIn().start()
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def live(claude_ready: None, gateway_factory: Any, standin: StandIn, tmp_path: Path) -> Iterator[Any]:
+    """A gateway and an idle interactive Claude Code session wired to it; `live.start(rules)` launches it."""
+    root = Path(str(tmp_path).replace(" ", "_"))
+    cc = ClaudeInTmux(root / "cc", standin.url, name="cc")
+    # The gateway may resume the session headless: it needs the same HOME and API as the session.
+    gw = gateway_factory(config=CONFIG.format(claude=claude_bin()),
+                         env={"FRONTDESK_PLUGINS": "agents", "HOME": str(cc.home),
+                              "ANTHROPIC_BASE_URL": standin.url, "ANTHROPIC_API_KEY": API_KEY,
+                              "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"})
+    hooks = {event: groups for event, groups in claude_entries(exe=FRONTDESK).items()
+             if event in ("SessionStart", "UserPromptSubmit", "Stop")}
+    for groups in hooks.values():
+        for group in groups:
+            group["hooks"] = [h for h in group["hooks"] if not h.get("async")]
+    cc.env = {"FRONTDESK_HOME": str(gw.home), "PATH": f"{Path(FRONTDESK).parent}:{os.environ['PATH']}",
+              "FRONTDESK_PLUGINS": "agents"}
+
+    class Live:
+        def __init__(self) -> None:
+            self.gw, self.cc, self.api = gw, cc, standin
+
+        def start(self, rules: list[Rule], prompt: str) -> dict[str, Any]:
+            standin.rules[:] = rules
+            cc.prepare({"permissions": {"allow": ["Bash"]}, "hooks": hooks})
+            cc.start("--allowedTools", "Bash", "--permission-mode", "default")
+            cc.wait_screen("❯", 30)
+            cc.type(prompt)
+            return self.session(timeout=40)
+
+        def session(self, timeout: float) -> dict[str, Any]:
+            deadline = time.monotonic() + timeout
+            while True:
+                rows = gw.client.request("GET", "/v1/sessions")
+                if rows and rows[0].get("active_jobs") is not None and rows[0]["reach"].get("pid"):
+                    return dict(rows[0])
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"no session registered with a pid: {rows}\n{cc.screen()}")
+                time.sleep(0.1)
+
+        def get(self, sid: str) -> dict[str, Any]:
+            got: dict[str, Any] = gw.client.request("GET", f"/v1/sessions/{sid}")
+            return got
+
+        def wait_idle(self, sid: str, timeout: float = 30) -> None:
+            deadline = time.monotonic() + timeout
+            while self.get(sid)["turn_state"] != "idle":
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"session never idle: {self.get(sid)}\n{cc.screen()}")
+                time.sleep(0.1)
+
+    yield Live()
+    cc.stop()
+
+
+def wakes(api: StandIn) -> list[Seen]:
+    """Main-loop requests whose newest user message is a frontdesk wake."""
+    return [s for s in api.main_requests() if HEADER in s.last_user_text]
+
+
+def job_ids(gw: Any) -> list[int]:
+    return sorted(int(j["id"]) for j in gw.client.request("GET", "/v1/jobs"))
+
+
+def test_idle_session_gets_the_report_with_no_keystroke_exactly_once(live: Any) -> None:
+    tok = live.cc.root / "token"  # the session's own copy, for the leak checks below
+    s = live.start([Rule(match="SUBMIT-ONE", bash=f"printenv CLAUDE_CODE_MESSAGING_TOKEN > {tok}; "
+                                                  f"{FRONTDESK} run --name alpha -- sh -c 'sleep 3; "
+                                                  "echo alpha-result-42' && echo SUBMITTED-ONE")],
+                   prompt="SUBMIT-ONE")
+    live.api.wait_for(lambda r: "SUBMITTED-ONE" in r.last_user_text, 40)
+    live.wait_idle(s["id"])
+    assert not wakes(live.api)  # nothing yet: the job still runs and the session sits at its prompt
+    [job] = job_ids(live.gw)
+    live.gw.wait_state(job, {"COMPLETED"}, timeout=30)
+    got = live.api.wait_for(lambda r: HEADER in r.last_user_text, 30)
+    assert "alpha" in got.last_user_text and "alpha-result-42" in got.last_user_text
+    assert "sent by frontdesk" in got.last_user_text and f"{job}" in got.last_user_text
+    time.sleep(3)  # a second delivery would arrive within the batch window and a retry
+    assert len(wakes(live.api)) == 1
+    assert sum(HEADER in r.last_user_text for r in live.api.main_requests()) == 1
+    view = live.get(s["id"])
+    assert view["last_channel"] == "inbox" and view["unread"] == 0
+    assert any(line.startswith("inbox: live inbox") for line in view["channels"])
+    # The token is a secret: only in the owner-only file, nowhere the gateway shows or logs.
+    token = tok.read_text().strip()
+    assert len(token) >= 16
+    secrets = list((live.gw.home / "agents" / "inbox").glob("*.json"))
+    assert len(secrets) == 1 and stat.S_IMODE(secrets[0].stat().st_mode) == 0o600
+    assert stat.S_IMODE(secrets[0].parent.stat().st_mode) == 0o700
+    events = live.gw.client.request("GET", "/v1/events?since=0")
+    shown = json.dumps([events, live.gw.client.request("GET", "/v1/sessions"),
+                        live.gw.client.request("GET", f"/v1/jobs/{job}/report")])
+    assert token not in shown and token not in live.gw.log()
+    assert token.encode() not in (live.gw.home / "frontdesk.db").read_bytes()
+    res = live.gw.cli("sessions", "--json")
+    assert res.returncode == 0 and token not in res.stdout
+
+
+def test_two_jobs_ending_within_a_second_arrive_as_one_message(live: Any) -> None:
+    script = (f"{FRONTDESK} run --name first -- sh -c 'sleep 3; echo one' && "
+              f"{FRONTDESK} run --name second -- sh -c 'sleep 3.4; echo two' && echo SUBMITTED-TWO")
+    s = live.start([Rule(match="SUBMIT-TWO", bash=script)], prompt="SUBMIT-TWO")
+    live.api.wait_for(lambda r: "SUBMITTED-TWO" in r.last_user_text, 40)
+    live.wait_idle(s["id"])
+    a, b = job_ids(live.gw)
+    live.gw.wait_state(b, {"COMPLETED"}, timeout=30)
+    got = live.api.wait_for(lambda r: HEADER in r.last_user_text, 30)
+    assert "2 jobs" in got.last_user_text and "first" in got.last_user_text and "second" in got.last_user_text
+    time.sleep(3)
+    assert len(wakes(live.api)) == 1
+
+
+def test_a_job_ending_mid_turn_is_delivered_after_that_turn(live: Any) -> None:
+    rules = [Rule(match="SUBMIT-MID", bash=f"{FRONTDESK} run --name mid -- sh -c 'sleep 1; echo mid-done' "
+                                           "&& echo SUBMITTED-MID"),
+             Rule(match="SUBMITTED-MID", bash="sleep 5; echo WAITED-MID"),
+             Rule(match="WAITED-MID", text="Finished the long step.")]
+    s = live.start(rules, prompt="SUBMIT-MID")
+    live.api.wait_for(lambda r: "SUBMITTED-MID" in r.last_user_text, 40)
+    [job] = job_ids(live.gw)
+    live.gw.wait_state(job, {"COMPLETED"}, timeout=30)
+    ended_mid_turn = time.time()
+    assert live.get(s["id"])["turn_state"] == "in_turn"
+    # The turn's next request (the tool result) goes out while the report is waiting: not in it.
+    waited = live.api.wait_for(lambda r: "WAITED-MID" in r.last_user_text, 30)
+    assert waited.at > ended_mid_turn and HEADER not in json.dumps(waited.body)
+    got = live.api.wait_for(lambda r: HEADER in r.last_user_text, 30)
+    assert "mid-done" in got.last_user_text
+    # ...and it came in a turn of its own, after the model had ended the previous one.
+    assert got.body["messages"][-2]["role"] == "assistant"
+    assert "Finished the long step." in json.dumps(got.body["messages"][-2])
+    time.sleep(2)
+    assert len(wakes(live.api)) == 1
+
+
+def test_with_the_session_process_gone_the_report_goes_out_by_the_next_channel(live: Any) -> None:
+    s = live.start([Rule(match="SUBMIT-GONE", bash=f"{FRONTDESK} run --name gone -- sh -c 'sleep 4; "
+                                                   "echo gone-result' && echo SUBMITTED-GONE")],
+                   prompt="SUBMIT-GONE")
+    live.api.wait_for(lambda r: "SUBMITTED-GONE" in r.last_user_text, 40)
+    live.wait_idle(s["id"])
+    pid = int(live.get(s["id"])["reach"]["pid"])
+    os.kill(pid, 9)  # the interactive harness dies (its tmux pane with it)
+    [job] = job_ids(live.gw)
+    live.gw.wait_state(job, {"COMPLETED"}, timeout=30)
+    # Headless resume (`claude -p --resume`) is the next channel that can reach it.
+    got = live.api.wait_for(lambda r: HEADER in r.last_user_text, 60)
+    assert "gone-result" in got.last_user_text
+    deadline = time.monotonic() + 30
+    while live.get(s["id"])["last_channel"] != "headless":
+        assert time.monotonic() < deadline, live.get(s["id"])
+        time.sleep(0.2)
+    view = live.get(s["id"])
+    assert view["unread"] == 0
+    assert any(line.startswith("inbox: session process") and "gone" in line for line in view["channels"])
+    events = live.gw.client.request("GET", "/v1/events?since=0&kind=session.wake")
+    assert [e["data"]["channel"] for e in events if e["data"].get("ok")] == ["headless"]
