@@ -137,6 +137,8 @@ def run_from_args(event: str, harness: str, budget: float, payload_arg: str | No
     from frontdesk.client import Client
     from frontdesk.errors import FrontdeskError
 
+    if os.environ.get("FRONTDESK_HOOKS") == "off":  # issue 8: a turn the gateway started (headless resume)
+        return 0
     try:
         raw = payload_arg if payload_arg is not None else (sys.stdin.read() if not sys.stdin.isatty() else "")
         payload = json.loads(raw) if raw.strip() else {}

@@ -77,7 +77,9 @@ class HeadlessChannel:
         if argv is None:
             return False
         cwd = session.cwd if session.cwd and os.path.isdir(session.cwd) else None
-        env = {**os.environ, "FRONTDESK_SESSION": session.id}
+        # issue 8: this turn carries the reports as its prompt; its own hooks would hand them again
+        # (UserPromptSubmit) or wait on this very delivery (Stop), so they stand down (hooks.py).
+        env = {**os.environ, "FRONTDESK_SESSION": session.id, "FRONTDESK_HOOKS": "off"}
         try:
             res = await proc.run_async(argv, timeout=self.settings.headless_timeout_s, check=False, cwd=cwd,
                                        env=env)
