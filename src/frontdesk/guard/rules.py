@@ -9,7 +9,6 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -134,6 +133,8 @@ def _read(path: Path) -> dict[str, Any]:
         return dict(json.loads(cache.read_text()))
     except (OSError, ValueError):
         pass
+    import tomllib
+
     with path.open("rb") as fh:
         data = tomllib.load(fh)
     try:

@@ -122,6 +122,8 @@ _VAR_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # Text bash splits on blanks alone: no quotes, expansions, globs, operators, comments or tildes.
 _SIMPLE = re.compile(r"[A-Za-z0-9_@%+=:,./ \t-]*")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_RESERVED = frozenset("if then else elif fi case esac for select while until do done in function time coproc".split())
+_DECLARE = frozenset(("export", "declare", "typeset", "local", "readonly"))
 
 
 class _Walker:
@@ -136,7 +138,7 @@ class _Walker:
     def run(self, source: str, depth: int, via: list[str] | None = None) -> bool:
         if depth > _MAX_DEPTH:
             return True
-        if _SIMPLE.fullmatch(source):
+        if _SIMPLE.fullmatch(source) and not _RESERVED.intersection(source.split()):
             self._simple(source, depth, via or [])
             return False
         tree = _get_parser().parse(source.encode("utf-8", "surrogateescape"))
@@ -156,6 +158,12 @@ class _Walker:
                 self._set(name, value)
                 self.out.append(Invocation([], env={name: value}, via=list(via), cwd=self.cwd))
             return
+        if words[0] in _DECLARE:
+            for word in words[1:]:
+                if _ASSIGNMENT.match(word):
+                    name, _, value = word.partition("=")
+                    self._set(name, value)
+                    env[name] = value
         argv = [Word(w, w) for w in words]
         self._emit(Invocation(argv, env=env, via=list(via), cwd=self.cwd), depth)
 

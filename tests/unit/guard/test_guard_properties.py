@@ -79,3 +79,27 @@ def test_check_and_redact_never_raise(text: str) -> None:
     verdict = check(text, CTX)
     assert verdict.decision in tuple(Decision)
     assert isinstance(redact(text), str)
+
+
+simple_text = st.lists(st.text("abcxyz019_@+:,./-", min_size=1, max_size=8), min_size=1, max_size=6).map(" ".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=simple_text)
+def test_fast_path_splits_like_the_parser(text: str) -> None:
+    import re
+
+    from hypothesis import assume
+
+    from frontdesk.guard import shell
+
+
+    fast = [([w.text for w in i.argv], i.env) for i in parse(text, {}).invocations]
+    saved = shell._SIMPLE
+    shell._SIMPLE = re.compile(r"(?!)")
+    try:
+        parsed = parse(text, {})
+    finally:
+        shell._SIMPLE = saved
+    assume(not parsed.error)  # tree-sitter gives up on some plain words (`00%`); bash does not
+    assert fast == [([w.text for w in i.argv], i.env) for i in parsed.invocations], text
