@@ -39,5 +39,7 @@ def slurm_settings(slurm_lab: Path) -> Iterator[Settings]:
         runtime_dir=home / "run",
         socket=home / "run" / "gateway.sock",
         backend="slurm",
-        sections={"slurm": {"conf": str(slurm_lab / "etc" / "slurm.conf")}},
+        sections={
+            "slurm": {"conf": str(slurm_lab / "etc" / "slurm.conf"), "notify_dir": str(home / "notify")}
+        },
     )

@@ -225,11 +225,10 @@ class SlurmBackend:
                 self._chasing.pop(bid, None)
                 continue
             tries = self._chasing.get(bid, 0)
-            if tries >= 40 or self._push is None:
+            if tries >= 50 or self._push is None:
                 continue
             self._chasing[bid] = tries + 1
-            delay = min(0.05 * 2**tries, 1.0)
-            asyncio.get_running_loop().call_later(delay, self._push, [bid])
+            asyncio.get_running_loop().call_later(0.1, self._push, [bid])
 
     async def _statuses(self, records: Mapping[str, parse.JobRecord],
                         backend_ids: Sequence[str]) -> dict[str, BackendStatus]:
