@@ -13,7 +13,7 @@ import re
 import shlex
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from frontdesk.shims.common import ShimArgs, exec_real
@@ -70,6 +70,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output")
     p.add_argument("-e", "--error")
     p.add_argument("--export")
+    p.add_argument("-d", "--dependency")
     p.add_argument("-n", "--ntasks", type=int)
     p.add_argument("-N", "--nodes")
     p.add_argument("-W", "--wait", action="store_true", default=None)
@@ -125,7 +126,7 @@ def _env(export: str | None) -> dict[str, str]:
 
 _VALUED = {"-p", "--partition", "-c", "--cpus-per-task", "--mem", "--mem-per-cpu", "-t", "--time", "--gres",
            "-G", "--gpus", "-J", "--job-name", "-D", "--chdir", "--wrap", "--export", "-n", "--ntasks", "-N",
-           "--nodes", "-o", "--output", "-e", "--error"}
+           "--nodes", "-o", "--output", "-e", "--error", "-d", "--dependency"}
 _TEE = ('o=$0 e=$1; shift; o=${o//__FD_JOB__/${SLURM_JOB_ID:-$FRONTDESK_JOB_ID}}; '
         'e=${e//__FD_JOB__/${SLURM_JOB_ID:-$FRONTDESK_JOB_ID}}; '
         'if [ "$o" = "$e" ]; then exec > >(tee -a -- "$o") 2>&1; '
@@ -162,8 +163,34 @@ def _split(argv: Sequence[str]) -> tuple[list[str], list[str]]:
     return list(argv[:i]), list(argv[i:])
 
 
-def build_spec(argv: Sequence[str], cwd: str, read: Any = None) -> tuple[dict[str, Any], argparse.Namespace]:
-    """(job spec, parsed flags) for an sbatch command line; raises ShimArgs for what it cannot express."""
+def _dependencies(text: str, resolve: Callable[[str], int | None]) -> tuple[list[int], str]:
+    """Gateway ids and fail_action for `afterok:1:2` / `afterany:3`; jobs the gateway did not submit
+    (or other dependency kinds) cannot be expressed."""
+    kinds = set()
+    ids: list[int] = []
+    for part in text.split(","):
+        kind, _, rest = part.partition(":")
+        if kind not in ("afterok", "afterany") or not rest or "?" in part:
+            raise ShimArgs(f"--dependency={text}")
+        kinds.add(kind)
+        for slurm_id in rest.split(":"):
+            gw_id = resolve(slurm_id) if slurm_id.isdigit() else None
+            if gw_id is None:
+                raise ShimArgs(f"dependency on {slurm_id}, a job the gateway did not submit")
+            ids.append(gw_id)
+    if len(kinds) != 1:
+        raise ShimArgs(f"--dependency={text}")
+    return ids, "abort" if kinds == {"afterok"} else "continue"
+
+
+Resolver = Callable[[str], int | None]
+
+
+def build_spec(argv: Sequence[str], cwd: str, read: Any = None,
+               resolve: Resolver | None = None) -> tuple[dict[str, Any], argparse.Namespace]:
+    """(job spec, parsed flags) for an sbatch command line; raises ShimArgs for what it cannot express.
+
+    `resolve` maps a Slurm job id to the gateway's id (for --dependency)."""
     parser = _parser()
     options, rest = _split(argv)
     ns = parser.parse_args(options)
@@ -219,6 +246,8 @@ def build_spec(argv: Sequence[str], cwd: str, read: Any = None) -> tuple[dict[st
     env = _env(ns.export)
     if env:
         spec["env"] = env
+    if ns.dependency:
+        spec["depends_on"], spec["fail_action"] = _dependencies(ns.dependency, resolve or (lambda _: None))
     return spec, ns
 
 
@@ -232,11 +261,29 @@ def _slurm_id(client: Any, record: dict[str, Any]) -> str:
     return str(record.get("backend_id") or f"fd{record['id']}")
 
 
+def _resolver() -> Callable[[str], int | None]:
+    owned: dict[str, int] | None = None
+
+    def resolve(slurm_id: str) -> int | None:
+        nonlocal owned
+        if owned is None:
+            from frontdesk.errors import FrontdeskError
+            from frontdesk.shims.common import fetch_view
+
+            try:
+                owned = {str(k): int(v) for k, v in fetch_view().get("frontdesk", {}).items()}
+            except FrontdeskError:
+                owned = {}
+        return owned.get(slurm_id)
+
+    return resolve
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the shim; sbatch's exit status (with --wait, the job's)."""
     args_in = list(sys.argv[1:] if argv is None else argv)
     try:
-        spec, ns = build_spec(args_in, os.getcwd())
+        spec, ns = build_spec(args_in, os.getcwd(), resolve=_resolver())
     except ShimArgs as exc:
         exec_real("sbatch", args_in, str(exc))
     except OSError as exc:

@@ -251,3 +251,18 @@ def test_shim_install_and_pass_through(tmp_path: Path) -> None:
     assert out.stdout == "REAL -h\n"  # no gateway: status questions still get an answer
     assert (shims / "sbatch").read_text().startswith(f"#!{sys.executable}\n")
     json.loads(json.dumps({"ok": True}))
+
+
+def test_sbatch_dependencies_on_gateway_jobs_become_depends_on() -> None:
+    owned = {"101": 7, "102": 8}
+    spec, _ = build_spec(["-d", "afterok:101:102", "--wrap", "true"], "/w", resolve=owned.get)
+    assert spec["depends_on"] == [7, 8] and spec["fail_action"] == "abort"
+    spec, _ = build_spec(["--dependency=afterany:101", "--wrap", "true"], "/w", resolve=owned.get)
+    assert spec["depends_on"] == [7] and spec["fail_action"] == "continue"
+
+
+@pytest.mark.parametrize("dep", ["afterok:999", "afternotok:101", "afterok:101?afterok:102", "singleton",
+                                 "afterok:101,afterany:102"])
+def test_sbatch_dependencies_it_cannot_express_pass_through(dep: str) -> None:
+    with pytest.raises(ShimArgs):
+        build_spec(["-d", dep, "--wrap", "true"], "/w", resolve={"101": 7, "102": 8}.get)
