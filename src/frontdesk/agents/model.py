@@ -10,7 +10,7 @@ from frontdesk.errors import ConfigError
 
 __all__ = ["AgentSettings", "Harness", "Session", "TurnState", "DEFAULT_CHANNELS"]
 
-DEFAULT_CHANNELS: tuple[str, ...] = ("inbox", "hooks", "tmux", "headless")
+DEFAULT_CHANNELS: tuple[str, ...] = ("inbox", "codex_live", "hooks", "tmux", "headless")
 
 
 class Harness(StrEnum):

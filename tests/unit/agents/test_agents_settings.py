@@ -11,7 +11,7 @@ from frontdesk.errors import ConfigError
 def test_defaults_and_overrides() -> None:
     s = AgentSettings.from_section({"allow_headless": True, "batch_window_s": 2, "channels": ["hooks"]})
     assert s.allow_headless is True and s.batch_window_s == 2.0 and s.channels == ("hooks",)
-    assert AgentSettings.from_section({}).channels == ("inbox", "hooks", "tmux", "headless")
+    assert AgentSettings.from_section({}).channels == ("inbox", "codex_live", "hooks", "tmux", "headless")
 
 
 @pytest.mark.parametrize("section", [{"allow_headless": "yes"}, {"batch_window_s": -1}, {"channels": "hooks"},

@@ -7,7 +7,7 @@ and the batch is retried later), or raises `Busy` when the session is reachable 
 (a turn in progress, a pane with fresh output): then no other channel is tried and it is retried soon.
 Channels whose hand-over is confirmed later (a hook that acknowledges) set `confirms_later = True`.
 
-The order is data: `[agents] channels` (default: inbox, hooks, tmux, headless); names whose module is not
+The order is data: `[agents] channels` (default: inbox, codex_live, hooks, tmux, headless); names whose module is not
 installed are skipped, so adding a channel is one module plus one line in `CHANNEL_PATHS`.
 """
 
@@ -26,6 +26,7 @@ log = logging.getLogger("frontdesk.agents")
 
 CHANNEL_PATHS: dict[str, str] = {
     "inbox": "frontdesk.agents.channels.inbox:InboxChannel",
+    "codex_live": "frontdesk.agents.channels.codex_live:CodexLiveChannel",  # issue 8
     "hooks": "frontdesk.agents.channels.hooks:HooksChannel",
     "tmux": "frontdesk.agents.channels.tmux:TmuxChannel",
     "headless": "frontdesk.agents.channels.headless:HeadlessChannel",
