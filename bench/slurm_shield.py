@@ -217,6 +217,7 @@ def main() -> int:
         print("slurm_shield: needs root for the lab cluster (scripts/slurm-lab up)")
         return 2
     subprocess.run([str(ROOT / "scripts" / "slurm-lab"), "up"], check=True)
+    print(f"# load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     os.environ["SLURM_CONF"] = str(LAB / "etc" / "slurm.conf")
     shim_dir = Path(tempfile.mkdtemp(prefix="fd-shims-"))
     subprocess.run(
@@ -251,6 +252,10 @@ def main() -> int:
             f"controller RPCs, all      real squeue {real['all_rpcs']:>6}   shim {shim['all_rpcs']:>4}   "
             f"ratio {real['all_rpcs'] / max(1, shim['all_rpcs']):.1f}x"
         )
+        per_real = 100 * real["job_rpcs"] / max(1, real["calls"])
+        per_shim = 100 * shim["job_rpcs"] / max(1, shim["calls"])
+        print(f"job-info RPCs per 100 calls  real squeue {per_real:.0f}   shim {per_shim:.1f}   "
+              f"ratio {per_real / max(1e-9, per_shim):.0f}x")
         st = sh["staleness"]
         print(
             f"shim staleness            p50 {st['p50'] * 1000:.0f} ms   p99 {st['p99'] * 1000:.0f} ms   "
@@ -294,6 +299,7 @@ def main() -> int:
             f"shim squeue {statistics.median(shim_sq) * 1000:.1f} ms   python -c pass "
             f"{statistics.median(py) * 1000:.1f} ms"
         )
+        print(f"# load average after: {os.getloadavg()[0]:.1f}")
     finally:
         poll_gw.stop()
         subprocess.run(["scancel", *background], check=False)
