@@ -7,8 +7,8 @@ and the batch is retried later), or raises `Busy` when the session is reachable 
 (a turn in progress, a pane with fresh output): then no other channel is tried and it is retried soon.
 Channels whose hand-over is confirmed later (a hook that acknowledges) set `confirms_later = True`.
 
-The order is data: `[agents] channels` (default: inbox, codex_live, hooks, tmux, headless); names whose module is not
-installed are skipped, so adding a channel is one module plus one line in `CHANNEL_PATHS`.
+The order is data: `[agents] channels` (default: inbox, codex_live, hooks, tmux, headless); names whose
+module is not installed are skipped, so adding a channel is one module plus one line in `CHANNEL_PATHS`.
 """
 
 from __future__ import annotations
