@@ -48,6 +48,8 @@ class SimResult:
     cpu_capacity: int
     revocations: list[Revocation] = field(default_factory=list)
     passes: int = 0
+    trace: list[tuple[float, float, float]] = field(default_factory=list)
+    """(time, busy GPUs, busy cores) after each instant, when asked for."""
 
 
 @dataclass
@@ -61,7 +63,7 @@ class _Running:
 
 
 def simulate(
-    workload: Workload, nodes: list[NodeView], policy: SimPolicy, start_hour: float = 0.0
+    workload: Workload, nodes: list[NodeView], policy: SimPolicy, start_hour: float = 0.0, trace: bool = False
 ) -> SimResult:
     """Replay `workload` on `nodes` under `policy`; time 0 is `start_hour` o'clock."""
     state = {n.name: n.copy() for n in nodes}
@@ -80,6 +82,7 @@ def simulate(
     busy_g = busy_c = 0.0
     last = heap[0][0] if heap else 0.0
     passes = 0
+    samples: list[tuple[float, float, float]] = []
 
     def integrate(t: float) -> None:
         nonlocal gpu_s, cpu_s, last
@@ -124,6 +127,8 @@ def simulate(
                     queue[job_id] = (run.record.job, run.view)
                 dirty = True
         if not dirty or not queue:
+            if trace:
+                samples.append((now, busy_g, busy_c))
             continue
         hour = (start_hour + now / 3600) % 24
         passes += 1
@@ -149,6 +154,8 @@ def simulate(
             heapq.heappush(heap, (now + min(job.runtime, job.walltime), END, seq, (job.id, seq)))
             if p.borrowed_from is not None:
                 heapq.heappush(heap, (now + _reclaim_after(policy, p), RECLAIM, seq, (job.id, seq)))
+        if trace:
+            samples.append((now, busy_g, busy_c))
     end = w1 if w1 is not None else last
     gpus = sum(n.gpus for n in nodes)
     cpus = sum(n.cpus for n in nodes)
@@ -163,6 +170,7 @@ def simulate(
         cpus,
         list(policy.revocations),
         passes,
+        samples,
     )
 
 
