@@ -96,6 +96,15 @@ MIGRATIONS = [
     CREATE UNIQUE INDEX memory_lessons_identity2
         ON memory_lessons(scope, scope_name, signature, template, application);
     """,
+    # 3: indexes for ageing, substrate matching and the site rule's distinct-users count
+    """
+    CREATE INDEX memory_lessons_status ON memory_lessons(status, confirmed_at);
+    DROP INDEX memory_lessons_template;
+    DROP INDEX memory_lessons_application;
+    CREATE INDEX memory_lessons_template_app ON memory_lessons(template, application);
+    DROP INDEX memory_runs_signature;
+    CREATE INDEX memory_runs_signature_principal ON memory_runs(signature, principal);
+    """,
 ]
 register_schema("memory", MIGRATIONS)
 
@@ -121,17 +130,23 @@ class LessonStore:
         self.stale_after_s = stale_after_s
         self.site_threshold = site_threshold
         self.clock = clock
+        self._aged_at = float("-inf")
 
     # -- reading, always through scopes -------------------------------------------------------------
-    def _scope_sql(self, scopes: Iterable[Scope]) -> tuple[str, list[str]]:
+    def _scope_sql(self, scopes: Iterable[Scope], by_index: bool = True) -> tuple[str, list[str]]:
+        # `+scope` keeps SQLite from planning on the scope index when a narrower one (template) applies
+        plus = "" if by_index else "+"
         parts, args = [], []
         for scope, name in scopes:
-            parts.append("(scope=? AND scope_name=?)")
+            parts.append(f"({plus}scope=? AND {plus}scope_name=?)")
             args += [scope, name]
         return "(" + " OR ".join(parts) + ")", args
 
     def _age(self) -> None:
-        """Mark active lessons not confirmed within `stale_after_s` as stale."""
+        """Mark active lessons not confirmed within `stale_after_s` as stale (at most once a minute)."""
+        if self.clock() - self._aged_at < 60:
+            return
+        self._aged_at = self.clock()
         cutoff = self.clock() - self.stale_after_s
         self.conn.execute(
             "UPDATE memory_lessons SET status='stale', status_reason=?, updated_at=? "
@@ -139,9 +154,9 @@ class LessonStore:
             (f"not confirmed for {int(self.stale_after_s // 86400)} days", self.clock(), cutoff))
 
     def _select(self, where: str, args: list[Any], principal: str, order: str = "id",
-                limit: int = 100) -> list[Lesson]:
+                limit: int = 100, by_scope_index: bool = True) -> list[Lesson]:
         self._age()
-        scope_sql, scope_args = self._scope_sql(self.membership.scopes(principal))
+        scope_sql, scope_args = self._scope_sql(self.membership.scopes(principal), by_scope_index)
         rows = self.conn.execute(
             f"SELECT * FROM memory_lessons WHERE {scope_sql} AND ({where}) ORDER BY {order} LIMIT ?",
             (*scope_args, *args, limit)).fetchall()
@@ -171,9 +186,10 @@ class LessonStore:
         Invalid lessons are left out; a lesson recorded under other conditions (another version of a
         module it names) is marked stale, to be revalidated by this job's outcome.
         """
-        where = "status != 'invalid' AND (template=? OR (template='' AND application=? AND application!=''))"
+        where = ("status != 'invalid' AND id IN (SELECT id FROM memory_lessons WHERE template=? UNION ALL "
+                 "SELECT id FROM memory_lessons WHERE application=? AND application!='' AND template='')")
         found = self._select(where, [ctx.template, ctx.application], principal,
-                             order="times_seen DESC, id", limit=20)
+                             order="times_seen DESC, id", limit=20, by_scope_index=False)
         out = []
         for lesson in found:
             changed = _conditions_changed(lesson.conditions, ctx)
@@ -204,7 +220,8 @@ class LessonStore:
         now = self.clock()
         evidence = {"job": job_id, "at": now, "requested": ctx.requested}
         touched: list[int] = []
-        for lesson in self._select("signature=? AND template=?", [sig.key, ctx.template], principal):
+        for lesson in self._select("signature=? AND template=?", [sig.key, ctx.template], principal,
+                                   by_scope_index=False):
             updates: dict[str, Any] = {
                 "times_seen": lesson.times_seen + 1, "confirmed_at": now, "status": "active",
                 "status_reason": None, "evidence": json.dumps((lesson.evidence + [evidence])[-20:]),
@@ -225,7 +242,7 @@ class LessonStore:
         now = self.clock()
         out = []
         for lesson in self._select("template=? AND template != '' AND status != 'invalid'", [ctx.template],
-                                   principal):
+                                   principal, by_scope_index=False):
             if lesson.kind in _TRANSIENT_KINDS:
                 continue
             if lesson.fix is None:
@@ -263,7 +280,8 @@ class LessonStore:
         now = self.clock()
         row = self.conn.execute(
             "SELECT id FROM memory_lessons WHERE scope=? AND scope_name=? AND signature=? AND template=?"
-            " AND application=?", (scope, name, lesson.signature, fields["template"], lesson.application)).fetchone()
+            " AND application=?",
+            (scope, name, lesson.signature, fields["template"], lesson.application)).fetchone()
         if row is not None:
             self._update(int(row["id"]), promoted_by=principal, confirmed_at=now)
             return Lesson.from_row(self._lesson_row(int(row["id"])))
@@ -302,8 +320,9 @@ class LessonStore:
         info = load_catalog().kinds.get(sig.kind)
         if info is None or not info.substrate or self.site_threshold <= 0:
             return []
-        users = self.conn.execute("SELECT COUNT(DISTINCT principal) FROM memory_runs WHERE signature=?",
-                                  (sig.key,)).fetchone()[0]
+        users = self.conn.execute(
+            "SELECT COUNT(*) FROM (SELECT DISTINCT principal FROM memory_runs WHERE signature=? LIMIT ?)",
+            (sig.key, self.site_threshold)).fetchone()[0]
         if users < self.site_threshold:
             return []
         row = self.conn.execute(
@@ -311,8 +330,9 @@ class LessonStore:
             " AND application=?",
             (sig.key, ctx.application)).fetchone()
         if row is not None:
-            self._update(int(row["id"]), confirmed_at=now, times_seen=users, status="active",
-                         status_reason=None)
+            self.conn.execute("UPDATE memory_lessons SET times_seen=times_seen+1, confirmed_at=?,"
+                              " updated_at=?, status='active', status_reason=NULL WHERE id=?",
+                              (now, now, int(row["id"])))
             return []
         general = replace(ctx, template="", requested={}, modules=ctx.modules)
         lesson_id = self._insert(scope="cluster", scope_name="*", sig=sig, ctx=general, source="site",
