@@ -97,7 +97,7 @@ class MemoryPlugin:
             return None
         try:
             spec_json = spec.model_dump(mode="json", exclude_none=True)
-            job_ctx = context_of(spec_json, env=ctx.env, workdir=ctx.cwd)
+            job_ctx = self._context(spec_json, None, ctx.env, ctx.cwd)
             return Admission(notices=self.notices(ctx.principal, job_ctx))
         except Exception:
             log.exception("memory: admission lookup failed")
@@ -133,8 +133,8 @@ class MemoryPlugin:
             text = "\n".join(report.get("stdout_tail", []) + report.get("stderr_tail", []))
         sig = classify(text, report.get("state"), report.get("exit_code"))
         sig = replace(sig, line=self.redact(sig.line), normalised_line=self.redact(sig.normalised_line))
-        job_ctx = context_of(job.get("spec") or {}, partition=job.get("partition"), env=context.get("env"),
-                             workdir=context.get("cwd"))
+        job_ctx = self._context(job.get("spec") or {}, job.get("partition"), context.get("env"),
+                                context.get("cwd"))
         used = {**(report.get("used") or {}), "run_s": report.get("run_s")}
         principal = str(job.get("principal") or "")
         self.store.record_run(job_id, principal, job_ctx, str(report.get("state")),
@@ -146,6 +146,12 @@ class MemoryPlugin:
         self._publish(job, touched)
         return {"signature": None if sig.kind == "ok" else _sig_dict(sig),
                 "lessons": [_summary(lesson) for lesson in touched]}
+
+    def _context(self, spec: dict[str, Any], partition: str | None, env: dict[str, str] | None,
+                 cwd: str | None) -> JobContext:
+        """The job context, secrets in its template redacted (stable fingerprints: it still matches)."""
+        job_ctx = context_of(spec, partition=partition, env=env, workdir=cwd)
+        return replace(job_ctx, template=self.redact(job_ctx.template))
 
     def _publish(self, job: dict[str, Any], lessons: list[Lesson]) -> None:
         if self.gateway is None:
