@@ -187,7 +187,8 @@ def _scan_script(inv: Invocation, ctx: GuardContext, ruleset: rules_mod.RuleSet)
                 yield _Hit(rule, f"in {name}: {detail}")
         return
     for rule in ruleset.rules:
-        if rule.code_regex is not None and rule.code_scope in ("script", "both") and rule.code_regex.search(text):
+        if (rule.code_regex is not None and rule.code_scope in ("script", "both")
+                and rules_mod.rx(rule.code_regex).search(text)):
             yield _Hit(rule, f"in {name}")
 
 

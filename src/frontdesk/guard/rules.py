@@ -11,13 +11,14 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from frontdesk.guard.model import Decision, GuardContext
 from frontdesk.guard.shell import Invocation, Word
 
-__all__ = ["Rule", "RuleSet", "load_rules", "default_rules", "TARGETS", "classify_path", "flags_of"]
+__all__ = ["Rule", "RuleSet", "load_rules", "default_rules", "TARGETS", "classify_path", "flags_of", "rx"]
 
 _DEFAULT_FILE = Path(__file__).with_name("rules.toml")
 _FIELDS = {"id", "action", "reason", "alternative", "programs", "programs_not", "subcommand", "flags_all",
@@ -41,13 +42,13 @@ class Rule:
     flags_all: tuple[str, ...] = ()
     flags_any: tuple[str, ...] = ()
     flags_none: tuple[str, ...] = ()
-    flag_values: tuple[tuple[str, re.Pattern[str]], ...] = ()
-    unless_flag_values: tuple[tuple[str, re.Pattern[str]], ...] = ()
-    args_regex: re.Pattern[str] | None = None
+    flag_values: tuple[tuple[str, str], ...] = ()
+    unless_flag_values: tuple[tuple[str, str], ...] = ()
+    args_regex: str | None = None
     targets_any: tuple[str, ...] = ()
     redirect_targets_any: tuple[str, ...] = ()
-    env_any: tuple[tuple[str, re.Pattern[str]], ...] = ()
-    code_regex: re.Pattern[str] | None = None
+    env_any: tuple[tuple[str, str], ...] = ()
+    code_regex: str | None = None
     code_scope: str = "inline"
     upstream_any: tuple[str, ...] = ()
     via_any: tuple[str, ...] = ()
@@ -56,8 +57,11 @@ class Rule:
     check: str | None = None
 
     @classmethod
-    def from_dict(cls, raw: Mapping[str, Any], where: str) -> Rule:
-        """Build a pattern from one `[[rule]]` table; raises ValueError naming the bad field."""
+    def from_dict(cls, raw: Mapping[str, Any], where: str, validate: bool = True) -> Rule:
+        """Build a pattern from one `[[rule]]` table; raises ValueError naming the bad field.
+
+        Regexes are compiled on first use (cold start of the hook); `validate` compiles them now.
+        """
         unknown = set(raw) - _FIELDS
         if unknown:
             raise ValueError(f"{where}: unknown field(s) {sorted(unknown)}")
@@ -76,10 +80,19 @@ class Rule:
                 raise ValueError(f"{where}: unknown target(s) {sorted(bad)}")
         for name in ("flag_values", "unless_flag_values", "env_any"):
             if name in raw:
-                kw[name] = tuple((str(k), re.compile(str(v))) for k, v in dict(raw[name]).items())
+                kw[name] = tuple((str(k), str(v)) for k, v in dict(raw[name]).items())
         for name in ("args_regex", "code_regex"):
             if name in raw:
-                kw[name] = re.compile(str(raw[name]))
+                kw[name] = str(raw[name])
+        if validate:
+            patterns = [kw.get("args_regex"), kw.get("code_regex")]
+            patterns += [v for name in ("flag_values", "unless_flag_values", "env_any") for _, v in kw.get(name, ())]
+            for pattern in patterns:
+                if pattern is not None:
+                    try:
+                        re.compile(pattern)
+                    except re.error as exc:
+                        raise ValueError(f"{where}: bad regex {pattern!r}: {exc}") from None
         for name in ("code_scope", "check"):
             if name in raw:
                 kw[name] = str(raw[name])
@@ -160,8 +173,9 @@ def load_rules(extra_files: Iterable[str | Path] = (), disable: Iterable[str] = 
             aliases.setdefault(prog, {}).update({str(k): str(v) for k, v in table.items()})
         for prog, flags in doc.get("value_flags", {}).items():
             value_flags.setdefault(prog, set()).update(str(f) for f in flags)
+        shipped = path == _DEFAULT_FILE  # tested in CI; compiled lazily
         for i, raw in enumerate(doc.get("rule", [])):
-            rules.append(Rule.from_dict(raw, f"{path.name} rule #{i + 1}"))
+            rules.append(Rule.from_dict(raw, f"{path.name} rule #{i + 1}", validate=not shipped))
     off = set(disable)
     overrides = {k: Decision(v) for k, v in (actions or {}).items()}
     out = []
@@ -285,10 +299,16 @@ def _prog_match(prog: str, patterns: tuple[str, ...]) -> bool:
     return any(p == "*" or p == prog or ("*" in p and fnmatch.fnmatchcase(prog, p)) for p in patterns)
 
 
-def _values_match(flags: dict[str, list[str | None]], table: tuple[tuple[str, re.Pattern[str]], ...]) -> bool:
-    for name, rx in table:
+@lru_cache(maxsize=512)
+def rx(pattern: str) -> re.Pattern[str]:
+    """A rule regex, compiled on first use."""
+    return re.compile(pattern)
+
+
+def _values_match(flags: dict[str, list[str | None]], table: tuple[tuple[str, str], ...]) -> bool:
+    for name, pattern in table:
         for value in flags.get(name, ()):
-            if rx.search(value if value is not None else ""):
+            if rx(pattern).search(value if value is not None else ""):
                 return True
     return False
 
@@ -312,10 +332,11 @@ def match(rule: Rule, inv: Invocation, ctx: GuardContext, rules: RuleSet) -> boo
         if not feeders.intersection(rule.upstream_any):
             return False
     if rule.env_any:
-        if not any(rx.search(inv.env[name]) for name, rx in rule.env_any if name in inv.env):
+        if not any(rx(pattern).search(inv.env[name]) for name, pattern in rule.env_any if name in inv.env):
             return False
     if rule.code_regex is not None:
-        if rule.code_scope == "script" or inv.inline_code is None or not rule.code_regex.search(inv.inline_code):
+        if (rule.code_scope == "script" or inv.inline_code is None
+                or not rx(rule.code_regex).search(inv.inline_code)):
             return False
     needs_flags = (rule.subcommand or rule.flags_all or rule.flags_any or rule.flags_none or rule.flag_values
                    or rule.unless_flag_values or rule.targets_any)
@@ -341,7 +362,7 @@ def match(rule: Rule, inv: Invocation, ctx: GuardContext, rules: RuleSet) -> boo
                 return False
     if rule.args_regex is not None:
         joined = " ".join(w.text if not w.dynamic else w.raw for w in inv.args)
-        if not rule.args_regex.search(joined):
+        if not rx(rule.args_regex).search(joined):
             return False
     if rule.redirect_targets_any:
         outs = [w for op, w in inv.redirects if op in (">", ">>", ">|", "&>", "&>>", ">&")]

@@ -67,12 +67,12 @@ _TOKEN_RULES: list[tuple[str, str, int]] = [
 
 # A key-like name followed by `=` or `:` and a value: masked when the value is long and random enough,
 # or whenever the name says password.
-_ASSIGN = re.compile(
+_ASSIGN = (
     r"(?i)(?P<name>(?:api[_\-]?key|apikey|secret|token|passw(?:or)?d|passwd|pwd|"
     r"credential|access[_\-]?key|private[_\-]?key|auth[_\-]?key|client[_\-]?secret))"
     r"(?P<sep>['\"]?\s*(?:=|:|\s=>)\s*)(?P<q>['\"]?)(?P<value>[^\s'\"&;|,}]{1,512})"
 )
-_PLACEHOLDER = re.compile(r"(?i)^(?:\$|<|\{|%|\*+$|x+$|\.\.\.|changeme$|none$|null$|true$|false$|"
+_PLACEHOLDER = (r"(?i)^(?:\$|<|\{|%|\*+$|x+$|\.\.\.|changeme$|none$|null$|true$|false$|"
                           r"your[_\-]|example|placeholder|redacted|«)")
 
 # Lower-case substrings one of which must be present for each rule to be tried at all.
@@ -85,8 +85,16 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "bearer-token": ("authorization",),
     "cli-password": ("mysql", "mariadb", "sshpass", "--pass", "login"),
 }
-_COMPILED = [(kind, re.compile(pat, re.DOTALL if kind == "private-key" else 0), grp, _NEEDLES[kind])
-             for kind, pat, grp in _TOKEN_RULES]
+_RULES = [(kind, pat, grp, _NEEDLES[kind]) for kind, pat, grp in _TOKEN_RULES]
+_compiled: dict[str, re.Pattern[str]] = {}
+
+
+def _rx(pattern: str, dotall: bool = False) -> re.Pattern[str]:
+    # Compiled on first use: most texts (and most hook calls) never need most rules.
+    rx = _compiled.get(pattern)
+    if rx is None:
+        rx = _compiled[pattern] = re.compile(pattern, re.DOTALL if dotall else 0)
+    return rx
 # Cheap substring pre-filter (lower-cased): a text with none of these has no secret any rule can find.
 _QUICK = ("private key", "sk-", "hf_", "gh", "github_pat_", "glpat-", "gldt-", "glptt-", "glrt-", "glcbt-",
           "gloas-", "xox", "_live_", "_test_", "aiza", "akia", "asia", "agpa", "aida", "aroa", "anpa", "anva",
@@ -103,7 +111,7 @@ def _entropy(value: str) -> float:
 
 
 def _assignment_is_secret(name: str, value: str) -> bool:
-    if _PLACEHOLDER.match(value):
+    if _rx(_PLACEHOLDER).match(value):
         return False
     lname = name.lower()
     if "pass" in lname or lname.endswith("pwd"):
@@ -137,12 +145,12 @@ def _find(text: str) -> list[Secret]:
         taken.append((start, end))
         found.append(Secret(kind, start, end, fingerprint(text[start:end])))
 
-    for kind, rx, grp, needles in _COMPILED:
+    for kind, pattern, grp, needles in _RULES:
         if not any(n in low for n in needles):
             continue
-        for m in rx.finditer(text):
+        for m in _rx(pattern, kind == "private-key").finditer(text):
             add(kind, m.start(grp), m.end(grp))
-    for m in _ASSIGN.finditer(text):
+    for m in _rx(_ASSIGN).finditer(text):
         begin = m.start("name")
         while begin > 0 and (text[begin - 1].isalnum() or text[begin - 1] in "_.-"):
             begin -= 1  # the whole name (AWS_SECRET_ACCESS_KEY), scanned backwards: linear, unlike a regex

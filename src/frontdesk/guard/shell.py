@@ -130,6 +130,7 @@ class _Walker:
     def __init__(self, env: dict[str, str] | None, cwd: str | None, env_complete: bool = True) -> None:
         self.env = env
         self.env_complete = env_complete
+        self.src = b""
         self.cwd = cwd
         self.out: list[Invocation] = []
         self.functions: dict[str, str] = {}
@@ -141,10 +142,18 @@ class _Walker:
         if _SIMPLE.fullmatch(source) and not _RESERVED.intersection(source.split()):
             self._simple(source, depth, via or [])
             return False
-        tree = _get_parser().parse(source.encode("utf-8", "surrogateescape"))
-        root = tree.root_node
-        self._stmt(root, depth, via or [], [])
-        return bool(root.has_error)
+        data = source.encode("utf-8", "surrogateescape")
+        # tree-sitter-bash 0.25 can crash (SIGSEGV) on some non-ASCII code points (e.g. `{` + U+CF166), so the
+        # parser sees every non-ASCII byte as `%` (a plain word character: same structure, same offsets) and
+        # words are read back from the real bytes.
+        safe = data if source.isascii() else bytes(b if b < 0x80 else 0x25 for b in data)
+        saved, self.src = self.src, data
+        try:
+            root = _get_parser().parse(safe).root_node
+            self._stmt(root, depth, via or [], [])
+            return bool(root.has_error)
+        finally:
+            self.src = saved
 
     def _simple(self, source: str, depth: int, via: list[str]) -> None:
         """A command with no quoting, expansion or operators: bash would split it on blanks, so do we."""
@@ -166,6 +175,12 @@ class _Walker:
                     env[name] = value
         argv = [Word(w, w) for w in words]
         self._emit(Invocation(argv, env=env, via=list(via), cwd=self.cwd), depth)
+
+    def _t(self, node: Any) -> str:
+        """The source text of a node, from the real bytes."""
+        if node is None:
+            return ""
+        return self.src[node.start_byte:node.end_byte].decode("utf-8", "surrogateescape")
 
     # -- statements --------------------------------------------------------------------------------
     def _stmt(self, node: Any, depth: int, via: list[str], redirects: list[tuple[str, Word]]) -> None:
@@ -193,7 +208,7 @@ class _Walker:
             elif reds:
                 self.out.append(Invocation([], redirects=reds, via=list(via), cwd=self.cwd))
         elif kind == "unset_command":
-            words = [Word("unset", "unset")] + [Word(_text(c), _text(c)) for c in node.named_children]
+            words = [Word("unset", "unset")] + [Word(self._t(c), self._t(c)) for c in node.named_children]
             self.out.append(Invocation(words, via=list(via), cwd=self.cwd))
         elif kind == "declaration_command":
             self._declaration(node, depth, via)
@@ -208,8 +223,8 @@ class _Walker:
             name = node.child_by_field_name("name")
             body = node.child_by_field_name("body")
             if name is not None and body is not None:
-                self.functions[_text(name)] = _text(body)
-                self._stmt(body, depth, via + [f"function {_text(name)}"], redirects)
+                self.functions[self._t(name)] = self._t(body)
+                self._stmt(body, depth, via + [f"function {self._t(name)}"], redirects)
         elif kind in ("for_statement", "select_statement"):
             var = node.child_by_field_name("variable")
             for child in node.named_children:
@@ -217,7 +232,7 @@ class _Walker:
                                   "raw_string", "command_substitution"):
                     self._word(child, depth, via)  # runs substitutions in the list
             if var is not None:
-                self._set(_text(var), DYNAMIC)
+                self._set(self._t(var), DYNAMIC)
             body = node.child_by_field_name("body")
             if body is not None:
                 self._stmt(body, depth, via, redirects)
@@ -259,7 +274,7 @@ class _Walker:
     def _assignment(self, node: Any, depth: int, via: list[str]) -> tuple[str, Word]:
         name_node = node.child_by_field_name("name")
         value_node = node.child_by_field_name("value")
-        name = _text(name_node) if name_node is not None else ""
+        name = self._t(name_node) if name_node is not None else ""
         value = self._word(value_node, depth, via) if value_node is not None else Word("", "")
         return name, value
 
@@ -289,7 +304,7 @@ class _Walker:
                 before = len(self.out)
                 self._stmt(child, depth, via, [])
                 stdin_from.extend(inv.program for inv in self.out[before:])
-                argv.append(Word("/dev/fd/63", _text(child), dynamic=True))
+                argv.append(Word("/dev/fd/63", self._t(child), dynamic=True))
             else:
                 argv.append(self._word(child, depth, via))
         inv = Invocation(argv, env=env, redirects=reds, upstream=list(upstream), via=list(via),
@@ -323,12 +338,12 @@ class _Walker:
         unset = tuple(p[1] for p in parts if p[1])
         leading = bool(parts) and parts[0][1] is not None
         dynamic = any(p[2] for p in parts)
-        return Word(text, _text(node), unset, leading, dynamic, subst)
+        return Word(text, self._t(node), unset, leading, dynamic, subst)
 
     def _collect(self, node: Any, depth: int, via: list[str], parts: list[tuple[str, str | None, bool]],
                  quoted: bool) -> None:
         kind = node.type
-        raw = _text(node)
+        raw = self._t(node)
         if kind == "word" or kind == "number":
             text = _unescape(raw) if not quoted else raw
             if text.startswith("~") and not parts:
@@ -544,10 +559,6 @@ def _code_text(word: Word) -> str:
     if word.unset_vars and word.raw[:1] == '"' and word.raw[-1:] == '"':
         return word.raw[1:-1]
     return word.text
-
-
-def _text(node: Any) -> str:
-    return str(node.text.decode("utf-8", "surrogateescape")) if node is not None else ""
 
 
 def _unescape(raw: str) -> str:

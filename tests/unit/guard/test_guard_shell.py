@@ -79,3 +79,17 @@ def test_parse_errors_are_reported() -> None:
     assert parse('echo "open', {}).error
     assert not parse("time make -j8 && echo $(( $(nproc) * 2 ))", {}).error
     assert not parse("cat <<'EOF'\nhi $x\nEOF", {}).error
+
+
+def test_non_ascii_that_crashes_tree_sitter_bash_is_parsed_safely() -> None:
+    """tree-sitter-bash 0.25 segfaults on `{` + U+CF166 now and then; the parser must never see it."""
+    import subprocess
+    import sys
+
+    code = ("from frontdesk.guard.shell import parse\n"
+            "for _ in range(300):\n"
+            "    inv = parse('echo a{\\U000cf166 \"h\\u00e9llo\" && rm -rf /tmp/x', {}).invocations\n"
+            "assert [w.text for w in inv[0].argv] == ['echo', 'a{\\U000cf166', 'h\\u00e9llo']\n")
+    for _ in range(4):
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr[-500:]
