@@ -16,7 +16,7 @@ from typing import Any
 
 from frontdesk.cli.output import emit
 
-__all__ = ["register", "cmd_check", "cmd_hook", "cmd_report", "hook_answer"]
+__all__ = ["register", "cmd_check", "cmd_hook", "cmd_report", "hook_answer", "main"]
 
 
 def register(sub: Any) -> None:
@@ -188,3 +188,24 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     emit(args.json, summary, text)
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m frontdesk.cli.guard check|hook|report ...`: the guard alone, without loading every
+    other command group (the hook runs on every shell call of an agent)."""
+    from frontdesk.errors import FrontdeskError
+
+    from frontdesk.cli.output import emit_error
+
+    parser = argparse.ArgumentParser(prog="frontdesk")
+    register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["guard", *(sys.argv[1:] if argv is None else argv)])
+    try:
+        return int(args.func(args) or 0)
+    except FrontdeskError as exc:
+        emit_error(bool(getattr(args, "json", False)), exc.to_payload())
+        return exc.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
