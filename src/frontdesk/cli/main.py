@@ -26,20 +26,36 @@ COMMAND_MODULES: tuple[str, ...] = (
 )
 
 
+# Which module registers each top-level command, so that one call builds only its own group's parser
+# (argparse construction of every group costs more than the rest of a thin command). Kept complete by
+# tests/unit/core/test_cli_map.py.
+COMMAND_TO_MODULE: dict[str, str] = {
+    **dict.fromkeys(("submit", "run", "wait", "status", "queue", "cancel", "logs", "report", "events"),
+                    "frontdesk.cli.jobs"),
+    "serve": "frontdesk.cli.server",
+    "demo": "frontdesk.cli.server",
+    **dict.fromkeys(("notify", "shim"), "frontdesk.cli.slurm"),
+    **dict.fromkeys(("sessions", "hooks", "hook", "mcp"), "frontdesk.cli.agents"),
+    **dict.fromkeys(("cluster", "policy", "simulate"), "frontdesk.cli.policy"),
+    "memory": "frontdesk.cli.memory",
+    "guard": "frontdesk.cli.guard",
+}
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         sys.stderr.write(f"frontdesk: {message}\n")
         raise SystemExit(2)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full parser, with every command module registered."""
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser with every command module registered (or only the module named `only`)."""
     from frontdesk import __version__
 
     parser = _Parser(prog="frontdesk", description="The facility's front desk for coding agents.")
     parser.add_argument("--version", action="version", version=f"frontdesk {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name in COMMAND_MODULES:
+    for name in (only,) if only else COMMAND_MODULES:
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as exc:
@@ -56,7 +72,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from frontdesk.cli.output import emit_error
 
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    first = next((a for a in argv if not a.startswith("-")), None)
+    parser = build_parser(COMMAND_TO_MODULE.get(first or ""))
     args = parser.parse_args(argv)
     func = getattr(args, "func", None)
     if func is None:
