@@ -18,7 +18,10 @@ from frontdesk.client import Client
 from frontdesk.errors import NotFound
 
 PY = sys.executable
-OOM_CMD = [PY, "-c", "import time; x = bytearray(400 * 1024 * 1024); time.sleep(0.3)"]
+# DELAY (in the spec's env, which is not part of the command template) keeps the jobs that only check
+# what the submitter is told from running into memory before the test cancels them.
+OOM_CMD = [PY, "-c", "import os, time; time.sleep(float(os.environ.get('DELAY', '0'))); "
+                     "x = bytearray(400 * 1024 * 1024); time.sleep(0.3)"]
 
 
 def _free_port() -> int:
@@ -50,8 +53,9 @@ physics = ["alice", "carol"]
     return gw
 
 
-def _submit(client: Client, memory: str, session: str, workdir: Path) -> dict[str, Any]:
-    spec = {"name": "fit", "command": OOM_CMD, "resources": {"memory": memory, "walltime": "1m"}}
+def _submit(client: Client, memory: str, session: str, workdir: Path, delay: float = 0) -> dict[str, Any]:
+    spec = {"name": "fit", "command": OOM_CMD, "resources": {"memory": memory, "walltime": "1m"},
+            "env": {"DELAY": str(delay)}}
     return client.submit(spec=spec, context={"session": session, "cwd": str(workdir)})
 
 
@@ -92,7 +96,7 @@ def test_campaign_fix_reaches_a_fresh_session_and_only_the_lab(lab: Any, workdir
     assert learned["fix"]["evidence"] == [first["id"], second["id"]]
 
     # A fresh session of the same user is told the fix in the submit answer, before the job runs.
-    third = _submit(alice, "100M", "session-2", workdir)
+    third = _submit(alice, "100M", "session-2", workdir, delay=60)
     notes = _memory_notices(third)
     assert len(notes) == 1 and notes[0]["fact"] is True
     assert "ended OUT_OF_MEMORY once at 100M" in notes[0]["text"]
@@ -103,9 +107,17 @@ def test_campaign_fix_reaches_a_fresh_session_and_only_the_lab(lab: Any, workdir
     assert len(advice) == 1 and "asked for 1G memory, used at most" in advice[0]["text"]
     assert 100 * 1024**2 < advice[0]["advice"]["memory_bytes"] < 1024**3
     alice.cancel(third["id"])
+    # ... and so does the real CLI of yet another session, on stderr, before it returns the job id.
+    env = {"FRONTDESK_URL": lab.url, "FRONTDESK_TOKEN": "tok-alice", "FRONTDESK_SESSION": "session-3"}
+    r = lab.cli("run", "--name", "fit", "--mem", "100M", "--time", "1m", "--env", "DELAY=60", "--", *OOM_CMD,
+                cwd=workdir, env=env)
+    assert r.returncode == 0, r.stderr
+    assert ("frontdesk: warning: memory: this command ended OUT_OF_MEMORY once at 100M (ran out of host "
+            "memory); it completed with memory 1G on ") in r.stderr
+    alice.cancel(int(r.stdout.strip()))
 
     # bob is not in the lab: told nothing, finds nothing, cannot open the lesson.
-    b = _submit(bob, "100M", "bob-1", workdir)
+    b = _submit(bob, "100M", "bob-1", workdir, delay=60)
     assert _memory_notices(b) == [] and _advice_notices(b) == []
     bob.cancel(b["id"])
     assert bob.request("GET", "/v1/memory/search?q=memory")["lessons"] == []
@@ -113,7 +125,7 @@ def test_campaign_fix_reaches_a_fresh_session_and_only_the_lab(lab: Any, workdir
         bob.request("GET", f"/v1/memory/lessons/{lesson_id}")
 
     # Before promotion carol (in the lab) sees nothing either: lessons start in the user scope.
-    c = _submit(carol, "100M", "carol-1", workdir)
+    c = _submit(carol, "100M", "carol-1", workdir, delay=60)
     assert _memory_notices(c) == []
     carol.cancel(c["id"])
 
@@ -124,12 +136,12 @@ def test_campaign_fix_reaches_a_fresh_session_and_only_the_lab(lab: Any, workdir
     assert promoted["scope"] == "lab" and promoted["scope_name"] == "physics"
     prov = promoted["provenance"]
     assert prov["origin_id"] == lesson_id and prov["promoted_by"] == "alice" and prov["source"] == "scheduler"
-    c = _submit(carol, "100M", "carol-2", workdir)
+    c = _submit(carol, "100M", "carol-2", workdir, delay=60)
     notes = _memory_notices(c)
     assert len(notes) == 1 and "it completed with memory 1G" in notes[0]["text"]
     assert notes[0]["scope"] == "lab"
     carol.cancel(c["id"])
-    b = _submit(bob, "100M", "bob-2", workdir)
+    b = _submit(bob, "100M", "bob-2", workdir, delay=60)
     assert _memory_notices(b) == [] and _advice_notices(b) == []
     bob.cancel(b["id"])
     r = _cli(lab, "bob", "show", str(promoted["id"]), "--json")
