@@ -23,6 +23,19 @@ class PromoteBody(BaseModel):
     name: str | None = Field(default=None, max_length=200)
 
 
+class AddBody(BaseModel):
+    """POST /v1/memory/lessons: a lesson typed in by a person or an agent."""
+
+    model_config = ConfigDict(extra="forbid")
+    kind: str = Field(max_length=40)
+    cause: str = Field(min_length=1, max_length=300)
+    template: str = Field(default="", max_length=2000)
+    application: str = Field(default="", max_length=100)
+    fix: str = Field(default="", max_length=500)
+    source: Literal["person", "agent"] = "person"
+    state: str | None = Field(default=None, max_length=40)
+
+
 class ClassifyBody(BaseModel):
     """POST /v1/memory/classify."""
 
@@ -51,6 +64,12 @@ def build_router(plugin: Any) -> APIRouter:
                      all: bool = False) -> dict[str, Any]:
         found = store().search(q, _principal(request), limit=limit, include_invalid=all)
         return {"query": q, "lessons": [lesson.to_dict() for lesson in found]}
+
+    @r.post("/memory/lessons")
+    async def add(body: AddBody, request: Request) -> dict[str, Any]:
+        return store().add(_principal(request), body.kind, body.cause, template=body.template,
+                           application=body.application, fix_text=body.fix, source=body.source,
+                           state=body.state).to_dict()
 
     @r.get("/memory/lessons/{lesson_id}")
     async def show(lesson_id: int, request: Request) -> dict[str, Any]:

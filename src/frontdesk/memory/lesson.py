@@ -116,8 +116,13 @@ def describe(lesson: Lesson) -> str:
         failed = {json.dumps(e.get("requested", {}).get(key), default=str) for e in lesson.evidence}
         values = [json.loads(v) for v in sorted(failed)] or [lesson.requested.get(key)]
         at = " at " + " and ".join(_fmt(key, v) for v in values[:3])
-    text = f"{what} ended {lesson.state or 'badly'} {times}{at} ({lesson.cause})"
-    if lesson.fix:
+    if lesson.source in ("person", "agent") and not lesson.evidence:
+        text = f"{what}: {lesson.cause} (noted by {lesson.source} {lesson.created_by})"
+    else:
+        text = f"{what} ended {lesson.state or 'badly'} {times}{at} ({lesson.cause})"
+    if lesson.fix and not fix_changes and lesson.fix.get("text"):
+        text += f"; fix ({lesson.source}): {lesson.fix['text']}"
+    elif lesson.fix:
         parts = [f"{k.removesuffix('_bytes').removesuffix('_s')} {_fmt(k, new)}" for k, (_old, new) in
                  fix_changes.items()]
         ok_job = (lesson.fix.get("evidence") or [None, None])[-1]

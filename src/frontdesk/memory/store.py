@@ -265,6 +265,26 @@ class LessonStore:
             out.append(Lesson.from_row(self._lesson_row(lesson.id)))
         return out
 
+    def add(self, principal: str, kind: str, cause: str, *, template: str = "", application: str = "",
+            fix_text: str = "", source: str = "person", state: str | None = None) -> Lesson:
+        """A lesson typed in by a person or an agent (in the principal's own scope)."""
+        if kind not in load_catalog().kinds:
+            raise UserError(f"unknown kind {kind!r} (one of {', '.join(sorted(load_catalog().kinds))})")
+        if source not in ("person", "agent"):
+            raise UserError("a typed-in lesson comes from a 'person' or an 'agent'")
+        if not (template or application):
+            raise UserError("a lesson needs the command template or the application it is about")
+        detail = " ".join(cause.lower().split())[:120]
+        sig = Signature(state, kind, detail, cause[:300])
+        ctx = JobContext(template=scrub_private(" ".join(template.split()))[:500], application=application)
+        lesson_id = self._insert(scope="user", scope_name=principal, sig=sig, ctx=ctx, source=source,
+                                 by=principal, evidence=[], now=self.clock())
+        if fix_text:
+            fix = {"changes": {}, "text": fix_text[:500], "evidence": [], "at": self.clock(),
+                   "learned_from": source}
+            self._update(lesson_id, fix=json.dumps(fix), fix_text=fix_text[:500])
+        return Lesson.from_row(self._lesson_row(lesson_id))
+
     # -- scopes: promotion and forgetting ------------------------------------------------------------
     def promote(self, lesson_id: int, principal: str, scope: str, name: str | None = None,
                 source: str | None = None) -> Lesson:

@@ -198,3 +198,19 @@ def test_transient_endings_teach_nothing(store: LessonStore) -> None:
     [node] = fail(store, 2, "alice", sig=classify("", "NODE_FAIL"))
     assert succeed(store, 3, "alice", ctx()) == []  # a node failure is neither fixed nor disproved
     assert store.get(node.id, "alice").status == "active"
+
+
+def test_a_lesson_typed_in_by_a_person_keeps_its_provenance(store: LessonStore) -> None:
+    lesson = store.add("alice", "toolchain_mismatch", "OpenMPI 5 jobs need srun --mpi=pmix here",
+                       application="lmp", fix_text="launch with srun --mpi=pmix", source="person")
+    assert (lesson.source, lesson.created_by, lesson.scope) == ("person", "alice", "user")
+    assert describe(lesson).endswith("; fix (person): launch with srun --mpi=pmix")
+    from frontdesk.memory.context import context_of
+
+    [seen] = store.matching("alice", context_of({"command": ["srun", "./lmp", "-in", "in.lj"]}))
+    assert seen.id == lesson.id
+    with pytest.raises(UserError):
+        store.add("alice", "nonsense", "x", application="a")
+    with pytest.raises(UserError):
+        store.add("alice", "exit_error", "x")
+    assert describe(seen).startswith("lmp: OpenMPI 5 jobs need srun --mpi=pmix here (noted by person alice)")
