@@ -69,7 +69,7 @@ def live(claude_ready: None, gateway_factory: Any, standin: StandIn, tmp_path: P
                          env={"FRONTDESK_PLUGINS": "agents", "HOME": str(cc.home),
                               "ANTHROPIC_BASE_URL": standin.url, "ANTHROPIC_API_KEY": API_KEY,
                               "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"})
-    hooks = {event: groups for event, groups in claude_entries(exe=FRONTDESK).items()
+    hooks = {event: groups for event, groups in claude_entries().items()
              if event in ("SessionStart", "UserPromptSubmit", "Stop")}
     for groups in hooks.values():
         for group in groups:
