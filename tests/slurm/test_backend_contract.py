@@ -205,3 +205,26 @@ def test_walltime_is_timeout(slurm_settings: Settings) -> None:
         return (await until_ended(b, [bid], timeout=200))[bid]
 
     assert run(go()).state is JobState.TIMEOUT
+
+
+def test_lookup_ignores_another_gateways_attempt_with_the_same_key(
+    slurm_settings: Settings, tmp_path: Path
+) -> None:
+    other = Settings(
+        home=tmp_path / "other gw",
+        runtime_dir=tmp_path,
+        socket=tmp_path / "s.sock",
+        backend="slurm",
+        sections=slurm_settings.sections,
+    )
+
+    async def go() -> tuple[dict[str, str], dict[str, str], str, str]:
+        mine, theirs = await started(slurm_settings), await started(other)
+        job = make_job(slurm_settings, ["true"])
+        their_job = BackendJob(**{**job.__dict__, "job_dir": other.jobs_dir / "x" / "1"})
+        their_id = await theirs.submit(their_job)
+        my_id = await mine.submit(job)
+        return await mine.lookup([job.key]), await theirs.lookup([job.key]), my_id, their_id
+
+    found_mine, found_theirs, my_id, their_id = run(go())
+    assert list(found_mine.values()) == [my_id] and list(found_theirs.values()) == [their_id]

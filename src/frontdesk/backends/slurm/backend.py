@@ -307,20 +307,23 @@ class SlurmBackend:
         records, _ = await self.table.fetch(0.0)
         wanted = set(keys)
         out: dict[str, str] = {}
+        home = str(self.settings.home).rstrip("/") + "/"
         for bid in sorted(records, key=lambda b: int(b) if b.isdigit() else 0):
             name = records[bid].get("JobName", "")
-            if name in wanted:
+            # another gateway's attempt may have the same key: only ours write under our home
+            if name in wanted and records[bid].get("StdOut", "").startswith(home):
                 out[name] = bid
                 stdout = records[bid].get("StdOut", "")
                 if stdout.endswith("/" + render.STDOUT_FILE):
                     self._dirs.setdefault(bid, Path(stdout).parent)
         rest = [k for k in keys if k not in out]
         if rest and self._accounting:
-            res = await self._run(["sacct", "--parsable2", "--noheader", "-X", "--starttime=now-7days",
-                                   "--name", ",".join(rest), "--format=JobIDRaw,JobName"], check=False)
+            argv = ["sacct", "--parsable2", "--noheader", "-X", "--starttime=now-7days",
+                    "--name", ",".join(rest), "--format=JobIDRaw,JobName,WorkDir"]
+            res = await self._run(argv, check=False)
             for line in res.stdout.splitlines():
-                bid, _, name = line.partition("|")
-                if name in rest and bid.isdigit():
+                bid, name, workdir = (line.split("|") + ["", ""])[:3]
+                if name in rest and bid.isdigit() and (workdir + "/").startswith(home):
                     out[name] = bid
         return out
 
