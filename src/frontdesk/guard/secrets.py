@@ -54,6 +54,8 @@ _TOKEN_RULES: list[tuple[str, str, int]] = [
     ("aws-access-key", r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b", 0),
     ("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", 0),
     ("npm-token", r"\bnpm_[A-Za-z0-9]{36}\b", 0),
+    ("cli-password", r"(?:^|[\s;|&(])(?:curl|http|https)\b[^\n;|&]*?\s(?:-u|--user)[= ]?['\"]?[^\s:'\"$]+:"
+                     r"([^\s'\"@$][^\s'\"@]*)", 1),
     ("wandb-key", r"(?<=WANDB_API_KEY=)[0-9a-f]{40}\b", 0),
     ("url-password", r"\b[a-zA-Z][a-zA-Z0-9+.\-]{1,20}://[^\s:/@'\"]{1,128}:([^\s@/'\"]{1,256})@", 1),
     ("bearer-token", r"(?i)\bauthorization:\s*(?:bearer|token|basic)\s+([A-Za-z0-9._~+/=\-]{8,})", 1),
@@ -83,7 +85,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "aws-access-key": ("akia", "asia", "agpa", "aida", "aroa", "anpa", "anva", "aipa"), "jwt": ("eyj",),
     "npm-token": ("npm_",), "wandb-key": ("wandb",), "url-password": ("@",),
     "bearer-token": ("authorization",),
-    "cli-password": ("mysql", "mariadb", "sshpass", "--pass", "login"),
+    "cli-password": ("mysql", "mariadb", "sshpass", "--pass", "login", "-u", "--user"),
 }
 _RULES = [(kind, pat, grp, _NEEDLES[kind]) for kind, pat, grp in _TOKEN_RULES]
 _compiled: dict[str, re.Pattern[str]] = {}

@@ -71,3 +71,14 @@ def test_secrets_are_masked_in_the_reason() -> None:
         if case.rule == "secret.in-command":  # type: ignore[attr-defined]
             assert "«redacted:" in verdict.reason  # type: ignore[attr-defined]
             assert "Hunter2Secret" not in verdict.reason and "hf_" not in verdict.reason  # type: ignore[attr-defined]
+
+
+def test_held_out_commands_generalise() -> None:
+    """Commands written after the rules (see holdout.txt): looser bars, any rule may fire."""
+    cases = load_corpus(Path(__file__).resolve().parents[2] / "data" / "guard" / "holdout.txt")
+    dangerous = [c for c in cases if c.dangerous]
+    benign = [c for c in cases if not c.dangerous]
+    missed = [c.command for c in dangerous if check(c.command, corpus_context(c.role)).decision is Decision.ALLOW]
+    stopped = [c.command for c in benign if check(c.command, corpus_context(c.role)).decision is not Decision.ALLOW]
+    assert len(missed) / len(dangerous) <= 0.10, missed
+    assert len(stopped) / len(benign) <= 0.03, stopped
