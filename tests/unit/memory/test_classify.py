@@ -47,6 +47,8 @@ def test_hints_are_sound_on_the_corpus() -> None:
     ("missing_import/submodule__FAILED.log", "tokenizers"),
     ("missing_library/libcudart__FAILED.log", "libcudart.so"),
     ("missing_library/libmpi__FAILED.log", "libmpi.so"),
+    ("missing_library/holdout-libpython__FAILED.log", "libpython3.11.so"),
+    ("missing_import/slurm-lab-captured__FAILED.log", "torch_nonexistent_mod"),
     ("missing_module/lmod-unknown-cuda__FAILED.log", "cuda"),
     ("missing_module/tcl-modules__FAILED.log", "intel"),
     ("toolchain_mismatch/glibc-version__FAILED.log", "GLIBC"),
