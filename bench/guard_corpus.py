@@ -56,6 +56,7 @@ def corpus_figures(rounds: int) -> dict[str, float]:
     reads: list[str] = []
     for ctx in contexts.values():  # count file reads: a check that scans a script is not a typical check
         inner = ctx.read_file
+
         def counting(path: str, inner: object = inner) -> str | None:
             text = inner(path)  # type: ignore[operator]
             if text is not None:
@@ -95,23 +96,39 @@ def corpus_figures(rounds: int) -> dict[str, float]:
                     right_rule += case.rule in verdict.matches
                 if not case.dangerous and verdict.decision is not Decision.ALLOW:
                     stopped += 1
-    return {"commands": len(cases), "dangerous": len(dangerous), "benign": len(benign),
-            "catch_rate": caught / len(dangerous), "expected_rule_rate": right_rule / len(dangerous),
-            "false_positive_rate": stopped / len(benign),
-            "p50_ms": pct(times, 0.5) * 1e3, "p99_ms": pct(times, 0.99) * 1e3, "max_ms": max(times) * 1e3,
-            "benign_p50_ms": pct(benign_times, 0.5) * 1e3, "benign_p99_ms": pct(benign_times, 0.99) * 1e3,
-            "script_scanning_commands": len(scans),
-            "typical_p50_ms": pct(wall_typical, 0.5) * 1e3, "typical_p99_ms": pct(wall_typical, 0.99) * 1e3,
-            "typical_cpu_p50_ms": pct(cpu_typical, 0.5) * 1e3, "typical_cpu_p99_ms": pct(cpu_typical, 0.99) * 1e3,
-            "load_average": os.getloadavg()[0]}
+    return {
+        "commands": len(cases),
+        "dangerous": len(dangerous),
+        "benign": len(benign),
+        "catch_rate": caught / len(dangerous),
+        "expected_rule_rate": right_rule / len(dangerous),
+        "false_positive_rate": stopped / len(benign),
+        "p50_ms": pct(times, 0.5) * 1e3,
+        "p99_ms": pct(times, 0.99) * 1e3,
+        "max_ms": max(times) * 1e3,
+        "benign_p50_ms": pct(benign_times, 0.5) * 1e3,
+        "benign_p99_ms": pct(benign_times, 0.99) * 1e3,
+        "script_scanning_commands": len(scans),
+        "typical_p50_ms": pct(wall_typical, 0.5) * 1e3,
+        "typical_p99_ms": pct(wall_typical, 0.99) * 1e3,
+        "typical_cpu_p50_ms": pct(cpu_typical, 0.5) * 1e3,
+        "typical_cpu_p99_ms": pct(cpu_typical, 0.99) * 1e3,
+        "load_average": os.getloadavg()[0],
+    }
 
 
 def cold_start(n: int) -> dict[str, float]:
     env = {**os.environ, "FRONTDESK_HOME": tempfile.mkdtemp(prefix="fd-bench-")}
     env.pop("FRONTDESK_NODE_ROLE", None)
     py = sys.executable
-    payload = json.dumps({"tool_name": "Bash", "tool_input": {"command": "git status && make -j4"},
-                          "session_id": "bench", "cwd": str(ROOT)})
+    payload = json.dumps(
+        {
+            "tool_name": "Bash",
+            "tool_input": {"command": "git status && make -j4"},
+            "session_id": "bench",
+            "cwd": str(ROOT),
+        }
+    )
 
     def median(argv: list[str], stdin: str | None = None) -> float:
         runs = []
@@ -121,10 +138,12 @@ def cold_start(n: int) -> dict[str, float]:
             runs.append(time.perf_counter() - t0)
         return statistics.median(runs) * 1e3
 
-    return {"python_pass_ms": median([py, "-c", "pass"]),
-            "guard_check_ms": median([py, "-m", "frontdesk.cli.main", "guard", "check", "--", "git", "status"]),
-            "guard_hook_ms": median([py, "-m", "frontdesk.cli.main", "guard", "hook"], payload),
-            "fast_hook_ms": median([py, "-m", "frontdesk.cli.guard", "hook"], payload)}
+    return {
+        "python_pass_ms": median([py, "-c", "pass"]),
+        "guard_check_ms": median([py, "-m", "frontdesk.cli.main", "guard", "check", "--", "git", "status"]),
+        "guard_hook_ms": median([py, "-m", "frontdesk.cli.main", "guard", "hook"], payload),
+        "fast_hook_ms": median([py, "-m", "frontdesk.cli.guard", "hook"], payload),
+    }
 
 
 def secrets_comparison() -> dict[str, object]:
@@ -139,6 +158,7 @@ def secrets_comparison() -> dict[str, object]:
     t0 = time.perf_counter()
     from detect_secrets import SecretsCollection
     from detect_secrets.settings import default_settings
+
     import_s = time.perf_counter() - t0
     tmp = Path(tempfile.mkdtemp(prefix="fd-ds-")) / "commands.sh"
     tmp.write_text("\n".join(line.replace("\n", " ") for line in lines) + "\n")
@@ -156,19 +176,29 @@ def secrets_comparison() -> dict[str, object]:
 
     ours_tp, ours_fp = rates(ours)
     ds_tp, ds_fp = rates(theirs)
-    both_tp, _ = rates([a or b for a, b in zip(ours, theirs)])
-    missed_by_ds = [line[:60] for line, hit in zip(positives, theirs) if not hit]
-    missed_by_ours = [line[:60] for line, hit in zip(positives, ours) if not hit]
+    both_tp, _ = rates([a or b for a, b in zip(ours, theirs, strict=True)])
+    missed_by_ds = [line[:60] for line, hit in zip(positives, theirs[:npos], strict=True) if not hit]
+    missed_by_ours = [line[:60] for line, hit in zip(positives, ours[:npos], strict=True) if not hit]
     report = ("status: RUNNING\n" + "step 1 loss=0.31 lr=3e-4\n" * 60)[:2048]
     t0 = time.perf_counter()
     for _ in range(200):
         redact(report)
     redact_us = (time.perf_counter() - t0) / 200 * 1e6
-    return {"positives": npos, "negatives": len(negatives), "ours_recall": ours_tp, "ours_fp": ours_fp,
-            "detect_secrets_recall": ds_tp, "detect_secrets_fp": ds_fp, "union_recall": both_tp,
-            "ours_us_per_line": ours_s / len(lines) * 1e6, "detect_secrets_us_per_line": ds_s / len(lines) * 1e6,
-            "detect_secrets_import_ms": import_s * 1e3, "redact_2kb_report_us": redact_us,
-            "missed_by_detect_secrets": missed_by_ds, "missed_by_ours": missed_by_ours}
+    return {
+        "positives": npos,
+        "negatives": len(negatives),
+        "ours_recall": ours_tp,
+        "ours_fp": ours_fp,
+        "detect_secrets_recall": ds_tp,
+        "detect_secrets_fp": ds_fp,
+        "union_recall": both_tp,
+        "ours_us_per_line": ours_s / len(lines) * 1e6,
+        "detect_secrets_us_per_line": ds_s / len(lines) * 1e6,
+        "detect_secrets_import_ms": import_s * 1e3,
+        "redact_2kb_report_us": redact_us,
+        "missed_by_detect_secrets": missed_by_ds,
+        "missed_by_ours": missed_by_ours,
+    }
 
 
 def main() -> int:
@@ -177,32 +207,55 @@ def main() -> int:
     parser.add_argument("--cold", type=int, default=10)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    figures = {"corpus": corpus_figures(args.rounds), "cold_start": cold_start(args.cold),
-               "secrets": secrets_comparison()}
+    figures = {
+        "corpus": corpus_figures(args.rounds),
+        "cold_start": cold_start(args.cold),
+        "secrets": secrets_comparison(),
+    }
     if args.json:
         print(json.dumps(figures, indent=2))
         return 0
     c, k, s = figures["corpus"], figures["cold_start"], figures["secrets"]
     print(f"corpus: {c['commands']} commands ({c['dangerous']} dangerous, {c['benign']} benign)")
-    print(f"  caught {c['catch_rate']:.1%} of dangerous (expected rule fired: {c['expected_rule_rate']:.1%}); "
-          f"stopped {c['false_positive_rate']:.1%} of benign")
-    print(f"  per check: p50 {c['p50_ms']:.3f} ms, p99 {c['p99_ms']:.3f} ms, max {c['max_ms']:.2f} ms "
-          f"(benign only: p50 {c['benign_p50_ms']:.3f}, p99 {c['benign_p99_ms']:.3f} ms)")
-    print(f"  typical (the {c['commands'] - c['script_scanning_commands']} that scan no script file): wall p50 "
-          f"{c['typical_p50_ms']:.3f} / p99 {c['typical_p99_ms']:.3f} ms, CPU p50 {c['typical_cpu_p50_ms']:.3f} / "
-          f"p99 {c['typical_cpu_p99_ms']:.3f} ms (load average {c['load_average']:.1f} on {os.cpu_count()} cores)")
-    print(f"cold start (median of {args.cold}): python -c pass {k['python_pass_ms']:.0f} ms, "
-          f"guard check {k['guard_check_ms']:.0f} ms ({k['guard_check_ms'] / k['python_pass_ms']:.1f}x), "
-          f"guard hook {k['guard_hook_ms']:.0f} ms ({k['guard_hook_ms'] / k['python_pass_ms']:.1f}x), "
-          f"python -m frontdesk.cli.guard hook {k['fast_hook_ms']:.0f} ms ({k['fast_hook_ms'] / k['python_pass_ms']:.1f}x)")
+    print(
+        f"  caught {c['catch_rate']:.1%} of dangerous (expected rule fired: {c['expected_rule_rate']:.1%}); "
+        f"stopped {c['false_positive_rate']:.1%} of benign"
+    )
+    print(
+        f"  per check: p50 {c['p50_ms']:.3f} ms, p99 {c['p99_ms']:.3f} ms, max {c['max_ms']:.2f} ms "
+        f"(benign only: p50 {c['benign_p50_ms']:.3f}, p99 {c['benign_p99_ms']:.3f} ms)"
+    )
+    typical = c["commands"] - c["script_scanning_commands"]
+    print(
+        f"  typical (the {typical} that scan no script file): wall p50 {c['typical_p50_ms']:.3f} / "
+        f"p99 {c['typical_p99_ms']:.3f} ms, CPU p50 {c['typical_cpu_p50_ms']:.3f} / "
+        f"p99 {c['typical_cpu_p99_ms']:.3f} ms (load average {c['load_average']:.1f}, {os.cpu_count()} cores)"
+    )
+    base = k["python_pass_ms"]
+    print(
+        f"cold start (median of {args.cold}): python -c pass {base:.0f} ms, "
+        f"guard check {k['guard_check_ms']:.0f} ms ({k['guard_check_ms'] / base:.1f}x), "
+        f"guard hook {k['guard_hook_ms']:.0f} ms ({k['guard_hook_ms'] / base:.1f}x), "
+        f"python -m frontdesk.cli.guard hook {k['fast_hook_ms']:.0f} ms ({k['fast_hook_ms'] / base:.1f}x)"
+    )
     print(f"secrets: {s['positives']} secret lines, {s['negatives']} benign lines")
-    print(f"  ours:           recall {s['ours_recall']:.1%}, false positives {s['ours_fp']:.1%}, "
-          f"{s['ours_us_per_line']:.1f} us/line")
-    print(f"  detect-secrets: recall {s['detect_secrets_recall']:.1%}, false positives {s['detect_secrets_fp']:.1%}, "
-          f"{s['detect_secrets_us_per_line']:.1f} us/line (+{s['detect_secrets_import_ms']:.0f} ms import)")
-    print(f"  union recall {s['union_recall']:.1%}; redact() on a 2 KB report: {s['redact_2kb_report_us']:.0f} us")
-    print(f"  missed by detect-secrets ({len(s['missed_by_detect_secrets'])}): "  # type: ignore[arg-type]
-          + "; ".join(s["missed_by_detect_secrets"][:8]))  # type: ignore[index]
+    print(
+        f"  ours:           recall {s['ours_recall']:.1%}, false positives {s['ours_fp']:.1%}, "
+        f"{s['ours_us_per_line']:.1f} us/line"
+    )
+    print(
+        f"  detect-secrets: recall {s['detect_secrets_recall']:.1%}, "
+        f"false positives {s['detect_secrets_fp']:.1%}, "
+        f"{s['detect_secrets_us_per_line']:.1f} us/line (+{s['detect_secrets_import_ms']:.0f} ms import)"
+    )
+    print(
+        f"  union recall {s['union_recall']:.1%}; "
+        f"redact() on a 2 KB report: {s['redact_2kb_report_us']:.0f} us"
+    )
+    print(
+        f"  missed by detect-secrets ({len(s['missed_by_detect_secrets'])}): "  # type: ignore[arg-type]
+        + "; ".join(s["missed_by_detect_secrets"][:8])
+    )  # type: ignore[index]
     print(f"  missed by ours ({len(s['missed_by_ours'])}): " + "; ".join(s["missed_by_ours"]))  # type: ignore[arg-type]
     return 0
 

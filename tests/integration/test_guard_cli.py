@@ -17,14 +17,26 @@ from frontdesk.errors import Denied
 PY = sys.executable
 
 
-def _cli(home: Path, *args: str, input: str | None = None, cwd: Path | None = None,
-         env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def _cli(
+    home: Path,
+    *args: str,
+    input: str | None = None,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
     full_env = {**os.environ, "FRONTDESK_HOME": str(home), **(env or {})}
     for key in ("FRONTDESK_NODE_ROLE", "SLURM_JOB_ID", "FRONTDESK_CONFIG"):
         if key not in (env or {}):
             full_env.pop(key, None)
-    return subprocess.run([PY, "-m", "frontdesk.cli.main", *args], env=full_env, capture_output=True, text=True,
-                          input=input, timeout=60, cwd=str(cwd) if cwd else None)
+    return subprocess.run(
+        [PY, "-m", "frontdesk.cli.main", *args],
+        env=full_env,
+        capture_output=True,
+        text=True,
+        input=input,
+        timeout=60,
+        cwd=str(cwd) if cwd else None,
+    )
 
 
 def test_check_exit_codes_and_json(tmp_path: Path) -> None:
@@ -41,8 +53,15 @@ def test_check_exit_codes_and_json(tmp_path: Path) -> None:
     assert nested.returncode == 2 and json.loads(nested.stdout)["rule"] == "fs.rm-unset-var"
     login = _cli(tmp_path, "guard", "check", "--", "python", "train.py", env={"FRONTDESK_NODE_ROLE": "login"})
     assert login.returncode == 1 and "login.heavy-compute" in login.stdout
-    in_job = _cli(tmp_path, "guard", "check", "--", "python", "train.py",
-                  env={"FRONTDESK_NODE_ROLE": "", "SLURM_JOB_ID": "7"})
+    in_job = _cli(
+        tmp_path,
+        "guard",
+        "check",
+        "--",
+        "python",
+        "train.py",
+        env={"FRONTDESK_NODE_ROLE": "", "SLURM_JOB_ID": "7"},
+    )
     assert in_job.returncode == 0
 
 
@@ -61,7 +80,12 @@ def test_hook_answers_claude_code(tmp_path: Path) -> None:
         assert res.returncode == 0, res.stderr
         return dict(json.loads(res.stdout))
 
-    base = {"session_id": "sess-9", "cwd": str(tmp_path), "hook_event_name": "PreToolUse", "tool_name": "Bash"}
+    base = {
+        "session_id": "sess-9",
+        "cwd": str(tmp_path),
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+    }
     deny = hook({**base, "tool_input": {"command": "rm -rf ~"}})["hookSpecificOutput"]
     assert deny["hookEventName"] == "PreToolUse" and deny["permissionDecision"] == "deny"
     assert "fs.rm-root" in deny["permissionDecisionReason"]
@@ -72,21 +96,36 @@ def test_hook_answers_claude_code(tmp_path: Path) -> None:
     assert approved["permissionDecision"] == "allow"
     assert hook({**base, "tool_name": "Read", "tool_input": {"file_path": "/etc/passwd"}}) == {}
     broken = _cli(tmp_path, "guard", "hook", input="{not json")
-    assert broken.returncode == 0 and json.loads(broken.stdout)["hookSpecificOutput"]["permissionDecision"] == "ask"
+    assert (
+        broken.returncode == 0
+        and json.loads(broken.stdout)["hookSpecificOutput"]["permissionDecision"] == "ask"
+    )
     audit = [json.loads(line) for line in (tmp_path / "guard" / "audit.jsonl").read_text().splitlines()]
-    assert {a["session"] for a in audit} == {"sess-9"} and {a["rule"] for a in audit} >= {"fs.rm-root", "git.destructive"}
+    assert {a["session"] for a in audit} == {"sess-9"} and {a["rule"] for a in audit} >= {
+        "fs.rm-root",
+        "git.destructive",
+    }
 
 
 def test_clone_then_run_is_traced_to_its_source(tmp_path: Path) -> None:
     work = tmp_path / "work"
     work.mkdir()
-    assert _cli(tmp_path, "guard", "check", "--", "git", "clone", "https://github.com/x/tool", cwd=work).returncode == 0
+    assert (
+        _cli(
+            tmp_path, "guard", "check", "--", "git", "clone", "https://github.com/x/tool", cwd=work
+        ).returncode
+        == 0
+    )
     (work / "tool").mkdir()  # what the clone would have written
     (work / "tool" / "install.sh").write_text("#!/bin/sh\necho install\n")
     (work / "tool" / "README.md").write_text("Run:\n\n    sudo ./install.sh --global\n")
     res = _cli(tmp_path, "guard", "check", "--json", "--", "bash", "tool/install.sh", cwd=work)
     out = json.loads(res.stdout)
-    assert res.returncode == 1 and out["rule"] == "taint.exec" and out["taint_source"] == "https://github.com/x/tool"
+    assert (
+        res.returncode == 1
+        and out["rule"] == "taint.exec"
+        and out["taint_source"] == "https://github.com/x/tool"
+    )
     res = _cli(tmp_path, "guard", "check", "--json", "--", "sudo ./install.sh --global", cwd=work / "tool")
     out = json.loads(res.stdout)
     assert "README.md" in out["taint_source"] and "https://github.com/x/tool" in out["taint_source"]
@@ -96,11 +135,14 @@ def test_clone_then_run_is_traced_to_its_source(tmp_path: Path) -> None:
 
 def test_gateway_denies_warns_and_reports(gateway: Any) -> None:
     with pytest.raises(Denied) as err:
-        gateway.client.submit(spec={"name": "wipe", "script": "#!/bin/bash\nrm -rf $HOME/\n"},
-                              context={"cwd": "/tmp", "env": {"HOME": "/root"}})
+        gateway.client.submit(
+            spec={"name": "wipe", "script": "#!/bin/bash\nrm -rf $HOME/\n"},
+            context={"cwd": "/tmp", "env": {"HOME": "/root"}},
+        )
     assert err.value.fields.get("rule") == "fs.rm-root"
-    job = gateway.client.submit(spec={"name": "nb", "command": ["python3", "-m", "http.server", "0"]},
-                                context={"cwd": "/tmp"})
+    job = gateway.client.submit(
+        spec={"name": "nb", "command": ["python3", "-m", "http.server", "0"]}, context={"cwd": "/tmp"}
+    )
     assert any("svc.exposed" in w for w in job["warnings"])
     gateway.client.cancel(job["id"])
     res = gateway.cli("submit", "-", "--json", input='{"name": "t", "command": ["bash", "-c", "kill -9 -1"]}')

@@ -24,8 +24,10 @@ def register(sub: Any) -> None:
     p = sub.add_parser("guard", help="check commands before they run (rules, taint, secrets, services)")
     gsub = p.add_subparsers(dest="guard_command", metavar="SUBCOMMAND")
 
-    c = gsub.add_parser("check", help="check one command: frontdesk guard check [--json] -- CMD... "
-                                      "(exit 0 allow, 1 ask, 2 deny)")
+    c = gsub.add_parser(
+        "check",
+        help="check one command: frontdesk guard check [--json] -- CMD... (exit 0 allow, 1 ask, 2 deny)",
+    )
     c.add_argument("--json", action="store_true")
     c.add_argument("--cwd", help="directory the command would run in (default: here)")
     c.add_argument("--role", choices=["login", "compute", "workstation"], help="override the node role")
@@ -35,8 +37,11 @@ def register(sub: Any) -> None:
 
     h = gsub.add_parser("hook", help="Claude Code PreToolUse hook: payload on stdin, decision JSON on stdout")
     h.add_argument("--json", action="store_true", help="(always JSON; accepted for symmetry)")
-    h.add_argument("--approve", action="store_true",
-                   help="answer 'allow' (skip the harness's own prompt) when no rule fires; default: no opinion")
+    h.add_argument(
+        "--approve",
+        action="store_true",
+        help="answer 'allow' (skip the harness's own prompt) when no rule fires; default: no opinion",
+    )
     h.set_defaults(func=cmd_hook)
 
     r = gsub.add_parser("report", help="summarise guard verdicts from the gateway's journal")
@@ -90,8 +95,16 @@ def _record(settings: Any, command: str, verdict: Any, session: str | None, cwd:
             store.record(path, redact(source), redact(command))
         store.save()
     if str(verdict.decision) != "allow" or verdict.taint_source:
-        append_audit(settings.home, {"ts": time.time(), "session": session, "cwd": cwd,
-                                     "command": redact(command)[:500], **verdict.to_dict()})
+        append_audit(
+            settings.home,
+            {
+                "ts": time.time(),
+                "session": session,
+                "cwd": cwd,
+                "command": redact(command)[:500],
+                **verdict.to_dict(),
+            },
+        )
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -139,8 +152,13 @@ def cmd_hook(args: argparse.Namespace) -> int:
             verdict = _run_check(command, payload.get("cwd"), None, True, payload.get("session_id"))
         answer = hook_answer(payload, verdict, approve=args.approve)
     except Exception as exc:  # noqa: BLE001 - a broken guard must ask, not wedge or wave through
-        answer = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "ask",
-                                         "permissionDecisionReason": f"frontdesk guard failed: {type(exc).__name__}"}}
+        answer = {
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "ask",
+                "permissionDecisionReason": f"frontdesk guard failed: {type(exc).__name__}",
+            }
+        }
     sys.stdout.write(json.dumps(answer) + "\n")
     sys.stdout.flush()
     return 0
@@ -159,12 +177,23 @@ def summarise(events: list[dict[str, Any]]) -> dict[str, Any]:
         by_decision[dec] = by_decision.get(dec, 0) + 1
         who = str(ev.get("principal") or "?")
         by_principal[who] = by_principal.get(who, 0) + 1
-    latest = [{"seq": ev.get("seq"), "ts": ev.get("ts"), "principal": ev.get("principal"),
-               "job_id": ev.get("job_id"), **{k: (ev.get("data") or {}).get(k)
-                                               for k in ("verdict", "rule", "reason", "command")}}
-              for ev in events[-10:]]
-    return {"total": len(events), "by_decision": by_decision, "by_rule": by_rule,
-            "by_principal": by_principal, "latest": latest}
+    latest = [
+        {
+            "seq": ev.get("seq"),
+            "ts": ev.get("ts"),
+            "principal": ev.get("principal"),
+            "job_id": ev.get("job_id"),
+            **{k: (ev.get("data") or {}).get(k) for k in ("verdict", "rule", "reason", "command")},
+        }
+        for ev in events[-10:]
+    ]
+    return {
+        "total": len(events),
+        "by_decision": by_decision,
+        "by_rule": by_rule,
+        "by_principal": by_principal,
+        "latest": latest,
+    }
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -178,12 +207,18 @@ def cmd_report(args: argparse.Namespace) -> int:
     def text() -> str:
         if not summary["total"]:
             return "no guard verdicts recorded"
-        lines = [f"{summary['total']} guard verdicts: "
-                 + ", ".join(f"{k} {v}" for k, v in sorted(summary["by_decision"].items()))]
-        lines += [f"  {n:4d}  {rule}" for rule, n in sorted(summary["by_rule"].items(), key=lambda kv: -kv[1])]
+        lines = [
+            f"{summary['total']} guard verdicts: "
+            + ", ".join(f"{k} {v}" for k, v in sorted(summary["by_decision"].items()))
+        ]
+        lines += [
+            f"  {n:4d}  {rule}" for rule, n in sorted(summary["by_rule"].items(), key=lambda kv: -kv[1])
+        ]
         lines.append("latest:")
-        lines += [f"  #{e['seq']} {e['verdict']} [{e['rule']}] {e['principal']}: {e['command'] or e['reason']}"
-                  for e in summary["latest"]]
+        lines += [
+            f"  #{e['seq']} {e['verdict']} [{e['rule']}] {e['principal']}: {e['command'] or e['reason']}"
+            for e in summary["latest"]
+        ]
         return "\n".join(lines)
 
     emit(args.json, summary, text)
@@ -193,9 +228,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     """`python -m frontdesk.cli.guard check|hook|report ...`: the guard alone, without loading every
     other command group (the hook runs on every shell call of an agent)."""
-    from frontdesk.errors import FrontdeskError
-
     from frontdesk.cli.output import emit_error
+    from frontdesk.errors import FrontdeskError
 
     parser = argparse.ArgumentParser(prog="frontdesk")
     register(parser.add_subparsers(dest="command"))

@@ -20,7 +20,7 @@ def audit_path(home: str | Path) -> Path:
 
 
 def append_audit(home: str | Path, record: dict[str, Any]) -> None:
-    """Append one record (one line, written with a single O_APPEND write so concurrent hooks interleave whole lines)."""
+    """Append one record as one line, in a single O_APPEND write (concurrent hooks interleave whole lines)."""
     try:
         path = audit_path(home)
         path.parent.mkdir(parents=True, exist_ok=True)

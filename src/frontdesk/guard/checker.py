@@ -19,15 +19,51 @@ from frontdesk.guard.shell import DYNAMIC, Invocation, Parsed, parse
 __all__ = ["check", "fetch_targets", "RUNTIME_VARS"]
 
 # Set by the scheduler or the shell at run time: known to exist, value unknown here.
-RUNTIME_VARS = ("SLURM_JOB_ID", "SLURM_TMPDIR", "SLURM_SUBMIT_DIR", "SLURM_ARRAY_TASK_ID", "SLURM_PROCID",
-                "SLURM_CPUS_PER_TASK", "SLURM_NTASKS", "SLURM_JOB_NAME", "SLURM_NODELIST", "TMPDIR", "PWD",
-                "OLDPWD", "RANDOM", "LINENO", "SECONDS", "BASH_SOURCE", "HOSTNAME", "UID", "EUID", "PPID",
-                "FRONTDESK_JOB_ID", "FRONTDESK_WORKDIR", "JOB_TMPDIR", "PBS_JOBID", "PBS_O_WORKDIR")
+RUNTIME_VARS = (
+    "SLURM_JOB_ID",
+    "SLURM_TMPDIR",
+    "SLURM_SUBMIT_DIR",
+    "SLURM_ARRAY_TASK_ID",
+    "SLURM_PROCID",
+    "SLURM_CPUS_PER_TASK",
+    "SLURM_NTASKS",
+    "SLURM_JOB_NAME",
+    "SLURM_NODELIST",
+    "TMPDIR",
+    "PWD",
+    "OLDPWD",
+    "RANDOM",
+    "LINENO",
+    "SECONDS",
+    "BASH_SOURCE",
+    "HOSTNAME",
+    "UID",
+    "EUID",
+    "PPID",
+    "FRONTDESK_JOB_ID",
+    "FRONTDESK_WORKDIR",
+    "JOB_TMPDIR",
+    "PBS_JOBID",
+    "PBS_O_WORKDIR",
+)
 _SCRIPT_LIMIT = 256 * 1024
 _SHELL_RUNNERS = {"bash", "sh", "zsh", "dash", "ksh", "source", ".", "sbatch"}
 _CODE_RUNNERS = re.compile(r"^(python[0-9.]*|perl|ruby|node|Rscript|julia|php)$")
-_INSTALLERS = {"pip", "pip3", "uv", "pipx", "conda", "mamba", "npm", "yarn", "pnpm", "cargo", "go", "make",
-               "cmake"}
+_INSTALLERS = {
+    "pip",
+    "pip3",
+    "uv",
+    "pipx",
+    "conda",
+    "mamba",
+    "npm",
+    "yarn",
+    "pnpm",
+    "cargo",
+    "go",
+    "make",
+    "cmake",
+}
 
 
 @dataclass
@@ -54,8 +90,15 @@ def check(command: str, context: GuardContext | None = None) -> Verdict:
     if traced:
         reason += f" (command text found in {traced})"
     reason = " ".join(redact(reason).split())[:300]
-    return Verdict(worst.rule.action, worst.rule.id, reason, worst.rule.alternative,
-                   tuple(dict.fromkeys(h.rule.id for h in hits)), traced or taint, fetches)
+    return Verdict(
+        worst.rule.action,
+        worst.rule.id,
+        reason,
+        worst.rule.alternative,
+        tuple(dict.fromkeys(h.rule.id for h in hits)),
+        traced or taint,
+        fetches,
+    )
 
 
 def _env_for(ctx: GuardContext) -> dict[str, str] | None:
@@ -67,7 +110,9 @@ def _env_for(ctx: GuardContext) -> dict[str, str] | None:
     return env
 
 
-def _hits(command: str, ctx: GuardContext, ruleset: rules_mod.RuleSet, depth: int) -> tuple[list[_Hit], Parsed]:
+def _hits(
+    command: str, ctx: GuardContext, ruleset: rules_mod.RuleSet, depth: int
+) -> tuple[list[_Hit], Parsed]:
     parsed = parse(command, _env_for(ctx), ctx.cwd, ctx.env_complete)
     hits: list[_Hit] = []
     for rule in ruleset.rules:
@@ -76,7 +121,9 @@ def _hits(command: str, ctx: GuardContext, ruleset: rules_mod.RuleSet, depth: in
         elif rule.check == "secrets" and depth == 0:
             found = find_secrets(command)
             if found:
-                hits.append(_Hit(rule, ", ".join(sorted({f"«redacted:{s.kind}:{s.fingerprint}»" for s in found}))))
+                hits.append(
+                    _Hit(rule, ", ".join(sorted({f"«redacted:{s.kind}:{s.fingerprint}»" for s in found})))
+                )
         elif rule.check == "fork-bomb" and _fork_bomb(parsed):
             hits.append(_Hit(rule))
     for inv in parsed.invocations:
@@ -89,7 +136,9 @@ def _hits(command: str, ctx: GuardContext, ruleset: rules_mod.RuleSet, depth: in
     return hits, parsed
 
 
-def _match(rule: rules_mod.Rule, inv: Invocation, ctx: GuardContext, ruleset: rules_mod.RuleSet) -> _Hit | None:
+def _match(
+    rule: rules_mod.Rule, inv: Invocation, ctx: GuardContext, ruleset: rules_mod.RuleSet
+) -> _Hit | None:
     if rule.check == "fetch-exec":
         base = replace(rule, check=None, upstream_any=())
         if rules_mod.match(base, inv, ctx, ruleset) and _reads_fetched_code(inv, set(rule.upstream_any)):
@@ -128,8 +177,9 @@ def _reads_fetched_code(inv: Invocation, fetchers: set[str]) -> bool:
         return True
     positional = [w for w in inv.args if not w.is_flag]
     if prog in ("bash", "sh", "zsh", "dash", "ksh", "fish") or _CODE_RUNNERS.match(prog):
-        if inv.inline_code is not None or any(w.is_flag and not w.text.startswith("--") and
-                                              ("c" in w.text or "e" in w.text) for w in inv.args):
+        if inv.inline_code is not None or any(
+            w.is_flag and not w.text.startswith("--") and ("c" in w.text or "e" in w.text) for w in inv.args
+        ):
             return bool(subst & fetchers)
         if not positional or positional[0].text in ("-", "/dev/stdin"):
             return bool(fed & fetchers)
@@ -151,8 +201,10 @@ def _script_of(inv: Invocation) -> tuple[str, str] | None:
         return ("code", positional[0].text)
     argv0 = inv.argv[0].text
     if "/" in argv0 and not argv0.startswith(("/usr/", "/bin/", "/sbin/", "/opt/")):
-        return ("shell" if argv0.endswith((".sh", ".bash")) or "." not in os.path.basename(argv0) else "code",
-                argv0)
+        return (
+            "shell" if argv0.endswith((".sh", ".bash")) or "." not in os.path.basename(argv0) else "code",
+            argv0,
+        )
     return None
 
 
@@ -173,7 +225,11 @@ def _scan_script(inv: Invocation, ctx: GuardContext, ruleset: rules_mod.RuleSet)
         return
     text = text[:_SCRIPT_LIMIT]
     name = os.path.basename(full)
-    if kind == "shell" or text.startswith("#!") and re.match(r"#!\S*(ba|z|da|k)?sh\b|#!\S*env (ba)?sh\b", text):
+    if (
+        kind == "shell"
+        or text.startswith("#!")
+        and re.match(r"#!\S*(ba|z|da|k)?sh\b|#!\S*env (ba)?sh\b", text)
+    ):
         sub_ctx = replace(ctx, scan_scripts=False)
         sub_hits, _ = _hits(text, sub_ctx, ruleset, depth=1)
         for hit in sub_hits:
@@ -187,8 +243,11 @@ def _scan_script(inv: Invocation, ctx: GuardContext, ruleset: rules_mod.RuleSet)
                 yield _Hit(rule, f"in {name}: {detail}")
         return
     for rule in ruleset.rules:
-        if (rule.code_regex is not None and rule.code_scope in ("script", "both")
-                and rules_mod.rx(rule.code_regex).search(text)):
+        if (
+            rule.code_regex is not None
+            and rule.code_scope in ("script", "both")
+            and rules_mod.rx(rule.code_regex).search(text)
+        ):
             yield _Hit(rule, f"in {name}")
 
 
@@ -209,15 +268,16 @@ def _walltime_s(text: str) -> int | None:
     return (a or 0) * 60
 
 
-def _test_partition(inv: Invocation, ctx: GuardContext, ruleset: rules_mod.RuleSet,
-                    script_text: str | None = None) -> str | None:
+def _test_partition(
+    inv: Invocation, ctx: GuardContext, ruleset: rules_mod.RuleSet, script_text: str | None = None
+) -> str | None:
     if inv.program not in ("sbatch", "srun", "salloc") or not ctx.partitions:
         return None
     flags, _ = rules_mod.flags_of(inv, ruleset)
     if script_text:
         for line in script_text.splitlines():
             if line.startswith("#SBATCH"):
-                fake = parse("sbatch " + line[len("#SBATCH"):], None).invocations
+                fake = parse("sbatch " + line[len("#SBATCH") :], None).invocations
                 if fake:
                     for k, v in rules_mod.flags_of(fake[0], ruleset)[0].items():
                         flags.setdefault(k, v)
@@ -238,8 +298,14 @@ def _test_partition(inv: Invocation, ctx: GuardContext, ruleset: rules_mod.RuleS
         if "array" in flags and first("array"):
             return f"job array on the {part.purpose} partition {name}"
         if part.max_time_s and wall and wall > part.max_time_s:
-            return f"{wall // 60} min on the {part.purpose} partition {name} (meant for ≤{part.max_time_s // 60} min)"
-        if part.max_nodes and nodes and nodes.split("-")[-1].isdigit() and int(nodes.split("-")[-1]) > part.max_nodes:
+            limit = part.max_time_s // 60
+            return f"{wall // 60} min on the {part.purpose} partition {name} (meant for ≤{limit} min)"
+        if (
+            part.max_nodes
+            and nodes
+            and nodes.split("-")[-1].isdigit()
+            and int(nodes.split("-")[-1]) > part.max_nodes
+        ):
             return f"{nodes} nodes on the {part.purpose} partition {name}"
     return None
 
@@ -259,7 +325,9 @@ def _tainted_exec(inv: Invocation, ctx: GuardContext) -> str | None:
         for flag in ("-e", "--editable", "-r", "--requirement"):
             if flag in texts and texts.index(flag) + 1 < len(texts):
                 candidates.append(texts[texts.index(flag) + 1])
-        if prog in ("make", "cmake", "cargo", "go") or (positional and positional[0].text in ("install", "build")):
+        if prog in ("make", "cmake", "cargo", "go") or (
+            positional and positional[0].text in ("install", "build")
+        ):
             candidates.append(".")
     if prog.startswith("python") and positional and positional[0].text == "setup.py":
         candidates.append(".")
@@ -278,33 +346,62 @@ def fetch_targets(inv: Invocation) -> Iterator[tuple[str, str]]:
     if prog == "git" and "clone" in args:
         rest: list[str] = []
         skip = False
-        for a in args[args.index("clone") + 1:]:
+        for a in args[args.index("clone") + 1 :]:
             if skip:
                 skip = False
-            elif a in ("--depth", "-b", "--branch", "-o", "--origin", "-c", "--config", "--reference", "-j",
-                       "--jobs", "--separate-git-dir", "--template", "-u", "--upload-pack", "--shallow-since"):
+            elif a in (
+                "--depth",
+                "-b",
+                "--branch",
+                "-o",
+                "--origin",
+                "-c",
+                "--config",
+                "--reference",
+                "-j",
+                "--jobs",
+                "--separate-git-dir",
+                "--template",
+                "-u",
+                "--upload-pack",
+                "--shallow-since",
+            ):
                 skip = True
             elif not a.startswith("-"):
                 rest.append(a)
         if rest:
             url = rest[0]
-            dest = rest[1] if len(rest) > 1 else re.sub(r"\.git$", "", url.rstrip("/").rsplit("/", 1)[-1].split(":")[-1])
+            dest = (
+                rest[1]
+                if len(rest) > 1
+                else re.sub(r"\.git$", "", url.rstrip("/").rsplit("/", 1)[-1].split(":")[-1])
+            )
             yield (_abs(dest, inv.cwd), url)
     elif prog == "curl" and urls:
         for flag in ("-o", "--output"):
             if flag in args and args.index(flag) + 1 < len(args):
                 yield (_abs(args[args.index(flag) + 1], inv.cwd), urls[0])
-        if "-O" in args or "--remote-name" in args or any(re.match(r"^-[a-zA-Z]*O[a-zA-Z]*$", a) for a in args):
+        if (
+            "-O" in args
+            or "--remote-name" in args
+            or any(re.match(r"^-[a-zA-Z]*O[a-zA-Z]*$", a) for a in args)
+        ):
             yield (_abs(urls[0].split("?")[0].rstrip("/").rsplit("/", 1)[-1], inv.cwd), urls[0])
     elif prog == "wget" and urls:
         if "-O" in args and args.index("-O") + 1 < len(args) and args[args.index("-O") + 1] != "-":
             yield (_abs(args[args.index("-O") + 1], inv.cwd), urls[0])
         elif "-O" not in args and "-qO-" not in args:
             prefix = args[args.index("-P") + 1] if "-P" in args and args.index("-P") + 1 < len(args) else "."
-            yield (_abs(os.path.join(prefix, urls[0].split("?")[0].rstrip("/").rsplit("/", 1)[-1]), inv.cwd), urls[0])
+            yield (
+                _abs(os.path.join(prefix, urls[0].split("?")[0].rstrip("/").rsplit("/", 1)[-1]), inv.cwd),
+                urls[0],
+            )
     elif prog in ("pip", "pip3") and args[:1] == ["download"]:
         dest = args[args.index("-d") + 1] if "-d" in args and args.index("-d") + 1 < len(args) else "."
-        yield (_abs(dest, inv.cwd), "pip download " + " ".join(a for a in args[1:] if not a.startswith("-"))[:80])
+        yield (
+            _abs(dest, inv.cwd),
+            "pip download " + " ".join(a for a in args[1:] if not a.startswith("-"))[:80],
+        )
     for op, w in inv.redirects:
         if op in (">", ">>") and prog in ("curl", "wget") and urls:
             yield (_abs(w.text, inv.cwd), urls[0])

@@ -1,21 +1,21 @@
 """Build a `GuardContext` from frontdesk.toml's `[guard]` table and the process environment.
 
-    [guard]
-    node_role = "login"                 # login | compute | workstation; FRONTDESK_NODE_ROLE overrides;
-                                        # `compute` inside a Slurm job (SLURM_JOB_ID set)
-    scratch_roots = ["/scratch"]        # $SCRATCH is added when set
-    home_roots = ["/home"]
-    shared_paths = ["/project", "/datasets"]
-    rules_files = ["site-rules.toml"]   # extra rules (same format as guard/rules.toml); `rules_file` too
-    disable = ["priv.sudo"]             # rule ids switched off
-    scan_scripts = true                 # read scripts a command runs (bash x.sh, python x.py)
-    ask_blocks_jobs = false             # gateway: an `ask` on a job refuses it instead of warning
-    [guard.actions]                     # change a rule's action: allow | ask | deny
-    "git.destructive" = "deny"
-    [guard.partitions.debug]            # what each partition is for
-    purpose = "test"                    # test | debug | interactive | production
-    max_time = "00:30:00"
-    max_nodes = 2
+[guard]
+node_role = "login"                 # login | compute | workstation; FRONTDESK_NODE_ROLE overrides;
+                                    # `compute` inside a Slurm job (SLURM_JOB_ID set)
+scratch_roots = ["/scratch"]        # $SCRATCH is added when set
+home_roots = ["/home"]
+shared_paths = ["/project", "/datasets"]
+rules_files = ["site-rules.toml"]   # extra rules (same format as guard/rules.toml); `rules_file` too
+disable = ["priv.sudo"]             # rule ids switched off
+scan_scripts = true                 # read scripts a command runs (bash x.sh, python x.py)
+ask_blocks_jobs = false             # gateway: an `ask` on a job refuses it instead of warning
+[guard.actions]                     # change a rule's action: allow | ask | deny
+"git.destructive" = "deny"
+[guard.partitions.debug]            # what each partition is for
+purpose = "test"                    # test | debug | interactive | production
+max_time = "00:30:00"
+max_nodes = 2
 """
 
 from __future__ import annotations
@@ -73,8 +73,12 @@ def _partitions(raw: Any) -> dict[str, Partition]:
         seconds = _walltime_s(str(max_time)) if max_time is not None else None
         if max_time is not None and seconds is None:
             raise ConfigError(f"[guard.partitions.{name}].max_time: cannot read {max_time!r}")
-        out[str(name)] = Partition(str(name), str(spec.get("purpose", "production")), seconds,
-                                   int(spec["max_nodes"]) if "max_nodes" in spec else None)
+        out[str(name)] = Partition(
+            str(name),
+            str(spec.get("purpose", "production")),
+            seconds,
+            int(spec["max_nodes"]) if "max_nodes" in spec else None,
+        )
     return out
 
 
@@ -88,15 +92,21 @@ def _paths(value: Any, name: str) -> tuple[str, ...]:
     return tuple(os.path.normpath(os.path.expanduser(str(v))) for v in value)
 
 
-def context_from_settings(settings: Any = None, environ: Mapping[str, str] | None = None,
-                          cwd: str | None = None, with_taint: bool = True) -> GuardContext:
+def context_from_settings(
+    settings: Any = None,
+    environ: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+    with_taint: bool = True,
+) -> GuardContext:
     """The context for checks run by this process (CLI, hook) or by the gateway for a submitter."""
     from frontdesk.guard.rules import load_rules
 
     env = dict(os.environ if environ is None else environ)
     section = guard_section(settings)
     base = Path(settings.config_file).parent if settings is not None and settings.config_file else Path.cwd()
-    files = list(_paths(section.get("rules_files"), "rules_files")) + list(_paths(section.get("rules_file"), "rules_file"))
+    files = list(_paths(section.get("rules_files"), "rules_files")) + list(
+        _paths(section.get("rules_file"), "rules_file")
+    )
     files = [str(base / f) if not os.path.isabs(f) else f for f in files]
     disable = section.get("disable", [])
     actions = section.get("actions", {})
@@ -109,11 +119,18 @@ def context_from_settings(settings: Any = None, environ: Mapping[str, str] | Non
         scratch += (os.path.normpath(env["SCRATCH"]),)
     home = env.get("HOME") or os.path.expanduser("~")
     ctx = GuardContext(
-        node_role=node_role(section, env), env=env, cwd=cwd or os.getcwd(), home=home,
-        scratch_roots=scratch, home_roots=_paths(section.get("home_roots", ["/home"]), "home_roots"),
+        node_role=node_role(section, env),
+        env=env,
+        cwd=cwd or os.getcwd(),
+        home=home,
+        scratch_roots=scratch,
+        home_roots=_paths(section.get("home_roots", ["/home"]), "home_roots"),
         shared_paths=_paths(section.get("shared_paths"), "shared_paths"),
-        partitions=_partitions(section.get("partitions")), read_file=read_text_file,
-        scan_scripts=bool(section.get("scan_scripts", True)), rules=rules)
+        partitions=_partitions(section.get("partitions")),
+        read_file=read_text_file,
+        scan_scripts=bool(section.get("scan_scripts", True)),
+        rules=rules,
+    )
     if with_taint and settings is not None:
         from frontdesk.guard.taint import TaintStore
 

@@ -33,9 +33,22 @@ _REFER = 1 << 13  # ABI 2
 _TRUNCATE = 1 << 14  # ABI 3
 _FILE_RIGHTS = _WRITE_FILE | _TRUNCATE
 
-DEVICE_PATHS = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/pts", "/dev/ptmx", "/dev/random",
-                "/dev/urandom", "/dev/nvidia*", "/dev/nvidia-caps", "/dev/dri", "/dev/kfd", "/dev/infiniband",
-                "/dev/fuse")
+DEVICE_PATHS = (
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/tty",
+    "/dev/pts",
+    "/dev/ptmx",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/nvidia*",
+    "/dev/nvidia-caps",
+    "/dev/dri",
+    "/dev/kfd",
+    "/dev/infiniband",
+    "/dev/fuse",
+)
 
 
 class _RulesetAttr(ctypes.Structure):
@@ -64,7 +77,9 @@ def landlock_abi() -> int:
     if libc is None:
         return 0
     try:
-        abi = libc.syscall(_SYS_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(_CREATE_RULESET_VERSION))
+        abi = libc.syscall(
+            _SYS_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(_CREATE_RULESET_VERSION)
+        )
     except Exception:  # noqa: BLE001 - a missing syscall symbol means no Landlock
         return 0
     return int(abi) if abi > 0 else 0
@@ -80,7 +95,7 @@ def _handled(abi: int) -> int:
 
 
 def restrict_writes(writable: list[str], devices: bool = True) -> bool:
-    """Allow writes only beneath `writable` for this process and its children; False (unchanged) if unsupported."""
+    """Allow writes only beneath `writable` for this process and its children; False if unsupported."""
     try:
         return _restrict(writable, devices)
     except Exception:  # noqa: BLE001 - never raise in a child about to exec
@@ -94,8 +109,9 @@ def _restrict(writable: list[str], devices: bool) -> bool:
         return False
     handled = _handled(abi)
     attr = _RulesetAttr(handled)
-    ruleset_fd = libc.syscall(_SYS_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(ctypes.sizeof(attr)),
-                              ctypes.c_uint32(0))
+    ruleset_fd = libc.syscall(
+        _SYS_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(ctypes.sizeof(attr)), ctypes.c_uint32(0)
+    )
     if ruleset_fd < 0:
         return False
     try:
@@ -120,7 +136,12 @@ def _add_path(libc: ctypes.CDLL, ruleset_fd: int, path: str, handled: int) -> No
     try:
         is_dir = os.path.isdir(path)
         rule = _PathBeneathAttr(handled if is_dir else handled & _FILE_RIGHTS, fd)
-        libc.syscall(_SYS_ADD_RULE, ctypes.c_int(ruleset_fd), ctypes.c_uint32(_RULE_PATH_BENEATH),
-                     ctypes.byref(rule), ctypes.c_uint32(0))
+        libc.syscall(
+            _SYS_ADD_RULE,
+            ctypes.c_int(ruleset_fd),
+            ctypes.c_uint32(_RULE_PATH_BENEATH),
+            ctypes.byref(rule),
+            ctypes.c_uint32(0),
+        )
     finally:
         os.close(fd)

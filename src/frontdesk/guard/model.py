@@ -53,9 +53,14 @@ class Verdict:
 
     def to_dict(self) -> dict[str, Any]:
         """The stable JSON form (`frontdesk guard check --json`)."""
-        return {"verdict": str(self.decision), "rule": self.rule, "reason": self.reason,
-                "alternative": self.alternative, "matches": list(self.matches),
-                "taint_source": self.taint_source}
+        return {
+            "verdict": str(self.decision),
+            "rule": self.rule,
+            "reason": self.reason,
+            "alternative": self.alternative,
+            "matches": list(self.matches),
+            "taint_source": self.taint_source,
+        }
 
 
 @dataclass(frozen=True)

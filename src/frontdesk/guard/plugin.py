@@ -28,7 +28,7 @@ def job_text(spec: Any) -> str:
         return str(spec.script)
     argv = list(spec.argv()) if hasattr(spec, "argv") else list(spec.command or [])
     if len(argv) == 1:
-        return argv[0]  # one string: a command line
+        return str(argv[0])  # one string: a command line
     return shlex.join(argv)
 
 
@@ -78,14 +78,28 @@ class GuardPlugin:
             found += [f"{key}=«redacted:{s.kind}:{s.fingerprint}»" for s in find_secrets(line)]
         if not found:
             return None
-        return Verdict(Decision.ASK, "secret.in-command",
-                       "the job's environment carries a secret that would be stored with the job: " + ", ".join(found),
-                       "pass a path to a file readable only by you, or use the site's secret store")
+        return Verdict(
+            Decision.ASK,
+            "secret.in-command",
+            "the job's environment carries a secret that would be stored with the job: " + ", ".join(found),
+            "pass a path to a file readable only by you, or use the site's secret store",
+        )
 
     def _publish(self, verdict: Verdict, text: str, spec: Any, ctx: SubmitContext) -> None:
         if self.gateway is None:
             return
-        data = {**verdict.to_dict(), "command": redact(text)[:500], "source": ctx.source,
-                "harness": ctx.harness, "name": getattr(spec, "name", None)}
-        self.gateway.publish(Event(EventKind.GUARD_VERDICT, data=data, session=getattr(spec, "session", None)
-                                   or ctx.session, principal=ctx.principal))
+        data = {
+            **verdict.to_dict(),
+            "command": redact(text)[:500],
+            "source": ctx.source,
+            "harness": ctx.harness,
+            "name": getattr(spec, "name", None),
+        }
+        self.gateway.publish(
+            Event(
+                EventKind.GUARD_VERDICT,
+                data=data,
+                session=getattr(spec, "session", None) or ctx.session,
+                principal=ctx.principal,
+            )
+        )

@@ -21,10 +21,31 @@ from frontdesk.guard.shell import Invocation, Word
 __all__ = ["Rule", "RuleSet", "load_rules", "default_rules", "TARGETS", "classify_path", "flags_of", "rx"]
 
 _DEFAULT_FILE = Path(__file__).with_name("rules.toml")
-_FIELDS = {"id", "action", "reason", "alternative", "programs", "programs_not", "subcommand", "flags_all",
-           "flags_any", "flags_none", "flag_values", "unless_flag_values", "args_regex", "targets_any",
-           "redirect_targets_any", "env_any", "code_regex", "code_scope", "upstream_any", "via_any",
-           "via_none", "roles", "check"}
+_FIELDS = {
+    "id",
+    "action",
+    "reason",
+    "alternative",
+    "programs",
+    "programs_not",
+    "subcommand",
+    "flags_all",
+    "flags_any",
+    "flags_none",
+    "flag_values",
+    "unless_flag_values",
+    "args_regex",
+    "targets_any",
+    "redirect_targets_any",
+    "env_any",
+    "code_regex",
+    "code_scope",
+    "upstream_any",
+    "via_any",
+    "via_none",
+    "roles",
+    "check",
+}
 TARGETS = ("unset-var", "root", "system", "home", "shared", "dev-shm", "scratch", "device", "agent-config")
 
 
@@ -67,11 +88,26 @@ class Rule:
             raise ValueError(f"{where}: unknown field(s) {sorted(unknown)}")
         if "id" not in raw or "reason" not in raw:
             raise ValueError(f"{where}: a rule needs id and reason")
-        kw: dict[str, Any] = {"id": str(raw["id"]), "reason": str(raw["reason"]),
-                              "action": Decision(raw.get("action", "ask")),
-                              "alternative": raw.get("alternative")}
-        for name in ("programs", "programs_not", "subcommand", "flags_all", "flags_any", "flags_none",
-                     "targets_any", "redirect_targets_any", "upstream_any", "via_any", "via_none", "roles"):
+        kw: dict[str, Any] = {
+            "id": str(raw["id"]),
+            "reason": str(raw["reason"]),
+            "action": Decision(raw.get("action", "ask")),
+            "alternative": raw.get("alternative"),
+        }
+        for name in (
+            "programs",
+            "programs_not",
+            "subcommand",
+            "flags_all",
+            "flags_any",
+            "flags_none",
+            "targets_any",
+            "redirect_targets_any",
+            "upstream_any",
+            "via_any",
+            "via_none",
+            "roles",
+        ):
             if name in raw:
                 kw[name] = tuple(str(x) for x in raw[name])
         for name in ("targets_any", "redirect_targets_any"):
@@ -86,7 +122,9 @@ class Rule:
                 kw[name] = str(raw[name])
         if validate:
             patterns = [kw.get("args_regex"), kw.get("code_regex")]
-            patterns += [v for name in ("flag_values", "unless_flag_values", "env_any") for _, v in kw.get(name, ())]
+            patterns += [
+                v for name in ("flag_values", "unless_flag_values", "env_any") for _, v in kw.get(name, ())
+            ]
             for pattern in patterns:
                 if pattern is not None:
                     try:
@@ -123,8 +161,12 @@ class RuleSet:
         """The per-invocation patterns that can match a command named `program`, in file order."""
         hit = self._by_program.get(program)
         if hit is None:
-            hit = [r for r in self.rules if r.needs_invocation and
-                   (not r.programs or (bool(program) and _prog_match(program, r.programs)))]
+            hit = [
+                r
+                for r in self.rules
+                if r.needs_invocation
+                and (not r.programs or (bool(program) and _prog_match(program, r.programs)))
+            ]
             self._by_program[program] = hit
         return hit
 
@@ -160,10 +202,14 @@ def _read(path: Path) -> dict[str, Any]:
     return data
 
 
-def load_rules(extra_files: Iterable[str | Path] = (), disable: Iterable[str] = (),
-               actions: Mapping[str, str] | None = None, include_default: bool = True) -> RuleSet:
+def load_rules(
+    extra_files: Iterable[str | Path] = (),
+    disable: Iterable[str] = (),
+    actions: Mapping[str, str] | None = None,
+    include_default: bool = True,
+) -> RuleSet:
     """The default rules, plus site files, minus disabled ids, with actions overridden."""
-    docs = ([(_DEFAULT_FILE, _read(_DEFAULT_FILE))] if include_default else [])
+    docs = [(_DEFAULT_FILE, _read(_DEFAULT_FILE))] if include_default else []
     docs += [(Path(p), _read(Path(p))) for p in extra_files]
     rules: list[Rule] = []
     aliases: dict[str, dict[str, str]] = {}
@@ -200,14 +246,44 @@ def default_rules() -> RuleSet:
 
 
 # -- matching ---------------------------------------------------------------------------------------
-_SYSTEM_TOP = ("/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/opt", "/proc", "/sbin",
-               "/sys", "/usr", "/var", "/srv", "/root", "/run", "/snap")
-_SYSTEM_DEEP = ("/etc/", "/boot/", "/bin/", "/sbin/", "/lib/", "/lib64/", "/usr/bin/", "/usr/lib/",
-                "/usr/sbin/", "/proc/", "/sys/")
+_SYSTEM_TOP = (
+    "/bin",
+    "/boot",
+    "/dev",
+    "/etc",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/opt",
+    "/proc",
+    "/sbin",
+    "/sys",
+    "/usr",
+    "/var",
+    "/srv",
+    "/root",
+    "/run",
+    "/snap",
+)
+_SYSTEM_DEEP = (
+    "/etc/",
+    "/boot/",
+    "/bin/",
+    "/sbin/",
+    "/lib/",
+    "/lib64/",
+    "/usr/bin/",
+    "/usr/lib/",
+    "/usr/sbin/",
+    "/proc/",
+    "/sys/",
+)
 _DEVICE = re.compile(r"^/dev/(sd[a-z]|nvme\d|hd[a-z]|vd[a-z]|xvd[a-z]|md\d|mapper/|disk/|mmcblk\d|loop\d)")
-_AGENT_CONFIG = re.compile(r"(^|/)\.claude/(settings(\.local)?\.json|hooks/)|(^|/)\.codex/config\.toml$|"
-                           r"(^|/)frontdesk\.toml$|(^|/)\.gemini/settings\.json$|(^|/)\.config/frontdesk/|"
-                           r"(^|/)\.claude\.json$")
+_AGENT_CONFIG = re.compile(
+    r"(^|/)\.claude/(settings(\.local)?\.json|hooks/)|(^|/)\.codex/config\.toml$|"
+    r"(^|/)frontdesk\.toml$|(^|/)\.gemini/settings\.json$|(^|/)\.config/frontdesk/|"
+    r"(^|/)\.claude\.json$"
+)
 
 
 def _under(path: str, roots: Iterable[str]) -> bool:
@@ -234,7 +310,11 @@ def classify_path(word: Word, ctx: GuardContext, cwd: str | None = None) -> set[
         out.add("root")
     if base in _SYSTEM_TOP or path.startswith(_SYSTEM_DEEP) and not path.startswith("/dev/shm"):
         out.add("system")
-    if base == os.path.normpath(ctx.home) or base in ctx.home_roots or os.path.dirname(base) in ctx.home_roots:
+    if (
+        base == os.path.normpath(ctx.home)
+        or base in ctx.home_roots
+        or os.path.dirname(base) in ctx.home_roots
+    ):
         out.add("home")
     if _under(path, ctx.shared_paths):
         out.add("shared")
@@ -271,7 +351,9 @@ def flags_of(inv: Invocation, rules: RuleSet) -> tuple[dict[str, list[str | None
             if eq:
                 flags.setdefault(canon, []).append(value)
             else:
-                flags.setdefault(canon, []).append(nxt if nxt is not None and not nxt.startswith("-") else None)
+                flags.setdefault(canon, []).append(
+                    nxt if nxt is not None and not nxt.startswith("-") else None
+                )
                 if t in takes_value:
                     i += 1
         else:
@@ -286,7 +368,7 @@ def flags_of(inv: Invocation, rules: RuleSet) -> tuple[dict[str, list[str | None
                     name, _, value = body.partition("=")
                     flags.setdefault(aliases.get(name, name), []).append(value)
                 for j, ch in enumerate(body):
-                    val = body[j + 1:] if j == 0 and len(body) > 1 else None
+                    val = body[j + 1 :] if j == 0 and len(body) > 1 else None
                     if j == len(body) - 1:
                         val = nxt if nxt is not None and not nxt.startswith("-") else val
                     flags.setdefault(aliases.get(ch, ch), []).append(val)
@@ -335,11 +417,21 @@ def match(rule: Rule, inv: Invocation, ctx: GuardContext, rules: RuleSet) -> boo
         if not any(rx(pattern).search(inv.env[name]) for name, pattern in rule.env_any if name in inv.env):
             return False
     if rule.code_regex is not None:
-        if (rule.code_scope == "script" or inv.inline_code is None
-                or not rx(rule.code_regex).search(inv.inline_code)):
+        if (
+            rule.code_scope == "script"
+            or inv.inline_code is None
+            or not rx(rule.code_regex).search(inv.inline_code)
+        ):
             return False
-    needs_flags = (rule.subcommand or rule.flags_all or rule.flags_any or rule.flags_none or rule.flag_values
-                   or rule.unless_flag_values or rule.targets_any)
+    needs_flags = (
+        rule.subcommand
+        or rule.flags_all
+        or rule.flags_any
+        or rule.flags_none
+        or rule.flag_values
+        or rule.unless_flag_values
+        or rule.targets_any
+    )
     if needs_flags:
         flags, positionals = flags_of(inv, rules)
         if rule.subcommand and not (positionals and positionals[0].text in rule.subcommand):
@@ -356,8 +448,12 @@ def match(rule: Rule, inv: Invocation, ctx: GuardContext, rules: RuleSet) -> boo
             return False
         if rule.targets_any:
             words = positionals[1:] if prog in ("chmod", "chown", "chgrp") else positionals
-            words = words + [Word(v, v) for vals in flags.values() for v in vals
-                             if v and v.startswith(("/", "~", "./", "../")) and v not in {w.text for w in words}]
+            words = words + [
+                Word(v, v)
+                for vals in flags.values()
+                for v in vals
+                if v and v.startswith(("/", "~", "./", "../")) and v not in {w.text for w in words}
+            ]
             if not any(set(rule.targets_any) & classify_path(w, ctx, inv.cwd) for w in words):
                 return False
     if rule.args_regex is not None:

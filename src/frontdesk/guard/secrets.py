@@ -5,8 +5,8 @@ Redacted text keeps a stable fingerprint (`«redacted:github-token:1f2e3d4c»`, 
 secret's SHA-256) so two mentions of one secret can be matched without revealing it. `redact` never raises.
 
 Rules here cover what `detect-secrets` misses in shell lines (Anthropic and Hugging Face tokens,
-`mysql -pPASS`, passwords in URLs) as well as what it finds (AWS, OpenAI, GitHub keys); `bench/guard_corpus.py`
-measures both on the same corpus.
+`mysql -pPASS`, passwords in URLs) as well as what it finds (AWS, OpenAI, GitHub keys);
+`bench/guard_corpus.py` measures both on the same corpus.
 """
 
 from __future__ import annotations
@@ -41,8 +41,12 @@ def mask(kind: str, value: str) -> str:
 
 # (kind, pattern, group holding the secret). Order matters: the more specific prefix first.
 _TOKEN_RULES: list[tuple[str, str, int]] = [
-    ("private-key", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-                    r"(?:.*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|.*\Z)", 0),
+    (
+        "private-key",
+        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+        r"(?:.*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|.*\Z)",
+        0,
+    ),
     ("anthropic-key", r"\bsk-ant-(?:api|admin|sid)?\d*-?[A-Za-z0-9_\-]{20,}", 0),
     ("openai-key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}", 0),
     ("huggingface-token", r"\bhf_[A-Za-z0-9]{30,}\b", 0),
@@ -54,16 +58,28 @@ _TOKEN_RULES: list[tuple[str, str, int]] = [
     ("aws-access-key", r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b", 0),
     ("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", 0),
     ("npm-token", r"\bnpm_[A-Za-z0-9]{36}\b", 0),
-    ("cli-password", r"(?:^|[\s;|&(])(?:curl|http|https)\b[^\n;|&]*?\s(?:-u|--user)[= ]?['\"]?[^\s:'\"$]+:"
-                     r"([^\s'\"@$][^\s'\"@]*)", 1),
+    (
+        "cli-password",
+        r"(?:^|[\s;|&(])(?:curl|http|https)\b[^\n;|&]*?\s(?:-u|--user)[= ]?['\"]?[^\s:'\"$]+:"
+        r"([^\s'\"@$][^\s'\"@]*)",
+        1,
+    ),
     ("wandb-key", r"(?<=WANDB_API_KEY=)[0-9a-f]{40}\b", 0),
     ("url-password", r"\b[a-zA-Z][a-zA-Z0-9+.\-]{1,20}://[^\s:/@'\"]{1,128}:([^\s@/'\"]{1,256})@", 1),
     ("bearer-token", r"(?i)\bauthorization:\s*(?:bearer|token|basic)\s+([A-Za-z0-9._~+/=\-]{8,})", 1),
-    ("cli-password", r"(?:^|[\s;|&(])(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n;|&]*?\s-p([^\s'\"-][^\s'\"]*)", 1),
+    (
+        "cli-password",
+        r"(?:^|[\s;|&(])(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n;|&]*?\s-p([^\s'\"-][^\s'\"]*)",
+        1,
+    ),
     ("cli-password", r"(?:^|[\s;|&(])sshpass\s+-p\s*['\"]?([^\s'\"]+)", 1),
     ("cli-password", r"(?i)--pass(?:word|wd)?[= ]['\"]?([^\s'\"$][^\s'\"]*)", 1),
-    ("cli-password", r"(?:^|[\s;|&(])(?:docker|podman|helm|oras|buildah|skopeo)\s+(?:\S+\s+)?login\b[^\n;|&]*?"
-                     r"\s-p\s*['\"]?([^\s'\"$-][^\s'\"]*)", 1),
+    (
+        "cli-password",
+        r"(?:^|[\s;|&(])(?:docker|podman|helm|oras|buildah|skopeo)\s+(?:\S+\s+)?login\b[^\n;|&]*?"
+        r"\s-p\s*['\"]?([^\s'\"$-][^\s'\"]*)",
+        1,
+    ),
     ("wandb-key", r"(?:^|[\s;|&(])wandb\s+login\s+(?:--?\S+\s+)*([0-9a-f]{40})\b", 1),
 ]
 
@@ -74,16 +90,27 @@ _ASSIGN = (
     r"credential|access[_\-]?key|private[_\-]?key|auth[_\-]?key|client[_\-]?secret))"
     r"(?P<sep>['\"]?\s*(?:=|:|\s=>)\s*)(?P<q>['\"]?)(?P<value>[^\s'\"&;|,}]{1,512})"
 )
-_PLACEHOLDER = (r"(?i)^(?:\$|<|\{|%|\*+$|x+$|\.\.\.|changeme$|none$|null$|true$|false$|"
-                          r"your[_\-]|example|placeholder|redacted|«)")
+_PLACEHOLDER = (
+    r"(?i)^(?:\$|<|\{|%|\*+$|x+$|\.\.\.|changeme$|none$|null$|true$|false$|"
+    r"your[_\-]|example|placeholder|redacted|«)"
+)
 
 # Lower-case substrings one of which must be present for each rule to be tried at all.
 _NEEDLES: dict[str, tuple[str, ...]] = {
-    "private-key": ("private key",), "anthropic-key": ("sk-ant-",), "openai-key": ("sk-",),
-    "huggingface-token": ("hf_",), "github-token": ("gh", "github_pat_"), "gitlab-token": ("gl",),
-    "slack-token": ("xox",), "stripe-key": ("_live_", "_test_"), "google-api-key": ("aiza",),
-    "aws-access-key": ("akia", "asia", "agpa", "aida", "aroa", "anpa", "anva", "aipa"), "jwt": ("eyj",),
-    "npm-token": ("npm_",), "wandb-key": ("wandb",), "url-password": ("@",),
+    "private-key": ("private key",),
+    "anthropic-key": ("sk-ant-",),
+    "openai-key": ("sk-",),
+    "huggingface-token": ("hf_",),
+    "github-token": ("gh", "github_pat_"),
+    "gitlab-token": ("gl",),
+    "slack-token": ("xox",),
+    "stripe-key": ("_live_", "_test_"),
+    "google-api-key": ("aiza",),
+    "aws-access-key": ("akia", "asia", "agpa", "aida", "aroa", "anpa", "anva", "aipa"),
+    "jwt": ("eyj",),
+    "npm-token": ("npm_",),
+    "wandb-key": ("wandb",),
+    "url-password": ("@",),
     "bearer-token": ("authorization",),
     "cli-password": ("mysql", "mariadb", "sshpass", "--pass", "login", "-u", "--user"),
 }
@@ -97,11 +124,49 @@ def _rx(pattern: str, dotall: bool = False) -> re.Pattern[str]:
     if rx is None:
         rx = _compiled[pattern] = re.compile(pattern, re.DOTALL if dotall else 0)
     return rx
+
+
 # Cheap substring pre-filter (lower-cased): a text with none of these has no secret any rule can find.
-_QUICK = ("private key", "sk-", "hf_", "gh", "github_pat_", "glpat-", "gldt-", "glptt-", "glrt-", "glcbt-",
-          "gloas-", "xox", "_live_", "_test_", "aiza", "akia", "asia", "agpa", "aida", "aroa", "anpa", "anva",
-          "aipa", "eyj", "npm_", "wandb", "login", "://", "authorization", "mysql", "mariadb", "sshpass", "pass", "key", "secret",
-          "token", "pwd", "credential")
+_QUICK = (
+    "private key",
+    "sk-",
+    "hf_",
+    "gh",
+    "github_pat_",
+    "glpat-",
+    "gldt-",
+    "glptt-",
+    "glrt-",
+    "glcbt-",
+    "gloas-",
+    "xox",
+    "_live_",
+    "_test_",
+    "aiza",
+    "akia",
+    "asia",
+    "agpa",
+    "aida",
+    "aroa",
+    "anpa",
+    "anva",
+    "aipa",
+    "eyj",
+    "npm_",
+    "wandb",
+    "login",
+    "://",
+    "authorization",
+    "mysql",
+    "mariadb",
+    "sshpass",
+    "pass",
+    "key",
+    "secret",
+    "token",
+    "pwd",
+    "credential",
+)
 
 
 def _entropy(value: str) -> float:
@@ -156,7 +221,7 @@ def _find(text: str) -> list[Secret]:
         begin = m.start("name")
         while begin > 0 and (text[begin - 1].isalnum() or text[begin - 1] in "_.-"):
             begin -= 1  # the whole name (AWS_SECRET_ACCESS_KEY), scanned backwards: linear, unlike a regex
-        name, value = text[begin:m.end("name")], m.group("value")
+        name, value = text[begin : m.end("name")], m.group("value")
         if _assignment_is_secret(name, value):
             add(_assignment_kind(name), m.start("value"), m.end("value"))
     found.sort(key=lambda s: s.start)
@@ -182,7 +247,7 @@ def redact(text: str) -> str:
         parts: list[str] = []
         pos = 0
         for s in secrets:
-            parts.append(text[pos:s.start])
+            parts.append(text[pos : s.start])
             parts.append(f"«redacted:{s.kind}:{s.fingerprint}»")
             pos = s.end
         parts.append(text[pos:])

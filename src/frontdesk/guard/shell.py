@@ -91,8 +91,9 @@ def _get_parser() -> Any:
     return _parser
 
 
-def parse(command: str, env: Mapping[str, str] | None = None, cwd: str | None = None,
-          env_complete: bool = True) -> Parsed:
+def parse(
+    command: str, env: Mapping[str, str] | None = None, cwd: str | None = None, env_complete: bool = True
+) -> Parsed:
     """Parse `command` into invocations, expanding variables against `env`.
 
     With `env=None` nothing is known; with `env_complete=False` a variable missing from `env` is unknown
@@ -104,25 +105,105 @@ def parse(command: str, env: Mapping[str, str] | None = None, cwd: str | None = 
 
 
 _SHELLS = {"bash", "sh", "zsh", "dash", "ksh", "fish", "ash", "busybox"}
-_INTERPRETERS = {"python", "python2", "python3", "perl", "ruby", "node", "nodejs", "Rscript", "php", "lua",
-                 "julia", "deno", "bun"}
+_INTERPRETERS = {
+    "python",
+    "python2",
+    "python3",
+    "perl",
+    "ruby",
+    "node",
+    "nodejs",
+    "Rscript",
+    "php",
+    "lua",
+    "julia",
+    "deno",
+    "bun",
+}
 _CODE_FLAGS = {"-c", "-e", "-E", "--eval", "-r", "--command", "-p"}
-_PLAIN_WRAPPERS = {"nohup", "time", "exec", "command", "builtin", "stdbuf", "ionice", "chrt", "nice",
-                   "taskset", "strace", "ltrace", "xvfb-run", "unbuffer", "caffeinate", "setsid",
-                   "numactl", "flock", "doas", "proxychains", "proxychains4", "torsocks", "catchsegv"}
-_WRAPPER_ARG_FLAGS = {"nice": {"-n"}, "ionice": {"-c", "-n", "-p"}, "taskset": {"-p", "-c"},
-                      "stdbuf": {"-i", "-o", "-e"}, "flock": {"-w", "-E"}, "numactl": set(),
-                      "strace": {"-o", "-e", "-p", "-s", "-u"}, "doas": {"-u", "-C"}}
-_SUDO_ARG_FLAGS = {"-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "-T", "--user", "--group",
-                   "--host", "--prompt", "--chdir", "--role", "--type", "--other-user", "--close-from"}
+_PLAIN_WRAPPERS = {
+    "nohup",
+    "time",
+    "exec",
+    "command",
+    "builtin",
+    "stdbuf",
+    "ionice",
+    "chrt",
+    "nice",
+    "taskset",
+    "strace",
+    "ltrace",
+    "xvfb-run",
+    "unbuffer",
+    "caffeinate",
+    "setsid",
+    "numactl",
+    "flock",
+    "doas",
+    "proxychains",
+    "proxychains4",
+    "torsocks",
+    "catchsegv",
+}
+_WRAPPER_ARG_FLAGS = {
+    "nice": {"-n"},
+    "ionice": {"-c", "-n", "-p"},
+    "taskset": {"-p", "-c"},
+    "stdbuf": {"-i", "-o", "-e"},
+    "flock": {"-w", "-E"},
+    "numactl": set(),
+    "strace": {"-o", "-e", "-p", "-s", "-u"},
+    "doas": {"-u", "-C"},
+}
+_SUDO_ARG_FLAGS = {
+    "-u",
+    "-g",
+    "-h",
+    "-p",
+    "-C",
+    "-D",
+    "-r",
+    "-t",
+    "-U",
+    "-T",
+    "--user",
+    "--group",
+    "--host",
+    "--prompt",
+    "--chdir",
+    "--role",
+    "--type",
+    "--other-user",
+    "--close-from",
+}
 _SRUN_ARG_FLAGS = set("pNnctJAGwxoeqCmLdDBIkKMSTW")
-_XARGS_ARG_FLAGS = {"-I", "-i", "-n", "-P", "-L", "-l", "-d", "-E", "-e", "-s", "-a", "--max-args",
-                    "--max-procs", "--delimiter", "--arg-file", "--replace", "--max-lines"}
+_XARGS_ARG_FLAGS = {
+    "-I",
+    "-i",
+    "-n",
+    "-P",
+    "-L",
+    "-l",
+    "-d",
+    "-E",
+    "-e",
+    "-s",
+    "-a",
+    "--max-args",
+    "--max-procs",
+    "--delimiter",
+    "--arg-file",
+    "--replace",
+    "--max-lines",
+}
 _VAR_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # Text bash splits on blanks alone: no quotes, expansions, globs, operators, comments or tildes.
 _SIMPLE = re.compile(r"[A-Za-z0-9_@%+=:,./ \t-]*")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-_RESERVED = frozenset("if then else elif fi case esac for select while until do done in function time coproc".split())
+_RESERVED = frozenset(
+    "if then else elif fi case esac for select while until do done in function time coproc".split()
+)
 _DECLARE = frozenset(("export", "declare", "typeset", "local", "readonly"))
 
 
@@ -180,7 +261,7 @@ class _Walker:
         """The source text of a node, from the real bytes."""
         if node is None:
             return ""
-        return self.src[node.start_byte:node.end_byte].decode("utf-8", "surrogateescape")
+        return self.src[node.start_byte : node.end_byte].decode("utf-8", "surrogateescape")
 
     # -- statements --------------------------------------------------------------------------------
     def _stmt(self, node: Any, depth: int, via: list[str], redirects: list[tuple[str, Word]]) -> None:
@@ -228,8 +309,15 @@ class _Walker:
         elif kind in ("for_statement", "select_statement"):
             var = node.child_by_field_name("variable")
             for child in node.named_children:
-                if child.type in ("word", "string", "concatenation", "simple_expansion", "expansion",
-                                  "raw_string", "command_substitution"):
+                if child.type in (
+                    "word",
+                    "string",
+                    "concatenation",
+                    "simple_expansion",
+                    "expansion",
+                    "raw_string",
+                    "command_substitution",
+                ):
                     self._word(child, depth, via)  # runs substitutions in the list
             if var is not None:
                 self._set(self._t(var), DYNAMIC)
@@ -285,8 +373,9 @@ class _Walker:
         self.env[name] = text
 
     # -- simple commands ---------------------------------------------------------------------------
-    def _command(self, node: Any, depth: int, via: list[str], upstream: list[str],
-                 redirects: list[tuple[str, Word]]) -> None:
+    def _command(
+        self, node: Any, depth: int, via: list[str], upstream: list[str], redirects: list[tuple[str, Word]]
+    ) -> None:
         env: dict[str, str] = {}
         argv: list[Word] = []
         reds = list(redirects)
@@ -307,8 +396,15 @@ class _Walker:
                 argv.append(Word("/dev/fd/63", self._t(child), dynamic=True))
             else:
                 argv.append(self._word(child, depth, via))
-        inv = Invocation(argv, env=env, redirects=reds, upstream=list(upstream), via=list(via),
-                         cwd=self.cwd, stdin_from=stdin_from)
+        inv = Invocation(
+            argv,
+            env=env,
+            redirects=reds,
+            upstream=list(upstream),
+            via=list(via),
+            cwd=self.cwd,
+            stdin_from=stdin_from,
+        )
         self._emit(inv, depth)
 
     def _emit(self, inv: Invocation, depth: int) -> None:
@@ -340,8 +436,9 @@ class _Walker:
         dynamic = any(p[2] for p in parts)
         return Word(text, self._t(node), unset, leading, dynamic, subst)
 
-    def _collect(self, node: Any, depth: int, via: list[str], parts: list[tuple[str, str | None, bool]],
-                 quoted: bool) -> None:
+    def _collect(
+        self, node: Any, depth: int, via: list[str], parts: list[tuple[str, str | None, bool]], quoted: bool
+    ) -> None:
         kind = node.type
         raw = self._t(node)
         if kind == "word" or kind == "number":
@@ -418,9 +515,16 @@ def _unwrap(inv: Invocation) -> Iterator[Invocation]:
     args = inv.args
 
     def inner(words: list[Word], tag: str, **extra: Any) -> Invocation:
-        return Invocation(list(words), env=dict(extra.pop("env", inv.env)), redirects=inv.redirects,
-                          upstream=inv.upstream, via=inv.via + [tag], cwd=inv.cwd,
-                          stdin_from=inv.stdin_from, **extra)
+        return Invocation(
+            list(words),
+            env=dict(extra.pop("env", inv.env)),
+            redirects=inv.redirects,
+            upstream=inv.upstream,
+            via=inv.via + [tag],
+            cwd=inv.cwd,
+            stdin_from=inv.stdin_from,
+            **extra,
+        )
 
     if prog in ("sudo", "doas", "run0", "pkexec"):
         i = 0
@@ -520,7 +624,7 @@ def _unwrap(inv: Invocation) -> Iterator[Invocation]:
             t = w.text
             if t == "-m" and i + 1 < len(args):
                 mod = args[i + 1].text
-                yield inner([Word(mod, mod)] + args[i + 2:], f"{prog} -m", module=mod)
+                yield inner([Word(mod, mod)] + args[i + 2 :], f"{prog} -m", module=mod)
                 return
             is_python = prog.startswith("python")
             if i + 1 < len(args) and (t == "-c" if is_python else t in _CODE_FLAGS):
@@ -542,8 +646,13 @@ def _find_exec(inv: Invocation, inner: Any) -> Iterator[Invocation]:
             while j < len(args) and args[j].text not in (";", "+", "\\;"):
                 w = args[j]
                 if w.text == "{}" and roots:
-                    w = Word(roots[0].text.rstrip("/") + "/{}", w.raw, roots[0].unset_vars,
-                             roots[0].leading_unset, roots[0].dynamic)
+                    w = Word(
+                        roots[0].text.rstrip("/") + "/{}",
+                        w.raw,
+                        roots[0].unset_vars,
+                        roots[0].leading_unset,
+                        roots[0].dynamic,
+                    )
                 words.append(w)
                 j += 1
             if words:

@@ -20,7 +20,9 @@ from typing import Any
 
 __all__ = ["TaintStore", "normalise_line"]
 
-_DOC_NAME = re.compile(r"(?i)^(readme|install|setup|getting[_-]?started|quickstart|usage)[^/]*$|\.(md|rst|txt)$")
+_DOC_NAME = re.compile(
+    r"(?i)^(readme|install|setup|getting[_-]?started|quickstart|usage)[^/]*$|\.(md|rst|txt)$"
+)
 _MAX_DOCS = 40
 _MAX_DOC_BYTES = 256 * 1024
 _MAX_ENTRIES = 2000
@@ -74,10 +76,16 @@ class TaintStore:
 
     def record(self, target: str, source: str, command: str = "", now: float | None = None) -> None:
         """Mark `target` (a file or a directory about to be written) as coming from `source`."""
-        self.paths[os.path.normpath(target)] = {"source": source, "ts": now or time.time(),
-                                                "command": command[:200], "indexed": False}
+        self.paths[os.path.normpath(target)] = {
+            "source": source,
+            "ts": now or time.time(),
+            "command": command[:200],
+            "indexed": False,
+        }
         if len(self.paths) > _MAX_ENTRIES:
-            for key in sorted(self.paths, key=lambda k: self.paths[k].get("ts", 0))[: len(self.paths) - _MAX_ENTRIES]:
+            for key in sorted(self.paths, key=lambda k: self.paths[k].get("ts", 0))[
+                : len(self.paths) - _MAX_ENTRIES
+            ]:
                 del self.paths[key]
 
     def source_of(self, path: str) -> str | None:
@@ -128,7 +136,9 @@ def _docs_under(root: str) -> list[str]:
         return [root] if _DOC_NAME.search(os.path.basename(root)) else []
     found: list[str] = []
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if not d.startswith(".") and d not in ("node_modules", "__pycache__")]
+        dirnames[:] = [
+            d for d in dirnames if not d.startswith(".") and d not in ("node_modules", "__pycache__")
+        ]
         if dirpath.count(os.sep) - root.count(os.sep) > 2:
             dirnames[:] = []
         for name in sorted(filenames):

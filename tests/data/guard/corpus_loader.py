@@ -12,7 +12,10 @@ HERE = Path(__file__).parent
 HOME = "/home/alice"
 CWD = "/home/alice/project"
 ENV = {"HOME": HOME, "USER": "alice", "PATH": "/usr/bin:/bin", "SHELL": "/bin/bash", "LANG": "C.UTF-8"}
-TAINTED = {f"{CWD}/vendor/tool": "https://github.com/unknown/tool", f"{HOME}/Downloads/install.sh": "https://get.example.com"}
+TAINTED = {
+    f"{CWD}/vendor/tool": "https://github.com/unknown/tool",
+    f"{HOME}/Downloads/install.sh": "https://get.example.com",
+}
 
 
 @dataclass(frozen=True)
@@ -48,7 +51,7 @@ def load_corpus(path: Path = HERE / "corpus.txt") -> list[Case]:
 
 def _read_fixture(path: str) -> str | None:
     if path.startswith(CWD + "/"):
-        local = HERE / "scripts" / path[len(CWD) + 1:]
+        local = HERE / "scripts" / path[len(CWD) + 1 :]
         if local.is_file():
             return local.read_text()
     return None
@@ -65,7 +68,14 @@ def _tainted(path: str) -> str | None:
 def corpus_context(role: NodeRole = NodeRole.WORKSTATION) -> GuardContext:
     """The fixed context every corpus case is checked in."""
     return GuardContext(
-        node_role=role, env=dict(ENV), cwd=CWD, home=HOME, scratch_roots=("/scratch",), home_roots=("/home",),
+        node_role=role,
+        env=dict(ENV),
+        cwd=CWD,
+        home=HOME,
+        scratch_roots=("/scratch",),
+        home_roots=("/home",),
         shared_paths=("/project/shared", "/datasets"),
         partitions={"debug": Partition("debug", "test", 1800, 2), "gpu": Partition("gpu", "production")},
-        tainted=_tainted, read_file=_read_fixture)
+        tainted=_tainted,
+        read_file=_read_fixture,
+    )

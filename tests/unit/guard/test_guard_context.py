@@ -10,13 +10,16 @@ from frontdesk.guard.context import node_role
 from frontdesk.guard.model import Decision, GuardContext, NodeRole
 
 
-@pytest.mark.parametrize(("section", "env", "role"), [
-    ({}, {}, "workstation"),
-    ({"node_role": "login"}, {}, "login"),
-    ({"node_role": "login"}, {"SLURM_JOB_ID": "42"}, "compute"),
-    ({"node_role": "login"}, {"FRONTDESK_NODE_ROLE": "workstation"}, "workstation"),
-    ({}, {"FRONTDESK_NODE_ROLE": "LOGIN", "SLURM_JOB_ID": "1"}, "login"),
-])
+@pytest.mark.parametrize(
+    ("section", "env", "role"),
+    [
+        ({}, {}, "workstation"),
+        ({"node_role": "login"}, {}, "login"),
+        ({"node_role": "login"}, {"SLURM_JOB_ID": "42"}, "compute"),
+        ({"node_role": "login"}, {"FRONTDESK_NODE_ROLE": "workstation"}, "workstation"),
+        ({}, {"FRONTDESK_NODE_ROLE": "LOGIN", "SLURM_JOB_ID": "1"}, "login"),
+    ],
+)
 def test_role_resolution(section: dict[str, str], env: dict[str, str], role: str) -> None:
     assert str(node_role(section, env)) == role
 
@@ -27,8 +30,11 @@ def test_bad_role_is_a_config_error() -> None:
 
 
 def test_heavy_work_is_asked_only_on_login_nodes() -> None:
-    for role, expected in ((NodeRole.LOGIN, Decision.ASK), (NodeRole.COMPUTE, Decision.ALLOW),
-                           (NodeRole.WORKSTATION, Decision.ALLOW)):
+    for role, expected in (
+        (NodeRole.LOGIN, Decision.ASK),
+        (NodeRole.COMPUTE, Decision.ALLOW),
+        (NodeRole.WORKSTATION, Decision.ALLOW),
+    ):
         ctx = GuardContext(node_role=role, env={}, cwd="/w", home="/h")
         assert check("torchrun --nproc_per_node=8 train.py", ctx).decision is expected
     login = GuardContext(node_role=NodeRole.LOGIN, env={}, cwd="/w", home="/h")

@@ -1,4 +1,4 @@
-"""The labelled corpus: ≥95 % of dangerous commands caught, ≤2 % of benign ones stopped, every rule covered."""
+"""The labelled corpus: ≥95 % of dangerous commands caught, ≤2 % of benign stopped, every rule covered."""
 
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ def test_every_rule_has_dangerous_examples_in_several_spellings() -> None:
 
 
 def test_verdicts_carry_reason_and_alternative() -> None:
-    for case, verdict in VERDICTS:
+    for _case, verdict in VERDICTS:
         if verdict.decision is not Decision.ALLOW:  # type: ignore[attr-defined]
             assert verdict.rule and verdict.reason and "\n" not in verdict.reason  # type: ignore[attr-defined]
 
@@ -78,7 +78,11 @@ def test_held_out_commands_generalise() -> None:
     cases = load_corpus(Path(__file__).resolve().parents[2] / "data" / "guard" / "holdout.txt")
     dangerous = [c for c in cases if c.dangerous]
     benign = [c for c in cases if not c.dangerous]
-    missed = [c.command for c in dangerous if check(c.command, corpus_context(c.role)).decision is Decision.ALLOW]
-    stopped = [c.command for c in benign if check(c.command, corpus_context(c.role)).decision is not Decision.ALLOW]
+    missed = [
+        c.command for c in dangerous if check(c.command, corpus_context(c.role)).decision is Decision.ALLOW
+    ]
+    stopped = [
+        c.command for c in benign if check(c.command, corpus_context(c.role)).decision is not Decision.ALLOW
+    ]
     assert len(missed) / len(dangerous) <= 0.10, missed
     assert len(stopped) / len(benign) <= 0.03, stopped

@@ -39,8 +39,9 @@ def test_writes_outside_allowed_dirs_fail_with_eacces(tmp_path: Path) -> None:
     ok_dir.mkdir()
     no_dir.mkdir()
     (no_dir / "keep").write_text("data")
-    proc = subprocess.run([sys.executable, "-c", CHILD, str(ok_dir), str(no_dir)], capture_output=True, text=True,
-                          timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-c", CHILD, str(ok_dir), str(no_dir)], capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert out["restricted"] is True

@@ -1,4 +1,4 @@
-"""Guard rules under every quoting (hypothesis): the verdict depends on the words, not on how they are quoted."""
+"""Guard rules under every quoting (hypothesis): the verdict depends on the words, not on the quoting."""
 
 from __future__ import annotations
 
@@ -24,15 +24,22 @@ DANGEROUS = [
     (["kill", "-9", "-1"], "proc.kill-all"),
     (["cp", "x", "/dev/shm/y"], "fs.dev-shm"),
 ]
-BENIGN = [["ls", "-la"], ["git", "status"], ["rm", "-rf", "build"], ["chmod", "755", "run.sh"],
-          ["python", "-m", "http.server", "--bind", "127.0.0.1"]]
+BENIGN = [
+    ["ls", "-la"],
+    ["git", "status"],
+    ["rm", "-rf", "build"],
+    ["chmod", "755", "run.sh"],
+    ["python", "-m", "http.server", "--bind", "127.0.0.1"],
+]
 
 
 def _quote_word(word: str, style: int) -> str:
     if style == 0:
         return shlex.quote(word)
     if style == 1:
-        return '"' + word.replace("\\", "\\\\").replace('"', '\\"').replace("$", "\\$").replace("`", "\\`") + '"'
+        return (
+            '"' + word.replace("\\", "\\\\").replace('"', '\\"').replace("$", "\\$").replace("`", "\\`") + '"'
+        )
     if style == 2:
         return "'" + word.replace("'", "'\\''") + "'"
     if style == 3:
@@ -61,8 +68,9 @@ def test_benign_commands_stay_allowed_under_any_quoting(words: list[str], quotin
     assert check(command, CTX).decision is Decision.ALLOW, command
 
 
-word_text = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), min_size=1,
-                    max_size=20)
+word_text = st.text(
+    st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), min_size=1, max_size=20
+)
 
 
 @settings(max_examples=200, deadline=None)
@@ -81,7 +89,9 @@ def test_check_and_redact_never_raise(text: str) -> None:
     assert isinstance(redact(text), str)
 
 
-simple_text = st.lists(st.text("abcxyz019_@+:,./-", min_size=1, max_size=8), min_size=1, max_size=6).map(" ".join)
+simple_text = st.lists(st.text("abcxyz019_@+:,./-", min_size=1, max_size=8), min_size=1, max_size=6).map(
+    " ".join
+)
 
 
 @settings(max_examples=200, deadline=None)
@@ -92,7 +102,6 @@ def test_fast_path_splits_like_the_parser(text: str) -> None:
     from hypothesis import assume
 
     from frontdesk.guard import shell
-
 
     fast = [([w.text for w in i.argv], i.env) for i in parse(text, {}).invocations]
     saved = shell._SIMPLE

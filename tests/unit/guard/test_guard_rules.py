@@ -56,7 +56,8 @@ def test_settings_wire_rules_and_context(tmp_path: Path, monkeypatch: pytest.Mon
         '[guard]\nnode_role = "login"\nrules_file = "site.toml"\ndisable = ["priv.sudo"]\n'
         'shared_paths = ["/proj"]\nscratch_roots = ["/lus/scratch"]\n'
         '[guard.actions]\n"git.destructive" = "deny"\n'
-        '[guard.partitions.short]\npurpose = "test"\nmax_time = "00:30:00"\n')
+        '[guard.partitions.short]\npurpose = "test"\nmax_time = "00:30:00"\n'
+    )
     monkeypatch.setenv("FRONTDESK_HOME", str(tmp_path))
     monkeypatch.delenv("FRONTDESK_NODE_ROLE", raising=False)
     monkeypatch.delenv("SLURM_JOB_ID", raising=False)
@@ -70,10 +71,15 @@ def test_settings_wire_rules_and_context(tmp_path: Path, monkeypatch: pytest.Mon
     assert check("python train.py", ctx).rule == "login.heavy-compute"
 
 
-@pytest.mark.parametrize("bad", ['[[rule]]\nid = "x"\nreason = "r"\nprogramz = ["a"]\n',
-                                 '[[rule]]\nid = "x"\nreason = "r"\ntargets_any = ["moon"]\n',
-                                 '[[rule]]\nid = "x"\nreason = "r"\naction = "maybe"\n',
-                                 '[[rule]]\nreason = "r"\n'])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        '[[rule]]\nid = "x"\nreason = "r"\nprogramz = ["a"]\n',
+        '[[rule]]\nid = "x"\nreason = "r"\ntargets_any = ["moon"]\n',
+        '[[rule]]\nid = "x"\nreason = "r"\naction = "maybe"\n',
+        '[[rule]]\nreason = "r"\n',
+    ],
+)
 def test_bad_site_rules_are_refused_with_the_field(tmp_path: Path, bad: str) -> None:
     site = tmp_path / "bad.toml"
     site.write_text(bad)

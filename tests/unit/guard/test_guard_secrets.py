@@ -45,7 +45,7 @@ def test_each_kind_is_found_and_masked(text: str, kind: str) -> None:
     found = find_secrets(text)
     assert [s.kind for s in found] == [kind]
     out = redact(text)
-    secret = text[found[0].start:found[0].end]
+    secret = text[found[0].start : found[0].end]
     assert secret not in out
     assert f"«redacted:{kind}:{fingerprint(secret)}»" in out
 
@@ -66,11 +66,19 @@ def test_fingerprint_is_stable_and_distinguishes_secrets() -> None:
 
 def test_redact_never_raises_on_odd_input() -> None:
     assert redact("") == ""
-    assert redact("\udcff broken surrogate sk-proj-Xk2m9QwErTy7UiOp3AsDfGh5JkLzXcVbNm1Qw2Er").count("«redacted") == 1
+    assert (
+        redact("\udcff broken surrogate sk-proj-Xk2m9QwErTy7UiOp3AsDfGh5JkLzXcVbNm1Qw2Er").count("«redacted")
+        == 1
+    )
     assert redact(12345) == "12345"  # type: ignore[arg-type]
     assert find_secrets(None) == []  # type: ignore[arg-type]
 
 
 def test_multiline_log_is_redacted_line_by_line() -> None:
     log = "step 1 ok\nusing key AKIAQWERTYUIOPASDFGH\nstep 2 ok\n"
-    assert redact(log) == "step 1 ok\nusing key «redacted:aws-access-key:" + fingerprint("AKIAQWERTYUIOPASDFGH") + "»\nstep 2 ok\n"
+    assert (
+        redact(log)
+        == "step 1 ok\nusing key «redacted:aws-access-key:"
+        + fingerprint("AKIAQWERTYUIOPASDFGH")
+        + "»\nstep 2 ok\n"
+    )

@@ -6,8 +6,11 @@ from frontdesk.guard.shell import parse
 
 
 def argvs(command: str, env: dict[str, str] | None = None) -> list[list[str]]:
-    return [[w.text for w in inv.argv] for inv in parse(command, env if env is not None else {"HOME": "/h"}, "/w").invocations
-            if inv.argv]
+    return [
+        [w.text for w in inv.argv]
+        for inv in parse(command, env if env is not None else {"HOME": "/h"}, "/w").invocations
+        if inv.argv
+    ]
 
 
 def test_lists_pipes_and_subshells_yield_every_simple_command() -> None:
@@ -22,7 +25,7 @@ def test_wrappers_are_unwrapped() -> None:
         "env A=1 -u B rm x": ["rm", "x"],
         "nice -n 5 nohup timeout 10 rm y": ["rm", "y"],
         "bash -c 'rm -rf /z'": ["rm", "-rf", "/z"],
-        "sh -lc \"rm q\"": ["rm", "q"],
+        'sh -lc "rm q"': ["rm", "q"],
         "eval 'rm e'": ["rm", "e"],
         "ls | xargs -n1 -P4 rm -f": ["rm", "-f", ""],
         "find /d -name x -exec rm -f {} +": ["rm", "-f", "/d/{}"],
@@ -86,10 +89,12 @@ def test_non_ascii_that_crashes_tree_sitter_bash_is_parsed_safely() -> None:
     import subprocess
     import sys
 
-    code = ("from frontdesk.guard.shell import parse\n"
-            "for _ in range(300):\n"
-            "    inv = parse('echo a{\\U000cf166 \"h\\u00e9llo\" && rm -rf /tmp/x', {}).invocations\n"
-            "assert [w.text for w in inv[0].argv] == ['echo', 'a{\\U000cf166', 'h\\u00e9llo']\n")
+    code = (
+        "from frontdesk.guard.shell import parse\n"
+        "for _ in range(300):\n"
+        "    inv = parse('echo a{\\U000cf166 \"h\\u00e9llo\" && rm -rf /tmp/x', {}).invocations\n"
+        "assert [w.text for w in inv[0].argv] == ['echo', 'a{\\U000cf166', 'h\\u00e9llo']\n"
+    )
     for _ in range(4):
         proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
         assert proc.returncode == 0, proc.stderr[-500:]

@@ -12,15 +12,24 @@ from frontdesk.guard.taint import TaintStore
 
 
 def _ctx(store: TaintStore, cwd: Path) -> GuardContext:
-    return GuardContext(env={"HOME": str(cwd)}, cwd=str(cwd), home=str(cwd), tainted=store.source_of,
-                        taint_text=store.text_source, read_file=read_text_file)
+    return GuardContext(
+        env={"HOME": str(cwd)},
+        cwd=str(cwd),
+        home=str(cwd),
+        tainted=store.source_of,
+        taint_text=store.text_source,
+        read_file=read_text_file,
+    )
 
 
 def test_fetches_are_reported_for_each_downloader(tmp_path: Path) -> None:
     ctx = GuardContext(env={}, cwd=str(tmp_path))
     cases = {
         "git clone https://github.com/x/tool.git": (tmp_path / "tool", "https://github.com/x/tool.git"),
-        "git clone --depth 1 https://github.com/x/tool vendored": (tmp_path / "vendored", "https://github.com/x/tool"),
+        "git clone --depth 1 https://github.com/x/tool vendored": (
+            tmp_path / "vendored",
+            "https://github.com/x/tool",
+        ),
         "curl -fsSL -o inst.sh https://get.x.org/i.sh": (tmp_path / "inst.sh", "https://get.x.org/i.sh"),
         "wget https://x.org/a/setup.sh": (tmp_path / "setup.sh", "https://x.org/a/setup.sh"),
         "wget -O run.sh https://x.org/r": (tmp_path / "run.sh", "https://x.org/r"),
@@ -41,11 +50,20 @@ def test_running_installing_or_sourcing_tainted_content_asks(tmp_path: Path) -> 
     store.save()
     store = TaintStore.open(tmp_path / "home")  # reload from disk
     ctx = _ctx(store, tmp_path)
-    for command in ("bash tool/install.sh", "./tool/install.sh", "source tool/install.sh",
-                    "pip install -e tool", "cd tool && pip install .", "cd tool && make install"):
+    for command in (
+        "bash tool/install.sh",
+        "./tool/install.sh",
+        "source tool/install.sh",
+        "pip install -e tool",
+        "cd tool && pip install .",
+        "cd tool && make install",
+    ):
         verdict = check(command, ctx)
         assert verdict.decision is Decision.ASK and verdict.rule == "taint.exec", command
-        assert "https://github.com/x/tool" in verdict.reason and verdict.taint_source == "https://github.com/x/tool"
+        assert (
+            "https://github.com/x/tool" in verdict.reason
+            and verdict.taint_source == "https://github.com/x/tool"
+        )
     assert check("bash my_own.sh", ctx).decision is Decision.ALLOW
     assert check("less tool/install.sh", ctx).decision is Decision.ALLOW
 
@@ -67,11 +85,17 @@ def test_commands_copied_from_a_fetched_readme_are_traced(tmp_path: Path) -> Non
     store.record(str(repo), "https://github.com/x/proj")
     store.save()
     repo.mkdir()
-    (repo / "README.md").write_text("# Proj\n\nInstall:\n\n    $ sudo make install-everything\n\nThen `chmod 777 /opt/proj`.\n")
+    (repo / "README.md").write_text(
+        "# Proj\n\nInstall:\n\n    $ sudo make install-everything\n\nThen `chmod 777 /opt/proj`.\n"
+    )
     store = TaintStore.open(home)  # indexes the docs that have arrived since
     ctx = _ctx(store, tmp_path)
     verdict = check("sudo make install-everything", ctx)
-    assert verdict.taint_source and "README.md" in verdict.taint_source and "github.com/x/proj" in verdict.taint_source
+    assert (
+        verdict.taint_source
+        and "README.md" in verdict.taint_source
+        and "github.com/x/proj" in verdict.taint_source
+    )
     assert "README.md" in verdict.reason
     assert check("chmod 777 /opt/proj", ctx).taint_source
     assert check("ls -la", ctx).taint_source is None
