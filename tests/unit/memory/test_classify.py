@@ -99,3 +99,10 @@ def test_classify_never_raises(text: str, state: str | None) -> None:
     sig = classify(text, state)
     assert sig.kind in load_catalog().kinds or sig.kind in ("ok", "unknown")
     assert sig.key.count(":") >= 2
+
+
+@given(st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=300))
+def test_normalise_is_idempotent_and_digit_free(text: str) -> None:
+    once = normalise(text)
+    assert normalise(once) == once
+    assert not any(ch.isdigit() for ch in once)

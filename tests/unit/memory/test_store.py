@@ -214,3 +214,17 @@ def test_a_lesson_typed_in_by_a_person_keeps_its_provenance(store: LessonStore) 
     with pytest.raises(UserError):
         store.add("alice", "exit_error", "x")
     assert describe(seen).startswith("lmp: OpenMPI 5 jobs need srun --mpi=pmix here (noted by person alice)")
+
+
+def test_a_failure_under_new_conditions_revalidates_with_them(store: LessonStore) -> None:
+    from frontdesk.memory.context import context_of
+
+    spec = {"command": ["./solver"], "resources": {}}
+    sig = classify("undefined symbol: ompi_mpi_comm_world", "FAILED")
+    old = context_of(spec, env={"LOADEDMODULES": "openmpi/4.1.5"})
+    new = context_of(spec, env={"LOADEDMODULES": "openmpi/5.0.3"})
+    fail(store, 1, "alice", old, sig)
+    assert store.matching("alice", new)[0].status == "stale"
+    [lesson] = fail(store, 2, "alice", new, sig)
+    assert lesson.status == "active" and lesson.conditions["versions"] == {"openmpi": "5.0.3"}
+    assert store.matching("alice", new)[0].status == "active"
