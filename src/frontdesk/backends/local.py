@@ -12,7 +12,6 @@ import json
 import logging
 import os
 import signal
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -112,8 +111,16 @@ def _mem_total() -> int:
 class _Running:
     job: QueuedJob
     gpus: tuple[int, ...]
-    pid: int | None = None
-    popen: subprocess.Popen[bytes] | None = None
+    pid: int
+
+
+def _exited(pid: int) -> bool:
+    """Whether a shepherd has ended (reaping it when it is our child)."""
+    try:
+        done, _ = os.waitpid(pid, os.WNOHANG)
+        return done != 0
+    except ChildProcessError:  # not our child (adopted after a restart)
+        return not _alive(pid)
 
 
 class LocalBackend:
@@ -191,7 +198,7 @@ class LocalBackend:
             return
         run = self.running.get(backend_id)
         (self.root / backend_id / "cancel").touch()
-        if run and run.pid:
+        if run:
             try:
                 os.kill(run.pid, signal.SIGTERM)
             except ProcessLookupError:
@@ -279,7 +286,7 @@ class LocalBackend:
                 self.queue[bid] = queued
             elif _alive(pid):
                 gpus = tuple(int(g) for g in launch["env"].get("CUDA_VISIBLE_DEVICES", "").split(",") if g.isdigit())
-                self.running[bid] = _Running(queued, gpus, pid=pid)
+                self.running[bid] = _Running(queued, gpus, pid)
             elif not (adir / "result.json").exists():
                 self._write_lost(bid)
 
@@ -320,12 +327,16 @@ class LocalBackend:
         ended = []
         for bid, run in list(self.running.items()):
             # Never block here: a shepherd that wrote its result may still be telling us so over the socket.
-            done = run.popen.poll() is not None if run.popen else not _alive(run.pid or 0)
-            if done:
-                if not (self.root / bid / "result.json").exists():
-                    self._write_lost(bid)
-                del self.running[bid]
-                ended.append(bid)
+            if not _exited(run.pid):
+                continue
+            if not (self.root / bid / "result.json").exists():
+                owner = self._shepherd_pid(bid)
+                if owner and owner != run.pid and _alive(owner):
+                    run.pid = owner  # a shepherd from before a restart owns this attempt: follow it
+                    continue
+                self._write_lost(bid)
+            del self.running[bid]
+            ended.append(bid)
         return ended
 
     def _schedule(self) -> list[str]:
@@ -352,15 +363,18 @@ class LocalBackend:
         launch = json.loads((adir / "launch.json").read_text())
         launch["env"]["CUDA_VISIBLE_DEVICES"] = ",".join(str(g) for g in gpus)
         (adir / "launch.json").write_text(json.dumps(launch))
-        log_fh = open(adir / "shepherd.log", "ab")
+        log = os.open(adir / "shepherd.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         try:
-            popen = subprocess.Popen(
-                [sys.executable, "-m", "frontdesk.backends.shepherd", str(adir)], stdin=subprocess.DEVNULL,
-                stdout=log_fh, stderr=log_fh, start_new_session=True, close_fds=True,
+            # posix_spawn (vfork) keeps launching cheap even when the gateway process is large.
+            pid = os.posix_spawn(
+                sys.executable, [sys.executable, "-m", "frontdesk.backends.shepherd", str(adir)], dict(os.environ),
+                file_actions=[(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                              (os.POSIX_SPAWN_DUP2, log, 1), (os.POSIX_SPAWN_DUP2, log, 2)],
+                setsid=True,
             )
         finally:
-            log_fh.close()
-        self.running[bid] = _Running(job, gpus, pid=popen.pid, popen=popen)
+            os.close(log)
+        self.running[bid] = _Running(job, gpus, pid=pid)
 
 
 def _alive(pid: int) -> bool:

@@ -34,7 +34,12 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
 
 
 def memory_cgroup_root() -> tuple[str, Path] | None:
-    """('v2', dir) or ('v1', dir) where this process can create memory cgroups, else None."""
+    """('v2', dir) or ('v1', dir) where this process can create memory cgroups, else None.
+
+    FRONTDESK_NO_CGROUP=1 forces the resident-set watchdog (what unprivileged users get).
+    """
+    if os.environ.get("FRONTDESK_NO_CGROUP") == "1":
+        return None
     v2 = Path("/sys/fs/cgroup")
     try:
         if "memory" in (v2 / "cgroup.controllers").read_text().split():

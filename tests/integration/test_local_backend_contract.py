@@ -1,0 +1,201 @@
+"""LocalBackend through the Backend Protocol alone (the same contract tests/slurm runs against Slurm)."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import tempfile
+from collections.abc import Coroutine, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+
+from frontdesk.backends.base import Backend, BackendJob, BackendStatus, JobState
+from frontdesk.backends.local import LocalBackend, QueuedJob, FreeResources, greedy_pick
+from frontdesk.config import Settings
+
+T = TypeVar("T")
+_seq = iter(range(1, 10**6))
+
+
+def run(coro: Coroutine[Any, Any, T]) -> T:
+    return asyncio.run(coro)
+
+
+@pytest.fixture
+def settings() -> Iterator[Settings]:
+    home = Path(tempfile.mkdtemp(prefix="fd local-", dir="/tmp"))
+    yield Settings(home=home, runtime_dir=home / "run", socket=home / "run" / "none.sock", local_cpus=2,
+                   local_memory="2G", local_gpus=2)
+
+
+def make_job(settings: Settings, argv: list[str], **kw: Any) -> BackendJob:
+    n = next(_seq)
+    job_dir = settings.jobs_dir / f"{n} dir"
+    job_dir.mkdir(parents=True)
+    return BackendJob(job_id=n, attempt=1, name=f"t{n}", argv=argv, workdir=settings.home,
+                      env={"GREETING": 'it\'s "quoted" $HOME'}, job_dir=job_dir, **kw)
+
+
+async def until_ended(b: Backend, ids: list[str], timeout: float = 60) -> dict[str, BackendStatus]:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        got = await b.query(ids)
+        if all(i in got and got[i].state.terminal for i in ids):
+            return got
+        if loop.time() > deadline:
+            raise AssertionError(f"not ended in {timeout}s: {got}")
+        await asyncio.sleep(0.05)
+
+
+async def started(settings: Settings) -> LocalBackend:
+    b = LocalBackend(settings)
+    await b.start(lambda ids: None)
+    return b
+
+
+def test_is_a_backend(settings: Settings) -> None:
+    assert isinstance(LocalBackend(settings), Backend)
+
+
+def test_submit_runs_with_env_and_reports_usage(settings: Settings) -> None:
+    code = "import os; x = bytearray(64 * 2**20); sum(range(3 * 10**6)); print(os.environ['GREETING'])"
+
+    async def go() -> tuple[BackendJob, BackendStatus]:
+        b = await started(settings)
+        job = make_job(settings, [sys.executable, "-c", code], memory_bytes=512 * 2**20)
+        bid = await b.submit(job)
+        return job, (await until_ended(b, [bid]))[bid]
+
+    job, st = run(go())
+    assert st.state is JobState.COMPLETED and st.exit_code == 0
+    assert st.stdout_path is not None and st.stdout_path.read_text() == 'it\'s "quoted" $HOME\n'
+    assert st.usage is not None and st.usage.peak_rss_bytes and st.usage.peak_rss_bytes >= 64 * 2**20
+    assert st.usage.cpu_seconds is not None and st.usage.cpu_seconds > 0
+    assert st.started_at and st.ended_at and st.ended_at >= st.started_at
+
+
+def test_exit_code_and_signal(settings: Settings) -> None:
+    async def go() -> tuple[BackendStatus, BackendStatus]:
+        b = await started(settings)
+        a = await b.submit(make_job(settings, ["sh", "-c", "echo oops >&2; exit 3"]))
+        k = await b.submit(make_job(settings, ["sh", "-c", "kill -SEGV $$"]))
+        got = await until_ended(b, [a, k])
+        return got[a], got[k]
+
+    failed, killed = run(go())
+    assert (failed.state, failed.exit_code) == (JobState.FAILED, 3)
+    assert failed.stderr_path is not None and failed.stderr_path.read_text() == "oops\n"
+    assert killed.state is JobState.FAILED and killed.signal == 11
+
+
+def test_missing_program_fails_cleanly(settings: Settings) -> None:
+    async def go() -> BackendStatus:
+        b = await started(settings)
+        bid = await b.submit(make_job(settings, ["/no/such/program"]))
+        return (await until_ended(b, [bid]))[bid]
+
+    st = run(go())
+    assert st.state is JobState.FAILED and st.exit_code == 127 and "cannot start" in (st.reason or "")
+
+
+def test_batched_query_leaves_out_unknown_ids(settings: Settings) -> None:
+    async def go() -> tuple[dict[str, BackendStatus], list[str]]:
+        b = await started(settings)
+        ids = [await b.submit(make_job(settings, ["true"])) for _ in range(5)]
+        await until_ended(b, ids)
+        return await b.query([*ids, "999.1"]), ids
+
+    got, ids = run(go())
+    assert set(got) == set(ids)
+
+
+def test_cancel_queued_and_running(settings: Settings) -> None:
+    async def go() -> tuple[BackendStatus, BackendStatus]:
+        b = await started(settings)
+        r = await b.submit(make_job(settings, ["sleep", "300"], cpus=2))
+        q = await b.submit(make_job(settings, ["sleep", "300"], cpus=2))
+        for _ in range(200):
+            if (await b.query([r]))[r].state is JobState.RUNNING:
+                break
+            await asyncio.sleep(0.05)
+        assert (await b.query([q]))[q].state is JobState.PENDING
+        await b.cancel(q)
+        await b.cancel(r)
+        got = await until_ended(b, [r, q])
+        return got[r], got[q]
+
+    running, queued = run(go())
+    assert running.state is JobState.CANCELLED and queued.state is JobState.CANCELLED
+    assert queued.started_at is None
+
+
+def test_out_of_memory_and_timeout_are_their_own_states(settings: Settings) -> None:
+    async def go() -> tuple[BackendStatus, BackendStatus]:
+        b = await started(settings)
+        oom = await b.submit(make_job(settings, [sys.executable, "-c", "import time; x = bytearray(600 * 2**20); "
+                                                                       "time.sleep(5)"], memory_bytes=100 * 2**20))
+        slow = await b.submit(make_job(settings, ["sleep", "60"], walltime_seconds=1))
+        got = await until_ended(b, [oom, slow])
+        return got[oom], got[slow]
+
+    oom, slow = run(go())
+    assert oom.state is JobState.OUT_OF_MEMORY
+    assert slow.state is JobState.TIMEOUT and slow.ended_at and slow.started_at
+    assert 0.9 <= slow.ended_at - slow.started_at < 6
+
+
+def test_rss_watchdog_when_no_cgroup(settings: Settings) -> None:
+    """The fallback where no memory cgroup can be made (not root, no delegation), in a real shepherd."""
+    import json
+    import os
+    import subprocess
+
+    adir = settings.home / "manual"
+    adir.mkdir()
+    out = settings.home / "out"
+    out.mkdir()
+    (adir / "launch.json").write_text(json.dumps({
+        "backend_id": "manual", "argv": [sys.executable, "-c", "import time; x = bytearray(400 * 2**20); "
+                                                                "time.sleep(10)"],
+        "cwd": str(settings.home), "env": {"PATH": "/usr/bin:/bin"}, "stdout": str(out / "o"),
+        "stderr": str(out / "e"), "memory_bytes": 100 * 2**20, "walltime_seconds": 30}))
+    env = {**os.environ, "FRONTDESK_NO_CGROUP": "1"}
+    shepherd = [sys.executable, "-m", "frontdesk.backends.shepherd", str(adir)]
+    subprocess.run(shepherd, env=env, check=True, timeout=60)
+    result = json.loads((adir / "result.json").read_text())
+    assert result["state"] == "OUT_OF_MEMORY" and result["enforcement"] == "rss"
+    assert result["peak_rss_bytes"] > 100 * 2**20
+    subprocess.run(shepherd, env=env, check=True, timeout=60)  # a second launch of one attempt is a no-op
+    assert json.loads((adir / "result.json").read_text()) == result
+
+
+def test_gpu_types_and_counts_are_respected() -> None:
+    free = FreeResources(cpus=8, memory_bytes=10**10, gpus=(0, 1, 2), gpu_models={0: "A100", 1: "H100", 2: "H100"})
+
+    def q(i: int, gpus: int, types: tuple[str, ...] = (), prio: int = 0) -> QueuedJob:
+        return QueuedJob(backend_id=str(i), job_id=i, cpus=1, memory_bytes=0, gpus=gpus, gpu_types=types,
+                         walltime_seconds=None, priority=prio, queued_at=float(i))
+
+    assert greedy_pick([q(1, 2, ("h100",)), q(2, 1, ("h100",)), q(3, 1, ("a100",))], free, 0) == ["1", "3"]
+    assert greedy_pick([q(1, 1), q(2, 4), q(3, 1, prio=5)], free, 0) == ["3", "1"]
+
+
+def test_lookup_and_recovery_by_a_new_instance(settings: Settings) -> None:
+    async def go() -> tuple[dict[str, str], BackendStatus, BackendStatus]:
+        b = await started(settings)
+        running = make_job(settings, ["sleep", "1"], cpus=2)
+        queued = make_job(settings, ["true"], cpus=2)
+        rid, qid = await b.submit(running), await b.submit(queued)
+        await asyncio.sleep(0.3)
+        await b.stop()  # the gateway went away; shepherds carry on
+        fresh = await started(settings)
+        found = await fresh.lookup([running.key, queued.key, "fd-424242.1"])
+        got = await until_ended(fresh, [rid, qid])
+        return found, got[rid], got[qid]
+
+    found, r, q = run(go())
+    assert set(found.values()) == {r.backend_id, q.backend_id}
+    assert r.state is JobState.COMPLETED and q.state is JobState.COMPLETED
