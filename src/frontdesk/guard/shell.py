@@ -11,73 +11,16 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
-from functools import cached_property
+from collections.abc import Mapping
 from typing import Any
+
+from frontdesk.guard.words import DYNAMIC, Invocation, Parsed, Word, basename
+from frontdesk.guard.wrappers import VAR_RE as _VAR_RE
+from frontdesk.guard.wrappers import unwrap
 
 __all__ = ["DYNAMIC", "Word", "Invocation", "Parsed", "parse", "basename"]
 
 _MAX_DEPTH = 6
-DYNAMIC = "\x00dyn"  # the value of a variable that is set but unknown here (a loop variable, `read`)
-
-
-@dataclass
-class Word:
-    """One shell word: `text` as the shell would expand it (best effort), `raw` as written."""
-
-    text: str
-    raw: str
-    unset_vars: tuple[str, ...] = ()
-    leading_unset: bool = False
-    dynamic: bool = False
-    subst_programs: tuple[str, ...] = ()
-
-    @property
-    def is_flag(self) -> bool:
-        """Whether this word looks like an option."""
-        return self.text.startswith("-") and len(self.text) > 1
-
-
-@dataclass
-class Invocation:
-    """One simple command the shell line would run."""
-
-    argv: list[Word]
-    env: dict[str, str] = field(default_factory=dict)
-    redirects: list[tuple[str, Word]] = field(default_factory=list)
-    upstream: list[str] = field(default_factory=list)
-    via: list[str] = field(default_factory=list)
-    cwd: str | None = None
-    inline_code: str | None = None
-    module: str | None = None
-    stdin_from: list[str] = field(default_factory=list)
-
-    @cached_property
-    def program(self) -> str:
-        """The basename of argv[0] ('' for a bare assignment)."""
-        return basename(self.argv[0].text) if self.argv else ""
-
-    @property
-    def args(self) -> list[Word]:
-        """The words after the program."""
-        return self.argv[1:]
-
-
-@dataclass
-class Parsed:
-    """Everything one command line would run, plus whether the parser had to guess."""
-
-    invocations: list[Invocation]
-    error: bool
-    functions: dict[str, str] = field(default_factory=dict)
-
-
-def basename(path: str) -> str:
-    """The program name of an argv[0] (`/usr/bin/rm` → `rm`, `\\rm` → `rm`)."""
-    return path.rsplit("/", 1)[-1].lstrip("\\")
-
-
 _parser: Any = None
 
 
@@ -104,100 +47,6 @@ def parse(
     return Parsed(walker.out, error, walker.functions)
 
 
-_SHELLS = {"bash", "sh", "zsh", "dash", "ksh", "fish", "ash", "busybox"}
-_INTERPRETERS = {
-    "python",
-    "python2",
-    "python3",
-    "perl",
-    "ruby",
-    "node",
-    "nodejs",
-    "Rscript",
-    "php",
-    "lua",
-    "julia",
-    "deno",
-    "bun",
-}
-_CODE_FLAGS = {"-c", "-e", "-E", "--eval", "-r", "--command", "-p"}
-_PLAIN_WRAPPERS = {
-    "nohup",
-    "time",
-    "exec",
-    "command",
-    "builtin",
-    "stdbuf",
-    "ionice",
-    "chrt",
-    "nice",
-    "taskset",
-    "strace",
-    "ltrace",
-    "xvfb-run",
-    "unbuffer",
-    "caffeinate",
-    "setsid",
-    "numactl",
-    "flock",
-    "doas",
-    "proxychains",
-    "proxychains4",
-    "torsocks",
-    "catchsegv",
-}
-_WRAPPER_ARG_FLAGS = {
-    "nice": {"-n"},
-    "ionice": {"-c", "-n", "-p"},
-    "taskset": {"-p", "-c"},
-    "stdbuf": {"-i", "-o", "-e"},
-    "flock": {"-w", "-E"},
-    "numactl": set(),
-    "strace": {"-o", "-e", "-p", "-s", "-u"},
-    "doas": {"-u", "-C"},
-}
-_SUDO_ARG_FLAGS = {
-    "-u",
-    "-g",
-    "-h",
-    "-p",
-    "-C",
-    "-D",
-    "-r",
-    "-t",
-    "-U",
-    "-T",
-    "--user",
-    "--group",
-    "--host",
-    "--prompt",
-    "--chdir",
-    "--role",
-    "--type",
-    "--other-user",
-    "--close-from",
-}
-_SRUN_ARG_FLAGS = set("pNnctJAGwxoeqCmLdDBIkKMSTW")
-_XARGS_ARG_FLAGS = {
-    "-I",
-    "-i",
-    "-n",
-    "-P",
-    "-L",
-    "-l",
-    "-d",
-    "-E",
-    "-e",
-    "-s",
-    "-a",
-    "--max-args",
-    "--max-procs",
-    "--delimiter",
-    "--arg-file",
-    "--replace",
-    "--max-lines",
-}
-_VAR_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # Text bash splits on blanks alone: no quotes, expansions, globs, operators, comments or tildes.
 _SIMPLE = re.compile(r"[A-Za-z0-9_@%+=:,./ \t-]*")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
@@ -414,7 +263,7 @@ class _Walker:
         prog = inv.program
         if prog == "cd" and len(inv.argv) > 1 and self.cwd is not None:
             self.cwd = os.path.normpath(os.path.join(self.cwd, inv.argv[1].text or "~"))
-        for inner in _unwrap(inv):
+        for inner in unwrap(inv):
             if inner.inline_code is not None and not inner.argv:
                 before = len(self.out)
                 self.run(inner.inline_code, depth + 1, inner.via)
@@ -507,167 +356,6 @@ class _Walker:
         if not value:
             return ("", name, False)
         return (value, None, False)
-
-
-# -- wrappers ---------------------------------------------------------------------------------------
-def _unwrap(inv: Invocation) -> Iterator[Invocation]:
-    prog = inv.program
-    args = inv.args
-
-    def inner(words: list[Word], tag: str, **extra: Any) -> Invocation:
-        return Invocation(
-            list(words),
-            env=dict(extra.pop("env", inv.env)),
-            redirects=inv.redirects,
-            upstream=inv.upstream,
-            via=inv.via + [tag],
-            cwd=inv.cwd,
-            stdin_from=inv.stdin_from,
-            **extra,
-        )
-
-    if prog in ("sudo", "doas", "run0", "pkexec"):
-        i = 0
-        env: dict[str, str] = dict(inv.env)
-        while i < len(args):
-            t = args[i].text
-            if t in _SUDO_ARG_FLAGS:
-                i += 2
-            elif t.startswith("-"):
-                i += 1
-            elif "=" in t and _VAR_RE.match(t.split("=", 1)[0]):
-                k, v = t.split("=", 1)
-                env[k] = v
-                i += 1
-            else:
-                break
-        if i < len(args):
-            yield inner(args[i:], prog, env=env)
-    elif prog == "env":
-        env = dict(inv.env)
-        i = 0
-        while i < len(args):
-            t = args[i].text
-            if t in ("-u", "--unset", "-C", "--chdir", "-S", "--split-string"):
-                if t in ("-S", "--split-string") and i + 1 < len(args):
-                    yield inner([], "env -S", inline_code=args[i + 1].text)
-                i += 2
-            elif t.startswith("-"):
-                i += 1
-            elif "=" in t and _VAR_RE.match(t.split("=", 1)[0]):
-                k, v = t.split("=", 1)
-                env[k] = v
-                i += 1
-            else:
-                break
-        if i < len(args):
-            yield inner(args[i:], "env", env=env)
-        elif env != inv.env:
-            yield inner([], "env", env=env)
-    elif prog in _PLAIN_WRAPPERS or prog == "timeout":
-        flags = _WRAPPER_ARG_FLAGS.get(prog, set())
-        i = 0
-        while i < len(args) and args[i].text.startswith("-"):
-            i += 2 if args[i].text in flags else 1
-        if prog == "timeout" and i < len(args):
-            i += 1  # the duration
-        if prog == "taskset" and i < len(args) and not args[0].text.startswith("-"):
-            i += 1  # the mask
-        if i < len(args):
-            yield inner(args[i:], prog)
-    elif prog in ("srun", "mpirun", "mpiexec", "salloc"):
-        i = 0
-        while i < len(args):
-            t = args[i].text
-            if t.startswith("--"):
-                i += 1
-            elif t.startswith("-") and len(t) == 2 and (t[1] in _SRUN_ARG_FLAGS or prog != "srun"):
-                i += 2
-            elif t.startswith("-"):
-                i += 1
-            else:
-                break
-        if i < len(args):
-            yield inner(args[i:], prog)
-    elif prog in _SHELLS:
-        for i, w in enumerate(args):
-            t = w.text
-            if t.startswith("-") and not t.startswith("--") and "c" in t[1:]:
-                if i + 1 < len(args):
-                    yield inner([], prog + " -c", inline_code=_code_text(args[i + 1]))
-                return
-            if not t.startswith("-") and not t.startswith("+"):
-                return
-    elif prog == "eval":
-        yield inner([], "eval", inline_code=" ".join(_code_text(w) for w in args))
-    elif prog == "watch":
-        i = 0
-        while i < len(args) and args[i].text.startswith("-"):
-            i += 2 if args[i].text in ("-n", "--interval", "-d") else 1
-        if i < len(args):
-            yield inner([], "watch", inline_code=" ".join(w.text for w in args[i:]))
-    elif prog == "su":
-        for i, w in enumerate(args):
-            if w.text in ("-c", "--command") and i + 1 < len(args):
-                yield inner([], "su -c", inline_code=args[i + 1].text)
-    elif prog == "xargs":
-        i = 0
-        while i < len(args) and args[i].text.startswith("-"):
-            t = args[i].text
-            i += 2 if t in _XARGS_ARG_FLAGS else 1
-        words = args[i:] or [Word("echo", "echo")]
-        yield inner(words + [Word("", "{xargs}", dynamic=True)], "xargs")
-    elif prog == "find":
-        yield from _find_exec(inv, inner)
-    elif prog in _INTERPRETERS or re.match(r"^python\d(\.\d+)?$", prog):
-        for i, w in enumerate(args):
-            t = w.text
-            if t == "-m" and i + 1 < len(args):
-                mod = args[i + 1].text
-                yield inner([Word(mod, mod)] + args[i + 2 :], f"{prog} -m", module=mod)
-                return
-            is_python = prog.startswith("python")
-            if i + 1 < len(args) and (t == "-c" if is_python else t in _CODE_FLAGS):
-                inv.inline_code = args[i + 1].text
-                return
-            if not t.startswith("-"):
-                return
-
-
-def _find_exec(inv: Invocation, inner: Any) -> Iterator[Invocation]:
-    args = inv.args
-    roots = [w for w in args if not w.is_flag and w.text not in ("!", "(", ")")][:1]
-    i = 0
-    while i < len(args):
-        t = args[i].text
-        if t in ("-exec", "-execdir", "-ok", "-okdir"):
-            j = i + 1
-            words: list[Word] = []
-            while j < len(args) and args[j].text not in (";", "+", "\\;"):
-                w = args[j]
-                if w.text == "{}" and roots:
-                    w = Word(
-                        roots[0].text.rstrip("/") + "/{}",
-                        w.raw,
-                        roots[0].unset_vars,
-                        roots[0].leading_unset,
-                        roots[0].dynamic,
-                    )
-                words.append(w)
-                j += 1
-            if words:
-                yield inner(words, "find " + t)
-            i = j + 1
-        else:
-            i += 1
-
-
-# -- text helpers ------------------------------------------------------------------------------------
-def _code_text(word: Word) -> str:
-    """Code handed to an inner shell; keeps `$VAR` for unset variables so the inner parse sees them."""
-    if word.unset_vars and word.raw[:1] == '"' and word.raw[-1:] == '"':
-        return word.raw[1:-1]
-    return word.text
 
 
 def _unescape(raw: str) -> str:
