@@ -50,6 +50,8 @@ class Matcher:
     priority: int
     states: frozenset[str] | None = None
     detail_from_line: bool = False
+    hint_bytes: tuple[bytes, ...] = ()
+    """The hints as ASCII bytes (what the scan searches)."""
 
 
 @dataclass(frozen=True)
@@ -120,6 +122,7 @@ def _compile(entry: dict[str, Any]) -> Matcher:
     return Matcher(
         id=str(entry["id"]), kind=str(entry["kind"]), regex=re.compile(entry["pattern"], flags),
         hints=tuple(str(h).lower() for h in hints),
+        hint_bytes=tuple(str(h).lower().encode("ascii", "replace") for h in hints),
         priority=int(entry.get("priority", 50)),
         states=frozenset(states) if states else None, detail_from_line=bool(entry.get("detail_from_line")),
     )
@@ -129,7 +132,8 @@ def parse_catalog(data: dict[str, Any]) -> Catalog:
     """Build a Catalog from parsed TOML data (raises ValueError on an unknown kind)."""
     kinds = {name: KindInfo(name, str(v["summary"]), str(v["next_step"]), bool(v.get("substrate")))
              for name, v in data.get("kinds", {}).items()}
-    matchers = tuple(_compile(e) for e in data.get("matcher", []))
+    # highest priority first: once a match is found, lower priorities cannot win and are skipped
+    matchers = tuple(sorted((_compile(e) for e in data.get("matcher", [])), key=lambda m: -m.priority))
     for m in matchers:
         if m.kind not in kinds:
             raise ValueError(f"matcher {m.id}: unknown kind {m.kind!r}")
@@ -181,7 +185,7 @@ def _window(text: str, pos: int) -> tuple[int, int]:
     return start, end
 
 
-def _last_match(m: Matcher, text: str, lowered: str) -> tuple[re.Match[str], int] | None:
+def _last_match(m: Matcher, text: str, lowered: bytes) -> tuple[re.Match[str], int] | None:
     """The last match of `m` and the offset of the window it was found in.
 
     Only the lines holding one of the matcher's hints are searched, from the end backwards, so a
@@ -190,7 +194,7 @@ def _last_match(m: Matcher, text: str, lowered: str) -> tuple[re.Match[str], int
     if not m.hints:
         found = list(m.regex.finditer(text))
         return (found[-1], 0) if found else None
-    cursors = {h: lowered.rfind(h) for h in m.hints}
+    cursors = {h: lowered.rfind(h) for h in m.hint_bytes}
     tested_to = len(text) + 1
     while True:
         hint, pos = max(cursors.items(), key=lambda kv: kv[1])
@@ -234,11 +238,14 @@ def classify(text: str, state: str | None = None, exit_code: int | None = None,
     if state == "COMPLETED":
         return Signature(state, "ok", "", "completed")
     text = text[-_SCAN_BYTES:]
-    lowered = text.lower()
+    # ASCII bytes, one per character ('?' for the rest): offsets match `text`, and lowering is cheap
+    lowered = text.encode("ascii", "replace").lower()
     implied = cat.states.get(state or "")
     best: tuple[int, int, Matcher, re.Match[str], int] | None = None
     for m in cat.matchers:
-        if m.hints and not any(h in lowered for h in m.hints):
+        if best is not None and m.priority < best[0]:
+            break
+        if m.hints and not any(h in lowered for h in m.hint_bytes):
             continue
         if m.states is not None and (state is None or state not in m.states):
             continue
