@@ -33,11 +33,6 @@ sys.path.insert(0, str(ROOT / "src"))
 from frontdesk.client import Client  # noqa: E402
 
 LAB = Path(os.environ.get("FRONTDESK_SLURM_LAB", "/var/lib/frontdesk-slurm-lab"))
-PLUGIN = "frontdesk.backends.slurm.plugin:SlurmPlugin"
-SITECUSTOMIZE = (
-    f"import frontdesk.plugins as _p\nif {PLUGIN!r} not in _p.PLUGIN_PATHS:\n"
-    f"    _p.PLUGIN_PATHS = (*_p.PLUGIN_PATHS, {PLUGIN!r})\n"
-)
 JOB_RPCS = (
     "REQUEST_JOB_INFO",
     "REQUEST_JOB_INFO_SINGLE",
@@ -76,18 +71,14 @@ class Gateway:
 
     def __init__(self, tick: float, refresh: float, push: bool) -> None:
         self.home = Path(tempfile.mkdtemp(prefix="fd-bench-", dir="/tmp"))
-        boot = self.home / "boot"
-        boot.mkdir()
-        (boot / "sitecustomize.py").write_text(SITECUSTOMIZE)
         notify = "" if push else f'notify_dir = "{self.home}/no-push"\n'
         (self.home / "frontdesk.toml").write_text(
-            f'[gateway]\nbackend = "slurm"\ntick_seconds = {tick}\nplugins = ["backends"]\n\n'
+            f'[gateway]\nbackend = "slurm"\ntick_seconds = {tick}\nplugins = ["slurm"]\n\n'
             f"[slurm]\nrefresh_seconds = {refresh}\n{notify}"
         )
         self.env = {
             **os.environ,
             "FRONTDESK_HOME": str(self.home),
-            "PYTHONPATH": str(boot),
             "SLURM_CONF": str(LAB / "etc" / "slurm.conf"),
         }
         for key in ("FRONTDESK_SOCKET", "FRONTDESK_URL", "FRONTDESK_TOKEN", "FRONTDESK_CONFIG"):

@@ -22,12 +22,14 @@ __all__ = ["Admission", "Notice", "SubmitContext", "PLUGIN_PATHS", "load_plugins
 
 log = logging.getLogger("frontdesk.plugins")
 
-PLUGIN_PATHS: tuple[str, ...] = (
-    "frontdesk.guard.plugin:GuardPlugin",
-    "frontdesk.memory.plugin:MemoryPlugin",
-    "frontdesk.policy.plugin:PolicyPlugin",
-    "frontdesk.agents.plugin:AgentsPlugin",
-)
+PLUGIN_PATHS: dict[str, str] = {
+    "guard": "frontdesk.guard.plugin:GuardPlugin",
+    "memory": "frontdesk.memory.plugin:MemoryPlugin",
+    "policy": "frontdesk.policy.plugin:PolicyPlugin",
+    "agents": "frontdesk.agents.plugin:AgentsPlugin",
+    "slurm": "frontdesk.backends.slurm.plugin:SlurmPlugin",
+}
+"""Name -> import path, in the order submissions pass through them (guard, then memory, then policy)."""
 
 
 @dataclass(frozen=True)
@@ -74,9 +76,8 @@ def load_plugins(settings: Any) -> list[Any]:
     if os.environ.get("FRONTDESK_PLUGINS") is not None:
         wanted = [w.strip() for w in os.environ["FRONTDESK_PLUGINS"].split(",") if w.strip()]
     out = []
-    for path in PLUGIN_PATHS:
+    for short, path in PLUGIN_PATHS.items():
         module_name, _, cls_name = path.partition(":")
-        short = module_name.split(".")[1]
         if wanted is not None and short not in wanted:
             continue
         try:

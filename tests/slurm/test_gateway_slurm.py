@@ -17,30 +17,15 @@ from frontdesk.backends.slurm.parse import parse_scontrol_jobs
 
 pytestmark = pytest.mark.slurm
 
-PLUGIN = "frontdesk.backends.slurm.plugin:SlurmPlugin"
-# Until the lead lists the Slurm plug-in in PLUGIN_PATHS, a sitecustomize adds it (a no-op afterwards).
-SITECUSTOMIZE = f"""
-import frontdesk.plugins as _p
-if {PLUGIN!r} not in _p.PLUGIN_PATHS:
-    _p.PLUGIN_PATHS = (*_p.PLUGIN_PATHS, {PLUGIN!r})
-"""
-
-
 @pytest.fixture
 def slurm_gateway(slurm_lab: Path, gateway_factory: Any, tmp_path: Path) -> Callable[..., Any]:
     """Start real gateways on the slurm backend: `slurm_gateway(tick=1.0)`."""
-    boot = tmp_path / "boot"
-    boot.mkdir()
-    (boot / "sitecustomize.py").write_text(SITECUSTOMIZE)
-    pythonpath = os.pathsep.join(p for p in (str(boot), os.environ.get("PYTHONPATH", "")) if p)
-
     def make(tick: float = 1.0, refresh: float = 2.0) -> Any:
-        # only the Slurm plug-in ("backends" is its short name in [gateway] plugins): these tests are about
-        # the backend and the shield, not the other plug-ins' admissions
-        config = (f'[gateway]\nbackend = "slurm"\ntick_seconds = {tick}\nplugins = ["backends"]\n\n'
+        # only the Slurm plug-in: these tests are about the backend and the shield, not the other admissions
+        config = (f'[gateway]\nbackend = "slurm"\ntick_seconds = {tick}\nplugins = ["slurm"]\n\n'
                   f"[slurm]\nrefresh_seconds = {refresh}\n")
         return gateway_factory(
-            config=config, env={"PYTHONPATH": pythonpath, "SLURM_CONF": str(slurm_lab / "etc" / "slurm.conf")}
+            config=config, env={"SLURM_CONF": str(slurm_lab / "etc" / "slurm.conf")}
         )
 
     return make
