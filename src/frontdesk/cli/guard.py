@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shlex
 import sys
 import time
 from typing import Any
@@ -56,6 +55,8 @@ def _command_text(words: list[str]) -> str:
         words = words[1:]
     if len(words) == 1:
         return words[0]
+    import shlex
+
     return shlex.join(words)
 
 

@@ -48,7 +48,7 @@ RUNTIME_VARS = (
 )
 _SCRIPT_LIMIT = 256 * 1024
 _SHELL_RUNNERS = {"bash", "sh", "zsh", "dash", "ksh", "source", ".", "sbatch"}
-_CODE_RUNNERS = re.compile(r"^(python[0-9.]*|perl|ruby|node|Rscript|julia|php)$")
+_CODE_RUNNERS = r"^(python[0-9.]*|perl|ruby|node|Rscript|julia|php)$"
 _INSTALLERS = {
     "pip",
     "pip3",
@@ -176,7 +176,7 @@ def _reads_fetched_code(inv: Invocation, fetchers: set[str]) -> bool:
     if prog in ("source", "."):
         return True
     positional = [w for w in inv.args if not w.is_flag]
-    if prog in ("bash", "sh", "zsh", "dash", "ksh", "fish") or _CODE_RUNNERS.match(prog):
+    if prog in ("bash", "sh", "zsh", "dash", "ksh", "fish") or rules_mod.rx(_CODE_RUNNERS).match(prog):
         if inv.inline_code is not None or any(
             w.is_flag and not w.text.startswith("--") and ("c" in w.text or "e" in w.text) for w in inv.args
         ):
@@ -195,7 +195,7 @@ def _script_of(inv: Invocation) -> tuple[str, str] | None:
     positional = [w for w in inv.args if not w.is_flag]
     if prog in _SHELL_RUNNERS and positional and inv.inline_code is None:
         return ("shell", positional[0].text)
-    if _CODE_RUNNERS.match(prog) and inv.inline_code is None and positional and not inv.module:
+    if rules_mod.rx(_CODE_RUNNERS).match(prog) and inv.inline_code is None and positional and not inv.module:
         if "-m" in [w.text for w in inv.args]:
             return None
         return ("code", positional[0].text)
@@ -251,11 +251,11 @@ def _scan_script(inv: Invocation, ctx: GuardContext, ruleset: rules_mod.RuleSet)
             yield _Hit(rule, f"in {name}")
 
 
-_TIME = re.compile(r"^(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?$")
+_TIME = r"^(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?$"
 
 
 def _walltime_s(text: str) -> int | None:
-    m = _TIME.match(text.strip())
+    m = rules_mod.rx(_TIME).match(text.strip())
     if not m:
         return None
     days, a, b, c = (int(x) if x else None for x in m.groups())

@@ -6,7 +6,6 @@ Named checks (`check = "..."`) are implemented in `checker.py`; this module only
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -278,8 +277,8 @@ _SYSTEM_DEEP = (
     "/proc/",
     "/sys/",
 )
-_DEVICE = re.compile(r"^/dev/(sd[a-z]|nvme\d|hd[a-z]|vd[a-z]|xvd[a-z]|md\d|mapper/|disk/|mmcblk\d|loop\d)")
-_AGENT_CONFIG = re.compile(
+_DEVICE = r"^/dev/(sd[a-z]|nvme\d|hd[a-z]|vd[a-z]|xvd[a-z]|md\d|mapper/|disk/|mmcblk\d|loop\d)"
+_AGENT_CONFIG = (
     r"(^|/)\.claude/(settings(\.local)?\.json|hooks/)|(^|/)\.codex/config\.toml$|"
     r"(^|/)frontdesk\.toml$|(^|/)\.gemini/settings\.json$|(^|/)\.config/frontdesk/|"
     r"(^|/)\.claude\.json$"
@@ -298,7 +297,7 @@ def classify_path(word: Word, ctx: GuardContext, cwd: str | None = None) -> set[
     if word.dynamic or not word.text or word.text.startswith("-"):
         return out
     text = word.text
-    if _AGENT_CONFIG.search(text):
+    if rx(_AGENT_CONFIG).search(text):
         out.add("agent-config")
     if text.startswith("~"):
         text = ctx.home + text[1:]
@@ -322,7 +321,7 @@ def classify_path(word: Word, ctx: GuardContext, cwd: str | None = None) -> set[
         out.add("dev-shm")
     if _under(path, ctx.scratch_roots):
         out.add("scratch")
-    if _DEVICE.match(path):
+    if rx(_DEVICE).match(path):
         out.add("device")
     return out
 
@@ -378,7 +377,7 @@ def flags_of(inv: Invocation, rules: RuleSet) -> tuple[dict[str, list[str | None
 
 
 def _prog_match(prog: str, patterns: tuple[str, ...]) -> bool:
-    return any(p == "*" or p == prog or ("*" in p and fnmatch.fnmatchcase(prog, p)) for p in patterns)
+    return any(p == "*" or p == prog or (p.endswith("*") and prog.startswith(p[:-1])) for p in patterns)
 
 
 @lru_cache(maxsize=512)

@@ -20,9 +20,7 @@ from typing import Any
 
 __all__ = ["TaintStore", "normalise_line"]
 
-_DOC_NAME = re.compile(
-    r"(?i)^(readme|install|setup|getting[_-]?started|quickstart|usage)[^/]*$|\.(md|rst|txt)$"
-)
+_DOC_NAME = r"(?i)^(readme|install|setup|getting[_-]?started|quickstart|usage)[^/]*$|\.(md|rst|txt)$"
 _MAX_DOCS = 40
 _MAX_DOC_BYTES = 256 * 1024
 _MAX_ENTRIES = 2000
@@ -133,7 +131,7 @@ class TaintStore:
 
 def _docs_under(root: str) -> list[str]:
     if os.path.isfile(root):
-        return [root] if _DOC_NAME.search(os.path.basename(root)) else []
+        return [root] if re.search(_DOC_NAME, os.path.basename(root)) else []
     found: list[str] = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = [
@@ -142,7 +140,7 @@ def _docs_under(root: str) -> list[str]:
         if dirpath.count(os.sep) - root.count(os.sep) > 2:
             dirnames[:] = []
         for name in sorted(filenames):
-            if _DOC_NAME.search(name):
+            if re.search(_DOC_NAME, name):
                 found.append(os.path.join(dirpath, name))
                 if len(found) >= _MAX_DOCS:
                     return found
