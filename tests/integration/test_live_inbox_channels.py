@@ -150,6 +150,29 @@ def test_without_hooks_the_transcript_tells_idle(tmp_path: Path) -> None:
     assert transcript_idle(str(t), time.time() + 5) is False
 
 
+def test_without_hooks_a_wake_holds_until_the_transcript_shows_its_turn_ended(tmp_path: Path,
+                                                                                inbox: Inbox) -> None:
+    t = tmp_path / "s-1.jsonl"
+    ended = [{"type": "user"}, {"type": "assistant"}, {"type": "system", "subtype": "turn_duration"}]
+    t.write_text("\n".join(json.dumps(x) for x in ended) + "\n")
+    os.utime(t, (time.time() - 10, time.time() - 10))
+    ch = channel(tmp_path, inbox)
+    s = Session(id="s-1", user="alice", harness=Harness.CLAUDE_CODE,
+                reach={"pid": os.getpid(), "transcript_path": str(t)})
+    assert ch.available(s) == (True, f"live inbox of process {os.getpid()}, session idle")
+    assert asyncio.run(ch.deliver(s, "r", [1]))
+    with pytest.raises(Busy, match="wake was sent"):  # the transcript has not moved since
+        asyncio.run(ch.deliver(s, "r2", [2]))
+    t.write_text(t.read_text() + json.dumps({"type": "user"}) + "\n")  # the woken turn starts
+    os.utime(t, (time.time() + 2, time.time() + 2))
+    with pytest.raises(Busy):
+        asyncio.run(ch.deliver(s, "r2", [2]))
+    t.write_text(t.read_text() + "\n".join(json.dumps(x) for x in ended[1:]) + "\n")  # ...and ends
+    os.utime(t, (time.time() - 5, time.time() - 5))
+    ch._woken["s-1"] = time.time() - 20  # the wake was sent before that turn was written
+    assert asyncio.run(ch.deliver(s, "r2", [2]))
+
+
 def test_detect_context_sends_the_inbox_only_over_the_unix_socket() -> None:
     env = {"CLAUDECODE": "1", "CLAUDE_CODE_SESSION_ID": "s-1", "CLAUDE_PID": "42",
            "CLAUDE_CODE_MESSAGING_SOCKET": "/tmp/cc-socks/42.sock", "CLAUDE_CODE_MESSAGING_TOKEN": TOKEN}

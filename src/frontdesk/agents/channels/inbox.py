@@ -91,6 +91,13 @@ class InboxSecrets:
             pass
 
 
+def _mtime(path: str) -> float:
+    try:
+        return os.stat(path).st_mtime
+    except OSError:
+        return 0.0
+
+
 def _find_transcript(sid: str, env: Mapping[str, Any]) -> str | None:
     """`<config dir>/projects/*/<sid>.jsonl`, from the client's HOME / CLAUDE_CONFIG_DIR."""
     bases = [env.get("CLAUDE_CONFIG_DIR")] + ([str(Path(env["HOME"]) / ".claude")] if env.get("HOME") else [])
@@ -183,17 +190,19 @@ class InboxChannel:
 
     def _turn(self, session: Session, rec: Mapping[str, Any], now: float) -> bool | str:
         """True when idle; else why not."""
+        transcript = session.reach.get("transcript_path") or rec.get("transcript")
         woke = self._woken.get(session.id)
         if woke is not None:
             if session.turn_changed_at > woke and session.turn_state is TurnState.IDLE:
-                self._woken.pop(session.id, None)
+                self._woken.pop(session.id, None)  # the hooks saw the woken turn end
+            elif transcript and _mtime(str(transcript)) > woke and transcript_idle(str(transcript), now):
+                self._woken.pop(session.id, None)  # the transcript shows the woken turn ended
             elif now - woke < _WAKE_GRACE_S:
                 return "a wake was sent; its turn has not ended"
         if session.turn_state in (TurnState.IN_TURN, TurnState.STOPPING):
             return f"turn state {session.turn_state}"
         if session.turn_state is TurnState.IDLE:
             return True
-        transcript = session.reach.get("transcript_path") or rec.get("transcript")
         verdict = transcript_idle(str(transcript), now) if transcript else None
         if verdict is None:
             return "turn state unknown (no hooks, no transcript): `frontdesk hooks install claude`"
