@@ -27,13 +27,30 @@ def scrub_private(text: str) -> str:
     return _HOME.sub("~", text)
 
 
+_DIRECTIVE = re.compile(r"^\s*#(?:SBATCH|PBS|\$|BSUB)\b.*$", re.M)
+_VOLATILE: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I), "<id>"),
+    (re.compile(r"\b\d{4}-?\d{2}-?\d{2}(?:[T_ -]?\d{2}[:-]?\d{2}(?:[:-]?\d{2})?(?:\.\d+)?)?Z?\b"), "<time>"),
+    (re.compile(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{8,}\b", re.I), "<hex>"),
+    (re.compile(r"(?<![\d.])\d{6,}(?![\d.])"), "<id>"),
+]
+
+
 def template_of(spec: dict[str, Any]) -> str:
-    """`JobSpec.template()` normalised: home directories folded, whitespace collapsed (numbers kept)."""
+    """`JobSpec.template()` normalised, so reruns of one job share it.
+
+    Home directories fold to `~`; run ids, timestamps, hashes and long numbers become placeholders
+    (small numbers such as hyperparameters stay: they change what runs). In scripts, scheduler
+    directives and `module load` lines are left out: they are the request, and a change to them is a
+    candidate fix rather than another job.
+    """
     if spec.get("command"):
         cmd = spec["command"]
         text = " ".join(cmd) if isinstance(cmd, list) else str(cmd)
     else:
-        text = str(spec.get("script") or "")
+        text = _MODULE_LOAD.sub("", _DIRECTIVE.sub("", str(spec.get("script") or "")))
+    for pattern, repl in _VOLATILE:
+        text = pattern.sub(repl, text)
     return scrub_private(" ".join(text.split()))[:500]
 
 

@@ -95,8 +95,10 @@ def test_changed_conditions_mark_a_lesson_for_revalidation(store: LessonStore) -
     [same] = store.matching("alice", ctx(script=script))
     assert same.status == "active"
     newer = script.replace("openmpi/4.1.5", "openmpi/5.0.3")
-    # another template (the module line changed): only template-less substrate lessons would match it
-    assert store.matching("alice", ctx(script=newer)) == []
+    # module lines are not part of the template: the same job under a new OpenMPI is to be revalidated
+    [stale] = store.matching("alice", ctx(script=newer))
+    assert stale.id == lesson.id and stale.status == "stale"
+    assert stale.status_reason == "conditions changed: openmpi 4.1.5 -> 5.0.3"
 
 
 def test_changed_module_version_in_env_makes_the_lesson_stale(store: LessonStore) -> None:
@@ -228,3 +230,35 @@ def test_a_failure_under_new_conditions_revalidates_with_them(store: LessonStore
     [lesson] = fail(store, 2, "alice", new, sig)
     assert lesson.status == "active" and lesson.conditions["versions"] == {"openmpi": "5.0.3"}
     assert store.matching("alice", new)[0].status == "active"
+
+
+def test_another_module_is_learned_as_the_fix_for_a_script(store: LessonStore) -> None:
+    from frontdesk.memory.context import context_of
+
+    def script(cuda: str) -> str:
+        return (f"#!/bin/bash\n#SBATCH --gres=gpu:1\nmodule load gcc/12.2 cuda/{cuda}\n"
+                "python infer.py --bs 8\n")
+
+    sig = classify("ImportError: libcudart.so.12: cannot open shared object file: No such file", "FAILED")
+    bad, good = context_of({"script": script("12.9")}), context_of({"script": script("12.4")})
+    assert bad.template == good.template == "#!/bin/bash python infer.py --bs 8"
+    fail(store, 1, "alice", bad, sig)
+    [lesson] = succeed(store, 2, "alice", good)
+    assert lesson.fix is not None
+    assert lesson.fix["changes"] == {"modules": [["cuda/12.9", "gcc/12.2"], ["cuda/12.4", "gcc/12.2"]]}
+    text = describe(store.matching("alice", bad)[0])
+    assert "ended FAILED once at cuda/12.9, gcc/12.2 (a shared library cannot be found: libcudart.so)" in text
+    assert "it completed with modules cuda/12.4, gcc/12.2" in text
+    assert store.matching("alice", good)[0].status == "active"  # the fix itself is no change of conditions
+
+
+def test_volatile_ids_do_not_make_a_new_template() -> None:
+    from frontdesk.memory.context import template_of
+
+    a = template_of({"command": ["python", "run.py", "--out", "/scratch/r-2026-12-02T11:00:05", "--seed",
+                                 "1234567", "--lr", "0.001"]})
+    b = template_of({"command": ["python", "run.py", "--out", "/scratch/r-2026-12-03T09:10:00", "--seed",
+                                 "7654321", "--lr", "0.001"]})
+    assert a == b == "python run.py --out /scratch/r-<time> --seed <id> --lr 0.001"
+    assert template_of({"command": ["python", "run.py", "--lr", "0.01"]}) != template_of(
+        {"command": ["python", "run.py", "--lr", "0.001"]})
