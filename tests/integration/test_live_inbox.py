@@ -81,9 +81,9 @@ def live(claude_ready: None, gateway_factory: Any, standin: StandIn, tmp_path: P
         def __init__(self) -> None:
             self.gw, self.cc, self.api = gw, cc, standin
 
-        def start(self, rules: list[Rule], prompt: str) -> dict[str, Any]:
+        def start(self, rules: list[Rule], prompt: str, with_hooks: bool = True) -> dict[str, Any]:
             standin.rules[:] = rules
-            cc.prepare({"permissions": {"allow": ["Bash"]}, "hooks": hooks})
+            cc.prepare({"permissions": {"allow": ["Bash"]}, **({"hooks": hooks} if with_hooks else {})})
             cc.start("--allowedTools", "Bash", "--permission-mode", "default")
             cc.wait_screen("❯", 30)
             cc.type(prompt)
@@ -193,6 +193,25 @@ def test_a_job_ending_mid_turn_is_delivered_after_that_turn(live: Any) -> None:
     assert got.at > waited.at and "Finished the long step." in json.dumps(last_reply)
     time.sleep(2)
     assert len(wakes(live.api)) == 1
+
+
+def test_without_hooks_the_transcript_holds_a_mid_turn_report_until_the_turn_ends(live: Any) -> None:
+    rules = [Rule(match="SUBMIT-NOHOOK", bash=f"{FRONTDESK} run --name nh -- sh -c 'sleep 1; echo nh-done' "
+                                              "&& echo SUBMITTED-NOHOOK"),
+             Rule(match="SUBMITTED-NOHOOK", bash="sleep 5; echo WAITED-NOHOOK"),
+             Rule(match="WAITED-NOHOOK", text="Finished without hooks.")]
+    s = live.start(rules, prompt="SUBMIT-NOHOOK", with_hooks=False)
+    assert s["turn_state"] == "unknown"  # no hook ever reported: the transcript is the only signal
+    [job] = job_ids(live.gw)
+    live.gw.wait_state(job, {"COMPLETED"}, timeout=30)
+    waited = live.api.wait_for(lambda r: "WAITED-NOHOOK" in r.last_user_text, 30)
+    assert HEADER not in json.dumps(waited.body)
+    got = live.api.wait_for(lambda r: HEADER in r.last_user_text, 30)
+    assert "nh-done" in got.last_user_text and got.at > waited.at
+    last_reply = [m for m in got.body["messages"] if m["role"] == "assistant"][-1]
+    assert "Finished without hooks." in json.dumps(last_reply)
+    time.sleep(2)
+    assert len(wakes(live.api)) == 1 and live.get(s["id"])["last_channel"] == "inbox"
 
 
 def test_with_the_session_process_gone_the_report_goes_out_by_the_next_channel(live: Any) -> None:
