@@ -11,7 +11,8 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["JobContext", "context_of", "fix_applied", "request_changes", "scrub_private", "template_of"]
+__all__ = ["JobContext", "argument_change", "context_of", "fix_applied", "request_changes", "scrub_private",
+           "template_of"]
 
 _HOME = re.compile(r"(?<![\w.])(?:/home|/Users|/u|/usr/home|/export/home)/[^/\s'\"]+")
 _MODULE_LOAD = re.compile(r"^\s*(?:module\s+(?:load|add|try-load)|ml)\s+([^\n#;&|]+)", re.M)
@@ -134,9 +135,47 @@ def request_changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, 
     return {k: [before.get(k), after.get(k)] for k in _REQUEST_KEYS if before.get(k) != after.get(k)}
 
 
-def fix_applied(fix_changes: dict[str, list[Any]], request: dict[str, Any]) -> bool:
+def _words(template: str) -> list[str]:
+    try:
+        return shlex.split(template)
+    except ValueError:
+        return template.split()
+
+
+def argument_change(before: str, after: str, max_words: int = 3) -> tuple[str, str] | None:
+    """The few words that differ between two command templates (with the option they belong to).
+
+    None when the templates differ in more than `max_words` words on either side: then they are
+    different jobs rather than one job with an adjusted argument.
+    """
+    import difflib
+
+    a, b = _words(before), _words(after)
+    if not a or not b or a[0] != b[0]:
+        return None
+    old: list[str] = []
+    new: list[str] = []
+    removed = added = 0
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if op == "equal":
+            continue
+        flag = [a[i1 - 1]] if i1 > 0 and a[i1 - 1].startswith("-") else []
+        old += flag + a[i1:i2]
+        new += flag + b[j1:j2]
+        removed, added = removed + i2 - i1, added + j2 - j1
+    if not (removed or added) or max(removed, added) > max_words:
+        return None
+    return " ".join(old), " ".join(new)
+
+
+def fix_applied(fix_changes: dict[str, list[Any]], request: dict[str, Any],
+                template: str | None = None) -> bool:
     """Whether a request carries a fix: every value the fix changed moved away from where it failed."""
     for key, (old, new) in fix_changes.items():
+        if key == "arguments":  # the fix was another command line: [failed template, completed template]
+            if template is None or template == old:
+                return False
+            continue
         value = request.get(key)
         if isinstance(new, int | float) and not isinstance(new, bool) and isinstance(old, int | float):
             if value is None:

@@ -124,7 +124,10 @@ def describe(lesson: Lesson) -> str:
         text += f"; fix ({lesson.source}): {lesson.fix['text']}"
     elif lesson.fix:
         parts = [f"{k.removesuffix('_bytes').removesuffix('_s')} {_fmt(k, new)}" for k, (_old, new) in
-                 fix_changes.items()]
+                 fix_changes.items() if k != "arguments"]
+        if "arguments" in fix_changes:
+            old_args, new_args = (lesson.fix.get("arguments") or ["", ""])[:2]
+            parts.append(f"`{new_args}` instead of `{old_args}`" if old_args else f"`{new_args}` added")
         ok_job = (lesson.fix.get("evidence") or [None, None])[-1]
         text += (f"; it completed with {', '.join(parts)} on {_day(float(lesson.fix.get('at', 0)))}"
                  + (f" (job {ok_job})" if ok_job else ""))

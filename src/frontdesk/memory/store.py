@@ -16,7 +16,13 @@ from typing import Any
 
 from frontdesk.errors import Denied, NotFound, UserError
 from frontdesk.memory.classify import Signature, load_catalog
-from frontdesk.memory.context import JobContext, fix_applied, request_changes, scrub_private
+from frontdesk.memory.context import (
+    JobContext,
+    argument_change,
+    fix_applied,
+    request_changes,
+    scrub_private,
+)
 from frontdesk.memory.lesson import Lesson
 from frontdesk.memory.scopes import SCOPES, Membership, Scope
 from frontdesk.store.db import register_schema
@@ -112,6 +118,10 @@ NO_LESSON_KINDS = frozenset({"ok", "unknown", "cancelled", "preempted"})
 """Endings that teach nothing about the job: no lesson is recorded for them."""
 _TRANSIENT_KINDS = frozenset({"node_failure"})
 """Endings that a later success neither fixes nor disproves."""
+_ARGUMENT_KINDS = ("cuda_oom", "host_oom", "walltime")
+"""Endings an adjusted command line (a smaller batch, fewer steps) can fix."""
+_SIBLING_WINDOW_S = 7 * 86400.0
+"""How recent a failure of a slightly different command line must be to take its success as the fix."""
 
 
 def _fts_query(text: str) -> str:
@@ -194,7 +204,7 @@ class LessonStore:
         for lesson in found:
             changed = _conditions_changed(lesson.conditions, ctx)
             if changed and lesson.status == "active" and not (lesson.fix and fix_applied(
-                    lesson.fix.get("changes", {}), ctx.requested)):
+                    lesson.fix.get("changes", {}), ctx.requested, ctx.template)):
                 reason = f"conditions changed: {changed}"
                 self._update(lesson.id, status="stale", status_reason=reason)
                 lesson = replace(lesson, status="stale", status_reason=reason)
@@ -226,7 +236,7 @@ class LessonStore:
                 "times_seen": lesson.times_seen + 1, "confirmed_at": now, "status": "active",
                 "status_reason": None, "evidence": json.dumps((lesson.evidence + [evidence])[-20:]),
                 "conditions": json.dumps(ctx.conditions)}
-            if lesson.fix and fix_applied(lesson.fix.get("changes", {}), ctx.requested):
+            if lesson.fix and fix_applied(lesson.fix.get("changes", {}), ctx.requested, ctx.template):
                 updates.update(fix=None, fix_text="", status_reason=f"the fix did not hold for job {job_id}")
             self._update(lesson.id, **updates)
             touched.append(lesson.id)
@@ -256,12 +266,42 @@ class LessonStore:
                 else:
                     self._update(lesson.id, status="invalid",
                                  status_reason=f"job {job_id} completed with the request that failed")
-            elif fix_applied(lesson.fix.get("changes", {}), ctx.requested):
+            elif fix_applied(lesson.fix.get("changes", {}), ctx.requested, ctx.template):
                 self._update(lesson.id, times_held=lesson.times_held + 1, confirmed_at=now, status="active",
                              status_reason=None)
             else:
                 self._update(lesson.id, status="invalid",
                              status_reason=f"job {job_id} completed without the fix")
+            out.append(Lesson.from_row(self._lesson_row(lesson.id)))
+        return out + self._learn_from_siblings(job_id, principal, ctx, now)
+
+    def _learn_from_siblings(self, job_id: int, principal: str, ctx: JobContext, now: float) -> list[Lesson]:
+        """A completed command line a few words away from a recent failure's: those words are the fix."""
+        if not ctx.application:
+            return []
+        marks = ",".join("?" * len(_ARGUMENT_KINDS))
+        candidates = self._select(
+            f"scope='user' AND scope_name=? AND application=? AND template != ? AND template != ''"
+            f" AND status='active' AND kind IN ({marks}) AND (json_extract(fix, '$.changes.arguments[1]')=?"
+            f" OR (fix IS NULL AND confirmed_at > ?))",
+            [principal, ctx.application, ctx.template, *_ARGUMENT_KINDS, ctx.template,
+             now - _SIBLING_WINDOW_S], principal)
+        out = []
+        for lesson in candidates:
+            if lesson.fix is not None:  # this command line is that lesson's fix: it held once more
+                self._update(lesson.id, times_held=lesson.times_held + 1, confirmed_at=now)
+                out.append(Lesson.from_row(self._lesson_row(lesson.id)))
+                continue
+            diff = argument_change(lesson.template, ctx.template)
+            if diff is None:
+                continue
+            failed = lesson.evidence[-1] if lesson.evidence else {"requested": lesson.requested}
+            changes = request_changes(failed.get("requested") or {}, ctx.requested)
+            changes["arguments"] = [lesson.template, ctx.template]
+            fix = {"changes": changes, "arguments": list(diff), "evidence": [failed.get("job"), job_id],
+                   "at": now, "learned_from": "scheduler"}
+            self._update(lesson.id, fix=json.dumps(fix), fix_text=_fix_text(changes), times_held=1,
+                         confirmed_at=now)
             out.append(Lesson.from_row(self._lesson_row(lesson.id)))
         return out
 

@@ -262,3 +262,24 @@ def test_volatile_ids_do_not_make_a_new_template() -> None:
     assert a == b == "python run.py --out /scratch/r-<time> --seed <id> --lr 0.001"
     assert template_of({"command": ["python", "run.py", "--lr", "0.01"]}) != template_of(
         {"command": ["python", "run.py", "--lr", "0.001"]})
+
+
+def test_a_smaller_batch_on_the_command_line_is_learned_as_the_fix(store: LessonStore, clock: Clock) -> None:
+    cuda_oom = classify("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.", "FAILED")
+    big = ctx(command=["python", "train.py", "--bs", "64", "--lr", "0.1"])
+    small = ctx(command=["python", "train.py", "--bs", "16", "--lr", "0.1"])
+    fail(store, 1, "alice", big, cuda_oom)
+    clock.advance(3600)
+    [lesson] = succeed(store, 2, "alice", small)
+    assert lesson.fix is not None and lesson.fix["arguments"] == ["--bs 64", "--bs 16"]
+    assert lesson.fix["evidence"] == [1, 2]
+    [told] = store.matching("alice", big)
+    assert "it completed with `--bs 16` instead of `--bs 64`" in describe(told)
+    [held] = succeed(store, 3, "alice", small)  # the fixed command line again: the fix held
+    assert held.id == lesson.id and held.times_held == 2
+    [invalid] = succeed(store, 4, "alice", big)  # the failing command line completes after all
+    assert invalid.id == lesson.id and invalid.status == "invalid"
+    # a very different command line of the same program is not taken as the fix
+    fail(store, 5, "alice", ctx(command=["python", "train.py", "--bs", "128"]), cuda_oom)
+    assert succeed(store, 6, "alice", ctx(command=["python", "train.py", "--model", "tiny", "--bs", "8",
+                                                   "--epochs", "1", "--no-eval"])) == []
