@@ -7,11 +7,14 @@ Claude Code PreToolUse JSON on stdout.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
-from typing import Any
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import argparse
 
 from frontdesk.cli.output import emit
 
@@ -31,7 +34,7 @@ def register(sub: Any) -> None:
     c.add_argument("--cwd", help="directory the command would run in (default: here)")
     c.add_argument("--role", choices=["login", "compute", "workstation"], help="override the node role")
     c.add_argument("--no-record", action="store_true", help="do not record fetched content as tainted")
-    c.add_argument("cmd", nargs=argparse.REMAINDER, help="the command (one quoted string, or words after --)")
+    c.add_argument("cmd", nargs="...", help="the command (one quoted string, or words after --)")
     c.set_defaults(func=cmd_check)
 
     h = gsub.add_parser("hook", help="Claude Code PreToolUse hook: payload on stdin, decision JSON on stdout")
@@ -232,9 +235,15 @@ def main(argv: list[str] | None = None) -> int:
     from frontdesk.cli.output import emit_error
     from frontdesk.errors import FrontdeskError
 
+    words = sys.argv[1:] if argv is None else argv
+    if words and words[0] == "hook" and set(words[1:]) <= {"--approve", "--json"}:
+        # the hot path (every shell call of an agent): no argparse to import or build
+        return cmd_hook(SimpleNamespace(approve="--approve" in words, json=True))  # type: ignore[arg-type]
+    import argparse
+
     parser = argparse.ArgumentParser(prog="frontdesk")
     register(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(["guard", *(sys.argv[1:] if argv is None else argv)])
+    args = parser.parse_args(["guard", *words])
     try:
         return int(args.func(args) or 0)
     except FrontdeskError as exc:

@@ -177,11 +177,11 @@ def _cache_dir() -> Path:
 
 def _read(path: Path) -> dict[str, Any]:
     """A rule file's data; parsed TOML is cached as JSON (keyed by path, size and mtime) for cold starts."""
-    import hashlib
     import json
+    import zlib  # a cache key, not a digest: zlib is built in and cheap to import
 
     stat = path.stat()
-    key = hashlib.sha256(f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}".encode()).hexdigest()[:24]
+    key = f"{zlib.crc32(str(path.resolve()).encode()):08x}-{stat.st_size}-{stat.st_mtime_ns}"
     cache = _cache_dir() / f"guard-rules-{key}.json"
     try:
         return dict(json.loads(cache.read_text()))

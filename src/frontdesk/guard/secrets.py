@@ -11,8 +11,6 @@ Rules here cover what `detect-secrets` misses in shell lines (Anthropic and Hugg
 
 from __future__ import annotations
 
-import hashlib
-import math
 import re
 from dataclasses import dataclass
 
@@ -31,6 +29,8 @@ class Secret:
 
 def fingerprint(value: str) -> str:
     """The short stable fingerprint of a secret value."""
+    import hashlib  # here, not at import: most texts hold no secret
+
     return hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:8]
 
 
@@ -174,6 +174,8 @@ def _entropy(value: str) -> float:
     for ch in value:
         counts[ch] = counts.get(ch, 0) + 1
     n = len(value)
+    import math
+
     return -sum(c / n * math.log2(c / n) for c in counts.values())
 
 

@@ -8,11 +8,9 @@ README-like files are indexed by hash so that a command copied from a fetched RE
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +32,8 @@ def normalise_line(line: str) -> str:
 
 
 def _hash(text: str) -> str:
+    import hashlib  # here: a hook that finds no tainted docs never needs it
+
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
@@ -65,6 +65,8 @@ class TaintStore:
         """Write atomically; a failure to write is not fatal to a check."""
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            import tempfile  # not at import: tempfile pulls in shutil, random
+
             fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".taint.")
             with os.fdopen(fd, "w") as fh:
                 json.dump({"paths": self.paths, "lines": self.lines}, fh)
