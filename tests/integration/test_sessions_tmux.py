@@ -31,6 +31,16 @@ def tmux(tmp_path: Path) -> Any:
     sock.unlink(missing_ok=True)
 
 
+def _session_when(gw: Any, sid: str, ok: Any, timeout: float = 20) -> dict[str, Any]:
+    """The session record once `ok(record)` holds (reads the API; no hidden sleep)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        s: dict[str, Any] = gw.client.request("GET", f"/v1/sessions/{sid}")
+        if ok(s) or time.monotonic() > deadline:
+            return s
+        time.sleep(0.05)
+
+
 def _read_until(path: Path, needle: str, timeout: float = 20) -> str:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -55,8 +65,8 @@ def test_report_is_typed_into_an_idle_pane_once(gateway_factory: Any, tmux: Any)
     job = _submit(gw, sid, sock, pane, "echo typed-into-tmux")
     text = _read_until(out, "typed-into-tmux")
     assert f"[frontdesk] job you submitted ended: {job} COMPLETED." in text
-    s = gw.client.request("GET", f"/v1/sessions/{sid}")
-    assert s["reach"]["tmux_pane"] == pane and s["unread"] == 0 and s["last_channel"] == "tmux"
+    s = _session_when(gw, sid, lambda s: s["unread"] == 0)  # acknowledged after Enter was sent
+    assert s["reach"]["tmux_pane"] == pane and s["last_channel"] == "tmux"
     time.sleep(1.0)
     assert out.read_text().count("[frontdesk]") == 1
 

@@ -170,7 +170,8 @@ def build_router(plugin: AgentsPlugin) -> APIRouter:
             return {**base, "delivery": None, "reason": "nothing running or unread"}
         st.set_turn(s.id, TurnState.STOPPING, plugin.clock())
         wait_s = 0.0 if body.stop_hook_active else plugin.stop_wait_seconds(s, body.budget, active)
-        if any(getattr(ch, "live", False) and ch.available(s)[0] for ch in plugin.channels):
+        attended = s.reach.get("attended", True)  # `claude -p` (unattended) exits after its turn: hold it
+        if attended and any(getattr(ch, "live", False) and ch.available(s)[0] for ch in plugin.channels):
             wait_s = 0.0  # issue 8: a live inbox wakes the idle session later; do not hold its turn open
         got = await plugin.wait_for_reports(st.get(s.id), "stop", wait_s)
         if got.get("delivery"):

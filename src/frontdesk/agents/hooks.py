@@ -45,6 +45,10 @@ def reach_from_env(env: Mapping[str, str]) -> dict[str, Any]:
     if env.get("TMUX") and env.get("TMUX_PANE"):
         reach["tmux_socket"] = env["TMUX"].split(",", 1)[0]
         reach["tmux_pane"] = env["TMUX_PANE"]
+    if env.get("CLAUDE_CODE_SESSION_ATTENDED") in ("0", "1"):  # 0 under `claude -p`: exits after its turn
+        reach["attended"] = env["CLAUDE_CODE_SESSION_ATTENDED"] == "1"
+    if env.get("CLAUDE_CODE_ENTRYPOINT"):
+        reach["entrypoint"] = env["CLAUDE_CODE_ENTRYPOINT"]
     return reach
 
 

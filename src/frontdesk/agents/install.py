@@ -18,7 +18,6 @@ import json
 import os
 import re
 import shlex
-import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,19 +40,19 @@ class HookPlan:
     quick_timeout: int = 30
 
 
+def hook_argv(event: str, harness: str, budget: float | None = None, exe: str | None = None) -> list[str]:
+    """The argv of one of our hooks: the handler module run by frontdesk's own interpreter.
+
+    Same handler as `frontdesk hook EVENT`, without building the whole CLI parser: a hook is a fresh
+    process on every turn (bench/agent_hook_coldstart.py measures the difference).
+    """
+    argv = [exe or sys.executable, "-m", "frontdesk.agents.hooks", event, "--harness", harness]
+    return argv + (["--budget", str(int(budget))] if budget is not None else [])
+
+
 def hook_command(event: str, harness: str, budget: float | None = None, exe: str | None = None) -> str:
     """The shell command a harness runs for one of our hooks."""
-    exe = exe or _frontdesk_exe()
-    cmd = f"{shlex.quote(exe)} hook {event} --harness {harness}"
-    return cmd + (f" --budget {int(budget)}" if budget is not None else "")
-
-
-def _frontdesk_exe() -> str:
-    beside = Path(sys.executable).parent / "frontdesk"
-    if beside.is_file():
-        return str(beside)
-    found = shutil.which("frontdesk")
-    return found or "frontdesk"
+    return shlex.join(hook_argv(event, harness, budget, exe))
 
 
 def is_ours(hook: Any) -> bool:
@@ -212,7 +211,7 @@ def _install_notify(path: Path, exe: str | None) -> str:
     head = text.split("\n[", 1)[0] if not text.startswith("[") else ""
     if _NOTIFY.search(head):
         return f"{path}: a notify program is already set; left it alone (Codex idle signal not installed)"
-    argv = [exe or _frontdesk_exe(), "hook", "notify", "--harness", "codex"]
+    argv = hook_argv("notify", "codex", exe=exe)
     line = "notify = " + json.dumps(argv) + "  # frontdesk: tells the gateway when a turn ends\n"
     data = (line + text).encode()
     created = _mkdirs(path)

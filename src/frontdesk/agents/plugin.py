@@ -197,6 +197,10 @@ class AgentsPlugin:
         job_ids = [r.job_id for r in reports]
         upto = reports[-1].seq
         usable, reasons = choose(self.channels, s)
+        if self.hooks in usable and self.hooks.stop_waiting(s):
+            # a Stop hook is holding the end of this very turn: hand it over there, in the turn
+            usable.remove(self.hooks)
+            usable.insert(0, self.hooks)
         for ch in usable:
             try:
                 ok = await ch.deliver(s, text, job_ids)

@@ -48,3 +48,8 @@ def test_reach_from_env_keeps_no_secrets() -> None:
     env = {"CLAUDE_PID": "4242", "TMUX": "/tmp/tmux-0/default,123,0", "TMUX_PANE": "%3",
            "CLAUDE_CODE_MESSAGING_TOKEN": "sekrit"}
     assert reach_from_env(env) == {"pid": 4242, "tmux_socket": "/tmp/tmux-0/default", "tmux_pane": "%3"}
+
+
+def test_reach_marks_unattended_headless_runs() -> None:
+    env = {"CLAUDE_CODE_SESSION_ATTENDED": "0", "CLAUDE_CODE_ENTRYPOINT": "sdk-cli"}
+    assert reach_from_env(env) == {"attended": False, "entrypoint": "sdk-cli"}

@@ -9,7 +9,7 @@ import pytest
 
 from frontdesk.agents import install as inst
 
-EXE = "/opt/fd env/bin/frontdesk"  # a path with a space: the command must quote it
+EXE = "/opt/fd env/bin/python"  # a path with a space: the command must quote it
 
 EXISTING = """{
     "permissions": {"allow": ["Bash(ls:*)"]},
@@ -34,25 +34,26 @@ def test_claude_entries_pin_the_documented_shapes() -> None:
     assert set(e) == {"SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"}
     stop, rewake = e["Stop"][0]["hooks"]
     assert stop == {"type": "command", "timeout": 900,
-                    "command": "'/opt/fd env/bin/frontdesk' hook stop --harness claude-code --budget 880"}
+                    "command": "'/opt/fd env/bin/python' -m frontdesk.agents.hooks stop --harness claude-code --budget 880"}
     assert rewake == {"type": "command", "timeout": 86400, "async": True, "asyncRewake": True,
-                      "command": "'/opt/fd env/bin/frontdesk' hook rewake --harness claude-code --budget 86380"}
+                      "command": "'/opt/fd env/bin/python' -m frontdesk.agents.hooks rewake --harness claude-code "
+                                 "--budget 86380"}
     assert e["SessionStart"] == [{"hooks": [{"type": "command", "timeout": 30,
-                                             "command": "'/opt/fd env/bin/frontdesk' hook session-start "
-                                                        "--harness claude-code"}]}]
+                                             "command": "'/opt/fd env/bin/python' -m frontdesk.agents.hooks "
+                                                        "session-start --harness claude-code"}]}]
 
 
 def test_codex_entries_have_no_async_rewake() -> None:
     e = inst.codex_entries(exe=EXE)
     assert set(e) == {"SessionStart", "UserPromptSubmit", "Stop"}
     assert all("async" not in h for groups in e.values() for g in groups for h in g["hooks"])
-    assert e["Stop"][0]["hooks"][0]["command"].endswith("hook stop --harness codex --budget 880")
+    assert e["Stop"][0]["hooks"][0]["command"].endswith("frontdesk.agents.hooks stop --harness codex --budget 880")
 
 
 def test_merge_keeps_other_hooks_and_is_idempotent() -> None:
     current = json.loads(EXISTING)
     once = inst.merge_hooks(current, inst.claude_entries(exe=EXE))
-    twice = inst.merge_hooks(once, inst.claude_entries(exe="/elsewhere/frontdesk"))
+    twice = inst.merge_hooks(once, inst.claude_entries(exe="/elsewhere/python3"))
     for merged in (once, twice):
         assert merged["permissions"] == current["permissions"] and merged["model"] == "opus"
         assert merged["hooks"]["Stop"][0] == current["hooks"]["Stop"][0]
@@ -64,6 +65,7 @@ def test_merge_keeps_other_hooks_and_is_idempotent() -> None:
 def test_our_commands_are_recognised_and_others_are_not() -> None:
     assert inst.is_ours({"command": "'/x y/frontdesk' hook stop --harness codex"})
     assert inst.is_ours({"command": "frontdesk hook rewake"})
+    assert inst.is_ours({"command": "/v/bin/python -m frontdesk.agents.hooks stop --harness claude-code"})
     assert not inst.is_ours({"command": "echo frontdesk is great; hooky"})
     assert not inst.is_ours({"command": "./guard.sh"})
 
@@ -117,7 +119,7 @@ def test_codex_notify_is_added_at_top_level_and_removed(tmp_path: Path) -> None:
     import tomllib
 
     parsed = tomllib.loads(cfg.read_text())
-    assert parsed["notify"] == [EXE, "hook", "notify", "--harness", "codex"]
+    assert parsed["notify"] == [EXE, "-m", "frontdesk.agents.hooks", "notify", "--harness", "codex"]
     assert parsed["features"] == {"hooks": True} and parsed["model"] == "o4"
     inst.uninstall("codex", "project", proj)
     assert cfg.read_text() == original

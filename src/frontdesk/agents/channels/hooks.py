@@ -75,6 +75,11 @@ class HooksChannel:
             return w
         return None
 
+    def stop_waiting(self, session: Session) -> bool:
+        """Whether a Stop hook holds the end of the turn now (it outranks every other channel)."""
+        w = self._ready(session)
+        return w is not None and w.role == "stop"
+
     def available(self, session: Session) -> tuple[bool, str]:
         """Available while a hook waits and, for the background hook, the session is idle."""
         w = self._ready(session)
