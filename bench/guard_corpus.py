@@ -148,11 +148,13 @@ def cold_start(n: int) -> dict[str, float]:
             cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
         return statistics.median(walls) * 1e3, statistics.median(cpus) * 1e3
 
+    script = Path(py).parent / "frontdesk"  # the console script an installed hook runs
+    cli = [str(script)] if script.exists() else [py, "-m", "frontdesk.cli.main"]
     out: dict[str, float] = {}
     for name, argv, stdin in (
         ("python_pass", [py, "-c", "pass"], None),
-        ("guard_check", [py, "-m", "frontdesk.cli.main", "guard", "check", "--", "git", "status"], None),
-        ("guard_hook", [py, "-m", "frontdesk.cli.main", "guard", "hook"], payload),
+        ("guard_check", [*cli, "guard", "check", "--", "git", "status"], None),
+        ("guard_hook", [*cli, "guard", "hook"], payload),
         ("fast_hook", [py, "-m", "frontdesk.cli.guard", "hook"], payload),
     ):
         out[f"{name}_ms"], out[f"{name}_cpu_ms"] = median(argv, stdin)
