@@ -94,6 +94,7 @@ def test_campaign_fix_reaches_a_fresh_session_and_only_the_lab(lab: Any, workdir
     assert learned["id"] == lesson_id
     assert learned["fix"]["changes"]["memory_bytes"] == [100 * 1024**2, 1024**3]
     assert learned["fix"]["evidence"] == [first["id"], second["id"]]
+    assert rep["extra"]["memory"]["signature"] is None and rep["extra"]["memory"]["matched"] == []
 
     # A fresh session of the same user is told the fix in the submit answer, before the job runs.
     third = _submit(alice, "100M", "session-2", workdir, delay=60)

@@ -3,7 +3,8 @@
 - `admit`: lessons on the same command template (or substrate lessons on its application) that the
   submitter may read become notices, with the known fix; plus resource advice from its finished runs.
 - `enrich`: classifies the ended job, records or confirms its lesson, learns a fix when a job on a
-  failed template completes after a change, and returns what goes into `report["extra"]["memory"]`.
+  failed template completes after a change, and returns what goes into `report["extra"]["memory"]`:
+  the signature, the lessons this ending touched, and the other lessons that match the job.
 - `router`: `/v1/memory/...` for the CLI (search, show, promote, forget, advice, classify).
 
 Settings (`[memory]` in frontdesk.toml): `stale_after` (default "90d"), `site_threshold` (3; 0 turns the
@@ -144,8 +145,11 @@ class MemoryPlugin:
         else:
             touched = self.store.record_failure(job_id, principal, job_ctx, sig)
         self._publish(job, touched)
+        seen = {lesson.id for lesson in touched}
+        matched = [lesson for lesson in self.store.matching(principal, job_ctx) if lesson.id not in seen]
         return {"signature": None if sig.kind == "ok" else _sig_dict(sig),
-                "lessons": [_summary(lesson) for lesson in touched]}
+                "lessons": [_summary(lesson) for lesson in touched],
+                "matched": [_summary(lesson) for lesson in matched]}
 
     def _context(self, spec: dict[str, Any], partition: str | None, env: dict[str, str] | None,
                  cwd: str | None) -> JobContext:
