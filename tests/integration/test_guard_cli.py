@@ -156,3 +156,24 @@ def test_gateway_denies_warns_and_reports(gateway: Any) -> None:
     assert all(e["principal"] for e in summary["latest"])
     text = gateway.cli("guard", "report")
     assert "3 guard verdicts" in text.stdout and "fs.rm-root" in text.stdout
+
+
+def test_hook_verdicts_reach_the_gateway_journal(gateway: Any) -> None:
+    payload = {
+        "tool_name": "Bash",
+        "tool_input": {"command": "chmod -R 777 ~/shared"},
+        "session_id": "sess-h",
+        "cwd": "/tmp",
+        "hook_event_name": "PreToolUse",
+    }
+    res = gateway.cli("guard", "hook", input=json.dumps(payload))
+    assert json.loads(res.stdout)["hookSpecificOutput"]["permissionDecision"] == "ask"
+    assert gateway.cli("guard", "check", "--", "ls").returncode == 0  # allows are not journalled
+    summary = json.loads(gateway.cli("guard", "report", "--json").stdout)
+    assert summary["total"] == 1 and summary["by_rule"] == {"fs.chmod-world": 1}
+    [event] = gateway.client.request("GET", "/v1/events?kind=guard.verdict")
+    assert event["session"] == "sess-h" and event["principal"] and event["data"]["source"] == "hook"
+    from frontdesk.errors import UserError
+
+    with pytest.raises(UserError):
+        gateway.client.request("POST", "/v1/guard/verdicts", {"verdict": "allow"})

@@ -69,7 +69,9 @@ def _settings() -> Any:
     return load_settings()
 
 
-def _run_check(command: str, cwd: str | None, role: str | None, record: bool, session: str | None) -> Any:
+def _run_check(
+    command: str, cwd: str | None, role: str | None, record: bool, session: str | None, source: str
+) -> Any:
     import os
 
     from frontdesk.guard.checker import check
@@ -83,11 +85,11 @@ def _run_check(command: str, cwd: str | None, role: str | None, record: bool, se
         ctx.node_role = NodeRole(role)
     verdict = check(command, ctx)
     if record:
-        _record(settings, command, verdict, session, ctx.cwd)
+        _record(settings, command, verdict, session, ctx.cwd, source)
     return verdict
 
 
-def _record(settings: Any, command: str, verdict: Any, session: str | None, cwd: str) -> None:
+def _record(settings: Any, command: str, verdict: Any, session: str | None, cwd: str, source: str) -> None:
     """Taint what the command fetches; append asks, denies and traced commands to the audit log."""
     from frontdesk.guard.audit import append_audit
     from frontdesk.guard.secrets import redact
@@ -98,6 +100,8 @@ def _record(settings: Any, command: str, verdict: Any, session: str | None, cwd:
         for path, source in verdict.fetches:
             store.record(path, redact(source), redact(command))
         store.save()
+    if str(verdict.decision) != "allow":
+        _tell_gateway(command, verdict, session, cwd, source)
     if str(verdict.decision) != "allow" or verdict.taint_source:
         append_audit(
             settings.home,
@@ -111,6 +115,25 @@ def _record(settings: Any, command: str, verdict: Any, session: str | None, cwd:
         )
 
 
+def _tell_gateway(command: str, verdict: Any, session: str | None, cwd: str, source: str) -> None:
+    """Best effort: put an ask or deny in the gateway's journal (skipped quickly when none runs)."""
+    from frontdesk.guard.secrets import redact
+
+    try:
+        from frontdesk.client import Client
+
+        body = {
+            **verdict.to_dict(),
+            "command": redact(command)[:500],
+            "session": session,
+            "cwd": cwd,
+            "source": source,
+        }
+        Client(timeout=0.5).request("POST", "/v1/guard/verdicts", body)
+    except Exception:  # noqa: BLE001, S110 - no gateway (or an old one) must not slow or break a check
+        pass
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     """`frontdesk guard check`."""
     from frontdesk.errors import UserError
@@ -118,7 +141,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     command = _command_text(list(args.cmd))
     if not command.strip():
         raise UserError("nothing to check: frontdesk guard check -- CMD ...")
-    verdict = _run_check(command, args.cwd, args.role, not args.no_record, None)
+    verdict = _run_check(command, args.cwd, args.role, not args.no_record, None, "check")
 
     def text() -> str:
         if str(verdict.decision) == "allow":
@@ -153,7 +176,7 @@ def cmd_hook(args: argparse.Namespace) -> int:
         command = tool_input.get("command") if isinstance(tool_input, dict) else None
         verdict = None
         if payload.get("tool_name") in ("Bash", "bash", "shell", "exec_command") and isinstance(command, str):
-            verdict = _run_check(command, payload.get("cwd"), None, True, payload.get("session_id"))
+            verdict = _run_check(command, payload.get("cwd"), None, True, payload.get("session_id"), "hook")
         answer = hook_answer(payload, verdict, approve=args.approve)
     except Exception as exc:  # noqa: BLE001 - a broken guard must ask, not wedge or wave through
         answer = {

@@ -21,6 +21,8 @@ from frontdesk.plugins import Admission, Notice, SubmitContext
 
 __all__ = ["GuardPlugin", "job_text"]
 
+_VERDICT_FIELDS = ("rule", "reason", "alternative", "command", "cwd", "source", "harness", "taint_source")
+
 
 def job_text(spec: Any) -> str:
     """The shell text a job runs: its script, or its argv joined with shell quoting."""
@@ -70,6 +72,32 @@ class GuardPlugin:
             raise Denied(message, rule=verdict.rule, alternative=verdict.alternative)
         text_out = message + (f" (instead: {verdict.alternative})" if verdict.alternative else "")
         return Admission(notices=[Notice(source="guard", text=text_out, data=data)])
+
+    def router(self) -> Any:
+        """`POST /v1/guard/verdicts`: the hook and `guard check` journal their asks and denies."""
+        from frontdesk.guard.api import verdicts_router
+
+        return verdicts_router(self)
+
+    def record_verdict(self, body: dict[str, Any], principal: str | None) -> int:
+        """Journal an ask or deny reported by a hook; returns the event's sequence number."""
+        from frontdesk.errors import UserError
+
+        verdict = str(body.get("verdict"))
+        if verdict not in ("ask", "deny"):
+            raise UserError("verdict must be ask or deny", field="verdict")
+        if self.gateway is None:
+            raise UserError("the guard is not attached to a gateway")
+        data: dict[str, Any] = {
+            k: redact(str(body[k]))[:500] for k in _VERDICT_FIELDS if body.get(k) is not None
+        }
+        data["verdict"] = verdict
+        data.setdefault("source", "hook")
+        session = str(body["session"]) if body.get("session") else None
+        event = self.gateway.publish(
+            Event(EventKind.GUARD_VERDICT, data=data, session=session, principal=principal)
+        )
+        return int(event.seq)
 
     def _env_secrets(self, spec: Any) -> Verdict | None:
         found = []

@@ -1,0 +1,18 @@
+"""The guard's HTTP route, imported only by the server (FastAPI resolves these annotations at runtime)."""
+
+from typing import Any
+
+from fastapi import APIRouter, Body, Request
+
+__all__ = ["verdicts_router"]
+
+
+def verdicts_router(plugin: Any) -> APIRouter:
+    """`POST /v1/guard/verdicts` → `{"seq": N}`: a hook's ask or deny, journalled with the peer as principal."""
+    router = APIRouter()
+
+    @router.post("/guard/verdicts")
+    async def record(request: Request, body: dict[str, Any] = Body(...)) -> dict[str, Any]:  # noqa: B008
+        return {"seq": plugin.record_verdict(body, getattr(request.state, "principal", None))}
+
+    return router
