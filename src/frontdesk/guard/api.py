@@ -8,7 +8,7 @@ __all__ = ["verdicts_router"]
 
 
 def verdicts_router(plugin: Any) -> APIRouter:
-    """`POST /v1/guard/verdicts` → `{"seq": N}`: a hook's ask or deny, journalled with the peer as principal."""
+    """`POST /v1/guard/verdicts` → `{"seq": N}`: a hook's ask or deny, journalled with its principal."""
     router = APIRouter()
 
     @router.post("/guard/verdicts")
