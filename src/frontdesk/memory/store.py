@@ -235,7 +235,7 @@ class LessonStore:
             updates: dict[str, Any] = {
                 "times_seen": lesson.times_seen + 1, "confirmed_at": now, "status": "active",
                 "status_reason": None, "evidence": json.dumps((lesson.evidence + [evidence])[-20:]),
-                "conditions": json.dumps(ctx.conditions)}
+                "conditions": json.dumps(self._conditions(ctx))}
             if lesson.fix and fix_applied(lesson.fix.get("changes", {}), ctx.requested, ctx.template):
                 updates.update(fix=None, fix_text="", status_reason=f"the fix did not hold for job {job_id}")
             self._update(lesson.id, **updates)
@@ -368,7 +368,14 @@ class LessonStore:
         self.conn.execute("DELETE FROM memory_lessons WHERE id=?", (lesson_id,))
         return lesson
 
+    def _conditions(self, ctx: JobContext) -> dict[str, Any]:
+        project = self.membership.project_for(ctx.workdir)
+        return {**ctx.conditions, **({"project": project} if project else {})}
+
     def _default_name(self, principal: str, scope: str, lesson: Lesson) -> str:
+        """The lab or project to promote to when none is named: the job's own project, or the only one."""
+        if scope == "project" and lesson.conditions.get("project") in self.membership.projects_of(principal):
+            return str(lesson.conditions["project"])
         options = (self.membership.labs_of(principal) if scope == "lab"
                    else self.membership.projects_of(principal))
         if len(options) == 1:
@@ -411,7 +418,7 @@ class LessonStore:
             " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (scope, scope_name, sig.key, sig.kind, sig.state, sig.cause, sig.detail, line, ctx.template,
              ctx.application, json.dumps(ctx.modules), ctx.partition, json.dumps(ctx.requested),
-             json.dumps(ctx.conditions), source, now, by, now, times_seen, json.dumps(evidence), now))
+             json.dumps(self._conditions(ctx)), source, now, by, now, times_seen, json.dumps(evidence), now))
         return int(cur.lastrowid or 0)
 
     def _update(self, lesson_id: int, **fields: Any) -> None:

@@ -137,6 +137,11 @@ def test_project_scope_by_membership(store: LessonStore) -> None:
     assert [x.id for x in store.matching("erin", ctx())] == [promoted.id]
     assert store.matching("carol", ctx()) == []
     assert store.membership.project_for("/proj/climate/run1") == "climate"
+    from frontdesk.memory.context import context_of
+
+    spec = {"command": ["./model"], "workdir": "/proj/climate/run1", "resources": {}}
+    [in_project] = fail(store, 2, "alice", context_of(spec))
+    assert in_project.conditions["project"] == "climate"
     assert store.membership.project_for("/proj/other") is None
 
 
