@@ -199,3 +199,33 @@ def test_lookup_and_recovery_by_a_new_instance(settings: Settings) -> None:
     found, r, q = run(go())
     assert set(found.values()) == {r.backend_id, q.backend_id}
     assert r.state is JobState.COMPLETED and q.state is JobState.COMPLETED
+
+
+def test_gpu_usage_sampled_where_nvidia_smi_answers(settings: Settings, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """No GPU on CI machines: a stand-in nvidia-smi on PATH answers the same query the real one does."""
+    import os
+
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    tool = bindir / "nvidia-smi"
+    tool.write_text("#!/bin/sh\necho \"$@\" >> \"$0.args\"\necho '0, 87, 30512'\necho '1, 45, 10240'\n")
+    tool.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+
+    async def go() -> BackendStatus:
+        b = await started(settings)
+        bid = await b.submit(make_job(settings, ["sleep", "0.5"], gpus=2))
+        return (await until_ended(b, [bid]))[bid]
+
+    st = run(go())
+    assert st.usage is not None and st.usage.gpu_util_percent == 66.0
+    assert st.usage.gpu_mem_peak_bytes == (30512 + 10240) * 2**20
+    assert "-i 0,1" in (bindir / "nvidia-smi.args").read_text()
+
+
+def test_parse_gpu_sample() -> None:
+    from frontdesk.backends.shepherd import parse_gpu_sample
+
+    assert parse_gpu_sample("0, 87, 30512\n1, [N/A], 10\nGPU junk\n\n3, 5, 1.5\n") == [
+        (0, 87.0, 30512 * 2**20), (3, 5.0, int(1.5 * 2**20))]

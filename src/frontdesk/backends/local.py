@@ -264,7 +264,9 @@ class LocalBackend:
             return BackendStatus(
                 backend_id=bid, state=JobState(result["state"]), exit_code=result.get("exit_code"),
                 signal=result.get("signal"), started_at=result.get("started_at"), ended_at=result.get("ended_at"),
-                usage=Usage(cpu_seconds=result.get("cpu_seconds"), peak_rss_bytes=result.get("peak_rss_bytes")),
+                usage=Usage(cpu_seconds=result.get("cpu_seconds"), peak_rss_bytes=result.get("peak_rss_bytes"),
+                            gpu_util_percent=result.get("gpu_util_percent"),
+                            gpu_mem_peak_bytes=result.get("gpu_mem_peak_bytes")),
                 reason=result.get("reason"), stdout_path=out, stderr_path=err, node=os.uname().nodename,
             )
         started = self._read(bid, "started.json")

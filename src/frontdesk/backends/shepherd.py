@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["main", "memory_cgroup_root"]
+__all__ = ["main", "memory_cgroup_root", "parse_gpu_sample"]
 
 SAMPLE_SECONDS = 0.1
 KILL_GRACE_SECONDS = 2.0
@@ -162,6 +162,59 @@ def _kill_tree(root: int, pgid: int, cgroup: _Cgroup | None, sig: int) -> None:
             pass
 
 
+def parse_gpu_sample(text: str) -> list[tuple[int, float, int]]:
+    """(index, utilisation %, memory used bytes) per line of
+    `nvidia-smi --query-gpu=index,utilization.gpu,memory.used --format=csv,noheader,nounits`."""
+    out = []
+    for line in text.splitlines():
+        parts = [p.strip() for p in line.split(",")]
+        if len(parts) != 3 or not parts[0].isdigit():
+            continue
+        try:
+            out.append((int(parts[0]), float(parts[1]), int(float(parts[2]) * 1024 * 1024)))
+        except ValueError:
+            continue  # "[N/A]" on some boards
+    return out
+
+
+class _GpuSampler:
+    """Samples the job's GPUs with nvidia-smi every few seconds: mean utilisation, peak memory."""
+
+    EVERY = 2.0
+
+    def __init__(self, devices: str) -> None:
+        import shutil
+
+        self.ids = [d for d in devices.split(",") if d.strip().isdigit()]
+        self.tool = shutil.which("nvidia-smi") if self.ids else None
+        self.utils: list[float] = []
+        self.peak_mem = 0
+        self.next_at = 0.0
+
+    def sample(self, now: float) -> None:
+        if not self.tool or now < self.next_at:
+            return
+        self.next_at = now + self.EVERY
+        from frontdesk import proc
+        from frontdesk.errors import FrontdeskError
+
+        try:
+            text = proc.run([self.tool, "--query-gpu=index,utilization.gpu,memory.used",
+                             "--format=csv,noheader,nounits", "-i", ",".join(self.ids)], timeout=5).stdout
+        except FrontdeskError:
+            self.tool = None  # a broken driver must not cost every sample a timeout
+            return
+        rows = parse_gpu_sample(text)
+        if rows:
+            self.utils.append(sum(r[1] for r in rows) / len(rows))
+            self.peak_mem = max(self.peak_mem, sum(r[2] for r in rows))
+
+    def result(self) -> dict[str, Any]:
+        if not self.utils:
+            return {}
+        return {"gpu_util_percent": round(sum(self.utils) / len(self.utils), 1), "gpu_mem_peak_bytes": self.peak_mem}
+
+
 def _notify(launch: dict[str, Any]) -> None:
     path = launch.get("notify_socket")
     if not path:
@@ -243,6 +296,7 @@ def run(job_dir: Path) -> int:
                                            "enforcement": cgroup.kind if cgroup else ("rss" if limit else None)})
     pidfd = os.pidfd_open(child.pid)
     walltime = launch.get("walltime_seconds")
+    gpus = _GpuSampler(launch["env"].get("CUDA_VISIBLE_DEVICES", ""))
     peak, why, deadline_kill = 0, None, None
     status: int | None = None
     rusage = None
@@ -255,6 +309,7 @@ def run(job_dir: Path) -> int:
         now = time.time()
         rss = sum(_tree(child.pid, child.pid).values())
         peak = max(peak, rss)
+        gpus.sample(now)
         if why is None:
             if cancelled["flag"]:
                 why = "CANCELLED"
@@ -283,7 +338,7 @@ def run(job_dir: Path) -> int:
               "CANCELLED": "cancelled"}.get(state)
     result.update(state=state, exit_code=exit_code, signal=sig, ended_at=ended, cpu_seconds=cpu,
                   peak_rss_bytes=peak or None, reason=reason,
-                  enforcement=cgroup.kind if cgroup else ("rss" if limit else None))
+                  enforcement=cgroup.kind if cgroup else ("rss" if limit else None), **gpus.result())
     if cgroup is not None:
         cgroup.remove()
     _write_json(job_dir / "result.json", result)
