@@ -13,7 +13,7 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from frontdesk.policy.model import JobView, NodeView, Placement, RunningView, apply
+from frontdesk.policy.model import JobView, NodeView, Part, Placement, RunningView, apply
 
 __all__ = ["Placer", "Reservation", "backfill"]
 
@@ -50,16 +50,17 @@ def backfill(
     depth: int = 200,
 ) -> tuple[list[Placement], dict[str, Reservation]]:
     """Placements to start now, in `order`; `reserve_key=None` is strict FIFO."""
-    work = {k: v.copy() for k, v in nodes.items()}
+    work = _CopyOnWrite(nodes)
     planned: list[RunningView] = []
     reservations: dict[str, Reservation] = {}
     failed: set[Hashable] = set()
     out: list[Placement] = []
+    index: dict[str, list[RunningView]] | None = None
     for job in order[:depth]:
         key = reserve_key(job) if reserve_key else ""
         res = reservations.get(key)
         sig = placer.signature(job)
-        p = None if sig in failed else placer.place(job, work, frozenset())
+        p = None if sig in failed else placer.place(job, work.nodes, frozenset())
         if p is None:
             failed.add(sig)
         elif (
@@ -67,35 +68,75 @@ def backfill(
             and now + job.walltime_s > res.shadow
             and any(x.node in res.nodes for x in p.parts)
         ):
-            p = placer.place(job, work, res.nodes)
+            p = placer.place(job, work.nodes, res.nodes)
         if p is not None:
-            apply(work, p.parts, p.exclusive)
+            work.apply(p.parts, p.exclusive, 1)
             out.append(p)
-            planned.append(RunningView(job.id, p.parts, now + job.walltime_s, p.exclusive, job.job_class))
+            view = RunningView(job.id, p.parts, now + job.walltime_s, p.exclusive, job.job_class)
+            planned.append(view)
+            if index is not None:
+                for x in p.parts:
+                    index.setdefault(x.node, []).append(view)
             continue
         if reserve_key is None:
             break
         if res is None:
-            reservations[key] = _shadow(job, work, [*running, *planned], placer, now)
+            if index is None:
+                index = {}
+                for r in [*running, *planned]:
+                    for x in r.parts:
+                        index.setdefault(x.node, []).append(r)
+            reservations[key] = _shadow(job, work.nodes, index, placer, now)
     return out, reservations
 
 
+class _CopyOnWrite:
+    """A planning view of the nodes that copies a node only when a placement changes it."""
+
+    def __init__(self, nodes: Mapping[str, NodeView]) -> None:
+        self.nodes: dict[str, NodeView] = dict(nodes)
+        self.owned: set[str] = set()
+
+    def apply(self, parts: tuple[Part, ...], exclusive: bool, sign: int) -> None:
+        for x in parts:
+            if x.node not in self.owned and x.node in self.nodes:
+                self.nodes[x.node] = self.nodes[x.node].copy()
+                self.owned.add(x.node)
+        apply(self.nodes, tuple(x for x in parts if x.node in self.nodes), exclusive, sign)
+
+
 def _shadow(
-    job: JobView, work: Mapping[str, NodeView], running: Sequence[RunningView], placer: Placer, now: float
+    job: JobView,
+    work: Mapping[str, NodeView],
+    index: Mapping[str, list[RunningView]],
+    placer: Placer,
+    now: float,
 ) -> Reservation:
-    names = set(placer.candidates(job))
-    sim = {n: work[n].copy() for n in names if n in work}
-    releases = sorted(
-        (r for r in running if any(p.node in sim for p in r.parts)), key=lambda r: r.expected_end
-    )
+    names = [n for n in placer.candidates(job) if n in work]
+    sim = _CopyOnWrite({n: work[n] for n in names})
+    seen: dict[str, RunningView] = {}
+    for n in names:
+        for r in index.get(n, ()):
+            seen[r.id] = r
+    releases = sorted(seen.values(), key=lambda r: r.expected_end)
+    # Cheap necessary conditions first: the placer runs only once enough cores and GPUs are back.
+    free_cpus = sum(max(0.0, sim.nodes[n].free_cpus) for n in names)
+    free_gpus = sum(sim.nodes[n].free_gpus for n in names if not sim.nodes[n].drained)
+    need_cpus = job.cpus / 16.0 if job.job_class == "agent" else float(job.cpus)  # 16: the largest ratio
     i = 0
     while i < len(releases):
         t = releases[i].expected_end
         while i < len(releases) and releases[i].expected_end == t:
             r = releases[i]
-            apply(sim, tuple(p for p in r.parts if p.node in sim), r.exclusive, -1)
+            sim.apply(r.parts, r.exclusive, -1)
+            for x in r.parts:
+                if x.node in sim.nodes:
+                    free_cpus += x.cpus
+                    free_gpus += x.gpus
             i += 1
-        p = placer.place(job, sim, frozenset())
+        if free_cpus + 1e-9 < need_cpus or free_gpus < job.gpus:
+            continue
+        p = placer.place(job, sim.nodes, frozenset())
         if p is not None:
             return Reservation(job.id, max(now, t), frozenset(x.node for x in p.parts))
     return Reservation(job.id, math.inf, frozenset())

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+import copy
+from dataclasses import dataclass, field
 
 from frontdesk.policy.catalog import GpuNeed
 
@@ -69,7 +70,7 @@ class NodeView:
 
     def copy(self) -> NodeView:
         """A scratch copy for planning."""
-        return replace(self)
+        return copy.copy(self)
 
 
 @dataclass(frozen=True)

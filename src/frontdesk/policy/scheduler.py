@@ -42,24 +42,34 @@ class PoolPlacer:
         self.cfg = cfg
         self.hour = hour
         self.models = models or catalog(cfg.catalog_extra)
+        self.nodes = nodes
         self.by_pool: dict[str, list[str]] = {}
-        total: dict[str, int] = {}
-        free: dict[str, int] = {}
         for n in nodes.values():
             self.by_pool.setdefault(n.pool, []).append(n.name)
-            if n.gpu_model:
-                total[n.gpu_model] = total.get(n.gpu_model, 0) + n.gpus
-                free[n.gpu_model] = free.get(n.gpu_model, 0) + (0 if n.drained else n.free_gpus)
-        self.total, self.free = total, free
+        self._totals: tuple[dict[str, int], dict[str, int]] | None = None
         self._ranks: dict[GpuNeed, dict[str, int]] = {}
+
+    def totals(self) -> tuple[dict[str, int], dict[str, int]]:
+        """Free and total GPUs per model (computed once, when a GPU job first needs them)."""
+        if self._totals is None:
+            free: dict[str, int] = {}
+            total: dict[str, int] = {}
+            for n in self.nodes.values():
+                if n.gpu_model:
+                    total[n.gpu_model] = total.get(n.gpu_model, 0) + n.gpus
+                    free[n.gpu_model] = free.get(n.gpu_model, 0) + (0 if n.drained else n.free_gpus)
+            self._totals = (free, total)
+        return self._totals
 
     def model_rank(self, need: GpuNeed) -> dict[str, int]:
         """Eligible models present here, least scarce first."""
         if need not in self._ranks:
-            names = [m for m in eligible(need, self.models) if m in self.total]
+            total = self.totals()[1]
+            names = [m for m in eligible(need, self.models) if m in total]
             if need.types:
-                names += [t for t in need.types if t in self.total and t not in names]
-            ordered = prefer_least_scarce(names, self.free, self.total, self.models)
+                names += [t for t in need.types if t in total and t not in names]
+            free, total = self.totals()
+            ordered = prefer_least_scarce(names, free, total, self.models)
             self._ranks[need] = {m: i for i, m in enumerate(ordered)}
         return self._ranks[need]
 
