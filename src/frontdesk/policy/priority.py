@@ -13,7 +13,16 @@ from dataclasses import dataclass, field
 from frontdesk.policy.config import ClassPriority, PriorityConfig
 from frontdesk.policy.model import JobView
 
-__all__ = ["FairshareLedger", "FairshareSnapshot", "level", "rank", "score", "slurm_priority", "time_weight"]
+__all__ = [
+    "FairshareLedger",
+    "FairshareSnapshot",
+    "slurm_nice",
+    "level",
+    "rank",
+    "score",
+    "slurm_priority",
+    "time_weight",
+]
 
 
 def _class_cfg(cfg: PriorityConfig, job_class: str, trial: bool) -> ClassPriority:
@@ -112,3 +121,12 @@ def slurm_priority(job_class: str, trial: bool, fairshare: float, cfg: PriorityC
     """The entry priority as one integer (Slurm nice/priority, the embedded queue's order)."""
     lvl = level(job_class, trial, 0.0, cfg)
     return lvl * 1000 + int(max(0.0, min(fairshare, 1.0)) * 999)
+
+
+def slurm_nice(priority: int) -> int:
+    """The `sbatch --nice` value for an entry priority: 0 for the top level, larger further down.
+
+    Unprivileged users may only lower their priority in Slurm, so frontdesk's order is expressed as
+    non-negative nice values; partition and QOS carry the coarse decisions.
+    """
+    return max(0, 9999 - priority)

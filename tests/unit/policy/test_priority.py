@@ -62,3 +62,11 @@ def test_time_of_day_weights_wrap_midnight() -> None:
 def test_slurm_priority_orders_levels_first() -> None:
     assert slurm_priority("agent", True, 0.1, CFG) > slurm_priority("agent", False, 1.0, CFG)
     assert slurm_priority("agent", False, 0.1, CFG) > slurm_priority("hpc", False, 1.0, CFG)
+
+
+def test_slurm_nice_keeps_the_order_and_is_never_negative() -> None:
+    from frontdesk.policy.priority import slurm_nice
+
+    trial = slurm_priority("agent", True, 1.0, CFG)
+    hpc = slurm_priority("hpc", False, 0.0, CFG)
+    assert 0 <= slurm_nice(trial) < slurm_nice(hpc)
