@@ -28,8 +28,12 @@ def claude_bin() -> Path:
         npm = shutil.which("npm")
         if npm is None:
             pytest.skip("npm is not installed: cannot install @anthropic-ai/claude-code")
-        subprocess.run([npm, "ci", "--prefix", str(NODE), "--no-audit", "--no-fund"], check=True,
-                       capture_output=True, timeout=600)
+        subprocess.run(
+            [npm, "ci", "--prefix", str(NODE), "--no-audit", "--no-fund"],
+            check=True,
+            capture_output=True,
+            timeout=600,
+        )
     return exe
 
 
@@ -47,14 +51,29 @@ def test_guard_hook_denies_inside_claude_code(gateway_factory: Any, claude_bin: 
     settings.write_text(json.dumps({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [hook]}]}}))
     before = settings.read_text()
     # Harmless if it did run in this temp project, and exactly what agent.sandbox-widen is for.
-    script = [("bash", "echo '{}' > .claude/settings.json"), ("bash", "echo hello-from-bash"), ("text", "done")]
+    script = [
+        ("bash", "echo '{}' > .claude/settings.json"),
+        ("bash", "echo hello-from-bash"),
+        ("text", "done"),
+    ]
     with MessagesStandIn(script) as api:
-        env = {**gw.env, "ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "sk-test",
-               "HOME": str(tmp_path / "home"), "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+        env = {
+            **gw.env,
+            "ANTHROPIC_BASE_URL": api.url,
+            "ANTHROPIC_API_KEY": "sk-test",
+            "HOME": str(tmp_path / "home"),
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        }
         for key in ("CLAUDE_CODE_SESSION_ID", "CLAUDECODE"):
             env.pop(key, None)
-        run = subprocess.run([str(claude_bin), "-p", "tidy up", "--allowedTools", "Bash", "--output-format", "json"],
-                             cwd=project, env=env, capture_output=True, text=True, timeout=240)
+        run = subprocess.run(
+            [str(claude_bin), "-p", "tidy up", "--allowedTools", "Bash", "--output-format", "json"],
+            cwd=project,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=240,
+        )
     assert run.returncode == 0, run.stderr[-2000:]
     assert settings.read_text() == before  # the denied command never ran
     loop = api.loop_requests

@@ -79,7 +79,7 @@ def _run_check(
     from frontdesk.guard.model import NodeRole
 
     settings = _settings()
-    environ = dict(os.environ)
+    environ = {**os.environ, **_claude_env_file(os.environ.get("CLAUDE_ENV_FILE"))}
     ctx = context_from_settings(settings, environ, cwd=cwd)
     if role:
         ctx.node_role = NodeRole(role)
@@ -87,6 +87,28 @@ def _run_check(
     if record:
         _record(settings, command, verdict, session, ctx.cwd, source)
     return verdict
+
+
+def _claude_env_file(path: str | None) -> dict[str, str]:
+    """Variables Claude Code exports into every Bash command (but not into hooks) from CLAUDE_ENV_FILE."""
+    if not path:
+        return {}
+    out: dict[str, str] = {}
+    try:
+        import shlex
+
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            for line in fh.read(65536).splitlines():
+                words = shlex.split(line, comments=True) if line.strip() else []
+                if words[:1] == ["export"]:
+                    words = words[1:]
+                for word in words:
+                    name, eq, value = word.partition("=")
+                    if eq and name.isidentifier():
+                        out[name] = value
+    except (OSError, ValueError):
+        pass
+    return out
 
 
 def _record(settings: Any, command: str, verdict: Any, session: str | None, cwd: str, source: str) -> None:
