@@ -33,7 +33,9 @@ __all__ = ["Gateway", "make_backend"]
 
 log = logging.getLogger("frontdesk.gateway")
 
-_PASS_ENV = ("PATH", "VIRTUAL_ENV", "CONDA_PREFIX", "PYTHONPATH", "LD_LIBRARY_PATH", "HOME", "USER", "LANG")
+_PASS_ENV = ("PATH", "VIRTUAL_ENV", "CONDA_PREFIX", "PYTHONPATH", "LD_LIBRARY_PATH", "HOME", "USER", "LANG",
+             "LOADEDMODULES", "MODULEPATH")
+"""The submitter's environment a job inherits (Slurm's --export would pass all; secrets stay out)."""
 
 
 def make_backend(settings: Settings) -> Backend:
@@ -76,10 +78,10 @@ class Gateway:
         self.settings = settings
         settings.home.mkdir(parents=True, exist_ok=True)
         os.chmod(settings.home, stat.S_IRWXU)
+        self.plugins = load_plugins(settings)  # first: importing a plug-in registers its schema
         self.store = JobStore(open_db(settings.db_path))
         self.backend = backend or make_backend(settings)
         self.bus = Bus()
-        self.plugins = load_plugins(settings)
         self.redact = _redactor()
         self.loop: asyncio.AbstractEventLoop | None = None
         self._hinted: set[str] = set()

@@ -25,8 +25,9 @@ def _context(source: str) -> dict[str, Any]:
 
     ctx = detect_context()
     ctx["source"] = source
-    ctx["env"] = {k: os.environ[k] for k in ("PATH", "VIRTUAL_ENV", "CONDA_PREFIX", "PYTHONPATH",
-                                              "LD_LIBRARY_PATH", "HOME", "USER", "LANG") if k in os.environ}
+    ctx["env"] = {k: os.environ[k] for k in ("PATH", "VIRTUAL_ENV", "CONDA_PREFIX", "PYTHONPATH", "LD_LIBRARY_PATH",
+                                              "HOME", "USER", "LANG", "LOADEDMODULES", "MODULEPATH")
+                  if k in os.environ}
     return ctx
 
 

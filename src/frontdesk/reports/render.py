@@ -29,11 +29,19 @@ def _usage_line(rep: dict[str, Any]) -> str:
 
 
 def _extra_lines(rep: dict[str, Any]) -> list[str]:
+    """What plug-ins added: their `lines`, or the `text` of their `matched`/`lessons` entries (3 each at most)."""
     out = []
     for source, data in sorted((rep.get("extra") or {}).items()):
-        if isinstance(data, dict):
-            for line in data.get("lines", [])[:3]:
-                out.append(f"{source}: {line}")
+        if not isinstance(data, dict):
+            continue
+        texts = [str(x) for x in data.get("lines", [])]
+        for key in ("matched", "lessons"):
+            texts += [str(x["text"]) for x in data.get(key, []) if isinstance(x, dict) and x.get("text")]
+        seen: set[str] = set()
+        for text in texts:
+            if text not in seen and len(seen) < 3:
+                seen.add(text)
+                out.append(f"{source}: {text}")
     return out
 
 

@@ -100,3 +100,14 @@ def test_rendered_report_respects_its_budget(out: str, err: str, max_bytes: int)
     rep = build_report(_job("FAILED", exit_code=2), stdout_text=out, stderr_text=err, attempts=3,
                        usage=None, redact=lambda s: s)
     assert len(render_text(rep, max_bytes).encode()) <= max_bytes
+
+
+def test_plugin_extras_are_rendered_once_each() -> None:
+    rep = _build(CASES["oom"])
+    rep["extra"] = {"memory": {"matched": [{"text": "ended OUT_OF_MEMORY twice at 4G; completed at 16G"}],
+                               "lessons": [{"text": "ended OUT_OF_MEMORY twice at 4G; completed at 16G"},
+                                           {"no": "text"}]},
+                    "policy": {"lines": ["class agent (small and short)"]}}
+    text = render_text(rep)
+    assert text.count("memory: ended OUT_OF_MEMORY twice at 4G; completed at 16G") == 1
+    assert "policy: class agent (small and short)" in text
