@@ -43,3 +43,10 @@ def slurm_settings(slurm_lab: Path) -> Iterator[Settings]:
             "slurm": {"conf": str(slurm_lab / "etc" / "slurm.conf"), "notify_dir": str(home / "notify")}
         },
     )
+
+
+@pytest.fixture
+def memory_enforced(slurm_lab: Path) -> None:
+    """Skip (one line) where the lab could not enforce memory (no writable cgroup v1 memory controller)."""
+    if "TaskPlugin=task/cgroup" not in (slurm_lab / "etc" / "slurm.conf").read_text():
+        pytest.skip("the lab has no cgroup v1 memory controller here, so no OUT_OF_MEMORY")

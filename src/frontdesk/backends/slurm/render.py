@@ -40,12 +40,12 @@ _fd_rc=$?
   echo "ended=$(date +%s)"
   echo "times:"
   times
-  _fd_cg=$(awk -F: '$2 ~ /(^|,)memory(,|$)/ {print $3}' /proc/self/cgroup 2>/dev/null)
-  if [ -n "$_fd_cg" ] && [ -r "/sys/fs/cgroup/memory$_fd_cg/memory.max_usage_in_bytes" ]; then
-    echo "peak_bytes=$(cat "/sys/fs/cgroup/memory$_fd_cg/memory.max_usage_in_bytes")"
-  elif [ -r "/sys/fs/cgroup$(awk -F: '$1 == "0" {print $3}' /proc/self/cgroup)/memory.peak" ]; then
-    echo "peak_bytes=$(cat "/sys/fs/cgroup$(awk -F: '$1 == "0" {print $3}' /proc/self/cgroup)/memory.peak")"
-  fi
+  _fd_v1=$(awk -F: '$2 ~ /(^|,)memory(,|$)/ {print $3}' /proc/self/cgroup 2>/dev/null)
+  _fd_v2=$(awk -F: '$1 == "0" {print $3}' /proc/self/cgroup 2>/dev/null)
+  case "$_fd_v1" in *job_*)  # only the job's own cgroup (Slurm's task/cgroup) says what the job used
+    echo "peak_bytes=$(cat "/sys/fs/cgroup/memory$_fd_v1/memory.max_usage_in_bytes")" ;;
+  *) case "$_fd_v2" in *job_*) echo "peak_bytes=$(cat "/sys/fs/cgroup$_fd_v2/memory.peak")" ;; esac ;;
+  esac
 } > {usage} 2>/dev/null
 if [ "$_fd_rc" -gt 128 ] && [ "$_fd_rc" -lt 160 ]; then
   trap - "$((_fd_rc - 128))" 2>/dev/null
