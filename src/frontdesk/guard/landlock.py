@@ -15,7 +15,7 @@ import glob
 import os
 import platform
 
-__all__ = ["landlock_abi", "restrict_writes", "DEVICE_PATHS"]
+__all__ = ["landlock_abi", "restrict_writes", "describe", "DEVICE_PATHS"]
 
 _SYS_CREATE_RULESET = 444  # same number on every architecture (new syscalls share one table)
 _SYS_ADD_RULE = 445
@@ -83,6 +83,17 @@ def landlock_abi() -> int:
     except Exception:  # noqa: BLE001 - a missing syscall symbol means no Landlock
         return 0
     return int(abi) if abi > 0 else 0
+
+
+def describe(writable: list[str]) -> str:
+    """The one log line a launcher writes before starting a job that asked for the write sandbox."""
+    abi = landlock_abi()
+    if abi <= 0:
+        return (
+            "landlock: not available on this kernel (needs Linux 5.13+ with landlock in the LSM list); "
+            "the job runs without a write sandbox"
+        )
+    return f"landlock ABI {abi}: the job may write only beneath {', '.join(writable) or '(nothing)'}"
 
 
 def _handled(abi: int) -> int:

@@ -65,3 +65,12 @@ def test_unsupported_returns_false_without_raising(monkeypatch: pytest.MonkeyPat
     assert landlock.restrict_writes(["/tmp"]) is False
     monkeypatch.setattr(landlock, "_libc", lambda: None)
     assert landlock.restrict_writes(["/tmp"]) is False
+
+
+def test_describe_names_the_abi_or_says_why_not(monkeypatch: pytest.MonkeyPatch) -> None:
+    from frontdesk.guard import landlock
+
+    line = landlock.describe(["/work", "/tmp"])
+    assert ("ABI" in line and "/work, /tmp" in line) if landlock.landlock_abi() else "not available" in line
+    monkeypatch.setattr(landlock, "landlock_abi", lambda: 0)
+    assert "without a write sandbox" in landlock.describe(["/work"])
