@@ -203,7 +203,31 @@ class SlurmBackend:
         if not backend_id.isdigit():
             raise BackendError(f"sbatch printed no job id: {result.stdout.strip()[:200]!r}")
         self._dirs[backend_id] = job.job_dir
+        await asyncio.to_thread(self._remember, backend_id, job.job_dir)
         return backend_id
+
+    @property
+    def _ids_dir(self) -> Path:
+        return Path(self.settings.home) / "slurm-ids"
+
+    def _remember(self, backend_id: str, job_dir: Path) -> None:
+        """Slurm id → job dir on disk: a restarted gateway still finds the usage file of a job that
+        the controller has forgotten (MinJobAge) on a site without accounting."""
+        try:
+            self._ids_dir.mkdir(parents=True, exist_ok=True)
+            (self._ids_dir / backend_id).write_text(str(job_dir))
+        except OSError as exc:
+            log.warning("cannot remember the job dir of Slurm job %s: %s", backend_id, exc)
+
+    def _known_dir(self, backend_id: str) -> Path | None:
+        if backend_id in self._dirs:
+            return self._dirs[backend_id]
+        try:
+            path = Path((self._ids_dir / backend_id).read_text())
+        except (OSError, ValueError):
+            return None
+        self._dirs[backend_id] = path
+        return path
 
     async def cancel(self, backend_id: str) -> None:
         """`scancel` the job (Slurm signals every process of every step)."""
@@ -243,8 +267,9 @@ class SlurmBackend:
         return out
 
     def _job_dir(self, backend_id: str, record: Mapping[str, str] | None) -> Path | None:
-        if backend_id in self._dirs:
-            return self._dirs[backend_id]
+        known = self._known_dir(backend_id) if backend_id.isdigit() else None
+        if known is not None:
+            return known
         stdout = record.get("StdOut") if record else None
         if stdout and stdout.endswith("/" + render.STDOUT_FILE):
             return Path(stdout).parent
@@ -276,7 +301,7 @@ class SlurmBackend:
     def _from_usage_files(self, missing: Sequence[str]) -> dict[str, BackendStatus]:
         out = {}
         for bid in missing:
-            job_dir = self._dirs.get(bid)
+            job_dir = self._known_dir(bid) if bid.isdigit() else None
             usage, rc, ended = self._read_usage(job_dir)
             if job_dir is None or rc is None:
                 continue
