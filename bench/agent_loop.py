@@ -35,7 +35,8 @@ PY = sys.executable
 JOB = ("import sys, time\n"
        "n = int(float(sys.argv[1]) * 2)\n"
        "for i in range(n):\n"
-       "    print(f'step {i:5d}/{n} loss {2.0 / (1 + i):.4f} lr 3e-4 tok/s 51234 gpu_mem 31.2G', flush=True)\n"
+       "    print(f'step {i:5d}/{n} loss {2.0 / (1 + i):.4f} lr 3e-4 tok/s 51234 gpu_mem 31.2G',\n"
+       "          flush=True)\n"
        "    time.sleep(0.5)\n"
        "print('final: loss 0.0123 acc 0.987 saved checkpoint to ckpt/last.pt', flush=True)\n")
 
@@ -47,16 +48,20 @@ def cli(env: dict[str, str], *args: str, stdin: str | None = None, timeout: floa
     return res.stdout, time.time()
 
 
-def polling_agent(env: dict[str, str], work: Path, seconds: float, poll: float, tail: int,
+def polling_agent(env: dict[str, str], work: Path, seconds: float, poll: float, tail: int, phase: float,
                   out: dict[str, float]) -> None:
-    cmd = ["run", "--name", "poll-train", "--workdir", str(work), "--", PY, str(work / "train.py"), str(seconds)]
+    cmd = ["run", "--name", "poll-train", "--workdir", str(work), "--", PY, str(work / "train.py"),
+           str(seconds)]
     text, _ = cli(env, *cmd)
     context = len(("frontdesk " + " ".join(cmd)).encode()) + len(text.encode())
     job = text.strip()
     calls = 1
     log_path = None
+    started = time.time()
+    n = 0
     while True:
-        time.sleep(poll)
+        n += 1  # polls on a fixed schedule (phase + k*poll after submission), as a sleep-30 loop would
+        time.sleep(max(0.0, started + phase + (n - 1) * poll - time.time()))
         status_cmd = "frontdesk queue"
         status, _ = cli(env, "queue")
         calls += 1
@@ -66,7 +71,8 @@ def polling_agent(env: dict[str, str], work: Path, seconds: float, poll: float, 
             launch = Path(env["FRONTDESK_HOME"]) / "local" / str(rec["backend_id"]) / "launch.json"
             log_path = Path(json.loads(launch.read_text())["stdout"])
         tail_cmd = f"tail -n {tail} {log_path}"
-        tailed = subprocess.run(["tail", "-n", str(tail), str(log_path)], capture_output=True, text=True).stdout
+        tailed = subprocess.run(["tail", "-n", str(tail), str(log_path)], capture_output=True,
+                                text=True).stdout
         calls += 1
         context += len(tail_cmd.encode()) + len(tailed.encode())
         if f"{job} " not in status and not any(line.split()[:1] == [job] for line in status.splitlines()):
@@ -79,7 +85,8 @@ def polling_agent(env: dict[str, str], work: Path, seconds: float, poll: float, 
 def frontdesk_agent(env: dict[str, str], work: Path, seconds: float, out: dict[str, float]) -> None:
     sid = str(uuid.uuid4())
     aenv = {**env, "CLAUDE_CODE_SESSION_ID": sid, "CLAUDECODE": "1"}
-    cmd = ["run", "--name", "fd-train", "--workdir", str(work), "--", PY, str(work / "train.py"), str(seconds)]
+    cmd = ["run", "--name", "fd-train", "--workdir", str(work), "--", PY, str(work / "train.py"),
+           str(seconds)]
     text, _ = cli(aenv, *cmd)
     context = len(("frontdesk " + " ".join(cmd)).encode()) + len(text.encode())
     job = text.strip()
@@ -90,7 +97,8 @@ def frontdesk_agent(env: dict[str, str], work: Path, seconds: float, out: dict[s
     reason = json.loads(answer)["reason"]
     context += len(reason.encode())
     rec = json.loads(cli(env, "status", job, "--json")[0])
-    out.update(bytes=context, calls=1, end_to_result=held - float(rec["ended_at"]), report_bytes=len(reason.encode()))
+    out.update(bytes=context, calls=1, end_to_result=held - float(rec["ended_at"]),
+               report_bytes=len(reason.encode()))
 
 
 def main() -> int:
@@ -98,7 +106,14 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=120.0, help="job duration (default 120)")
     ap.add_argument("--poll", type=float, default=30.0, help="polling interval (default 30)")
     ap.add_argument("--tail-lines", type=int, default=20)
+    ap.add_argument("--phase", type=float, default=None,
+                    help="seconds before the first poll (default: random in [0, poll), as agents do other "
+                         "things first)")
+    ap.add_argument("--seed", type=int, default=None)
     args = ap.parse_args()
+    import random
+
+    phase = args.phase if args.phase is not None else random.Random(args.seed).uniform(0, args.poll)
     home = Path(tempfile.mkdtemp(prefix="fd-bench-agent-"))
     work = home / "work"
     work.mkdir()
@@ -112,7 +127,7 @@ def main() -> int:
         polled: dict[str, float] = {}
         fd: dict[str, float] = {}
         threads = [threading.Thread(target=polling_agent, args=(env, work, args.seconds, args.poll,
-                                                                args.tail_lines, polled)),
+                                                                args.tail_lines, phase, polled)),
                    threading.Thread(target=frontdesk_agent, args=(env, work, args.seconds, fd))]
         for t in threads:
             t.start()
@@ -123,13 +138,16 @@ def main() -> int:
         proc.wait(timeout=20)
         shutil.rmtree(home, ignore_errors=True)
     print(f"agent loop: one {args.seconds:.0f} s job; polling every {args.poll:.0f} s "
-          f"(status + tail -n {args.tail_lines}) vs one frontdesk report")
+          f"(status + tail -n {args.tail_lines}, first poll after {phase:.1f} s) vs one frontdesk report")
     print(f"{'':24}{'bytes into context':>20}{'tool calls':>12}{'end->result':>14}")
     print(f"{'polling':24}{polled['bytes']:>20.0f}{polled['calls']:>12.0f}{polled['end_to_result']:>13.2f}s")
-    print(f"{'frontdesk (Stop hook)':24}{fd['bytes']:>20.0f}{fd['calls']:>12.0f}{fd['end_to_result']:>13.2f}s")
+    print(f"{'frontdesk (Stop hook)':24}{fd['bytes']:>20.0f}{fd['calls']:>12.0f}"
+          f"{fd['end_to_result']:>13.2f}s")
     print(f"ratio polling/frontdesk: bytes x{polled['bytes'] / fd['bytes']:.1f}, "
           f"end->result x{polled['end_to_result'] / max(fd['end_to_result'], 1e-3):.1f} "
           f"(report itself: {fd['report_bytes']:.0f} bytes)")
+    print(f"polling end->result depends on where the job end falls between polls: {args.poll / 2:.0f} s on "
+          f"average, up to {args.poll:.0f} s (plus the two calls); frontdesk's does not")
     return 0
 
 

@@ -34,7 +34,8 @@ _INSTRUCTIONS = (
 
 
 def _compact_job(j: dict[str, Any]) -> dict[str, Any]:
-    keys = ("id", "name", "state", "reason", "exit_code", "partition", "session", "submitted_at", "started_at",
+    keys = ("id", "name", "state", "reason", "exit_code", "partition", "session", "submitted_at",
+            "started_at",
             "ended_at")
     return {k: j.get(k) for k in keys if j.get(k) is not None}
 
@@ -61,8 +62,8 @@ def build_server(client_factory: Callable[[], Client] = Client) -> MCPServer:
         if spec_yaml:
             rec = await call(lambda c: c.submit(spec_text=spec_yaml, fmt="yaml", context=context))
         else:
-            res = {k: v for k, v in {"cpus": cpus, "memory": memory, "gpus": gpus, "walltime": walltime}.items()
-                   if v is not None}
+            given = {"cpus": cpus, "memory": memory, "gpus": gpus, "walltime": walltime}
+            res = {k: v for k, v in given.items() if v is not None}
             spec: dict[str, Any] = {"command": command, "resources": res}
             if name:
                 spec["name"] = name
@@ -171,8 +172,8 @@ def _register_session() -> None:
     if not ctx.get("session"):
         return
     try:
-        Client(timeout=5).request("POST", "/v1/sessions", {"session": ctx["session"],
-                                                           "harness": ctx.get("harness"), "cwd": ctx.get("cwd")})
+        body = {"session": ctx["session"], "harness": ctx.get("harness"), "cwd": ctx.get("cwd")}
+        Client(timeout=5).request("POST", "/v1/sessions", body)
     except FrontdeskError:
         pass  # the gateway may start later; jobs still carry the session
 

@@ -61,8 +61,8 @@ def _end_session(gw: Any, sid: str, harness: str, cwd: Path) -> None:
 
 @pytest.mark.parametrize("harness,env_key", [("claude-code", "CLAUDE_CODE_SESSION_ID"),
                                              ("codex", "CODEX_THREAD_ID")])
-def test_an_ended_session_is_resumed_headless_with_the_report(gateway_factory: Any, record: Path,
-                                                               workdir: Path, harness: str, env_key: str) -> None:
+def test_an_ended_session_is_resumed_headless_with_the_report(
+        gateway_factory: Any, record: Path, workdir: Path, harness: str, env_key: str) -> None:
     gw = _gw(gateway_factory, record)
     sid = str(uuid.uuid4())
     res = gw.cli("run", "--json", "--", "sh", "-c", "sleep 1; echo headless-result",

@@ -99,7 +99,7 @@ def build_router(plugin: AgentsPlugin) -> APIRouter:
     @r.get("")
     async def list_sessions(request: Request, all: bool = False) -> list[dict[str, Any]]:
         user = _principal(request)
-        rows = store().list(None if (all and user == "root") else user)
+        rows = store().list_sessions(None if (all and user == "root") else user)
         return [view(s) for s in rows]
 
     @r.get("/{sid}")

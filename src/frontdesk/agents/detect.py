@@ -10,7 +10,7 @@ __all__ = ["detect_context"]
 
 
 def detect_context(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """The submit context a client sends: harness, session id, cwd, how to reach it (inbox token: Unix socket only)."""
+    """The submit context: harness, session id, cwd, how to reach it (inbox token: Unix socket only)."""
     env = os.environ if environ is None else environ
     ctx: dict[str, Any] = {"cwd": os.getcwd()}
     if env.get("FRONTDESK_SESSION"):

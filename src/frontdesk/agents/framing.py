@@ -56,7 +56,7 @@ def frame_wake(reports: Sequence[PendingReport], max_bytes: int = MAX_WAKE_BYTES
 
 
 def queue_line(jobs: Sequence[dict[str, object]], unread: int) -> str:
-    """The session's queue in one line, e.g. `frontdesk: 2 running (12 train RUNNING, 13 PENDING); 1 unread`."""
+    """The session's queue in one line: `frontdesk: 2 active (12 train RUNNING, 13 PENDING); 1 unread ...`."""
     if not jobs and not unread:
         return ""
     shown = ", ".join(f"{j.get('id')}" + (f" {j.get('name')}" if j.get("name") else "") + f" {j.get('state')}"

@@ -25,7 +25,8 @@ from typing import Any
 
 from frontdesk.errors import ConfigError, UserError
 
-__all__ = ["HookPlan", "claude_entries", "codex_entries", "merge_hooks", "unmerge_hooks", "install", "uninstall",
+__all__ = ["HookPlan", "claude_entries", "codex_entries", "merge_hooks", "unmerge_hooks", "install",
+           "uninstall",
            "target_paths", "hook_command", "is_ours"]
 
 _OURS = re.compile(r"(?:^|[/\s'\"])frontdesk(?:\.exe)?['\"]?\s+hook\s+[a-z-]+|frontdesk\.agents\.hooks\s")
@@ -57,7 +58,8 @@ def hook_command(event: str, harness: str, budget: float | None = None, exe: str
 
 def is_ours(hook: Any) -> bool:
     """Whether a hook entry is one frontdesk installed."""
-    return isinstance(hook, dict) and isinstance(hook.get("command"), str) and bool(_OURS.search(hook["command"]))
+    cmd = hook.get("command") if isinstance(hook, dict) else None
+    return isinstance(cmd, str) and bool(_OURS.search(cmd))
 
 
 def _cmd(event: str, harness: str, timeout: int, exe: str | None, budget: bool = False,
@@ -76,8 +78,8 @@ def claude_entries(plan: HookPlan = HookPlan(), exe: str | None = None) -> dict[
         "SessionStart": [{"hooks": [_cmd("session-start", h, plan.quick_timeout, exe)]}],
         "UserPromptSubmit": [{"hooks": [_cmd("prompt", h, plan.quick_timeout, exe)]}],
         "Stop": [{"hooks": [_cmd("stop", h, plan.stop_timeout, exe, budget=True),
-                            _cmd("rewake", h, plan.rewake_timeout, exe, budget=True, **{"async": True,
-                                                                                       "asyncRewake": True})]}],
+                            _cmd("rewake", h, plan.rewake_timeout, exe, budget=True,
+                                 **{"async": True, "asyncRewake": True})]}],
         "SessionEnd": [{"hooks": [_cmd("session-end", h, plan.quick_timeout, exe)]}],
     }
 
@@ -94,8 +96,7 @@ def codex_entries(plan: HookPlan = HookPlan(), exe: str | None = None) -> dict[s
 
 def merge_hooks(settings: dict[str, Any], ours: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
     """A copy of `settings` with our groups added (an earlier install of ours is replaced, others kept)."""
-    out = json.loads(json.dumps(settings))
-    cleaned = unmerge_hooks(out)
+    cleaned = unmerge_hooks(settings)
     hooks = cleaned.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise ConfigError("settings: 'hooks' is not an object; fix it before installing")
@@ -109,7 +110,7 @@ def merge_hooks(settings: dict[str, Any], ours: dict[str, list[dict[str, Any]]])
 
 def unmerge_hooks(settings: dict[str, Any]) -> dict[str, Any]:
     """A copy of `settings` without frontdesk's hooks; events and `hooks` left empty by that are dropped."""
-    out = json.loads(json.dumps(settings))
+    out: dict[str, Any] = json.loads(json.dumps(settings))
     hooks = out.get("hooks")
     if not isinstance(hooks, dict):
         return out
@@ -265,7 +266,8 @@ def _strip_json(data: bytes) -> bytes:
 
 def _strip_notify(data: bytes) -> bytes:
     lines = data.decode().splitlines(keepends=True)
-    return "".join(ln for ln in lines if not (ln.lstrip().startswith("notify") and "frontdesk" in ln)).encode()
+    kept = [ln for ln in lines if not (ln.lstrip().startswith("notify") and "frontdesk" in ln)]
+    return "".join(kept).encode()
 
 
 def install(harness: str, scope: str = "project", project: Path | None = None, plan: HookPlan = HookPlan(),

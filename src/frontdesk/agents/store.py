@@ -97,13 +97,15 @@ class SessionStore:
             self.conn.execute(
                 "INSERT INTO agent_sessions(id, user, harness, cwd, reach, registered_at, last_seen_at) "
                 "VALUES(?,?,?,?,?,?,?)",
-                (sid, user, str(Harness.parse(harness)), cwd, json.dumps(reach or {}, sort_keys=True), now, now))
+                (sid, user, str(Harness.parse(harness)), cwd, json.dumps(reach or {}, sort_keys=True), now,
+                 now))
             created = True
         else:
             merged = {**cur.reach, **{k: v for k, v in (reach or {}).items() if v is not None}}
             new_harness = str(Harness.parse(harness)) if harness else str(cur.harness)
             self.conn.execute(
-                "UPDATE agent_sessions SET harness=?, cwd=COALESCE(?, cwd), reach=?, last_seen_at=? WHERE id=?",
+                "UPDATE agent_sessions SET harness=?, cwd=COALESCE(?, cwd), reach=?, last_seen_at=? "
+                "WHERE id=?",
                 (new_harness, cwd, json.dumps(merged, sort_keys=True), now, sid))
             created = False
         got = self.get(sid)
@@ -125,7 +127,7 @@ class SessionStore:
         self.conn.execute("UPDATE agent_sessions SET last_channel=?, last_reason=? WHERE id=?",
                           (channel, reason, sid))
 
-    def list(self, user: str | None) -> list[Session]:
+    def list_sessions(self, user: str | None) -> list[Session]:
         """Sessions of `user` (all when None), most recently seen first."""
         if user is None:
             rows = self.conn.execute("SELECT * FROM agent_sessions ORDER BY last_seen_at DESC").fetchall()
@@ -135,7 +137,8 @@ class SessionStore:
         return [_row_to_session(r) for r in rows]
 
     # -- reports ----------------------------------------------------------------------------------
-    def add_report(self, sid: str, job_id: int, name: str | None, state: str, text: str, now: float) -> int | None:
+    def add_report(self, sid: str, job_id: int, name: str | None, state: str, text: str,
+                   now: float) -> int | None:
         """Store a report for the session once; its seq, or None when it was already stored."""
         cur = self.conn.execute(
             "INSERT OR IGNORE INTO agent_reports(session, job_id, name, state, text, arrived_at) "
@@ -166,17 +169,21 @@ class SessionStore:
 
     def lease(self, sid: str, upto: int, until: float) -> None:
         """Hand reports up to `upto` to a hook; nobody else gets them until `until` or an ack."""
-        self.conn.execute("UPDATE agent_sessions SET lease_upto=?, lease_until=? WHERE id=?", (upto, until, sid))
+        self.conn.execute("UPDATE agent_sessions SET lease_upto=?, lease_until=? WHERE id=?",
+                          (upto, until, sid))
 
     def ack(self, sid: str, upto: int, channel: str, now: float) -> list[int]:
         """Advance the cursor to `upto` (never back); the job ids newly marked delivered."""
         rows = self.conn.execute(
-            "SELECT job_id FROM agent_reports WHERE session=? AND seq<=? AND delivered_at IS NULL ORDER BY seq",
+            "SELECT job_id FROM agent_reports WHERE session=? AND seq<=? AND delivered_at IS NULL "
+            "ORDER BY seq",
             (sid, upto)).fetchall()
         with self.conn:
             self.conn.execute("UPDATE agent_reports SET delivered_at=?, channel=? "
-                              "WHERE session=? AND seq<=? AND delivered_at IS NULL", (now, channel, sid, upto))
-            self.conn.execute("UPDATE agent_sessions SET ack_seq=MAX(ack_seq, ?), lease_upto=0, lease_until=0 "
+                              "WHERE session=? AND seq<=? AND delivered_at IS NULL",
+                              (now, channel, sid, upto))
+            self.conn.execute("UPDATE agent_sessions SET ack_seq=MAX(ack_seq, ?), lease_upto=0, "
+                              "lease_until=0 "
                               "WHERE id=?", (upto, sid))
         return [r[0] for r in rows]
 

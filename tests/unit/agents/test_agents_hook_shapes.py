@@ -41,7 +41,8 @@ def test_prompt_with_running_jobs_adds_one_queue_line() -> None:
 
 
 def test_prompt_with_nothing_prints_nothing() -> None:
-    assert render_output("claude-code", "UserPromptSubmit", {"delivery": None, "active_jobs": []}) == ("", "", 0)
+    got = {"delivery": None, "active_jobs": []}
+    assert render_output("claude-code", "UserPromptSubmit", got) == ("", "", 0)
 
 
 def test_reach_from_env_keeps_no_secrets() -> None:

@@ -34,9 +34,11 @@ def test_claude_entries_pin_the_documented_shapes() -> None:
     assert set(e) == {"SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"}
     stop, rewake = e["Stop"][0]["hooks"]
     assert stop == {"type": "command", "timeout": 900,
-                    "command": "'/opt/fd env/bin/python' -m frontdesk.agents.hooks stop --harness claude-code --budget 880"}
+                    "command": "'/opt/fd env/bin/python' -m frontdesk.agents.hooks stop "
+                               "--harness claude-code --budget 880"}
     assert rewake == {"type": "command", "timeout": 86400, "async": True, "asyncRewake": True,
-                      "command": "'/opt/fd env/bin/python' -m frontdesk.agents.hooks rewake --harness claude-code "
+                      "command": "'/opt/fd env/bin/python' -m frontdesk.agents.hooks rewake "
+                                 "--harness claude-code "
                                  "--budget 86380"}
     assert e["SessionStart"] == [{"hooks": [{"type": "command", "timeout": 30,
                                              "command": "'/opt/fd env/bin/python' -m frontdesk.agents.hooks "
@@ -47,7 +49,8 @@ def test_codex_entries_have_no_async_rewake() -> None:
     e = inst.codex_entries(exe=EXE)
     assert set(e) == {"SessionStart", "UserPromptSubmit", "Stop"}
     assert all("async" not in h for groups in e.values() for g in groups for h in g["hooks"])
-    assert e["Stop"][0]["hooks"][0]["command"].endswith("frontdesk.agents.hooks stop --harness codex --budget 880")
+    stop = e["Stop"][0]["hooks"][0]["command"]
+    assert stop.endswith("frontdesk.agents.hooks stop --harness codex --budget 880")
 
 
 def test_merge_keeps_other_hooks_and_is_idempotent() -> None:

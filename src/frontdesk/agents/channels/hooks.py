@@ -24,7 +24,7 @@ class Waiter:
 
     role: str  # "stop" (the turn is ending) or "rewake" (background, wakes an idle session)
     idle_only: bool
-    future: asyncio.Future[dict[str, Any]] = field(repr=False, default=None)  # type: ignore[assignment]
+    future: asyncio.Future[dict[str, Any]] = field(repr=False)
 
 
 class HooksChannel:
