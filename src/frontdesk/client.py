@@ -79,7 +79,8 @@ class Client:
         try:
             return self._open(method, path, body, timeout)
         except FileNotFoundError:
-            raise GatewayUnavailable(f"no gateway socket at {self._where()} (start one with `frontdesk serve`)") from None
+            raise GatewayUnavailable(
+                f"no gateway socket at {self._where()} (start one with `frontdesk serve`)") from None
         except ConnectionRefusedError:
             raise GatewayUnavailable(f"gateway at {self._where()} refused the connection (is it running?)") from None
         except TimeoutError:

@@ -2,7 +2,7 @@
 
     FrontdeskError                      exit 1, HTTP 500
     ├── UserError                       exit 2, HTTP 400   bad input from outside
-    │   ├── SpecError                   exit 2, HTTP 422   a job spec that does not validate (field path, value, expected)
+    │   ├── SpecError                   exit 2, HTTP 422   a spec that does not validate (field, value, expected)
     │   ├── ConfigError                 exit 2, HTTP 400   frontdesk.toml or a setting that does not validate
     │   └── Denied                      exit 2, HTTP 403   a guard or access rule said no
     ├── NotFound                        exit 3, HTTP 404   unknown job, session, lesson

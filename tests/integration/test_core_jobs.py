@@ -68,11 +68,12 @@ def test_walltime_ends_timeout_and_kills_tree(gateway, workdir: Path) -> None:
 def test_dependency_chain_and_failed_dependency(gateway, workdir: Path) -> None:
     c = gateway.client
     out = workdir / "order.txt"
-    a = c.submit(spec={"name": "a", "command": ["/bin/sh", "-c", f"sleep 0.5; echo a >> {shlex.quote(str(out))}"]},
+    q = shlex.quote(str(out))
+    a = c.submit(spec={"name": "a", "command": ["/bin/sh", "-c", f"sleep 0.5; echo a >> {q}"]},
                  context={"cwd": str(workdir)})
-    b = c.submit(spec={"name": "b", "depends_on": ["a"], "command": ["/bin/sh", "-c", f"echo b >> {shlex.quote(str(out))}"]},
+    b = c.submit(spec={"name": "b", "depends_on": ["a"], "command": ["/bin/sh", "-c", f"echo b >> {q}"]},
                  context={"cwd": str(workdir)})
-    cc = c.submit(spec={"name": "c", "depends_on": [b["id"]], "command": ["/bin/sh", "-c", f"echo c >> {shlex.quote(str(out))}"]},
+    cc = c.submit(spec={"name": "c", "depends_on": [b["id"]], "command": ["/bin/sh", "-c", f"echo c >> {q}"]},
                   context={"cwd": str(workdir)})
     assert b["state"] == "PENDING" and b["reason"] == "Dependency"
     res = c.wait([cc["id"]], "all", 60)
@@ -153,7 +154,8 @@ def test_resources_are_never_shared(gateway_factory, workdir: Path) -> None:
     gw = gateway_factory(config="[local]\ncpus = 1\nmemory = \"1G\"\n")
     c = gw.client
     log = workdir / "spans"
-    cmd = f"echo start $(date +%s.%N) >> {shlex.quote(str(log))}; sleep 0.6; echo end $(date +%s.%N) >> {shlex.quote(str(log))}"
+    q = shlex.quote(str(log))
+    cmd = f"echo start $(date +%s.%N) >> {q}; sleep 0.6; echo end $(date +%s.%N) >> {q}"
     ids = [c.submit(spec={"command": ["/bin/sh", "-c", cmd]}, context={"cwd": str(workdir)})["id"] for _ in range(3)]
     assert c.job(ids[1])["state"] == "PENDING"
     c.wait(ids, "all", 60)

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 import pytest
 
 from frontdesk.backends.base import Backend, BackendJob, BackendStatus, JobState
-from frontdesk.backends.local import LocalBackend, QueuedJob, FreeResources, greedy_pick
+from frontdesk.backends.local import FreeResources, LocalBackend, QueuedJob, greedy_pick
 from frontdesk.config import Settings
 
 T = TypeVar("T")

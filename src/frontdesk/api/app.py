@@ -131,7 +131,8 @@ def create_app(gw: Gateway) -> FastAPI:
         else:
             raise UserError("a job needs 'spec' or 'spec_text'")
         c = body.context
-        env = c.get("env") if isinstance(c.get("env"), dict) else {}
+        raw_env = c.get("env")
+        env: dict[str, Any] = raw_env if isinstance(raw_env, dict) else {}
         ctx = SubmitContext(
             principal=request.state.principal, uid=os.getuid(), session=_str(c.get("session")),
             harness=_str(c.get("harness")), cwd=_str(c.get("cwd")), source=_str(c.get("source")) or "api",
@@ -144,7 +145,7 @@ def create_app(gw: Gateway) -> FastAPI:
     async def list_jobs(state: list[str] = Query(default=[]), session: str | None = None,
                         principal: str | None = None, name: str | None = None, active: bool = False,
                         limit: int = Query(default=200, ge=1, le=100000)) -> list[dict[str, Any]]:
-        rows = gw.store.list(state=[s.upper() for s in state], session=session, principal=principal, name=name,
+        rows = gw.store.select(state=[s.upper() for s in state], session=session, principal=principal, name=name,
                              active=active, limit=limit)
         return [job_record(r) for r in rows]
 

@@ -68,9 +68,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; print one line and exit non-zero on error, never a traceback."""
-    from frontdesk.errors import FrontdeskError
-
     from frontdesk.cli.output import emit_error
+    from frontdesk.errors import FrontdeskError
 
     argv = list(sys.argv[1:] if argv is None else argv)
     first = next((a for a in argv if not a.startswith("-")), None)

@@ -13,9 +13,9 @@ __all__ = ["register"]
 def register(sub: Any) -> None:
     """Add `serve` and `demo`."""
     p = sub.add_parser("serve", help="run the gateway in the foreground")
-    p.add_argument("--config", help="frontdesk.toml to load (default: FRONTDESK_CONFIG, $FRONTDESK_HOME/frontdesk.toml)")
+    p.add_argument("--config", help="frontdesk.toml to load (default: $FRONTDESK_CONFIG, then the home's)")
     p.add_argument("--backend", choices=["local", "slurm"], help="where jobs run (default: local)")
-    p.add_argument("--listen", metavar="HOST:PORT", help="also serve TCP (requires a token: --token or FRONTDESK_TOKEN)")
+    p.add_argument("--listen", metavar="HOST:PORT", help="also serve TCP (needs --token or FRONTDESK_TOKEN)")
     p.add_argument("--token", help="bearer token for TCP clients")
     p.add_argument("--socket", help="Unix socket path (default: $XDG_RUNTIME_DIR/frontdesk/gateway.sock)")
     p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])

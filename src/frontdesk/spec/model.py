@@ -167,7 +167,7 @@ def _yaml_load(text: str) -> Any:
 
     import yaml
 
-    class _Loader(yaml.SafeLoader):
+    class _Loader(yaml.SafeLoader):  # type: ignore[misc]
         pass
 
     _Loader.yaml_implicit_resolvers = {

@@ -78,7 +78,7 @@ class JobStore:
         marks = ",".join("?" for _ in _TERMINAL)
         return list(self.conn.execute(f"SELECT * FROM jobs WHERE state NOT IN ({marks}) ORDER BY id", _TERMINAL))
 
-    def list(self, *, state: Sequence[str] = (), session: str | None = None, principal: str | None = None,
+    def select(self, *, state: Sequence[str] = (), session: str | None = None, principal: str | None = None,
              name: str | None = None, active: bool = False, limit: int = 200) -> list[sqlite3.Row]:
         """Jobs matching the filters, newest first."""
         where, args = [], []  # type: ignore[var-annotated]

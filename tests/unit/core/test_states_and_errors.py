@@ -6,8 +6,17 @@ import pytest
 
 from frontdesk.backends.base import TERMINAL_STATES, JobState
 from frontdesk.errors import (
-    BackendError, CommandFailed, Conflict, Denied, FrontdeskError, GatewayUnavailable, NotFound, SpecError,
-    UserError, WaitTimeout, from_payload,
+    BackendError,
+    CommandFailed,
+    Conflict,
+    Denied,
+    FrontdeskError,
+    GatewayUnavailable,
+    NotFound,
+    SpecError,
+    UserError,
+    WaitTimeout,
+    from_payload,
 )
 from frontdesk.gateway import _dependency_verdict
 
