@@ -266,3 +266,10 @@ def test_sbatch_dependencies_on_gateway_jobs_become_depends_on() -> None:
 def test_sbatch_dependencies_it_cannot_express_pass_through(dep: str) -> None:
     with pytest.raises(ShimArgs):
         build_spec(["-d", dep, "--wrap", "true"], "/w", resolve={"101": 7, "102": 8}.get)
+
+
+@given(st.text(alphabet="%.0123456789ijuTtMlDRrNCmPVSebZaqpoEk |-:x", max_size=40), st.booleans())
+def test_any_format_string_renders_one_line_per_job(fmt: str, header: bool) -> None:
+    rows = select_rows(VIEW, states=set())
+    text = format_rows(rows, fmt, header=header)
+    assert text.count("\n") == len(rows) + (1 if header else 0)
