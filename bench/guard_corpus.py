@@ -266,10 +266,7 @@ def main() -> int:
         f"false positives {s['detect_secrets_fp']:.1%}, "
         f"{s['detect_secrets_us_per_line']:.1f} us/line (+{s['detect_secrets_import_ms']:.0f} ms import)"
     )
-    print(
-        f"  union recall {s['union_recall']:.1%}; "
-        f"redact() on a 2 KB report: {s['redact_2kb_report_us']:.0f} us"
-    )
+    print(f"  union recall {s['union_recall']:.1%}; redact() on a 2 KB report: {s['redact_2kb_report_us']:.0f} us")
     print(
         f"  missed by detect-secrets ({len(s['missed_by_detect_secrets'])}): "  # type: ignore[arg-type]
         + "; ".join(s["missed_by_detect_secrets"][:8])

@@ -96,10 +96,7 @@ def test_hook_answers_claude_code(tmp_path: Path) -> None:
     assert approved["permissionDecision"] == "allow"
     assert hook({**base, "tool_name": "Read", "tool_input": {"file_path": "/etc/passwd"}}) == {}
     broken = _cli(tmp_path, "guard", "hook", input="{not json")
-    assert (
-        broken.returncode == 0
-        and json.loads(broken.stdout)["hookSpecificOutput"]["permissionDecision"] == "ask"
-    )
+    assert broken.returncode == 0 and json.loads(broken.stdout)["hookSpecificOutput"]["permissionDecision"] == "ask"
     audit = [json.loads(line) for line in (tmp_path / "guard" / "audit.jsonl").read_text().splitlines()]
     assert {a["session"] for a in audit} == {"sess-9"} and {a["rule"] for a in audit} >= {
         "fs.rm-root",
@@ -110,22 +107,13 @@ def test_hook_answers_claude_code(tmp_path: Path) -> None:
 def test_clone_then_run_is_traced_to_its_source(tmp_path: Path) -> None:
     work = tmp_path / "work"
     work.mkdir()
-    assert (
-        _cli(
-            tmp_path, "guard", "check", "--", "git", "clone", "https://github.com/x/tool", cwd=work
-        ).returncode
-        == 0
-    )
+    assert _cli(tmp_path, "guard", "check", "--", "git", "clone", "https://github.com/x/tool", cwd=work).returncode == 0
     (work / "tool").mkdir()  # what the clone would have written
     (work / "tool" / "install.sh").write_text("#!/bin/sh\necho install\n")
     (work / "tool" / "README.md").write_text("Run:\n\n    sudo ./install.sh --global\n")
     res = _cli(tmp_path, "guard", "check", "--json", "--", "bash", "tool/install.sh", cwd=work)
     out = json.loads(res.stdout)
-    assert (
-        res.returncode == 1
-        and out["rule"] == "taint.exec"
-        and out["taint_source"] == "https://github.com/x/tool"
-    )
+    assert res.returncode == 1 and out["rule"] == "taint.exec" and out["taint_source"] == "https://github.com/x/tool"
     res = _cli(tmp_path, "guard", "check", "--json", "--", "sudo ./install.sh --global", cwd=work / "tool")
     out = json.loads(res.stdout)
     assert "README.md" in out["taint_source"] and "https://github.com/x/tool" in out["taint_source"]

@@ -69,9 +69,7 @@ def _settings() -> Any:
     return load_settings()
 
 
-def _run_check(
-    command: str, cwd: str | None, role: str | None, record: bool, session: str | None, source: str
-) -> Any:
+def _run_check(command: str, cwd: str | None, role: str | None, record: bool, session: str | None, source: str) -> Any:
     import os
 
     from frontdesk.guard.checker import check
@@ -260,9 +258,7 @@ def cmd_report(args: argparse.Namespace) -> int:
             f"{summary['total']} guard verdicts: "
             + ", ".join(f"{k} {v}" for k, v in sorted(summary["by_decision"].items()))
         ]
-        lines += [
-            f"  {n:4d}  {rule}" for rule, n in sorted(summary["by_rule"].items(), key=lambda kv: -kv[1])
-        ]
+        lines += [f"  {n:4d}  {rule}" for rule, n in sorted(summary["by_rule"].items(), key=lambda kv: -kv[1])]
         lines.append("latest:")
         lines += [
             f"  #{e['seq']} {e['verdict']} [{e['rule']}] {e['principal']}: {e['command'] or e['reason']}"

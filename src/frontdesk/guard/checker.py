@@ -110,9 +110,7 @@ def _env_for(ctx: GuardContext) -> dict[str, str] | None:
     return env
 
 
-def _hits(
-    command: str, ctx: GuardContext, ruleset: rules_mod.RuleSet, depth: int
-) -> tuple[list[_Hit], Parsed]:
+def _hits(command: str, ctx: GuardContext, ruleset: rules_mod.RuleSet, depth: int) -> tuple[list[_Hit], Parsed]:
     parsed = parse(command, _env_for(ctx), ctx.cwd, ctx.env_complete)
     hits: list[_Hit] = []
     for rule in ruleset.rules:
@@ -121,9 +119,7 @@ def _hits(
         elif rule.check == "secrets" and depth == 0:
             found = find_secrets(command)
             if found:
-                hits.append(
-                    _Hit(rule, ", ".join(sorted({f"«redacted:{s.kind}:{s.fingerprint}»" for s in found})))
-                )
+                hits.append(_Hit(rule, ", ".join(sorted({f"«redacted:{s.kind}:{s.fingerprint}»" for s in found}))))
         elif rule.check == "fork-bomb" and _fork_bomb(parsed):
             hits.append(_Hit(rule))
     for inv in parsed.invocations:
@@ -136,9 +132,7 @@ def _hits(
     return hits, parsed
 
 
-def _match(
-    rule: rules_mod.Rule, inv: Invocation, ctx: GuardContext, ruleset: rules_mod.RuleSet
-) -> _Hit | None:
+def _match(rule: rules_mod.Rule, inv: Invocation, ctx: GuardContext, ruleset: rules_mod.RuleSet) -> _Hit | None:
     if rule.check == "fetch-exec":
         base = replace(rule, check=None, upstream_any=())
         if rules_mod.match(base, inv, ctx, ruleset) and _reads_fetched_code(inv, set(rule.upstream_any)):
@@ -225,11 +219,7 @@ def _scan_script(inv: Invocation, ctx: GuardContext, ruleset: rules_mod.RuleSet)
         return
     text = text[:_SCRIPT_LIMIT]
     name = os.path.basename(full)
-    if (
-        kind == "shell"
-        or text.startswith("#!")
-        and re.match(r"#!\S*(ba|z|da|k)?sh\b|#!\S*env (ba)?sh\b", text)
-    ):
+    if kind == "shell" or text.startswith("#!") and re.match(r"#!\S*(ba|z|da|k)?sh\b|#!\S*env (ba)?sh\b", text):
         sub_ctx = replace(ctx, scan_scripts=False)
         sub_hits, _ = _hits(text, sub_ctx, ruleset, depth=1)
         for hit in sub_hits:
@@ -300,12 +290,7 @@ def _test_partition(
         if part.max_time_s and wall and wall > part.max_time_s:
             limit = part.max_time_s // 60
             return f"{wall // 60} min on the {part.purpose} partition {name} (meant for ≤{limit} min)"
-        if (
-            part.max_nodes
-            and nodes
-            and nodes.split("-")[-1].isdigit()
-            and int(nodes.split("-")[-1]) > part.max_nodes
-        ):
+        if part.max_nodes and nodes and nodes.split("-")[-1].isdigit() and int(nodes.split("-")[-1]) > part.max_nodes:
             return f"{nodes} nodes on the {part.purpose} partition {name}"
     return None
 
@@ -325,9 +310,7 @@ def _tainted_exec(inv: Invocation, ctx: GuardContext) -> str | None:
         for flag in ("-e", "--editable", "-r", "--requirement"):
             if flag in texts and texts.index(flag) + 1 < len(texts):
                 candidates.append(texts[texts.index(flag) + 1])
-        if prog in ("make", "cmake", "cargo", "go") or (
-            positional and positional[0].text in ("install", "build")
-        ):
+        if prog in ("make", "cmake", "cargo", "go") or (positional and positional[0].text in ("install", "build")):
             candidates.append(".")
     if prog.startswith("python") and positional and positional[0].text == "setup.py":
         candidates.append(".")
@@ -372,20 +355,14 @@ def fetch_targets(inv: Invocation) -> Iterator[tuple[str, str]]:
         if rest:
             url = rest[0]
             dest = (
-                rest[1]
-                if len(rest) > 1
-                else re.sub(r"\.git$", "", url.rstrip("/").rsplit("/", 1)[-1].split(":")[-1])
+                rest[1] if len(rest) > 1 else re.sub(r"\.git$", "", url.rstrip("/").rsplit("/", 1)[-1].split(":")[-1])
             )
             yield (_abs(dest, inv.cwd), url)
     elif prog == "curl" and urls:
         for flag in ("-o", "--output"):
             if flag in args and args.index(flag) + 1 < len(args):
                 yield (_abs(args[args.index(flag) + 1], inv.cwd), urls[0])
-        if (
-            "-O" in args
-            or "--remote-name" in args
-            or any(re.match(r"^-[a-zA-Z]*O[a-zA-Z]*$", a) for a in args)
-        ):
+        if "-O" in args or "--remote-name" in args or any(re.match(r"^-[a-zA-Z]*O[a-zA-Z]*$", a) for a in args):
             yield (_abs(urls[0].split("?")[0].rstrip("/").rsplit("/", 1)[-1], inv.cwd), urls[0])
     elif prog == "wget" and urls:
         if "-O" in args and args.index("-O") + 1 < len(args) and args[args.index("-O") + 1] != "-":

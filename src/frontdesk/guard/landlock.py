@@ -77,9 +77,7 @@ def landlock_abi() -> int:
     if libc is None:
         return 0
     try:
-        abi = libc.syscall(
-            _SYS_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(_CREATE_RULESET_VERSION)
-        )
+        abi = libc.syscall(_SYS_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(_CREATE_RULESET_VERSION))
     except Exception:  # noqa: BLE001 - a missing syscall symbol means no Landlock
         return 0
     return int(abi) if abi > 0 else 0

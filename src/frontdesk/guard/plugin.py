@@ -88,15 +88,11 @@ class GuardPlugin:
             raise UserError("verdict must be ask or deny", field="verdict")
         if self.gateway is None:
             raise UserError("the guard is not attached to a gateway")
-        data: dict[str, Any] = {
-            k: redact(str(body[k]))[:500] for k in _VERDICT_FIELDS if body.get(k) is not None
-        }
+        data: dict[str, Any] = {k: redact(str(body[k]))[:500] for k in _VERDICT_FIELDS if body.get(k) is not None}
         data["verdict"] = verdict
         data.setdefault("source", "hook")
         session = str(body["session"]) if body.get("session") else None
-        event = self.gateway.publish(
-            Event(EventKind.GUARD_VERDICT, data=data, session=session, principal=principal)
-        )
+        event = self.gateway.publish(Event(EventKind.GUARD_VERDICT, data=data, session=session, principal=principal))
         return int(event.seq)
 
     def _env_secrets(self, spec: Any) -> Verdict | None:

@@ -121,9 +121,7 @@ class Rule:
                 kw[name] = str(raw[name])
         if validate:
             patterns = [kw.get("args_regex"), kw.get("code_regex")]
-            patterns += [
-                v for name in ("flag_values", "unless_flag_values", "env_any") for _, v in kw.get(name, ())
-            ]
+            patterns += [v for name in ("flag_values", "unless_flag_values", "env_any") for _, v in kw.get(name, ())]
             for pattern in patterns:
                 if pattern is not None:
                     try:
@@ -163,8 +161,7 @@ class RuleSet:
             hit = [
                 r
                 for r in self.rules
-                if r.needs_invocation
-                and (not r.programs or (bool(program) and _prog_match(program, r.programs)))
+                if r.needs_invocation and (not r.programs or (bool(program) and _prog_match(program, r.programs)))
             ]
             self._by_program[program] = hit
         return hit
@@ -309,11 +306,7 @@ def classify_path(word: Word, ctx: GuardContext, cwd: str | None = None) -> set[
         out.add("root")
     if base in _SYSTEM_TOP or path.startswith(_SYSTEM_DEEP) and not path.startswith("/dev/shm"):
         out.add("system")
-    if (
-        base == os.path.normpath(ctx.home)
-        or base in ctx.home_roots
-        or os.path.dirname(base) in ctx.home_roots
-    ):
+    if base == os.path.normpath(ctx.home) or base in ctx.home_roots or os.path.dirname(base) in ctx.home_roots:
         out.add("home")
     if _under(path, ctx.shared_paths):
         out.add("shared")
@@ -350,9 +343,7 @@ def flags_of(inv: Invocation, rules: RuleSet) -> tuple[dict[str, list[str | None
             if eq:
                 flags.setdefault(canon, []).append(value)
             else:
-                flags.setdefault(canon, []).append(
-                    nxt if nxt is not None and not nxt.startswith("-") else None
-                )
+                flags.setdefault(canon, []).append(nxt if nxt is not None and not nxt.startswith("-") else None)
                 if t in takes_value:
                     i += 1
         else:
@@ -416,11 +407,7 @@ def match(rule: Rule, inv: Invocation, ctx: GuardContext, rules: RuleSet) -> boo
         if not any(rx(pattern).search(inv.env[name]) for name, pattern in rule.env_any if name in inv.env):
             return False
     if rule.code_regex is not None:
-        if (
-            rule.code_scope == "script"
-            or inv.inline_code is None
-            or not rx(rule.code_regex).search(inv.inline_code)
-        ):
+        if rule.code_scope == "script" or inv.inline_code is None or not rx(rule.code_regex).search(inv.inline_code):
             return False
     needs_flags = (
         rule.subcommand

@@ -50,9 +50,7 @@ def parse(
 # Text bash splits on blanks alone: no quotes, expansions, globs, operators, comments or tildes.
 _SIMPLE = re.compile(r"[A-Za-z0-9_@%+=:,./ \t-]*")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-_RESERVED = frozenset(
-    "if then else elif fi case esac for select while until do done in function time coproc".split()
-)
+_RESERVED = frozenset("if then else elif fi case esac for select while until do done in function time coproc".split())
 _DECLARE = frozenset(("export", "declare", "typeset", "local", "readonly"))
 
 

@@ -83,9 +83,7 @@ class TaintStore:
             "indexed": False,
         }
         if len(self.paths) > _MAX_ENTRIES:
-            for key in sorted(self.paths, key=lambda k: self.paths[k].get("ts", 0))[
-                : len(self.paths) - _MAX_ENTRIES
-            ]:
+            for key in sorted(self.paths, key=lambda k: self.paths[k].get("ts", 0))[: len(self.paths) - _MAX_ENTRIES]:
                 del self.paths[key]
 
     def source_of(self, path: str) -> str | None:
@@ -136,9 +134,7 @@ def _docs_under(root: str) -> list[str]:
         return [root] if re.search(_DOC_NAME, os.path.basename(root)) else []
     found: list[str] = []
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [
-            d for d in dirnames if not d.startswith(".") and d not in ("node_modules", "__pycache__")
-        ]
+        dirnames[:] = [d for d in dirnames if not d.startswith(".") and d not in ("node_modules", "__pycache__")]
         if dirpath.count(os.sep) - root.count(os.sep) > 2:
             dirnames[:] = []
         for name in sorted(filenames):

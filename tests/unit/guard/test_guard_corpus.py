@@ -78,11 +78,7 @@ def test_held_out_commands_generalise() -> None:
     cases = load_corpus(Path(__file__).resolve().parents[2] / "data" / "guard" / "holdout.txt")
     dangerous = [c for c in cases if c.dangerous]
     benign = [c for c in cases if not c.dangerous]
-    missed = [
-        c.command for c in dangerous if check(c.command, corpus_context(c.role)).decision is Decision.ALLOW
-    ]
-    stopped = [
-        c.command for c in benign if check(c.command, corpus_context(c.role)).decision is not Decision.ALLOW
-    ]
+    missed = [c.command for c in dangerous if check(c.command, corpus_context(c.role)).decision is Decision.ALLOW]
+    stopped = [c.command for c in benign if check(c.command, corpus_context(c.role)).decision is not Decision.ALLOW]
     assert len(missed) / len(dangerous) <= 0.10, missed
     assert len(stopped) / len(benign) <= 0.03, stopped

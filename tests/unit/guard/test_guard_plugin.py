@@ -78,9 +78,7 @@ def test_secrets_in_env_or_command_ask_masked(tmp_path: Path, monkeypatch: pytes
     token = "hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567"
     admission = plugin.admit(JobSpec(command=["python", "dl.py"], env={"HF_TOKEN": token}), CTX)
     assert admission is not None and admission.notices[0].data["rule"] == "secret.in-command"
-    assert (
-        token not in admission.notices[0].text and "«redacted:huggingface-token:" in admission.notices[0].text
-    )
+    assert token not in admission.notices[0].text and "«redacted:huggingface-token:" in admission.notices[0].text
     admission = plugin.admit(JobSpec(command=["mysql", "-uroot", "-pS3cretPass1", "db"]), CTX)
     assert admission is not None and "S3cretPass1" not in admission.notices[0].text
     assert all("S3cretPass1" not in str(e.data) and token not in str(e.data) for e in gw.events)

@@ -37,9 +37,7 @@ def _quote_word(word: str, style: int) -> str:
     if style == 0:
         return shlex.quote(word)
     if style == 1:
-        return (
-            '"' + word.replace("\\", "\\\\").replace('"', '\\"').replace("$", "\\$").replace("`", "\\`") + '"'
-        )
+        return '"' + word.replace("\\", "\\\\").replace('"', '\\"').replace("$", "\\$").replace("`", "\\`") + '"'
     if style == 2:
         return "'" + word.replace("'", "'\\''") + "'"
     if style == 3:
@@ -68,9 +66,7 @@ def test_benign_commands_stay_allowed_under_any_quoting(words: list[str], quotin
     assert check(command, CTX).decision is Decision.ALLOW, command
 
 
-word_text = st.text(
-    st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), min_size=1, max_size=20
-)
+word_text = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), min_size=1, max_size=20)
 
 
 @settings(max_examples=200, deadline=None)
@@ -89,9 +85,7 @@ def test_check_and_redact_never_raise(text: str) -> None:
     assert isinstance(redact(text), str)
 
 
-simple_text = st.lists(st.text("abcxyz019_@+:,./-", min_size=1, max_size=8), min_size=1, max_size=6).map(
-    " ".join
-)
+simple_text = st.lists(st.text("abcxyz019_@+:,./-", min_size=1, max_size=8), min_size=1, max_size=6).map(" ".join)
 
 
 @settings(max_examples=200, deadline=None)

@@ -66,10 +66,7 @@ def test_fingerprint_is_stable_and_distinguishes_secrets() -> None:
 
 def test_redact_never_raises_on_odd_input() -> None:
     assert redact("") == ""
-    assert (
-        redact("\udcff broken surrogate sk-proj-Xk2m9QwErTy7UiOp3AsDfGh5JkLzXcVbNm1Qw2Er").count("«redacted")
-        == 1
-    )
+    assert redact("\udcff broken surrogate sk-proj-Xk2m9QwErTy7UiOp3AsDfGh5JkLzXcVbNm1Qw2Er").count("«redacted") == 1
     assert redact(12345) == "12345"  # type: ignore[arg-type]
     assert find_secrets(None) == []  # type: ignore[arg-type]
 
@@ -78,7 +75,5 @@ def test_multiline_log_is_redacted_line_by_line() -> None:
     log = "step 1 ok\nusing key AKIAQWERTYUIOPASDFGH\nstep 2 ok\n"
     assert (
         redact(log)
-        == "step 1 ok\nusing key «redacted:aws-access-key:"
-        + fingerprint("AKIAQWERTYUIOPASDFGH")
-        + "»\nstep 2 ok\n"
+        == "step 1 ok\nusing key «redacted:aws-access-key:" + fingerprint("AKIAQWERTYUIOPASDFGH") + "»\nstep 2 ok\n"
     )

@@ -60,10 +60,7 @@ def test_running_installing_or_sourcing_tainted_content_asks(tmp_path: Path) -> 
     ):
         verdict = check(command, ctx)
         assert verdict.decision is Decision.ASK and verdict.rule == "taint.exec", command
-        assert (
-            "https://github.com/x/tool" in verdict.reason
-            and verdict.taint_source == "https://github.com/x/tool"
-        )
+        assert "https://github.com/x/tool" in verdict.reason and verdict.taint_source == "https://github.com/x/tool"
     assert check("bash my_own.sh", ctx).decision is Decision.ALLOW
     assert check("less tool/install.sh", ctx).decision is Decision.ALLOW
 
@@ -91,11 +88,7 @@ def test_commands_copied_from_a_fetched_readme_are_traced(tmp_path: Path) -> Non
     store = TaintStore.open(home)  # indexes the docs that have arrived since
     ctx = _ctx(store, tmp_path)
     verdict = check("sudo make install-everything", ctx)
-    assert (
-        verdict.taint_source
-        and "README.md" in verdict.taint_source
-        and "github.com/x/proj" in verdict.taint_source
-    )
+    assert verdict.taint_source and "README.md" in verdict.taint_source and "github.com/x/proj" in verdict.taint_source
     assert "README.md" in verdict.reason
     assert check("chmod 777 /opt/proj", ctx).taint_source
     assert check("ls -la", ctx).taint_source is None
