@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import pwd
+import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -54,12 +55,63 @@ def exec_real(name: str, argv: Sequence[str], why: str | None = None) -> NoRetur
     os.execv(real, [name, *argv])
 
 
+def _connect(timeout: float) -> socket.socket:
+    url = os.environ.get("FRONTDESK_URL")
+    if url:
+        host, _, port = url.split("://", 1)[-1].rstrip("/").partition(":")
+        return socket.create_connection((host, int(port or 80)), timeout=timeout)
+    path = os.environ.get("FRONTDESK_SOCKET")
+    if not path:
+        from frontdesk.config import socket_path_from_env
+
+        path = str(socket_path_from_env())
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(timeout)
+    try:
+        sock.connect(path)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def http_get(path: str, timeout: float = 10.0) -> Any:
+    """GET one JSON answer from the gateway over a bare socket (HTTP/1.0).
+
+    http.client would pull in ssl and email, several times the start-up of the rest of a shim."""
+    import json
+
+    from frontdesk.errors import FrontdeskError, GatewayUnavailable, from_payload
+
+    token = os.environ.get("FRONTDESK_TOKEN")
+    head = f"GET {path} HTTP/1.0\r\nHost: localhost\r\nAccept: application/json\r\n"
+    if token:
+        head += f"Authorization: Bearer {token}\r\n"
+    try:
+        with _connect(timeout) as sock:
+            sock.sendall((head + "\r\n").encode())
+            chunks = []
+            while chunk := sock.recv(65536):
+                chunks.append(chunk)
+    except OSError as exc:
+        raise GatewayUnavailable(f"cannot reach the gateway: {exc.strerror or exc}") from None
+    raw = b"".join(chunks)
+    header, _, body = raw.partition(b"\r\n\r\n")
+    try:
+        status = int(header.split(b" ", 2)[1])
+        payload = json.loads(body) if body else None
+    except (IndexError, ValueError):
+        raise FrontdeskError("the gateway sent an answer the shim cannot read") from None
+    if status >= 400:
+        if isinstance(payload, dict) and "error" in payload:
+            raise from_payload(payload)
+        raise FrontdeskError(f"gateway answered HTTP {status}")
+    return payload
+
+
 def fetch_view(history: bool = False) -> dict[str, Any]:
     """The gateway's cached view of the cluster (raises GatewayUnavailable / FrontdeskError)."""
-    from frontdesk.client import Client
-
-    path = "/v1/slurm/squeue" + ("?history=true" if history else "")
-    view: dict[str, Any] = Client(timeout=10).request("GET", path)
+    view: dict[str, Any] = http_get("/v1/slurm/squeue" + ("?history=true" if history else ""))
     return view
 
 
