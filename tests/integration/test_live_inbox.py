@@ -159,13 +159,13 @@ def test_idle_session_gets_the_report_with_no_keystroke_exactly_once(live: Any) 
 
 
 def test_two_jobs_ending_within_a_second_arrive_as_one_message(live: Any) -> None:
-    script = (f"{FRONTDESK} run --name first -- sh -c 'sleep 3; echo one' && "
-              f"{FRONTDESK} run --name second -- sh -c 'sleep 3.4; echo two' && echo SUBMITTED-TWO")
+    script = (f"{FRONTDESK} run --name first -- sh -c 'sleep 3; echo one' & "
+              f"{FRONTDESK} run --name second -- sh -c 'sleep 3.2; echo two' & wait; echo SUBMITTED-TWO")
     s = live.start([Rule(match="SUBMIT-TWO", bash=script)], prompt="SUBMIT-TWO")
     live.api.wait_for(lambda r: "SUBMITTED-TWO" in r.last_user_text, 40)
     live.wait_idle(s["id"])
-    a, b = job_ids(live.gw)
-    live.gw.wait_state(b, {"COMPLETED"}, timeout=30)
+    ends = [live.gw.wait_state(j, {"COMPLETED"}, timeout=30)["ended_at"] for j in job_ids(live.gw)]
+    assert abs(ends[0] - ends[1]) < 1.0
     got = live.api.wait_for(lambda r: HEADER in r.last_user_text, 30)
     assert "2 jobs" in got.last_user_text and "first" in got.last_user_text and "second" in got.last_user_text
     time.sleep(3)
