@@ -100,9 +100,7 @@ def test_scontrol_line_with_spaces_and_equals_in_paths() -> None:
 def test_running_job_has_no_exit_or_end() -> None:
     line = LINE.replace("JobState=OUT_OF_MEMORY", "JobState=COMPLETING")
     st_ = record_to_status(parse_scontrol_jobs(line)[0])
-    assert (
-        st_ is not None and st_.state is JobState.RUNNING and st_.exit_code is None and st_.ended_at is None
-    )
+    assert st_ is not None and st_.state is JobState.RUNNING and st_.exit_code is None and st_.ended_at is None
 
 
 def test_pending_job_has_no_start() -> None:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from conftest import Golden
 from frontdesk.backends.base import BackendJob
 from frontdesk.backends.slurm.render import format_time_limit, render_script, sbatch_argv
 from frontdesk.errors import SpecError
@@ -28,11 +28,11 @@ def job(**kw: object) -> BackendJob:
     return BackendJob(**base)  # type: ignore[arg-type]
 
 
-def test_minimal(golden: Golden) -> None:
+def test_minimal(golden: Any) -> None:
     golden.check("minimal.sbatch", render_script(job()))
 
 
-def test_typed_gpus_memory_walltime_partition(golden: Golden) -> None:
+def test_typed_gpus_memory_walltime_partition(golden: Any) -> None:
     text = render_script(
         job(
             cpus=8,
@@ -47,7 +47,7 @@ def test_typed_gpus_memory_walltime_partition(golden: Golden) -> None:
     golden.check("gpu.sbatch", text)
 
 
-def test_quoting_and_spaces(golden: Golden) -> None:
+def test_quoting_and_spaces(golden: Any) -> None:
     text = render_script(
         job(
             argv=["sh", "-c", "echo \"$X\" 'it''s' $(date)"],

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import Golden
 from frontdesk.shims.common import ShimArgs, fmt_duration, short_state
 from frontdesk.shims.sacct import format_sacct, rows_from_view
 from frontdesk.shims.sbatch import build_spec, parse_directives, slurm_memory, slurm_time
@@ -61,13 +61,13 @@ VIEW = [
 ]
 
 
-def test_default_and_long_formats(golden: Golden) -> None:
+def test_default_and_long_formats(golden: Any) -> None:
     text = format_rows(select_rows(VIEW), DEFAULT_FORMAT, header=True)
     text += format_rows(select_rows(VIEW, states=set()), LONG_FORMAT, header=True)
     golden.check("squeue.txt", text)
 
 
-def test_custom_format_without_header(golden: Golden) -> None:
+def test_custom_format_without_header(golden: Any) -> None:
     fmt = "%i|%j|%u|%t|%T|%M|%l|%D|%C|%m|%R|%r|%b|%Z|%%|%.5i"
     golden.check("squeue-custom.txt", format_rows(select_rows(VIEW, states=set()), fmt, header=False))
 
@@ -91,7 +91,7 @@ def test_squeue_flag_spellings() -> None:
         _parser().parse_args(["-O", "JobID"])
 
 
-def test_sacct_formats(golden: Golden) -> None:
+def test_sacct_formats(golden: Any) -> None:
     history = [
         {
             "id": 3,
@@ -108,9 +108,7 @@ def test_sacct_formats(golden: Golden) -> None:
         }
     ]
     rows = rows_from_view({"jobs": VIEW, "history": history})
-    text = format_sacct(
-        rows, "JobID,JobName,Partition,Account,AllocCPUS,State,ExitCode", header=True, parsable=None
-    )
+    text = format_sacct(rows, "JobID,JobName,Partition,Account,AllocCPUS,State,ExitCode", header=True, parsable=None)
     text += format_sacct(rows, "JobIDRaw,State,ExitCode,Elapsed,NodeList,User", header=True, parsable="P")
     text += format_sacct(rows[:2], "jobid%5,state%20", header=False, parsable="p")
     golden.check("sacct.txt", text)
@@ -220,11 +218,7 @@ def test_slurm_time_forms(d: int, h: int, m: int, s: int) -> None:
 
 
 def test_slurm_memory_bare_number_is_megabytes() -> None:
-    assert (
-        slurm_memory("500") == 500 * 2**20
-        and slurm_memory("2G") == 2 * 2**30
-        and slurm_memory("8gb") == 8 * 2**30
-    )
+    assert slurm_memory("500") == 500 * 2**20 and slurm_memory("2G") == 2 * 2**30 and slurm_memory("8gb") == 8 * 2**30
 
 
 def test_shim_install_and_pass_through(tmp_path: Path) -> None:
@@ -261,8 +255,9 @@ def test_sbatch_dependencies_on_gateway_jobs_become_depends_on() -> None:
     assert spec["depends_on"] == [7] and spec["fail_action"] == "continue"
 
 
-@pytest.mark.parametrize("dep", ["afterok:999", "afternotok:101", "afterok:101?afterok:102", "singleton",
-                                 "afterok:101,afterany:102"])
+@pytest.mark.parametrize(
+    "dep", ["afterok:999", "afternotok:101", "afterok:101?afterok:102", "singleton", "afterok:101,afterany:102"]
+)
 def test_sbatch_dependencies_it_cannot_express_pass_through(dep: str) -> None:
     with pytest.raises(ShimArgs):
         build_spec(["-d", dep, "--wrap", "true"], "/w", resolve={"101": 7, "102": 8}.get)
