@@ -119,24 +119,43 @@ def _shadow(
         for r in index.get(n, ()):
             seen[r.id] = r
     releases = sorted(seen.values(), key=lambda r: r.expected_end)
-    # Cheap necessary conditions first: the placer runs only once enough cores and GPUs are back.
-    free_cpus = sum(max(0.0, sim.nodes[n].free_cpus) for n in names)
-    free_gpus = sum(sim.nodes[n].free_gpus for n in names if not sim.nodes[n].drained)
+    groups: list[tuple[float, list[RunningView]]] = []
+    for r in releases:
+        if groups and groups[-1][0] == r.expected_end:
+            groups[-1][1].append(r)
+        else:
+            groups.append((r.expected_end, [r]))
+    # Cheap necessary condition first: enough cores and GPUs back in the candidate nodes.
+    free_cpus = sum(max(0.0, work[n].free_cpus) for n in names)
+    free_gpus = sum(work[n].free_gpus for n in names if not work[n].drained)
     need_cpus = job.cpus / 16.0 if job.job_class == "agent" else float(job.cpus)  # 16: the largest ratio
-    i = 0
-    while i < len(releases):
-        t = releases[i].expected_end
-        while i < len(releases) and releases[i].expected_end == t:
-            r = releases[i]
-            sim.apply(r.parts, r.exclusive, -1)
+    lo = 0
+    while lo < len(groups) and (free_cpus + 1e-9 < need_cpus or free_gpus < job.gpus):
+        for r in groups[lo][1]:
             for x in r.parts:
                 if x.node in sim.nodes:
                     free_cpus += x.cpus
                     free_gpus += x.gpus
-            i += 1
-        if free_cpus + 1e-9 < need_cpus or free_gpus < job.gpus:
-            continue
-        p = placer.place(job, sim.nodes, frozenset())
-        if p is not None:
-            return Reservation(job.id, max(now, t), frozenset(x.node for x in p.parts))
-    return Reservation(job.id, math.inf, frozenset())
+        lo += 1
+    lo = max(0, lo - 1)
+
+    def after(g: int) -> Placement | None:
+        state = _CopyOnWrite(sim.nodes)
+        for _, rs in groups[: g + 1]:
+            for r in rs:
+                state.apply(r.parts, r.exclusive, -1)
+        return placer.place(job, state.nodes, frozenset())
+
+    # More releases never make a placement impossible, so binary-search the first group that suffices.
+    hi = len(groups) - 1
+    if not groups or after(hi) is None:
+        return Reservation(job.id, math.inf, frozenset())
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if after(mid) is None:
+            lo = mid + 1
+        else:
+            hi = mid
+    p = after(lo)
+    assert p is not None
+    return Reservation(job.id, max(now, groups[lo][0]), frozenset(x.node for x in p.parts))
