@@ -242,3 +242,46 @@ def test_hooks_install_and_uninstall_through_the_cli(gw: Any, tmp_path: Path) ->
     assert len(data["hooks"]["Stop"]) == 2 and "SessionStart" in data["hooks"]
     assert gw.cli("hooks", "uninstall", "claude", "--dir", str(proj)).returncode == 0
     assert settings.read_text() == original
+
+
+def test_a_session_is_read_and_woken_only_by_its_own_user(gateway_factory: Any) -> None:
+    import socket
+
+    from frontdesk.client import Client
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    config = f'[gateway]\ntoken = "owner-token"\n[gateway.tokens]\nbob-token = "bob"\n{CONFIG}'
+    gw = gateway_factory(config=config, args=["--listen", f"127.0.0.1:{port}"])
+    sid = _sid()
+    job = submit(gw, sid, "echo private-result")  # over the socket: the gateway's own user
+    gw.wait_state(job, {"COMPLETED"})
+    bob = Client(url=f"http://127.0.0.1:{port}", token="bob-token", timeout=10)
+    from frontdesk.errors import Denied, NotFound
+
+    with pytest.raises(NotFound):
+        bob.request("GET", f"/v1/sessions/{sid}")
+    with pytest.raises(NotFound):
+        bob.request("GET", f"/v1/sessions/{sid}/unread")
+    with pytest.raises(NotFound):
+        bob.request("POST", f"/v1/sessions/{sid}/ack", {"jobs": [job]})
+    with pytest.raises(Denied):  # a hook run as bob cannot take over the session (and its reports)
+        bob.request("POST", f"/v1/sessions/{sid}/hook", {"event": "SessionStart"})
+    assert bob.request("GET", "/v1/sessions") == []
+    assert session(gw, sid)["unread"] == 1
+
+
+def test_the_stop_hook_gives_up_after_the_block_cap(gateway_factory: Any) -> None:
+    gw = gateway_factory(config="[agents]\nmax_stop_blocks = 1\nbatch_window_s = 0.3\n")
+    sid = _sid()
+    submit(gw, sid, "echo first")
+    first = hook(gw, "stop", stop_payload(sid), "--budget", "60")
+    assert json.loads(first.stdout)["decision"] == "block"
+    job = submit(gw, sid, "echo second")
+    gw.wait_state(job, {"COMPLETED"})
+    capped = hook(gw, "stop", stop_payload(sid), "--budget", "60")
+    assert (capped.returncode, capped.stdout) == (0, "")  # one block already this turn: let it stop
+    assert session(gw, sid)["unread"] == 1  # kept for the next hook
+    prompt = hook(gw, "prompt", start_payload(sid, "UserPromptSubmit"))
+    assert "second" in json.loads(prompt.stdout)["hookSpecificOutput"]["additionalContext"]
