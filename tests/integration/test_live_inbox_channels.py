@@ -124,11 +124,18 @@ def test_busy_mid_turn_and_until_the_woken_turn_ends(tmp_path: Path, inbox: Inbo
 
 
 def test_unavailable_when_the_process_or_socket_is_gone(tmp_path: Path, inbox: Inbox) -> None:
-    ch = channel(tmp_path, inbox)
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
+    ch = InboxChannel(AgentSettings(), home=tmp_path)
+    ch.capture("s-1", "alice", {"inbox_socket": str(inbox.path), "inbox_token": TOKEN, "agent_pid": dead.pid}, {})
     ok, why = ch.available(session(pid=dead.pid))
     assert not ok and why == f"session process {dead.pid} is gone"
+    [f] = list((tmp_path / "agents" / "inbox").iterdir())
+    assert TOKEN not in f.read_text()  # a dead session's token is forgotten
+    assert not asyncio.run(ch.deliver(session(), "r", [1]))
+    ch = channel(tmp_path, inbox)  # captured again (a new submission from the live session)
+    ok, why = ch.available(session(pid=1))  # resumed in another process: its own inbox, not this one
+    assert not ok and why.startswith(f"inbox was captured from process {os.getpid()}")
     assert not ch.available(session(TurnState.ENDED))[0]
     assert not ch.available(session(harness=Harness.CODEX))[0]
     assert not ch.available(session(user="mallory"))[0]  # a token is only ever used for its owner

@@ -163,7 +163,7 @@ class InboxChannel:
     # -- the Channel protocol -----------------------------------------------------------------------
     def _record(self, session: Session) -> dict[str, Any] | None:
         rec = self.secrets.get(session.id)
-        if rec is None or rec.get("user") != session.user:
+        if rec is None or rec.get("user") != session.user or not rec.get("socket"):
             return None
         return rec
 
@@ -176,10 +176,15 @@ class InboxChannel:
             return False, "no inbox captured (submit from the session's Bash tool with Claude Code ≥ 2.1.332)"
         if session.turn_state is TurnState.ENDED:
             return False, "session ended"
-        pid = session.reach.get("pid") or rec.get("pid")
+        pid = rec.get("pid") or session.reach.get("pid")
         if pid is None:
             return False, "session process unknown (no CLAUDE_PID)"
+        now_pid = session.reach.get("pid")
+        if now_pid is not None and int(now_pid) != int(pid) and _pid_alive(now_pid):
+            return False, f"inbox was captured from process {pid}; the session now runs as {now_pid}"
         if not _pid_alive(pid):
+            if rec.get("token"):
+                self.secrets.put(session.id, {**rec, "token": None})  # a dead session's token: forget it
             return False, f"session process {pid} is gone"
         if not os.path.exists(str(rec["socket"])):
             return False, "inbox socket is gone"
@@ -211,7 +216,7 @@ class InboxChannel:
     async def deliver(self, session: Session, text: str, job_ids: Sequence[int]) -> bool:
         """Write the framed reports to the inbox when the session is idle; Busy mid-turn."""
         rec = self._record(session)
-        if rec is None:
+        if rec is None or not rec.get("token"):
             return False
         state = self._turn(session, rec, time.time())
         if state is not True:
