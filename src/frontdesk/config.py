@@ -8,7 +8,6 @@ Sections other than `[gateway]`/`[local]` (policy, guard, memory, agents, slurm)
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -132,6 +131,8 @@ def _coerce(value: Any, typ: type, where: str) -> Any:
 
 def read_toml(path: Path) -> dict[str, Any]:
     """Parse a frontdesk.toml, turning syntax errors into one-line ConfigErrors."""
+    import tomllib  # only when a config file exists: clients on the hot path rarely need it
+
     try:
         with path.open("rb") as fh:
             return tomllib.load(fh)

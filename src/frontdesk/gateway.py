@@ -248,6 +248,11 @@ class Gateway:
         gpu_types = tuple(res.gpu.type) if res.gpu else ()
         extra: dict[str, Any] = {"policy": {"class": row["job_class"], "principal": row["principal"],
                                             "trial": spec.trial, "session": row["session"]}}
+        if self.settings.section("local").get("landlock"):
+            # The write sandbox: the job's workdir, its own directory (logs) and temp dirs, plus site scratch.
+            scratch = self.settings.section("local").get("landlock_writable", [])
+            extra["landlock_writable"] = [str(workdir), str(jdir), "/tmp", "/var/tmp", "/dev/shm",
+                                          *[str(p) for p in scratch]]
         return BackendJob(
             job_id=int(row["id"]), attempt=attempt, name=spec.name or f"job{row['id']}", argv=argv, workdir=workdir,
             env=env, job_dir=jdir, cpus=res.cpus, memory_bytes=res.memory, gpus=res.gpus, gpu_types=gpu_types,

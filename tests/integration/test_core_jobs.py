@@ -277,3 +277,25 @@ def _alive(pid: int) -> bool:
 @pytest.fixture(autouse=True)
 def _no_plugin_noise(monkeypatch) -> None:
     monkeypatch.setenv("FRONTDESK_PLUGINS", os.environ.get("FRONTDESK_TEST_PLUGINS", "none"))
+
+
+def test_landlock_limits_writes_to_workdir_and_temp(gateway_factory, workdir: Path, request) -> None:
+    import shutil
+    import tempfile
+
+    from frontdesk.guard.landlock import landlock_abi
+
+    if landlock_abi() <= 0:
+        pytest.skip("landlock not available on this kernel")
+    outside = Path(tempfile.mkdtemp(prefix="fd-landlock-", dir=Path.home()))  # not under /tmp
+    request.addfinalizer(lambda: shutil.rmtree(outside, ignore_errors=True))
+    gw = gateway_factory(config="[local]\nlandlock = true\n")
+    q = shlex.quote
+    cmd = f"echo ok > inside.txt && echo tmp > /tmp/fd-ll-$$ && rm /tmp/fd-ll-$$ && echo no > {q(str(outside))}/x"
+    rep = gw.client.wait([gw.client.submit(spec={"command": ["/bin/sh", "-c", cmd]},
+                                           context={"cwd": str(workdir)})["id"]], "all", 60)["reports"][0]
+    assert rep["state"] == "FAILED"
+    assert (workdir / "inside.txt").read_text() == "ok\n"
+    assert not (outside / "x").exists()
+    assert any("Permission denied" in line for line in rep["stderr_tail"])
+    assert any("landlock ABI" in line for line in rep["stderr_tail"])

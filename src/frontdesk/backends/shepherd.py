@@ -279,6 +279,11 @@ def run(job_dir: Path) -> int:
     started = time.time()
     result: dict[str, Any] = {"started_at": started}
     with open(launch["stdout"], "ab") as out, open(launch["stderr"], "ab") as err:
+        if writable:
+            from frontdesk.guard.landlock import describe
+
+            err.write(f"frontdesk: {describe(list(writable))}\n".encode())
+            err.flush()
         try:
             child = subprocess.Popen(
                 launch["argv"], cwd=launch["cwd"], env=launch["env"], stdin=subprocess.DEVNULL,
