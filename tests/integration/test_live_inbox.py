@@ -69,6 +69,7 @@ def live(claude_ready: None, gateway_factory: Any, standin: StandIn, tmp_path: P
                          env={"FRONTDESK_PLUGINS": "agents", "HOME": str(cc.home),
                               "ANTHROPIC_BASE_URL": standin.url, "ANTHROPIC_API_KEY": API_KEY,
                               "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"})
+    all_hooks = claude_entries()  # as `frontdesk hooks install claude` writes them
     hooks = {event: groups for event, groups in claude_entries().items()
              if event in ("SessionStart", "UserPromptSubmit", "Stop")}
     for groups in hooks.values():
@@ -81,9 +82,10 @@ def live(claude_ready: None, gateway_factory: Any, standin: StandIn, tmp_path: P
         def __init__(self) -> None:
             self.gw, self.cc, self.api = gw, cc, standin
 
-        def start(self, rules: list[Rule], prompt: str, with_hooks: bool = True) -> dict[str, Any]:
+        def start(self, rules: list[Rule], prompt: str, with_hooks: bool | str = True) -> dict[str, Any]:
             standin.rules[:] = rules
-            cc.prepare({"permissions": {"allow": ["Bash"]}, **({"hooks": hooks} if with_hooks else {})})
+            chosen = all_hooks if with_hooks == "all" else hooks if with_hooks else None
+            cc.prepare({"permissions": {"allow": ["Bash"]}, **({"hooks": chosen} if chosen else {})})
             cc.start("--allowedTools", "Bash", "--permission-mode", "default")
             cc.wait_screen("❯", 30)
             cc.type(prompt)
@@ -156,6 +158,21 @@ def test_idle_session_gets_the_report_with_no_keystroke_exactly_once(live: Any) 
     assert token.encode() not in (live.gw.home / "frontdesk.db").read_bytes()
     res = live.gw.cli("sessions", "--json")
     assert res.returncode == 0 and token not in res.stdout
+
+
+def test_with_every_hook_installed_the_inbox_still_delivers_exactly_once(live: Any) -> None:
+    s = live.start([Rule(match="SUBMIT-ALL", bash=f"{FRONTDESK} run --name allhooks -- sh -c 'sleep 3; "
+                                                  "echo all-hooks-result' && echo SUBMITTED-ALL")],
+                   prompt="SUBMIT-ALL", with_hooks="all")
+    live.api.wait_for(lambda r: "SUBMITTED-ALL" in r.last_user_text, 40)
+    live.wait_idle(s["id"])  # the asyncRewake hook is parked in the background meanwhile
+    [job] = job_ids(live.gw)
+    live.gw.wait_state(job, {"COMPLETED"}, timeout=30)
+    got = live.api.wait_for(lambda r: "all-hooks-result" in r.last_user_text, 30)
+    assert HEADER in got.last_user_text
+    time.sleep(3)
+    assert sum("all-hooks-result" in r.last_user_text for r in live.api.main_requests()) == 1
+    assert live.get(s["id"])["last_channel"] == "inbox"
 
 
 def test_two_jobs_ending_within_a_second_arrive_as_one_message(live: Any) -> None:
