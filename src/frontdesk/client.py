@@ -6,7 +6,6 @@ so a fresh process that talks to the gateway starts in a few tens of millisecond
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
 import socket
@@ -20,20 +19,68 @@ from frontdesk.errors import FrontdeskError, GatewayUnavailable, from_payload
 __all__ = ["Client", "connect"]
 
 
-class _UnixConnection(http.client.HTTPConnection):
-    def __init__(self, path: str, timeout: float | None) -> None:
-        super().__init__("localhost", timeout=timeout)
-        self._path = path
+class _Response:
+    """A minimal HTTP/1.1 response reader (Content-Length or chunked bodies) over one socket.
 
-    def connect(self) -> None:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.settimeout(self.timeout)
-        try:
-            sock.connect(self._path)
-        except OSError:
-            sock.close()
-            raise
+    The stdlib's http.client pulls in the email package (~25 ms of a fresh process); the gateway speaks
+    plain HTTP/1.1 with JSON bodies and, for event streams, chunked server-sent events, so this is enough.
+    """
+
+    def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
+        self.file = sock.makefile("rb")
+        line = self.file.readline(65537)
+        parts = line.split(None, 2)
+        if len(parts) < 2 or not parts[0].startswith(b"HTTP/"):
+            raise OSError("not an HTTP answer")
+        self.status = int(parts[1])
+        self.headers: dict[str, str] = {}
+        while True:
+            h = self.file.readline(65537)
+            if h in (b"\r\n", b"\n", b""):
+                break
+            key, _, value = h.decode("latin-1").partition(":")
+            self.headers[key.strip().lower()] = value.strip()
+        self.chunked = "chunked" in self.headers.get("transfer-encoding", "").lower()
+        self._left = int(self.headers.get("content-length", "-1"))
+        self._buf = b""
+
+    def _chunk(self) -> bytes:
+        size = int(self.file.readline(1024).split(b";")[0].strip() or b"0", 16)
+        if size == 0:
+            self.file.readline(1024)
+            return b""
+        data = self.file.read(size)
+        self.file.readline(1024)
+        return data
+
+    def read(self) -> bytes:
+        """The whole body."""
+        if self.chunked:
+            out = [self._buf]
+            while chunk := self._chunk():
+                out.append(chunk)
+            return b"".join(out)
+        if self._left >= 0:
+            return self.file.read(self._left)
+        return self.file.read()
+
+    def readline(self) -> bytes:
+        """One line of a streamed body (b"" at its end)."""
+        if not self.chunked:
+            return self.file.readline()
+        while b"\n" not in self._buf:
+            chunk = self._chunk()
+            if not chunk:
+                line, self._buf = self._buf, b""
+                return line
+            self._buf += chunk
+        line, _, self._buf = self._buf.partition(b"\n")
+        return line + b"\n"
+
+    def close(self) -> None:
+        self.file.close()
+        self.sock.close()
 
 
 class Client:
@@ -48,34 +95,40 @@ class Client:
         self.token = token or os.environ.get("FRONTDESK_TOKEN") or None
         self.timeout = timeout
 
-    def _conn(self, timeout: float | None) -> http.client.HTTPConnection:
-        if self.url:
-            hostport = self.url.split("://", 1)[-1].rstrip("/")
-            return http.client.HTTPConnection(hostport, timeout=timeout)
-        return _UnixConnection(self.socket_path, timeout)
-
     def _where(self) -> str:
         return self.url or self.socket_path
 
-    def _open(self, method: str, path: str, body: Any,
-              timeout: float | None) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
-        headers = {"Accept": "application/json"}
-        data = None
-        if body is not None:
-            data = json.dumps(body).encode()
-            headers["Content-Type"] = "application/json"
-        if self.token:
-            headers["Authorization"] = f"Bearer {self.token}"
-        conn = self._conn(timeout)
+    def _connect(self, timeout: float | None) -> socket.socket:
+        if self.url:
+            hostport = self.url.split("://", 1)[-1].split("/", 1)[0]
+            host, _, port = hostport.rpartition(":")
+            return socket.create_connection((host.strip("[]") or "localhost", int(port or 80)), timeout=timeout)
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(timeout)
         try:
-            conn.request(method, path, body=data, headers=headers)
-            return conn, conn.getresponse()
+            sock.connect(self.socket_path)
         except BaseException:
-            conn.close()
+            sock.close()
+            raise
+        return sock
+
+    def _open(self, method: str, path: str, body: Any, timeout: float | None) -> _Response:
+        data = b"" if body is None else json.dumps(body).encode()
+        head = [f"{method} {path} HTTP/1.1", "Host: localhost", "Accept: application/json", "Connection: close",
+                f"Content-Length: {len(data)}"]
+        if body is not None:
+            head.append("Content-Type: application/json")
+        if self.token:
+            head.append(f"Authorization: Bearer {self.token}")
+        sock = self._connect(timeout)
+        try:
+            sock.sendall(("\r\n".join(head) + "\r\n\r\n").encode() + data)
+            return _Response(sock)
+        except BaseException:
+            sock.close()
             raise
 
-    def _send(self, method: str, path: str, body: Any,
-              timeout: float | None) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
+    def _send(self, method: str, path: str, body: Any, timeout: float | None) -> _Response:
         try:
             return self._open(method, path, body, timeout)
         except FileNotFoundError:
@@ -85,18 +138,18 @@ class Client:
             raise GatewayUnavailable(f"gateway at {self._where()} refused the connection (is it running?)") from None
         except TimeoutError:
             raise GatewayUnavailable(f"gateway at {self._where()} did not answer in time") from None
-        except OSError as exc:
-            raise GatewayUnavailable(f"cannot reach the gateway at {self._where()}: {exc.strerror or exc}") from None
+        except (OSError, ValueError) as exc:
+            raise GatewayUnavailable(f"cannot reach the gateway at {self._where()}: {exc}") from None
 
     def request(self, method: str, path: str, body: Any = None, timeout: float | None = None) -> Any:
         """One request; the decoded JSON answer, or the gateway's error raised as a FrontdeskError."""
-        conn, resp = self._send(method, path, body, timeout if timeout is not None else self.timeout)
+        resp = self._send(method, path, body, timeout if timeout is not None else self.timeout)
         try:
             raw = resp.read()
-        except (OSError, http.client.HTTPException) as exc:
+        except (OSError, ValueError) as exc:
             raise GatewayUnavailable(f"the gateway went away mid-answer: {exc}") from None
         finally:
-            conn.close()
+            resp.close()
         try:
             payload = json.loads(raw) if raw else None
         except ValueError:
@@ -160,7 +213,7 @@ class Client:
         q = {"since": since, "follow": "true" if follow else "false"}
         if job is not None:
             q["job"] = job
-        conn, resp = self._send("GET", f"/v1/events?{urlencode(q)}", None, None if follow else self.timeout)
+        resp = self._send("GET", f"/v1/events?{urlencode(q)}", None, None if follow else self.timeout)
         try:
             if resp.status >= 400:
                 payload = json.loads(resp.read() or b"{}")
@@ -171,14 +224,14 @@ class Client:
             while True:
                 try:
                     line = resp.readline()
-                except OSError:
+                except (OSError, ValueError):
                     line = b""
                 if not line:
                     raise GatewayUnavailable("the gateway closed the event stream")
                 if line.startswith(b"data:"):
                     yield json.loads(line[5:])
         finally:
-            conn.close()
+            resp.close()
 
     def health(self) -> dict[str, Any]:
         """The gateway's liveness answer."""
