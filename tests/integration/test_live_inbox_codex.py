@@ -44,6 +44,22 @@ def _ensure_codex() -> str | None:
     return None if res.returncode == 0 and CODEX.exists() else "npm install @openai/codex failed"
 
 
+def _stop_leftovers(root: Path) -> None:
+    """SIGTERM the processes this test started from its own CODEX_HOME (found by that unique path)."""
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmd = (proc / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if str(root).encode() in cmd:
+            try:
+                os.kill(int(proc.name), 15)
+            except OSError:
+                pass
+
+
 @pytest.fixture
 def codex_home() -> Iterator[tuple[dict[str, str], ResponsesStandIn, Path]]:
     """(environment for codex and the gateway, the Responses stand-in, the project directory)."""
@@ -62,6 +78,7 @@ def codex_home() -> Iterator[tuple[dict[str, str], ResponsesStandIn, Path]]:
     yield env, api, root / "project"
     subprocess.run([str(CODEX), "app-server", "daemon", "stop"], env={**os.environ, **env},
                    capture_output=True, timeout=60)
+    _stop_leftovers(root)  # `daemon stop` leaves its pid-update-loop helper running
     api.stop()
     shutil.rmtree(root, ignore_errors=True)
 
