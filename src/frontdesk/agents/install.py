@@ -2,8 +2,9 @@
 settings without touching anything else, and undo it byte for byte.
 
 Claude Code: `.claude/settings.json` (project) or `~/.claude/settings.json` (user).
-Codex: `.codex/hooks.json` (project) or `$CODEX_HOME/hooks.json` (user, default `~/.codex`), plus a
-top-level `notify = [...]` line in the `config.toml` beside it when none is set (never replaced).
+Codex: `.codex/hooks.json` (project) or `$CODEX_HOME/hooks.json` (user, default `~/.codex`); with
+`--user` also a top-level `notify = [...]` line in `$CODEX_HOME/config.toml` when none is set (never
+replaced; Codex ignores `notify` in a project's config).
 
 Install records the original bytes and the bytes it wrote (under FRONTDESK_HOME). Uninstall writes the
 original bytes back when the file is still exactly as install left it; when someone edited it since, it
@@ -276,7 +277,16 @@ def install(harness: str, scope: str = "project", project: Path | None = None, p
     paths = target_paths(harness, scope, project)
     if harness == "claude":
         return [_install_json(paths["hooks"], claude_entries(plan, exe))]
-    return [_install_json(paths["hooks"], codex_entries(plan, exe)), _install_notify(paths["config"], exe)]
+    msgs = [_install_json(paths["hooks"], codex_entries(plan, exe))]
+    if scope == "user":
+        msgs.append(_install_notify(paths["config"], exe))
+    else:  # Codex 0.171 ignores `notify` in a project's .codex/config.toml (it says so at start)
+        msgs.append("Codex reads `notify` only from the user's config.toml: run `frontdesk hooks install "
+                    "codex --user` for the turn-ended signal")
+    msgs.append("Codex runs project hooks only in a trusted project, and each new or changed hook only "
+                "after review (`/hooks` in Codex; `codex exec --dangerously-bypass-hook-trust` for vetted "
+                "automation)")
+    return msgs
 
 
 def uninstall(harness: str, scope: str = "project", project: Path | None = None) -> list[str]:

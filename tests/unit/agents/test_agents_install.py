@@ -113,27 +113,33 @@ def test_uninstall_after_user_edits_removes_only_ours(tmp_path: Path) -> None:
 
 
 def test_codex_notify_is_added_at_top_level_and_removed(tmp_path: Path) -> None:
-    proj = tmp_path / "p"
-    cfg = proj / ".codex" / "config.toml"
+    cfg = tmp_path / "home" / ".codex" / "config.toml"  # CODEX_HOME: Codex reads notify only there
     cfg.parent.mkdir(parents=True)
     original = 'model = "o4"\n\n[features]\nhooks = true\n'
     cfg.write_text(original)
-    inst.install("codex", "project", proj, exe=EXE)
+    inst.install("codex", "user", exe=EXE)
     import tomllib
 
     parsed = tomllib.loads(cfg.read_text())
     assert parsed["notify"] == [EXE, "-m", "frontdesk.agents.hooks", "notify", "--harness", "codex"]
     assert parsed["features"] == {"hooks": True} and parsed["model"] == "o4"
-    inst.uninstall("codex", "project", proj)
+    inst.uninstall("codex", "user")
     assert cfg.read_text() == original
 
 
-def test_codex_existing_notify_is_left_alone(tmp_path: Path) -> None:
+def test_codex_project_install_leaves_config_toml_alone(tmp_path: Path) -> None:
     proj = tmp_path / "p"
-    cfg = proj / ".codex" / "config.toml"
+    proj.mkdir()
+    msgs = inst.install("codex", "project", proj, exe=EXE)
+    assert not (proj / ".codex" / "config.toml").exists()
+    assert "--user" in msgs[1] and "trusted project" in msgs[2]
+
+
+def test_codex_existing_notify_is_left_alone(tmp_path: Path) -> None:
+    cfg = tmp_path / "home" / ".codex" / "config.toml"
     cfg.parent.mkdir(parents=True)
     cfg.write_text('notify = ["notify-send"]\n')
-    msgs = inst.install("codex", "project", proj, exe=EXE)
+    msgs = inst.install("codex", "user", exe=EXE)
     assert "already set" in msgs[1]
     assert cfg.read_text() == 'notify = ["notify-send"]\n'
 
