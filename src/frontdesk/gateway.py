@@ -24,10 +24,12 @@ from frontdesk.config import Settings
 from frontdesk.errors import Conflict, NotFound, SpecError
 from frontdesk.events.bus import Bus
 from frontdesk.events.models import Event, EventKind
+from frontdesk.guard.secrets import redact
 from frontdesk.plugins import Admission, Notice, SubmitContext, load_plugins
 from frontdesk.spec.model import JobSpec
 from frontdesk.store.db import open_db
 from frontdesk.store.jobs import JobStore, job_record
+from frontdesk.tails import read_tail
 
 __all__ = ["Gateway", "make_backend"]
 
@@ -49,28 +51,6 @@ def make_backend(settings: Settings) -> Backend:
     return LocalBackend(settings)
 
 
-def _redactor() -> Any:
-    try:
-        from frontdesk.guard.secrets import redact
-
-        return redact
-    except ImportError:  # the guard is optional at build time; reports still get built
-        return lambda text: text
-
-
-def _read_tail(path: str | None, max_bytes: int = 64 * 1024) -> str:
-    if not path:
-        return ""
-    try:
-        with open(path, "rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            size = fh.tell()
-            fh.seek(max(0, size - max_bytes))
-            return fh.read().decode(errors="replace")
-    except OSError:
-        return ""
-
-
 class Gateway:
     """Owns the store, the backend, the bus and the plug-ins."""
 
@@ -82,7 +62,7 @@ class Gateway:
         self.store = JobStore(open_db(settings.db_path))
         self.backend = backend or make_backend(settings)
         self.bus = Bus()
-        self.redact = _redactor()
+        self.redact = redact
         self.loop: asyncio.AbstractEventLoop | None = None
         self._hinted: set[str] = set()
         self._deps_dirty = True
@@ -357,8 +337,8 @@ class Gateway:
         assert row is not None
         job = job_record(row)
         usage = json.loads(row["usage"]) if row["usage"] else None
-        report = build_report(job, stdout_text=_read_tail(row["stdout_path"]),
-                              stderr_text=_read_tail(row["stderr_path"]), attempts=int(row["attempt"]),
+        report = build_report(job, stdout_text=read_tail(row["stdout_path"]),
+                              stderr_text=read_tail(row["stderr_path"]), attempts=int(row["attempt"]),
                               usage=usage, redact=self.redact)
         for plugin in self.plugins:
             enrich = getattr(plugin, "enrich", None)

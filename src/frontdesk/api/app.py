@@ -23,6 +23,7 @@ from frontdesk.gateway import Gateway
 from frontdesk.plugins import SubmitContext
 from frontdesk.spec.model import parse_spec_text, validate_spec
 from frontdesk.store.jobs import job_record
+from frontdesk.tails import read_tail
 
 __all__ = ["create_app"]
 
@@ -185,9 +186,7 @@ def create_app(gw: Gateway) -> FastAPI:
                    stream: Literal["stdout", "stderr"] = "stdout") -> dict[str, Any]:
         row = gw.get_job(job_id)
         path = row[f"{stream}_path"] or str(gw.job_dir(job_id, int(row["attempt"])) / f"{stream}.log")
-        from frontdesk.gateway import _read_tail
-
-        text = await asyncio.to_thread(_read_tail, path, 256 * 1024)
+        text = await asyncio.to_thread(read_tail, path, 256 * 1024)
         lines = [gw.redact(ln) for ln in text.splitlines()[-tail:]]
         return {"job_id": job_id, "stream": stream, "path": path, "lines": lines}
 

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from dataclasses import replace
 from typing import Any
 
 from frontdesk.errors import ConfigError
+from frontdesk.guard.secrets import redact
 from frontdesk.memory.advice import advise_template
 from frontdesk.memory.classify import Signature, classify
 from frontdesk.memory.context import JobContext, context_of
@@ -27,33 +27,13 @@ from frontdesk.memory.lesson import Lesson, describe
 from frontdesk.memory.scopes import Membership
 from frontdesk.memory.store import MIGRATIONS, LessonStore
 from frontdesk.plugins import Admission, Notice, SubmitContext
+from frontdesk.tails import read_tail
 
 __all__ = ["MemoryPlugin"]
 
 log = logging.getLogger("frontdesk.memory")
 
 _NO_RUN_STATES = {"DEPENDENCY_NEVER_SATISFIED"}
-
-
-def _read_tail(path: str | None, max_bytes: int = 64 * 1024) -> str:
-    if not path:
-        return ""
-    try:
-        with open(path, "rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            fh.seek(max(0, fh.tell() - max_bytes))
-            return fh.read().decode(errors="replace")
-    except OSError:
-        return ""
-
-
-def _redactor() -> Any:
-    try:
-        from frontdesk.guard.secrets import redact
-
-        return redact
-    except ImportError:
-        return lambda text: text
 
 
 def _summary(lesson: Lesson) -> dict[str, Any]:
@@ -80,7 +60,7 @@ class MemoryPlugin:
             raise ConfigError(f"[memory]: {exc}") from None
         self.gateway: Any = None
         self.store: LessonStore | None = None
-        self.redact = _redactor()
+        self.redact = redact
 
     # -- the seam -----------------------------------------------------------------------------------
     def attach(self, gateway: Any) -> None:
@@ -129,7 +109,7 @@ class MemoryPlugin:
         context = json.loads(row["context"] or "{}") if row is not None and "context" in row.keys() else {}
         text = ""
         if row is not None:
-            text = _read_tail(row["stdout_path"]) + "\n" + _read_tail(row["stderr_path"])
+            text = read_tail(row["stdout_path"]) + "\n" + read_tail(row["stderr_path"])
         if not text.strip():
             text = "\n".join(report.get("stdout_tail", []) + report.get("stderr_tail", []))
         sig = classify(text, report.get("state"), report.get("exit_code"))
