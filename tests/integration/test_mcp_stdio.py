@@ -67,7 +67,7 @@ def test_submit_wait_report_logs_queue_cancel(gateway: Any) -> None:
             cluster = json.loads(_text(await c.call_tool("cluster", {})))
             assert isinstance(cluster, dict)
             mem = json.loads(_text(await c.call_tool("memory_search", {"query": "CUDA out of memory"})))
-            assert isinstance(mem, dict)
+            assert mem["query"] == "CUDA out of memory" and isinstance(mem["lessons"], list)
 
     _run(go())
     # the server registered the session it runs in
