@@ -61,6 +61,7 @@ class ClaudeInTmux:
         self.home = self.root / "home"
         self.project = self.root / "project"
         self.socket = self.root / "tmux.sock"
+        self._last_pid: int | None = None
         self.home.mkdir(parents=True, exist_ok=True)
         self.project.mkdir(parents=True, exist_ok=True)
 
@@ -93,6 +94,7 @@ class ClaudeInTmux:
         subprocess.run(["tmux", "-S", str(self.socket), "-f", "/dev/null", "new-session", "-d",
                         "-s", self.name, "-x", "220", "-y", "50", "-c", str(self.project), *cmd],
                        env=env, check=True, capture_output=True, text=True, timeout=10)
+        self.pid()
 
     def screen(self) -> str:
         """The visible pane text."""
@@ -119,7 +121,10 @@ class ClaudeInTmux:
     def pid(self) -> int | None:
         """The harness process (the pane's process)."""
         got = self._tmux("display-message", "-p", "-t", self.name, "#{pane_pid}", check=False)
-        return int(got.stdout.strip()) if got.stdout.strip().isdigit() else None
+        if got.stdout.strip().isdigit():
+            self._last_pid = int(got.stdout.strip())
+            return self._last_pid
+        return None
 
     def kill_harness(self) -> None:
         """Kill the harness process as a crash would (the pane stays until tmux notices)."""
@@ -131,6 +136,21 @@ class ClaudeInTmux:
                 pass
 
     def stop(self) -> None:
-        """Kill the tmux server (and with it the harness)."""
-        self.kill_harness()
+        """Stop the tmux server (the harness gets SIGHUP and cleans up), then make sure it is gone."""
+        pid = self.pid() or self._last_pid
         self._tmux("kill-server", check=False)
+        deadline = time.monotonic() + 5
+        while pid is not None and time.monotonic() < deadline:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.1)
+        else:
+            if pid is not None:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        if pid is not None:  # the inbox socket a killed harness leaves behind
+            Path(f"/tmp/cc-socks/{pid}.sock").unlink(missing_ok=True)
