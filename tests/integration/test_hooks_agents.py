@@ -285,3 +285,16 @@ def test_the_stop_hook_gives_up_after_the_block_cap(gateway_factory: Any) -> Non
     assert session(gw, sid)["unread"] == 1  # kept for the next hook
     prompt = hook(gw, "prompt", start_payload(sid, "UserPromptSubmit"))
     assert "second" in json.loads(prompt.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
+def test_the_background_hook_outlives_a_gateway_restart(gw: Any) -> None:
+    sid = _sid()
+    job = submit(gw, sid, "sleep 4; echo after-restart")
+    stop = hook(gw, "stop", stop_payload(sid), "--budget", "0")
+    assert stop.stdout == ""
+    p = hook(gw, "rewake", stop_payload(sid), "--budget", "120", background=True)
+    time.sleep(0.5)
+    gw.restart()  # the parked long-poll breaks; the hook asks the new gateway again
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 2, err
+    assert err.startswith(f"[frontdesk] job you submitted ended: {job} COMPLETED.") and "after-restart" in err

@@ -25,6 +25,8 @@ from typing import Any, TextIO
 
 __all__ = ["EVENTS", "main", "run_hook", "reach_from_env", "render_output"]
 
+_RESTART_GRACE_S = 120.0  # how long the background hook keeps asking a gateway that went away
+
 EVENTS: dict[str, str] = {
     "stop": "Stop",
     "subagent-stop": "SubagentStop",
@@ -103,7 +105,7 @@ def run_hook(name: str, harness: str, budget: float, payload: Mapping[str, Any],
                                                  if payload.get("transcript_path") else {})},
             "stop_hook_active": bool(payload.get("stop_hook_active")), "budget": budget}
     long_poll = event in ("Stop", "SubagentStop", "rewake")
-    got = client.request("POST", f"/v1/sessions/{sid}/hook", body, timeout=(budget + 30) if long_poll else 10)
+    got = _call_hook(client, sid, body, event, budget, long_poll)
     out, err, code = render_output(harness, event, got)
     if got.get("delivery") and got.get("jobs"):
         _emit(out, err)
@@ -111,6 +113,35 @@ def run_hook(name: str, harness: str, budget: float, payload: Mapping[str, Any],
                        timeout=10)
         return "", "", code
     return out, err, code
+
+
+def _call_hook(client: Any, sid: str, body: dict[str, Any], event: str, budget: float,
+               long_poll: bool) -> Any:
+    """One hook call; the background hook outlives a gateway restart by asking again until its budget."""
+    import time
+
+    from frontdesk.errors import FrontdeskError, UserError
+
+    deadline = time.monotonic() + budget
+    down_since: float | None = None
+    while True:
+        left = max(deadline - time.monotonic(), 0.0)
+        try:
+            got = client.request("POST", f"/v1/sessions/{sid}/hook",
+                                 {**body, "budget": left if long_poll else budget},
+                                 timeout=(left + 30) if long_poll else 10)
+            if not (event == "rewake" and isinstance(got, dict) and got.get("stopping")):
+                return got
+            down_since = None
+        except FrontdeskError as exc:  # down, restarting, or it broke off the long-poll while stopping
+            if event != "rewake" or isinstance(exc, UserError) or exc.exit_code not in (1, 69):
+                raise
+            down_since = down_since or time.monotonic()
+            if time.monotonic() - down_since > _RESTART_GRACE_S:
+                raise
+        if time.monotonic() + 2 > deadline:
+            return {"delivery": None}
+        time.sleep(2)  # the gateway is restarting: the session's reports are kept, ask again
 
 
 def _emit(out: str, err: str, stdout: TextIO | None = None, stderr: TextIO | None = None) -> None:
