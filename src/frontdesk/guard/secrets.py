@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Secret", "find_secrets", "redact", "fingerprint", "mask"]
+__all__ = ["Secret", "find_secrets", "redact", "fingerprint", "mask", "remember"]
 
 
 @dataclass(frozen=True)
@@ -201,9 +201,21 @@ def _assignment_kind(name: str) -> str:
     return "secret-assignment"
 
 
+_KNOWN: dict[str, str] = {}
+"""Exact secret values this process was handed (e.g. a session's inbox token): redacted wherever they appear,
+even where no pattern would recognise them (a bare hex token)."""
+
+
+def remember(value: str, kind: str) -> None:
+    """Treat `value` as a secret of `kind` from now on in this process (values under 8 characters are ignored)."""
+    if isinstance(value, str) and len(value) >= 8:
+        _KNOWN[value] = kind
+
+
 def _find(text: str) -> list[Secret]:
     low = text.lower()
-    if not any(q in low for q in _QUICK):
+    known = [(v, k) for v, k in _KNOWN.items() if v in text]
+    if not known and not any(q in low for q in _QUICK):
         return []
     found: list[Secret] = []
     taken: list[tuple[int, int]] = []
@@ -214,6 +226,11 @@ def _find(text: str) -> list[Secret]:
         taken.append((start, end))
         found.append(Secret(kind, start, end, fingerprint(text[start:end])))
 
+    for value, kind in known:
+        start = text.find(value)
+        while start >= 0:
+            add(kind, start, start + len(value))
+            start = text.find(value, start + len(value))
     for kind, pattern, grp, needles in _RULES:
         if not any(n in low for n in needles):
             continue

@@ -77,3 +77,13 @@ def test_multiline_log_is_redacted_line_by_line() -> None:
         redact(log)
         == "step 1 ok\nusing key «redacted:aws-access-key:" + fingerprint("AKIAQWERTYUIOPASDFGH") + "»\nstep 2 ok\n"
     )
+
+
+def test_remembered_values_are_redacted_even_without_a_pattern() -> None:
+    from frontdesk.guard.secrets import redact, remember
+
+    token = "9f86d081884c7d659a2feaa0c55ad015"
+    assert token in redact(f"socket token {token} here")  # a bare hex string: no rule knows it
+    remember(token, "claude-inbox-token")
+    out = redact(f"socket token {token} here, again {token}")
+    assert token not in out and out.count("«redacted:claude-inbox-token:") == 2

@@ -29,6 +29,7 @@ from typing import Any
 
 from frontdesk.agents.channels.base import Busy
 from frontdesk.agents.model import AgentSettings, Harness, Session, TurnState
+from frontdesk.guard.secrets import remember
 
 __all__ = ["InboxChannel", "InboxSecrets", "frame_inbox", "transcript_idle", "INBOX_PREFACE"]
 
@@ -155,6 +156,7 @@ class InboxChannel:
         if not isinstance(sock, str) or not isinstance(token, str) or not sock or not token:
             return False
         pid = context.get("agent_pid")
+        remember(token, "claude-inbox-token")
         self.secrets.put(sid, {"user": user, "socket": sock, "token": token,
                                "pid": int(pid) if isinstance(pid, int) else None,
                                "transcript": _find_transcript(sid, env), "captured_at": time.time()})
@@ -165,6 +167,7 @@ class InboxChannel:
         rec = self.secrets.get(session.id)
         if rec is None or rec.get("user") != session.user or not rec.get("socket"):
             return None
+        remember(str(rec.get("token", "")), "claude-inbox-token")  # after a restart, too
         return rec
 
     def available(self, session: Session) -> tuple[bool, str]:
