@@ -139,23 +139,34 @@ def _shadow(
         lo += 1
     lo = max(0, lo - 1)
 
-    def after(g: int) -> Placement | None:
-        state = _CopyOnWrite(sim.nodes)
-        for _, rs in groups[: g + 1]:
+    def release(state: _CopyOnWrite, first: int, last: int) -> None:
+        for _, rs in groups[first : last + 1]:
             for r in rs:
                 state.apply(r.parts, r.exclusive, -1)
-        return placer.place(job, state.nodes, frozenset())
 
-    # More releases never make a placement impossible, so binary-search the first group that suffices.
-    hi = len(groups) - 1
-    if not groups or after(hi) is None:
-        return Reservation(job.id, math.inf, frozenset())
+    # More releases never make a placement impossible: gallop forward from `lo`, then bisect.
+    state = _CopyOnWrite(sim.nodes)
+    release(state, 0, lo - 1)
+    done, step, failed_at = lo - 1, 1, lo - 1
+    snapshot: dict[str, NodeView] = {}
+    p: Placement | None = None
+    while p is None:
+        target = min(len(groups) - 1, done + step)
+        if target <= done:
+            return Reservation(job.id, math.inf, frozenset())
+        snapshot = {k: (v.copy() if k in state.owned else v) for k, v in state.nodes.items()}
+        failed_at = done
+        release(state, done + 1, target)
+        done, step = target, step * 2
+        p = placer.place(job, state.nodes, frozenset())
+    lo, hi = failed_at + 1, done
     while lo < hi:
         mid = (lo + hi) // 2
-        if after(mid) is None:
+        probe = _CopyOnWrite(snapshot)
+        release(probe, failed_at + 1, mid)
+        got = placer.place(job, probe.nodes, frozenset())
+        if got is None:
             lo = mid + 1
         else:
-            hi = mid
-    p = after(lo)
-    assert p is not None
-    return Reservation(job.id, max(now, groups[lo][0]), frozenset(x.node for x in p.parts))
+            hi, p = mid, got
+    return Reservation(job.id, max(now, groups[hi][0]), frozenset(x.node for x in p.parts))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 
 from frontdesk.policy.catalog import GpuNeed
@@ -70,7 +69,8 @@ class NodeView:
 
     def copy(self) -> NodeView:
         """A scratch copy for planning."""
-        return copy.copy(self)
+        return NodeView(self.name, self.pool, self.cpus, self.memory_bytes, self.gpus, self.gpu_model,
+                        self.used_cpus, self.used_memory, self.used_gpus, self.jobs, self.exclusive, self.drained)
 
 
 @dataclass(frozen=True)

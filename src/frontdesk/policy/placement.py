@@ -94,9 +94,15 @@ def _spread(job: JobView, cands: Sequence[NodeView], rank: Mapping[str, int]) ->
     rem_c, rem_g, rem_m = job.cpus, job.gpus, job.memory_bytes
     mem_per_core = job.memory_bytes / job.cpus if job.cpus else 0.0
     if job.gpus:
-        order = sorted(cands, key=lambda n: (rank.get(n.gpu_model or "", 0), -n.free_gpus, n.name))
+        usable = [n for n in cands if n.free_gpus > 0]
+        if sum(n.free_gpus for n in usable) < job.gpus:
+            return None
+        order = sorted(usable, key=lambda n: (rank.get(n.gpu_model or "", 0), -n.free_gpus, n.name))
     else:
-        order = sorted(cands, key=lambda n: (1 if n.gpus else 0, -n.free_cpus, n.name))
+        usable = [n for n in cands if n.free_cpus >= 1]
+        if sum(int(n.free_cpus) for n in usable) < job.cpus:
+            return None
+        order = sorted(usable, key=lambda n: (1 if n.gpus else 0, -n.free_cpus, n.name))
     parts: list[Part] = []
     for n in order:
         if rem_c <= 0 and rem_g <= 0:
