@@ -3,8 +3,9 @@
     .venv/bin/python bench/policy_compare.py [--seed N] [--plots]
 
 Workloads: the validation mix (50 agent jobs of ~5 min, 2 training jobs of 4 nodes x 8 GPUs, one
-256-core hpc job, on a 12-node cluster) and a generated agent-heavy day on the 100-node cluster (the
-published defaults; 6 h of warm-up before the measured day). `--plots` writes PNGs into docs/.
+256-core hpc job, on a 12-node cluster), a generated agent-heavy day on the 100-node cluster (the
+published defaults; 6 h of warm-up before the measured day), and the same day with 1.4x the training and
+hpc submissions. `--plots` writes PNGs into docs/.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from frontdesk.sim.metrics import summarize
 from frontdesk.sim.workload import AgentMix, Workload, agent_day, validation_mix
 
 POLICIES = ("fifo", "easy", "frontdesk")
+HEAVY = AgentMix(training_jobs_per_day=210, hpc_jobs_per_day=280)
+"""The same day with 1.4x the training and hpc submissions: big jobs queue, small ones must not."""
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 
@@ -104,7 +107,7 @@ def plots(named: dict[str, dict[str, tuple[SimResult, dict[str, Any], float]]]) 
     DOCS.mkdir(exist_ok=True)
     colors = {"fifo": "#b0b0b0", "easy": "#5b8bd0", "frontdesk": "#d0703c"}
     written = []
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    fig, axes = plt.subplots(1, len(named), figsize=(5.5 * len(named), 4))
     for ax, (wname, results) in zip(axes, named.items(), strict=True):
         classes = ["agent", "trial", "training", "hpc"]
         width = 0.27
@@ -121,7 +124,7 @@ def plots(named: dict[str, dict[str, tuple[SimResult, dict[str, Any], float]]]) 
     fig.savefig(written[-1], dpi=110)
     plt.close(fig)
 
-    day = named["agent-heavy day"]
+    day = named["agent-heavy day, 1.4x training+hpc"]
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
     for p in POLICIES:
         res = day[p][0]
@@ -141,7 +144,7 @@ def plots(named: dict[str, dict[str, tuple[SimResult, dict[str, Any], float]]]) 
     ax1.set_yscale("log")
     ax1.set_xlabel("wait x (s)")
     ax1.set_ylabel("fraction of agent jobs waiting longer than x")
-    ax1.set_title("agent waits, agent-heavy day")
+    ax1.set_title("agent waits, agent-heavy day (1.4x big jobs)")
     ax1.legend()
     ax2.set_xlabel("hour of the day")
     ax2.set_ylabel("GPU utilisation")
@@ -183,6 +186,7 @@ def main() -> None:
     named = {
         "validation mix": run(validation_mix(args.seed)),
         "agent-heavy day": run(agent_day(AgentMix(), args.seed)),
+        "agent-heavy day, 1.4x training+hpc": run(agent_day(HEAVY, args.seed)),
     }
     for wname, results in named.items():
         jobs = len(results["fifo"][0].records)

@@ -97,6 +97,13 @@ class BorrowRule(_Model):
 
     _d = field_validator("max_duration", mode="before")(_dur)
 
+    @field_validator("classes")
+    @classmethod
+    def _no_hpc(cls, v: list[str]) -> list[str]:
+        if "hpc" in v:
+            raise ValueError("hpc jobs never borrow: a borrower can be reclaimed, and hpc is never preempted")
+        return v
+
 
 class ClassPriority(_Model):
     """Where a class enters the MLFQ and how it moves while it waits."""

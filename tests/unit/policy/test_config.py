@@ -41,6 +41,7 @@ def test_units_and_partial_class_overrides() -> None:
         ({"trial": {"rate": 0}}, "trial.rate"),
         ({"pools": [{"name": "a", "cpu_oversubscribe": 0.5}]}, "pools.0.cpu_oversubscribe"),
         ({"surprise": 1}, "surprise"),
+        ({"borrow": [{"lender": "default", "borrower": "default", "classes": ["hpc"]}]}, "never preempted"),
     ],
 )
 def test_invalid_table_refused_whole_with_field(raw: dict, field: str) -> None:
