@@ -30,7 +30,8 @@ __all__ = ["HookPlan", "claude_entries", "codex_entries", "merge_hooks", "unmerg
            "uninstall",
            "target_paths", "hook_command", "is_ours"]
 
-_OURS = re.compile(r"(?:^|[/\s'\"])frontdesk(?:\.exe)?['\"]?\s+hook\s+[a-z-]+|frontdesk\.agents\.hooks\s")
+_OURS = re.compile(r"(?:^|[/\s'\"])frontdesk(?:\.exe)?['\"]?\s+(?:guard\s+)?hook\b|frontdesk\.agents\.hooks\s"
+                   r"|frontdesk\.cli\.guard\s+hook\b")
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,8 @@ class HookPlan:
     stop_timeout: int = 900
     rewake_timeout: int = 86400
     quick_timeout: int = 30
+    guard: bool = True
+    """Also install the guard as the PreToolUse hook of the Bash tool (Claude Code)."""
 
 
 def hook_argv(event: str, harness: str, budget: float | None = None, exe: str | None = None) -> list[str]:
@@ -82,7 +85,15 @@ def claude_entries(plan: HookPlan = HookPlan(), exe: str | None = None) -> dict[
                             _cmd("rewake", h, plan.rewake_timeout, exe, budget=True,
                                  **{"async": True, "asyncRewake": True})]}],
         "SessionEnd": [{"hooks": [_cmd("session-end", h, plan.quick_timeout, exe)]}],
+        **({"PreToolUse": [{"matcher": "Bash", "hooks": [guard_entry(plan.quick_timeout, exe)]}]}
+           if plan.guard else {}),
     }
+
+
+def guard_entry(timeout: int, exe: str | None = None) -> dict[str, Any]:
+    """The guard as a PreToolUse hook: checks each Bash command before it runs (allow/ask/deny)."""
+    argv = [exe or sys.executable, "-m", "frontdesk.cli.guard", "hook"]
+    return {"type": "command", "command": shlex.join(argv), "timeout": timeout}
 
 
 def codex_entries(plan: HookPlan = HookPlan(), exe: str | None = None) -> dict[str, list[dict[str, Any]]]:

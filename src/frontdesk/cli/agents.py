@@ -33,6 +33,8 @@ def register(sub: Any) -> None:
         if action == "install":
             a.add_argument("--stop-timeout", type=int, default=900,
                            help="seconds the Stop hook may hold a turn while jobs run (default 900)")
+            a.add_argument("--no-guard", dest="guard", action="store_false",
+                           help="leave out the guard's PreToolUse hook on Bash (Claude Code)")
         a.add_argument("--json", action="store_true")
         a.set_defaults(func=cmd_hooks, action=action, scope="project")
     h.set_defaults(func=lambda args: (h.print_help(), 2)[1], json=False)
@@ -92,7 +94,8 @@ def cmd_hooks(args: argparse.Namespace) -> int:
 
     project = Path(args.dir) if args.dir else None
     if args.action == "install":
-        msgs = inst.install(args.harness, args.scope, project, inst.HookPlan(stop_timeout=args.stop_timeout))
+        msgs = inst.install(args.harness, args.scope, project, inst.HookPlan(stop_timeout=args.stop_timeout,
+                                                                                   guard=args.guard))
     else:
         msgs = inst.uninstall(args.harness, args.scope, project)
     emit(args.json, {"harness": args.harness, "scope": args.scope, "messages": msgs}, "\n".join(msgs))

@@ -31,7 +31,10 @@ def _home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_claude_entries_pin_the_documented_shapes() -> None:
     e = inst.claude_entries(inst.HookPlan(stop_timeout=900, rewake_timeout=86400), exe=EXE)
-    assert set(e) == {"SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"}
+    assert set(e) == {"SessionStart", "UserPromptSubmit", "Stop", "SessionEnd", "PreToolUse"}
+    assert e["PreToolUse"] == [{"matcher": "Bash", "hooks": [
+        {"type": "command", "timeout": 30, "command": "'/opt/fd env/bin/python' -m frontdesk.cli.guard hook"}]}]
+    assert "PreToolUse" not in inst.claude_entries(inst.HookPlan(guard=False), exe=EXE)
     stop, rewake = e["Stop"][0]["hooks"]
     assert stop == {"type": "command", "timeout": 900,
                     "command": "'/opt/fd env/bin/python' -m frontdesk.agents.hooks stop "
@@ -60,8 +63,8 @@ def test_merge_keeps_other_hooks_and_is_idempotent() -> None:
     for merged in (once, twice):
         assert merged["permissions"] == current["permissions"] and merged["model"] == "opus"
         assert merged["hooks"]["Stop"][0] == current["hooks"]["Stop"][0]
-        assert merged["hooks"]["PreToolUse"] == current["hooks"]["PreToolUse"]
-        assert len(merged["hooks"]["Stop"]) == 2
+        assert merged["hooks"]["PreToolUse"][0] == current["hooks"]["PreToolUse"][0]
+        assert len(merged["hooks"]["Stop"]) == 2 and len(merged["hooks"]["PreToolUse"]) == 2
     assert inst.unmerge_hooks(twice) == current
 
 
@@ -69,6 +72,8 @@ def test_our_commands_are_recognised_and_others_are_not() -> None:
     assert inst.is_ours({"command": "'/x y/frontdesk' hook stop --harness codex"})
     assert inst.is_ours({"command": "frontdesk hook rewake"})
     assert inst.is_ours({"command": "/v/bin/python -m frontdesk.agents.hooks stop --harness claude-code"})
+    assert inst.is_ours({"command": "/v/bin/python -m frontdesk.cli.guard hook"})
+    assert inst.is_ours({"command": "frontdesk guard hook --approve"})
     assert not inst.is_ours({"command": "echo frontdesk is great; hooky"})
     assert not inst.is_ours({"command": "./guard.sh"})
 
@@ -82,7 +87,7 @@ def test_install_then_uninstall_restores_byte_for_byte(tmp_path: Path, harness: 
     inst.install(harness, "project", proj, exe=EXE)
     merged = json.loads(target.read_text())
     assert any(inst.is_ours(h) for g in merged["hooks"]["Stop"] for h in g["hooks"])
-    assert merged["hooks"]["PreToolUse"] == json.loads(EXISTING)["hooks"]["PreToolUse"]
+    assert merged["hooks"]["PreToolUse"][0] == json.loads(EXISTING)["hooks"]["PreToolUse"][0]
     inst.install(harness, "project", proj, exe=EXE)  # twice: still one set, first original kept
     inst.uninstall(harness, "project", proj)
     assert target.read_bytes() == EXISTING.encode()
