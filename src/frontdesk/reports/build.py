@@ -89,7 +89,8 @@ def build_report(job: dict[str, Any], *, stdout_text: str, stderr_text: str, att
     res = spec.get("resources") or {}
     started, ended, submitted = job.get("started_at"), job.get("ended_at"), job.get("submitted_at")
     run_s = (ended - started) if started and ended else None
-    wait_s = ((started or ended) - submitted) if submitted and (started or ended) else None
+    # clamped: Slurm's start times are whole seconds, so a prompt start can read as before submission
+    wait_s = max(0.0, (started or ended) - submitted) if submitted and (started or ended) else None
     out_tail = [redact(ln) for ln in tail_lines(stdout_text, lines)]
     err_tail = [redact(ln) for ln in tail_lines(stderr_text, lines)]
     used = {"cpu_seconds": None, "peak_rss_bytes": None, "gpu_util_percent": None, "gpu_mem_peak_bytes": None}

@@ -179,6 +179,9 @@ class InboxChannel:
             return False, "no inbox captured (submit from the session's Bash tool with Claude Code ≥ 2.1.332)"
         if session.turn_state is TurnState.ENDED:
             return False, "session ended"
+        if session.reach.get("attended") is False:
+            # `claude -p` exits after its turn: a message to its inbox would be acknowledged and lost
+            return False, "unattended (headless) session: its Stop hook delivers instead"
         pid = rec.get("pid") or session.reach.get("pid")
         if pid is None:
             return False, "session process unknown (no CLAUDE_PID)"
