@@ -21,7 +21,7 @@ from typing import Any
 
 from frontdesk.backends.base import TERMINAL_STATES, Backend, BackendJob, BackendStatus, JobState
 from frontdesk.config import Settings
-from frontdesk.errors import Conflict, NotFound, SpecError
+from frontdesk.errors import Conflict, GatewayUnavailable, NotFound, SpecError
 from frontdesk.events.bus import Bus
 from frontdesk.events.models import Event, EventKind
 from frontdesk.guard.secrets import redact
@@ -70,6 +70,7 @@ class Gateway:
         self._tick_task: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
         self.started_at = time.time()
+        self.closing = False
 
     # -- life cycle -----------------------------------------------------------------------------------
     async def start(self) -> None:
@@ -99,6 +100,17 @@ class Gateway:
                 except Exception:
                     log.exception("plug-in %s failed to stop", getattr(plugin, "name", plugin))
         await self.backend.stop()
+
+    def begin_shutdown(self) -> None:
+        """Called (on the loop) when a stop signal arrives: long-polls answer 503 at once instead of hanging."""
+        self.closing = True
+        cond = self.bus.changed
+
+        async def _wake_all() -> None:
+            async with cond:
+                cond.notify_all()
+
+        asyncio.get_running_loop().create_task(_wake_all())
 
     def publish(self, event: Event) -> Event:
         """Store an event, then fan it out. Returns the stored event (with seq)."""
@@ -469,6 +481,8 @@ class Gateway:
                 reports = {i: self.report(i) for i in ids}
                 done_ids = [i for i, r in reports.items() if r is not None]
                 done = bool(done_ids) if mode == "any" else len(done_ids) == len(ids)
+                if self.closing and not done:
+                    raise GatewayUnavailable("the gateway is shutting down; wait again once it is back")
                 if done or (deadline is not None and time.monotonic() >= deadline):
                     return {"done": done, "reports": [reports[i] for i in done_ids],
                             "pending": [i for i in ids if reports[i] is None]}

@@ -90,7 +90,14 @@ def serve(config: str | None = None, backend: str | None = None, listen: str | N
     gw = Gateway(settings)
     app = create_app(gw)
     cfg = uvicorn.Config(app, log_level=log_level, access_log=False, lifespan="on", timeout_graceful_shutdown=2)
-    server = uvicorn.Server(cfg)
+
+    class _Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            if gw.loop is not None:
+                gw.loop.call_soon_threadsafe(gw.begin_shutdown)
+            super().handle_exit(sig, frame)
+
+    server = _Server(cfg)
     info = {"socket": str(settings.socket), "listen": settings.listen, "backend": settings.backend,
             "home": str(settings.home), "pid": os.getpid()}
     if announce_json:

@@ -153,3 +153,14 @@ def test_listen_without_token_is_refused(gateway_factory) -> None:
     r = subprocess.run([PY, "-m", "frontdesk.cli.main", "serve", *gw.args], env=gw.env, capture_output=True,
                        text=True, timeout=30)
     assert r.returncode == 2 and "token" in r.stderr and r.stderr.count("\n") == 1
+
+
+def test_stopping_gateway_answers_waiters_with_503(gateway, workdir: Path) -> None:
+    job = gateway.client.submit(spec={"command": ["sleep", "30"]}, context={"cwd": str(workdir)})["id"]
+    waiter = subprocess.Popen([PY, "-m", "frontdesk.cli.main", "wait", str(job)], env=gateway.env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.0)
+    gateway.stop()
+    out, err = waiter.communicate(timeout=20)
+    assert waiter.returncode == 69, err
+    assert err.strip() == "frontdesk: the gateway is shutting down; wait again once it is back"

@@ -227,12 +227,17 @@ async def _stream(gw: Gateway, since: int, job: int | None, kinds: list[str]) ->
         for event in gw.store.events_since(since, job_id=job, kinds=kinds):
             last = event.seq
             yield _sse(event)
-        while True:
+        idle = 0.0
+        while not gw.closing:  # a stopping gateway ends its streams; clients resume with --since
             try:
-                event = await asyncio.wait_for(queue.get(), timeout=15)
+                event = await asyncio.wait_for(queue.get(), timeout=1.0)
             except TimeoutError:
-                yield b": keep-alive\n\n"
+                idle += 1.0
+                if idle >= 15:
+                    idle = 0.0
+                    yield b": keep-alive\n\n"
                 continue
+            idle = 0.0
             if event.seq <= last or (job is not None and event.job_id != job) or (kinds and event.kind not in kinds):
                 continue
             last = event.seq
