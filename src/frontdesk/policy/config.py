@@ -94,6 +94,8 @@ class BorrowRule(_Model):
     keep_idle: Annotated[int, Field(ge=0)] = 1
     """Nodes the lender always keeps for itself."""
     on_reclaim: Literal["requeue", "preempt"] = "requeue"
+    only_fitting: bool = True
+    """Lend only to jobs whose walltime ends within `max_duration` and the window (never reclaimed)."""
 
     _d = field_validator("max_duration", mode="before")(_dur)
 

@@ -25,6 +25,8 @@ def borrow_active(rule: BorrowRule, hour: float, job: JobView) -> bool:
     inside = start <= hour < end if start <= end else (hour >= start or hour < end)
     if not inside:
         return False
+    if not rule.only_fitting:
+        return True
     left = ((end - hour) % 24) * 3600.0
     return job.walltime_s <= min(rule.max_duration, left)
 

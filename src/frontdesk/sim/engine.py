@@ -121,10 +121,13 @@ def simulate(
                 if kind == END:
                     run.record.end = now
                     policy.finished(run.record.job, run.view, run.start, now)
-                else:  # reclaimed by the lending pool: back to the queue
+                else:  # reclaimed by the lending pool: requeued, or ended as preempted
                     run.record.preempted += 1
-                    run.record.start = None
-                    queue[job_id] = (run.record.job, run.view)
+                    if _reclaim(policy, run.placement)[1] == "requeue":
+                        run.record.start = None
+                        queue[job_id] = (run.record.job, run.view)
+                    else:
+                        run.record.end = now
                 dirty = True
         if not dirty or not queue:
             if trace:
@@ -153,7 +156,7 @@ def simulate(
             )
             heapq.heappush(heap, (now + min(job.runtime, job.walltime), END, seq, (job.id, seq)))
             if p.borrowed_from is not None:
-                heapq.heappush(heap, (now + _reclaim_after(policy, p), RECLAIM, seq, (job.id, seq)))
+                heapq.heappush(heap, (now + _reclaim(policy, p)[0], RECLAIM, seq, (job.id, seq)))
         if trace:
             samples.append((now, busy_g, busy_c))
     end = w1 if w1 is not None else last
@@ -174,7 +177,11 @@ def simulate(
     )
 
 
-def _reclaim_after(policy: SimPolicy, p: Placement) -> float:
+def _reclaim(policy: SimPolicy, p: Placement) -> tuple[float, str]:
+    """When a borrowed placement is reclaimed, and whether the borrower is requeued or preempted."""
     cfg = getattr(policy, "cfg", None)
     rules = [r for r in getattr(cfg, "borrow", []) if r.lender == p.borrowed_from]
-    return float(min((r.max_duration for r in rules), default=4 * 3600))
+    if not rules:
+        return 4 * 3600.0, "requeue"
+    rule = min(rules, key=lambda r: r.max_duration)
+    return float(rule.max_duration), rule.on_reclaim

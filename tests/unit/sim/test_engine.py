@@ -65,3 +65,49 @@ def test_simulate_cli_policy_file_and_bad_workload(tmp_path: Path, capsys) -> No
     assert "easy" in out and "narrow" in out and "GPU utilisation" in out
     assert main(["simulate", "nonsense"]) == 2
     assert "unknown workload" in capsys.readouterr().err
+
+
+def test_borrowed_nodes_are_reclaimed_and_the_borrower_requeued_or_preempted() -> None:
+    from frontdesk.policy.config import parse_policy
+    from frontdesk.policy.model import NodeView
+    from frontdesk.sim.engine import simulate
+    from frontdesk.sim.policies import FrontdeskPolicy
+    from frontdesk.sim.workload import SimJob, Workload
+
+    for mode, ended in (("requeue", False), ("preempt", True)):
+        cfg = parse_policy(
+            {
+                "pools": [
+                    {"name": "agent", "classes": ["agent"]},
+                    {"name": "training", "classes": ["training"], "allocation": "whole_node"},
+                ],
+                "borrow": [
+                    {
+                        "lender": "agent",
+                        "borrower": "training",
+                        "start_hour": 22,
+                        "end_hour": 6,
+                        "max_duration": "1h",
+                        "keep_idle": 0,
+                        "on_reclaim": mode,
+                        "only_fitting": False,
+                    }
+                ],
+            }
+        )
+        nodes = [
+            NodeView("ag0", "agent", 64, 2**40, 8, "H100"),
+            NodeView("tr0", "training", 64, 2**40, 8, "H100"),
+        ]
+        jobs = [
+            SimJob("t0", 0, 7200, 7200, 64, "u", 2**30, 8, declared="training", nodes=1),
+            SimJob("t1", 1, 7200, 7200, 64, "u", 2**30, 8, declared="training", nodes=1),
+        ]
+        res = simulate(Workload("borrow", jobs), nodes, FrontdeskPolicy(cfg), start_hour=23)
+        rec = {r.job.id: r for r in res.records}
+        borrowed = [r for r in rec.values() if r.preempted]
+        assert len(borrowed) == 1
+        if ended:
+            assert borrowed[0].end == borrowed[0].submit + 3600 and borrowed[0].job.id == "t1"
+        else:
+            assert borrowed[0].start is not None and borrowed[0].start >= 3600
