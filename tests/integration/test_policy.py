@@ -53,7 +53,7 @@ def events(gw: Any, kind: str) -> list[dict[str, Any]]:
 
 
 def test_class_reason_pool_and_cluster_view(gateway_factory: Any, workdir: Path) -> None:
-    gw = gateway_factory(config=CONFIG)
+    gw = gateway_factory(config=CONFIG, env={"FRONTDESK_LOCAL_GPUS": "2"})
     job = submit(
         gw, workdir, {"command": [PY, "-c", "pass"], "resources": {"walltime": "5m", "memory": "64M"}}
     )
@@ -81,6 +81,7 @@ def test_class_reason_pool_and_cluster_view(gateway_factory: Any, workdir: Path)
         "L40S",
         "MI250X",
     }
+    assert sum(view["gpu_models"].values()) == 2  # catalog names for real GPUs, else "virtual"
     text = gw.cli("cluster")
     assert "pool agent" in text.stdout and "H200" in text.stdout
     report = gw.client.request("GET", f"/v1/jobs/{job['id']}/report")

@@ -84,6 +84,8 @@ def _render_cluster(data: dict[str, Any]) -> str:
                     else ""
                 )
             )
+        if pol.get("gpu_models"):
+            lines.append("  GPUs: " + ", ".join(f"{n} x {m}" for m, n in sorted(pol["gpu_models"].items())))
         for node, why in pol.get("drained", {}).items():
             lines.append(f"  DRAINED {node}: {why.get('detail')}")
         lines.append("catalog (per GPU): model      mem  TB/s  FP64  FP32  BF16  link")

@@ -12,7 +12,7 @@ from typing import Any
 from frontdesk.errors import ConfigError, FrontdeskError, NotFound
 from frontdesk.events.models import Event, EventKind
 from frontdesk.plugins import Admission, Notice, SubmitContext
-from frontdesk.policy.catalog import CATALOG
+from frontdesk.policy.catalog import CATALOG, match_model
 from frontdesk.policy.classify import classify
 from frontdesk.policy.config import PolicyConfig, parse_policy
 from frontdesk.policy.embedded import JobMeta, make_picker
@@ -267,10 +267,17 @@ class PolicyPlugin:
     def cluster_info(self) -> dict[str, Any]:
         """Pools, the accelerator catalog, drained nodes and the policy version (for `frontdesk cluster`)."""
         pools = [p.model_dump(exclude_none=True) for p in self.cfg.pools]
+        models: dict[str, int] = {}
+        if self.gateway is not None:
+            for gpu in self.gateway.backend.inventory().gpus:
+                key = match_model(str(gpu.get("model", "")), int(gpu.get("memory_bytes") or 0))
+                key = key or str(gpu.get("model") or "unknown")
+                models[key] = models.get(key, 0) + 1
         return {
             "version": self.version,
             "refused": self.refused,
             "pools": pools,
+            "gpu_models": models,
             "borrow": [b.model_dump() for b in self.cfg.borrow],
             "catalog": [a.to_dict() for a in CATALOG],
             "drained": {k: {"check": v.check, "detail": v.detail} for k, v in self.drained.items()},
