@@ -1,26 +1,19 @@
-"""LocalBackend through the Backend Protocol alone (the same contract tests/slurm runs against Slurm)."""
+"""LocalBackend beyond the shared contract (tests/contract): its queue, shepherd, watchdog and GPUs."""
 
 from __future__ import annotations
 
 import asyncio
 import sys
 import tempfile
-from collections.abc import Coroutine, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypeVar
 
 import pytest
 
-from frontdesk.backends.base import Backend, BackendJob, BackendStatus, JobState
-from frontdesk.backends.local import FreeResources, LocalBackend, QueuedJob, greedy_pick
+from backend_helpers import make_job, run, started, until_ended
+from frontdesk.backends.base import BackendStatus, JobState
+from frontdesk.backends.local import FreeResources, QueuedJob, greedy_pick
 from frontdesk.config import Settings
-
-T = TypeVar("T")
-_seq = iter(range(1, 10**6))
-
-
-def run(coro: Coroutine[Any, Any, T]) -> T:
-    return asyncio.run(coro)
 
 
 @pytest.fixture
@@ -30,51 +23,9 @@ def settings() -> Iterator[Settings]:
                    local_memory="2G", local_gpus=2)
 
 
-def make_job(settings: Settings, argv: list[str], **kw: Any) -> BackendJob:
-    n = next(_seq)
-    job_dir = settings.jobs_dir / f"{n} dir"
-    job_dir.mkdir(parents=True)
-    return BackendJob(job_id=n, attempt=1, name=f"t{n}", argv=argv, workdir=settings.home,
-                      env={"GREETING": 'it\'s "quoted" $HOME'}, job_dir=job_dir, **kw)
 
 
-async def until_ended(b: Backend, ids: list[str], timeout: float = 60) -> dict[str, BackendStatus]:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while True:
-        got = await b.query(ids)
-        if all(i in got and got[i].state.terminal for i in ids):
-            return got
-        if loop.time() > deadline:
-            raise AssertionError(f"not ended in {timeout}s: {got}")
-        await asyncio.sleep(0.05)
 
-
-async def started(settings: Settings) -> LocalBackend:
-    b = LocalBackend(settings)
-    await b.start(lambda ids: None)
-    return b
-
-
-def test_is_a_backend(settings: Settings) -> None:
-    assert isinstance(LocalBackend(settings), Backend)
-
-
-def test_submit_runs_with_env_and_reports_usage(settings: Settings) -> None:
-    code = "import os; x = bytearray(64 * 2**20); sum(range(3 * 10**6)); print(os.environ['GREETING'])"
-
-    async def go() -> tuple[BackendJob, BackendStatus]:
-        b = await started(settings)
-        job = make_job(settings, [sys.executable, "-c", code], memory_bytes=512 * 2**20)
-        bid = await b.submit(job)
-        return job, (await until_ended(b, [bid]))[bid]
-
-    job, st = run(go())
-    assert st.state is JobState.COMPLETED and st.exit_code == 0
-    assert st.stdout_path is not None and st.stdout_path.read_text() == 'it\'s "quoted" $HOME\n'
-    assert st.usage is not None and st.usage.peak_rss_bytes and st.usage.peak_rss_bytes >= 64 * 2**20
-    assert st.usage.cpu_seconds is not None and st.usage.cpu_seconds > 0
-    assert st.started_at and st.ended_at and st.ended_at >= st.started_at
 
 
 def test_exit_code_and_signal(settings: Settings) -> None:
@@ -101,16 +52,6 @@ def test_missing_program_fails_cleanly(settings: Settings) -> None:
     assert st.state is JobState.FAILED and st.exit_code == 127 and "cannot start" in (st.reason or "")
 
 
-def test_batched_query_leaves_out_unknown_ids(settings: Settings) -> None:
-    async def go() -> tuple[dict[str, BackendStatus], list[str]]:
-        b = await started(settings)
-        ids = [await b.submit(make_job(settings, ["true"])) for _ in range(5)]
-        await until_ended(b, ids)
-        return await b.query([*ids, "999.1"]), ids
-
-    got, ids = run(go())
-    assert set(got) == set(ids)
-
 
 def test_cancel_queued_and_running(settings: Settings) -> None:
     async def go() -> tuple[BackendStatus, BackendStatus]:
@@ -131,20 +72,6 @@ def test_cancel_queued_and_running(settings: Settings) -> None:
     assert running.state is JobState.CANCELLED and queued.state is JobState.CANCELLED
     assert queued.started_at is None
 
-
-def test_out_of_memory_and_timeout_are_their_own_states(settings: Settings) -> None:
-    async def go() -> tuple[BackendStatus, BackendStatus]:
-        b = await started(settings)
-        oom = await b.submit(make_job(settings, [sys.executable, "-c", "import time; x = bytearray(600 * 2**20); "
-                                                                       "time.sleep(5)"], memory_bytes=100 * 2**20))
-        slow = await b.submit(make_job(settings, ["sleep", "60"], walltime_seconds=1))
-        got = await until_ended(b, [oom, slow])
-        return got[oom], got[slow]
-
-    oom, slow = run(go())
-    assert oom.state is JobState.OUT_OF_MEMORY
-    assert slow.state is JobState.TIMEOUT and slow.ended_at and slow.started_at
-    assert 0.9 <= slow.ended_at - slow.started_at < 6
 
 
 def test_rss_watchdog_when_no_cgroup(settings: Settings) -> None:

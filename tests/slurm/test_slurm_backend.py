@@ -1,64 +1,25 @@
-"""SlurmBackend against the real lab cluster: submit, one batched query, cancel, OOM, walltime, lookup."""
+"""SlurmBackend beyond the shared contract (tests/contract): one controller query, typed GPUs, provenance."""
 
 from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Coroutine
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 
-from frontdesk.backends.base import Backend, BackendJob, BackendStatus, JobState
-from frontdesk.backends.slurm.backend import SlurmBackend
+from backend_helpers import make_job, run, started, until_ended
+from frontdesk.backends.base import BackendJob, BackendStatus, JobState
 from frontdesk.config import Settings
 
 pytestmark = pytest.mark.slurm
 
-_seq = iter(range(1, 10**6))
-T = TypeVar("T")
 
 
-def run(coro: Coroutine[Any, Any, T]) -> T:
-    return asyncio.run(coro)
 
 
-def make_job(settings: Settings, argv: list[str], workdir: Path | None = None, **kw: Any) -> BackendJob:
-    n = next(_seq)
-    job_dir = settings.jobs_dir / f"{n} dir" / "1"
-    return BackendJob(
-        job_id=n,
-        attempt=1,
-        name=f"t{n}",
-        argv=argv,
-        workdir=workdir or settings.home,
-        env={"FRONTDESK_JOB_ID": str(n), "GREETING": 'it\'s "quoted" $HOME'},
-        job_dir=job_dir,
-        **{"partition": "test", **kw},
-    )
 
-
-async def until_ended(b: SlurmBackend, ids: list[str], timeout: float = 150) -> dict[str, BackendStatus]:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while True:
-        got = await b.query(ids)
-        if all(i in got and got[i].state.terminal for i in ids):
-            return got
-        if loop.time() > deadline:
-            raise AssertionError(f"not ended in {timeout}s: {got}")
-        await asyncio.sleep(0.3)
-
-
-async def started(settings: Settings) -> SlurmBackend:
-    b = SlurmBackend(settings)
-    await b.start(lambda ids: None)
-    return b
-
-
-def test_is_a_backend(slurm_settings: Settings) -> None:
-    assert isinstance(SlurmBackend(slurm_settings), Backend)
 
 
 def test_submit_runs_and_reports_usage_and_output(slurm_settings: Settings, tmp_path: Path) -> None:
@@ -95,16 +56,6 @@ def test_submit_runs_and_reports_usage_and_output(slurm_settings: Settings, tmp_
     assert st.node in {"cpu1", "cpu2", "a100n1", "h100n1"}
 
 
-def test_exit_code_is_failed_with_code(slurm_settings: Settings) -> None:
-    async def go() -> BackendStatus:
-        b = await started(slurm_settings)
-        bid = await b.submit(make_job(slurm_settings, ["sh", "-c", "echo oops >&2; exit 3"]))
-        return (await until_ended(b, [bid]))[bid]
-
-    st = run(go())
-    assert (st.state, st.exit_code) == (JobState.FAILED, 3)
-    assert st.stderr_path is not None and st.stderr_path.read_text() == "oops\n"
-
 
 def test_one_batched_query_for_many_jobs(slurm_settings: Settings) -> None:
     async def go() -> tuple[int, dict[str, BackendStatus], list[str]]:
@@ -128,19 +79,6 @@ def test_concurrent_queries_share_one_controller_call(slurm_settings: Settings) 
 
     assert run(go()) <= 1
 
-
-def test_cancel(slurm_settings: Settings) -> None:
-    async def go() -> BackendStatus:
-        b = await started(slurm_settings)
-        bid = await b.submit(make_job(slurm_settings, ["sleep", "300"]))
-        for _ in range(100):
-            if (await b.query([bid]))[bid].state is JobState.RUNNING:
-                break
-            await asyncio.sleep(0.1)
-        await b.cancel(bid)
-        return (await until_ended(b, [bid]))[bid]
-
-    assert run(go()).state is JobState.CANCELLED
 
 
 def test_out_of_memory_is_its_own_state(slurm_settings: Settings, memory_enforced: None) -> None:
@@ -175,20 +113,6 @@ def test_typed_gpu_lands_on_that_type(slurm_settings: Settings) -> None:
     assert all(s.state is JobState.COMPLETED for s in got.values())
 
 
-def test_lookup_finds_an_attempt_after_a_crash(slurm_settings: Settings) -> None:
-    async def go() -> tuple[str, dict[str, str]]:
-        b = await started(slurm_settings)
-        job = make_job(slurm_settings, ["sleep", "2"])
-        bid = await b.submit(job)
-        fresh = await started(slurm_settings)  # a new process knows nothing but the key
-        found = await fresh.lookup([job.key, "fd-999999.1"])
-        st = (await until_ended(fresh, [bid]))[bid]
-        assert st.usage is not None and st.usage.cpu_seconds is not None  # job_dir recovered from StdOut
-        return bid, {k: v for k, v in found.items()} | {"key": job.key}
-
-    bid, found = run(go())
-    assert found[found["key"]] == bid and "fd-999999.1" not in found
-
 
 def test_inventory_lists_typed_gpus_and_partitions(slurm_settings: Settings) -> None:
     async def go() -> Any:
@@ -198,15 +122,6 @@ def test_inventory_lists_typed_gpus_and_partitions(slurm_settings: Settings) -> 
     assert {g["type"] for g in inv.gpus} >= {"a100", "h100"}
     assert {p["name"] for p in inv.pools} >= {"hpc", "training", "agent", "test"}
 
-
-@pytest.mark.slow
-def test_walltime_is_timeout(slurm_settings: Settings) -> None:
-    async def go() -> BackendStatus:
-        b = await started(slurm_settings)
-        bid = await b.submit(make_job(slurm_settings, ["sleep", "600"], walltime_seconds=1))
-        return (await until_ended(b, [bid], timeout=200))[bid]
-
-    assert run(go()).state is JobState.TIMEOUT
 
 
 def test_lookup_ignores_another_gateways_attempt_with_the_same_key(
