@@ -225,6 +225,10 @@ class PolicyConfig(_Model):
         """The pool called `name`, if any."""
         return next((p for p in self.pools if p.name == name), None)
 
+    def pool_named(self, name: str | None) -> PoolConfig | None:
+        """The pool whose name or Slurm partition is `name`."""
+        return next((p for p in self.pools if name in (p.name, p.partition)), None) if name else None
+
     def pool_for(self, job_class: str) -> PoolConfig:
         """The first pool that takes `job_class` (the first pool when none names it)."""
         return next((p for p in self.pools if job_class in p.classes), self.pools[0])

@@ -63,7 +63,8 @@ def build_nodes(cfg: PolicyConfig, free: Any, drained: bool) -> dict[str, NodeVi
             drained=drained,
         )
     for job in getattr(free, "running", ()):
-        n = nodes.get(job.partition or "") or nodes[cfg.pools[0].name]
+        held = cfg.pool_named(job.partition)
+        n = nodes[held.name if held else cfg.pools[0].name]
         n.used_cpus += job.cpus
         n.used_memory += job.memory_bytes
         n.used_gpus += job.gpus
@@ -73,7 +74,7 @@ def build_nodes(cfg: PolicyConfig, free: Any, drained: bool) -> dict[str, NodeVi
 
 def _pool_of(cfg: PolicyConfig, job: Any, meta: JobMeta | None) -> PoolConfig:
     name = meta.pool if meta else (job.partition or "")
-    return cfg.pool(name) or cfg.pool_for((job.extra or {}).get("class") or "hpc")
+    return cfg.pool_named(name) or cfg.pool_for((job.extra or {}).get("class") or "hpc")
 
 
 def to_view(cfg: PolicyConfig, job: Any, meta: JobMeta | None) -> JobView:

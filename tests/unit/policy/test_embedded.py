@@ -61,7 +61,7 @@ def test_pool_slices_of_the_one_machine() -> None:
     cfg = parse_policy(
         {
             "pools": [
-                {"name": "agent", "classes": ["agent"], "cpus": 2, "gpus": 0},
+                {"name": "agent", "classes": ["agent"], "cpus": 2, "gpus": 0, "partition": "interactive"},
                 {
                     "name": "batch",
                     "classes": ["hpc", "training"],
@@ -72,7 +72,7 @@ def test_pool_slices_of_the_one_machine() -> None:
             ]
         }
     )
-    running = (q("r1", 9, cpus=2, partition="agent"),)
+    running = (q("r1", 9, cpus=2, partition="interactive"),)
     nodes = build_nodes(cfg, free(6, (0, 1), running), False)
     assert (
         nodes["agent"].free_cpus == 0 and nodes["batch"].free_cpus == 6 and nodes["batch"].gpu_model == "H100"
