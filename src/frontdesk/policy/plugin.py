@@ -205,7 +205,7 @@ class PolicyPlugin:
                 notices.append(
                     Notice("policy", f"trial privilege not applied: {verdict.reason}", {"trial": False})
                 )
-        pool = (self.cfg.pool(spec.pool) if spec.pool else None) or self.cfg.pool_for(
+        pool = self.cfg.pool_named(spec.pool) or self.cfg.pool_for(
             "agent" if granted else job_class
         )
         group = ctx.groups[0] if ctx.groups else ""
