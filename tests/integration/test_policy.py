@@ -141,6 +141,11 @@ def test_principal_gaming_the_trial_privilege_loses_it(gateway_factory: Any, wor
     assert again["priority"] < first["priority"]
     view = json.loads(gw.cli("cluster", "--json").stdout)["policy"]
     assert view["trial_revoked"][0]["principal"] == first["principal"]
+    gw.restart()  # the journal keeps the revocation: a restart does not hand the privilege back
+    view = json.loads(gw.cli("cluster", "--json").stdout)["policy"]
+    assert view["trial_revoked"][0]["principal"] == first["principal"]
+    after = submit(gw, workdir, spec)
+    assert any("revoked" in n["text"] for n in after["notices"])
 
 
 def test_drained_machine_takes_no_new_job(gateway_factory: Any, workdir: Path) -> None:

@@ -70,6 +70,7 @@ class PolicyPlugin:
             self._refuse(self.refused)
         else:
             self._activate(self.raw, self.cfg, self._source())
+        self._restore_revocations(gateway.store.conn)
         gateway.bus.subscribe(self._on_event)
         if getattr(gateway.backend, "name", "") == "local":
             gateway.backend.scheduler = make_picker(
@@ -78,6 +79,19 @@ class PolicyPlugin:
         self._file_sig = self._stat()
         loop = getattr(gateway, "loop", None) or asyncio.get_event_loop()
         self._tasks = [loop.create_task(self._watch()), loop.create_task(self._health())]
+
+    def _restore_revocations(self, conn: Any) -> None:
+        import json
+
+        now = time.time()
+        rows = conn.execute(
+            "SELECT data FROM events WHERE kind=? AND ts > ?",
+            (str(EventKind.POLICY_TRIAL_REVOKED), now - 7 * 86400),
+        ).fetchall()
+        for row in rows:
+            data = json.loads(row[0])
+            if float(data.get("until", 0)) > now:
+                self.trials.restore(str(data["principal"]), str(data.get("reason", "")), float(data["until"]))
 
     def stop(self) -> None:
         """Stop the watchers."""
@@ -205,9 +219,7 @@ class PolicyPlugin:
                 notices.append(
                     Notice("policy", f"trial privilege not applied: {verdict.reason}", {"trial": False})
                 )
-        pool = self.cfg.pool_named(spec.pool) or self.cfg.pool_for(
-            "agent" if granted else job_class
-        )
+        pool = self.cfg.pool_named(spec.pool) or self.cfg.pool_for("agent" if granted else job_class)
         group = ctx.groups[0] if ctx.groups else ""
         fair = self.shares.snapshot(now, self.cfg.priority.principal_weight).factor(ctx.principal, group)
         self._pending = JobMeta(job_class, pool.name, granted, ctx.principal, group, reason)

@@ -70,6 +70,12 @@ class TrialLedger:
         p.chain.clear()
         return Revocation(principal, reason, p.revoked_until)
 
+    def restore(self, principal: str, reason: str, until: float) -> None:
+        """Put back a revocation read from the journal (a restart must not hand the privilege back)."""
+        p = self._get(principal)
+        if until > p.revoked_until:
+            p.revoked_until, p.reason = until, reason
+
     def request(
         self,
         principal: str,
