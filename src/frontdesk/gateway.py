@@ -156,7 +156,7 @@ class Gateway:
                 backend=self.backend.name, principal=ctx.principal, session=session,
                 job_class=admission.job_class or (spec.type.value if spec.type else None),
                 class_reason=admission.class_reason or ("declared in the spec" if spec.type else None),
-                partition=admission.partition or spec.pool, priority=admission.priority or 0,
+                partition=admission.partition or spec.pool, priority=admission.priority or 0, qos=admission.qos,
                 idempotency_key=spec.idempotency_key, submitted_at=now, eligible_at=None if deps else now,
             )
         except sqlite3.IntegrityError:
@@ -249,6 +249,7 @@ class Gateway:
             job_id=int(row["id"]), attempt=attempt, name=spec.name or f"job{row['id']}", argv=argv, workdir=workdir,
             env=env, job_dir=jdir, cpus=res.cpus, memory_bytes=res.memory, gpus=res.gpus, gpu_types=gpu_types,
             walltime_seconds=res.walltime, partition=row["partition"], priority=int(row["priority"] or 0),
+            qos=row["qos"],
             script_text=spec.script, extra=extra,
         )
 

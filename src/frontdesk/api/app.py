@@ -63,6 +63,18 @@ def _owner() -> str:
         return str(os.getuid())
 
 
+def unix_groups(user: str) -> tuple[str, ...]:
+    """The Unix groups of a user (primary first), for fairshare and lab membership; () for unknown users."""
+    import grp
+
+    try:
+        primary = grp.getgrgid(pwd.getpwnam(user).pw_gid).gr_name
+    except KeyError:
+        return ()
+    others = sorted(g.gr_name for g in grp.getgrall() if user in g.gr_mem and g.gr_name != primary)
+    return (primary, *others)
+
+
 def _tokens(gw: Gateway) -> dict[str, str]:
     """Bearer token -> principal: the gateway token is the owner's; [gateway.tokens] adds others."""
     out: dict[str, str] = {}
@@ -135,7 +147,8 @@ def create_app(gw: Gateway) -> FastAPI:
         raw_env = c.get("env")
         env: dict[str, Any] = raw_env if isinstance(raw_env, dict) else {}
         ctx = SubmitContext(
-            principal=request.state.principal, uid=os.getuid(), session=_str(c.get("session")),
+            principal=request.state.principal, uid=os.getuid(), groups=unix_groups(request.state.principal),
+            session=_str(c.get("session")),
             harness=_str(c.get("harness")), cwd=_str(c.get("cwd")), source=_str(c.get("source")) or "api",
             env={str(k): str(v) for k, v in env.items()},
             extra={k: v for k, v in c.items() if k not in ("session", "harness", "cwd", "source", "env")},

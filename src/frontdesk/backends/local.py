@@ -15,7 +15,7 @@ import signal
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +42,8 @@ class QueuedJob:
     queued_at: float
     partition: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    started_at: float | None = None
+    """Set once the attempt runs (schedulers estimate its end from it)."""
 
 
 @dataclass(frozen=True)
@@ -288,7 +290,8 @@ class LocalBackend:
                 self.queue[bid] = queued
             elif _alive(pid):
                 gpus = tuple(int(g) for g in launch["env"].get("CUDA_VISIBLE_DEVICES", "").split(",") if g.isdigit())
-                self.running[bid] = _Running(queued, gpus, pid)
+                started = self._read(bid, "started.json") or {}
+                self.running[bid] = _Running(replace(queued, started_at=started.get("started_at")), gpus, pid)
             elif not (adir / "result.json").exists():
                 self._write_lost(bid)
 
@@ -356,7 +359,7 @@ class LocalBackend:
             gpus = tuple(usable[: job.gpus])
             for g in gpus:
                 gpus_free.remove(g)
-            self._launch(bid, job, gpus)
+            self._launch(bid, replace(job, started_at=time.time()), gpus)
             started.append(bid)
         return started
 

@@ -126,7 +126,7 @@ def make_picker(
             RunningView(
                 r.backend_id,
                 (Part(next(iter(nodes)), float(r.cpus), r.memory_bytes, r.gpus),),
-                r.queued_at + float(r.walltime_seconds or 24 * 3600),
+                (getattr(r, "started_at", None) or r.queued_at) + float(r.walltime_seconds or 24 * 3600),
             )
             for r in getattr(free, "running", ())
         ]
@@ -135,7 +135,7 @@ def make_picker(
                 RunningView(
                     r.backend_id,
                     (Part(to_view(cfg, r, meta.get(r.job_id)).pool, float(r.cpus), r.memory_bytes, r.gpus),),
-                    r.queued_at + float(r.walltime_seconds or 24 * 3600),
+                    (getattr(r, "started_at", None) or r.queued_at) + float(r.walltime_seconds or 24 * 3600),
                 )
                 for r in getattr(free, "running", ())
             ]

@@ -16,7 +16,8 @@ __all__ = ["JobStore", "job_record"]
 _TERMINAL = tuple(s.value for s in TERMINAL_STATES)
 _RECORD_FIELDS = (
     "id", "name", "state", "reason", "backend", "backend_id", "attempt", "principal", "session",
-    "job_class", "partition", "priority", "submitted_at", "started_at", "ended_at", "exit_code", "signal",
+    "job_class", "class_reason", "partition", "qos", "priority", "submitted_at", "started_at", "ended_at",
+    "exit_code", "signal",
 )
 
 

@@ -53,3 +53,6 @@ CREATE TABLE events (
     data    TEXT NOT NULL
 );
 CREATE INDEX events_job ON events(job_id);
+
+-- migration 2: the QOS a policy chose (reaches Slurm as --qos)
+ALTER TABLE jobs ADD COLUMN qos TEXT;

@@ -95,3 +95,13 @@ def test_time_limit_rounds_up_to_minutes(seconds: int, limit: str) -> None:
 
 def test_sbatch_argv_is_parsable() -> None:
     assert sbatch_argv(JOB_DIR / "sbatch.sh") == ["sbatch", "--parsable", str(JOB_DIR / "sbatch.sh")]
+
+
+def test_policy_decisions_reach_slurm_as_qos_and_nice() -> None:
+    from frontdesk.policy.priority import slurm_nice
+
+    text = render_script(job(qos="agent-fast", priority=9000))
+    assert "#SBATCH --qos=agent-fast\n" in text
+    assert f"#SBATCH --nice={slurm_nice(9000)}\n" in text and slurm_nice(9000) == 999
+    plain = render_script(job())
+    assert "--nice" not in plain and "--qos" not in plain

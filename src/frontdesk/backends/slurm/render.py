@@ -103,6 +103,10 @@ def render_script(job: BackendJob, *, default_partition: str | None = None,
         lines.append(f"#SBATCH --time={format_time_limit(job.walltime_seconds)}")
     if job.qos:
         lines.append(f"#SBATCH --qos={job.qos}")
+    if job.priority > 0:
+        from frontdesk.policy.priority import slurm_nice
+
+        lines.append(f"#SBATCH --nice={slurm_nice(job.priority)}")  # the policy's order, within the partition
     lines += [
         f"#SBATCH --output={_directive_path(out_dir / STDOUT_FILE)}",
         f"#SBATCH --error={_directive_path(out_dir / STDERR_FILE)}",
