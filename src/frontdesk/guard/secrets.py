@@ -226,11 +226,6 @@ def _find(text: str) -> list[Secret]:
         taken.append((start, end))
         found.append(Secret(kind, start, end, fingerprint(text[start:end])))
 
-    for value, kind in known:
-        start = text.find(value)
-        while start >= 0:
-            add(kind, start, start + len(value))
-            start = text.find(value, start + len(value))
     for kind, pattern, grp, needles in _RULES:
         if not any(n in low for n in needles):
             continue
@@ -243,6 +238,11 @@ def _find(text: str) -> list[Secret]:
         name, value = text[begin : m.end("name")], m.group("value")
         if _assignment_is_secret(name, value):
             add(_assignment_kind(name), m.start("value"), m.end("value"))
+    for value, kind in known:  # after the patterns: a remembered value only adds what no rule recognised
+        start = text.find(value)
+        while start >= 0:
+            add(kind, start, start + len(value))
+            start = text.find(value, start + len(value))
     found.sort(key=lambda s: s.start)
     return found
 

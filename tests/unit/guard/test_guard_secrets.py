@@ -79,10 +79,12 @@ def test_multiline_log_is_redacted_line_by_line() -> None:
     )
 
 
-def test_remembered_values_are_redacted_even_without_a_pattern() -> None:
+def test_remembered_values_are_redacted_even_without_a_pattern(request: pytest.FixtureRequest) -> None:
+    from frontdesk.guard import secrets
     from frontdesk.guard.secrets import redact, remember
 
     token = "9f86d081884c7d659a2feaa0c55ad015"
+    request.addfinalizer(lambda: secrets._KNOWN.pop(token, None))
     assert token in redact(f"socket token {token} here")  # a bare hex string: no rule knows it
     remember(token, "claude-inbox-token")
     out = redact(f"socket token {token} here, again {token}")
