@@ -148,8 +148,10 @@ class PriorityConfig(_Model):
     principal_weight: Annotated[float, Field(ge=0, le=1)] = 0.7
     """Share of the fairshare factor from the principal; the rest from its group (lab)."""
     time_weights: list[TimeWeight] = Field(default_factory=list)
+    reprioritise_every: Annotated[int, Field(ge=1, le=3600)] = 10
+    """Slurm: how often waiting jobs' levels are recomputed and pushed to Slurm as `Nice` (seconds)."""
 
-    _d = field_validator("fairshare_half_life", mode="before")(_dur)
+    _d = field_validator("fairshare_half_life", "reprioritise_every", mode="before")(_dur)
 
     @field_validator("classes", mode="before")
     @classmethod

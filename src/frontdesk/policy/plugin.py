@@ -17,7 +17,7 @@ from frontdesk.policy.classify import classify
 from frontdesk.policy.config import PolicyConfig, parse_policy
 from frontdesk.policy.embedded import JobMeta, make_picker
 from frontdesk.policy.health import Verdict, evaluate
-from frontdesk.policy.priority import FairshareLedger, slurm_priority
+from frontdesk.policy.priority import FairshareLedger, level, slurm_priority
 from frontdesk.policy.trial import Revocation, TrialLedger
 
 __all__ = ["PolicyPlugin"]
@@ -79,6 +79,8 @@ class PolicyPlugin:
         self._file_sig = self._stat()
         loop = getattr(gateway, "loop", None) or asyncio.get_event_loop()
         self._tasks = [loop.create_task(self._watch()), loop.create_task(self._health())]
+        if hasattr(gateway.backend, "set_priority"):  # Slurm: levels move while jobs wait, Slurm must hear it
+            self._tasks.append(loop.create_task(self._reprioritise_loop()))
 
     def _restore_revocations(self, conn: Any) -> None:
         import json
@@ -171,6 +173,32 @@ class PolicyPlugin:
                     self.reload()
                 except FrontdeskError:
                     pass  # refused and logged; the old version stays
+
+    # -- the MLFQ on Slurm -----------------------------------------------------------------------------
+    async def _reprioritise_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.cfg.priority.reprioritise_every)
+            try:
+                await self.reprioritise(time.time())
+            except Exception:
+                log.exception("re-prioritising waiting Slurm jobs failed")
+
+    async def reprioritise(self, now: float) -> int:
+        """Recompute every waiting job's level (agent jobs drop, training jobs age up) and push the changes."""
+        store, backend = self.gateway.store, self.gateway.backend
+        changed = 0
+        for row in store.select(state=["PENDING"], limit=100000):
+            meta = self.meta.get(int(row["id"]))
+            if row["backend_id"] is None or meta is None:
+                continue
+            fair = self.shares.snapshot(now, self.cfg.priority.principal_weight).factor(meta.principal, meta.group)
+            lvl = level(meta.job_class, meta.trial, now - float(row["submitted_at"]), self.cfg.priority)
+            priority = lvl * 1000 + int(max(0.0, min(fair, 1.0)) * 999)
+            if priority != int(row["priority"] or 0):
+                await backend.set_priority(row["backend_id"], priority)
+                store.update_job(int(row["id"]), priority=priority)
+                changed += 1
+        return changed
 
     # -- health ---------------------------------------------------------------------------------------
     async def _health(self) -> None:

@@ -233,6 +233,16 @@ class SlurmBackend:
         """`scancel` the job (Slurm signals every process of every step)."""
         await self._run(["scancel", backend_id])
 
+    async def set_priority(self, backend_id: str, priority: int) -> None:
+        """Move a pending job within its partition: the policy's priority as Slurm's `Nice` (backfill stays Slurm's)."""
+        from frontdesk.policy.priority import slurm_nice
+
+        await self._run(["scontrol", "update", f"JobId={backend_id}", f"Nice={slurm_nice(priority)}"])
+
+    async def hold(self, backend_id: str, hold: bool = True) -> None:
+        """`scontrol hold` / `release` a pending job (e.g. a borrower reclaimed, a node drained)."""
+        await self._run(["scontrol", "hold" if hold else "release", backend_id])
+
     async def query(self, backend_ids: Sequence[str]) -> dict[str, BackendStatus]:
         """States of many jobs from ONE fresh controller query (plus one sacct for forgotten ids)."""
         if not backend_ids:
