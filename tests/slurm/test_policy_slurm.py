@@ -36,10 +36,19 @@ def _slurm_job(backend_id: str) -> dict[str, str]:
     return parse_scontrol_jobs(out)[0]
 
 
+def test_without_configured_pools_jobs_go_to_slurms_default_partition(slurm_lab: Path, gateway_factory: Any,
+                                                                      workdir: Path) -> None:
+    config = '[gateway]\nbackend = "slurm"\nplugins = ["policy", "slurm"]\n'
+    gw = gateway_factory(config=config, env={"SLURM_CONF": str(slurm_lab / "etc" / "slurm.conf")})
+    job = gw.client.submit(spec={"command": ["true"], "resources": {"walltime": "5m"}}, context={"cwd": str(workdir)})
+    rep = gw.client.wait([job["id"]], "all", 120)["reports"][0]
+    assert job["partition"] is None and rep["state"] == "COMPLETED"
+
+
 def test_waiting_agent_job_drops_a_level_in_slurm(slurm_lab: Path, gateway_factory: Any, workdir: Path) -> None:
     gw = gateway_factory(config=CONFIG, env={"SLURM_CONF": str(slurm_lab / "etc" / "slurm.conf")})
-    job = gw.client.submit(spec={"command": ["true"], "type": "agent", "resources": {"cpus": 1, "walltime": "5m"}},
-                           context={"cwd": str(workdir)})
+    spec = {"command": ["true"], "type": "agent", "pool": "agent", "resources": {"cpus": 1, "walltime": "5m"}}
+    job = gw.client.submit(spec=spec, context={"cwd": str(workdir)})
     try:
         assert job["job_class"] == "agent" and job["partition"] == "agent"
         entry = job["priority"]

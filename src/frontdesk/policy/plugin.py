@@ -247,7 +247,16 @@ class PolicyPlugin:
                 notices.append(
                     Notice("policy", f"trial privilege not applied: {verdict.reason}", {"trial": False})
                 )
-        pool = self.cfg.pool_named(spec.pool) or self.cfg.pool_for("agent" if granted else job_class)
+        named = self.cfg.pool_named(spec.pool)
+        pool = named or self.cfg.pool_for("agent" if granted else job_class)
+        if pool.partition:
+            partition: str | None = pool.partition
+        elif spec.pool and named is None:
+            partition = spec.pool  # a partition the policy does not know: the submitter's choice stands
+        elif "pools" in self.raw:
+            partition = pool.name
+        else:
+            partition = None  # no pools configured: the backend's default partition
         group = ctx.groups[0] if ctx.groups else ""
         fair = self.shares.snapshot(now, self.cfg.priority.principal_weight).factor(ctx.principal, group)
         self._pending = JobMeta(job_class, pool.name, granted, ctx.principal, group, reason)
@@ -255,7 +264,7 @@ class PolicyPlugin:
             notices=notices,
             job_class=job_class,
             class_reason=reason,
-            partition=pool.partition or pool.name,
+            partition=partition,
             qos=pool.qos,
             priority=slurm_priority(job_class, granted, fair, self.cfg.priority),
         )
