@@ -88,7 +88,7 @@ class Client:
 
     def __init__(self, socket_path: str | Path | None = None, url: str | None = None,
                  token: str | None = None, timeout: float = 30.0) -> None:
-        from frontdesk.config import socket_path_from_env
+        from frontdesk.paths import socket_path_from_env
 
         self.url = url or os.environ.get("FRONTDESK_URL") or None
         self.socket_path = str(socket_path or socket_path_from_env())

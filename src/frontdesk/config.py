@@ -13,32 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from frontdesk.errors import ConfigError
+from frontdesk.paths import _default_runtime_dir, default_home, socket_path_from_env
 
 __all__ = ["Settings", "load_settings", "default_home", "socket_path_from_env"]
-
-
-def default_home() -> Path:
-    """Where state lives when FRONTDESK_HOME is not set."""
-    env = os.environ.get("FRONTDESK_HOME")
-    if env:
-        return Path(env)
-    xdg = os.environ.get("XDG_STATE_HOME")
-    return Path(xdg) / "frontdesk" if xdg else Path.home() / ".local" / "state" / "frontdesk"
-
-
-def _default_runtime_dir(home: Path) -> Path:
-    if os.environ.get("FRONTDESK_HOME"):
-        return home / "run"
-    xdg = os.environ.get("XDG_RUNTIME_DIR")
-    return Path(xdg) / "frontdesk" if xdg else Path(f"/tmp/frontdesk-{os.getuid()}")
-
-
-def socket_path_from_env() -> Path:
-    """The gateway socket a client should use, from FRONTDESK_SOCKET or the default layout."""
-    env = os.environ.get("FRONTDESK_SOCKET")
-    if env:
-        return Path(env)
-    return _default_runtime_dir(default_home()) / "gateway.sock"
 
 
 @dataclass(frozen=True)

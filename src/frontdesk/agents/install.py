@@ -165,7 +165,7 @@ def target_paths(harness: str, scope: str, project: Path | None = None) -> dict[
 
 
 def _state_file(path: Path) -> Path:
-    from frontdesk.config import default_home
+    from frontdesk.paths import default_home
 
     key = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:20]
     return default_home() / "agents" / "installs" / f"{key}.json"

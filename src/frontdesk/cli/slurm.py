@@ -60,7 +60,7 @@ def notify_targets(sockets: list[str], targets_dir: str | None) -> list[str]:
             if text and text not in out:
                 out.append(text)
     if not out and not targets_dir:
-        from frontdesk.config import socket_path_from_env
+        from frontdesk.paths import socket_path_from_env
 
         out.append(str(socket_path_from_env()))
     return out

@@ -62,7 +62,7 @@ def _connect(timeout: float) -> socket.socket:
         return socket.create_connection((host, int(port or 80)), timeout=timeout)
     path = os.environ.get("FRONTDESK_SOCKET")
     if not path:
-        from frontdesk.config import socket_path_from_env
+        from frontdesk.paths import socket_path_from_env
 
         path = str(socket_path_from_env())
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
