@@ -72,6 +72,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     from frontdesk.errors import FrontdeskError
 
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv == ["--version"]:  # without building any parser
+        from frontdesk import __version__
+
+        sys.stdout.write(f"frontdesk {__version__}\n")
+        return 0
     first = next((a for a in argv if not a.startswith("-")), None)
     parser = build_parser(COMMAND_TO_MODULE.get(first or ""))
     args = parser.parse_args(argv)
