@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from frontdesk.agents.channels.base import Busy
+from frontdesk.agents.channels.headless import pid_alive
 from frontdesk.agents.model import AgentSettings, Harness, Session, TurnState
 from frontdesk.guard.secrets import remember
 
@@ -44,16 +45,6 @@ _WAKE_GRACE_S = 600.0  # a wake with no sign of its turn at all stops blocking t
 def frame_inbox(text: str) -> str:
     """The message for the inbox: who sends it and what it is, then the framed reports."""
     return f"{INBOX_PREFACE}\n\n{text}"
-
-
-def _pid_alive(pid: Any) -> bool:
-    try:
-        os.kill(int(pid), 0)
-    except (ProcessLookupError, ValueError, TypeError):
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 class InboxSecrets:
@@ -186,9 +177,9 @@ class InboxChannel:
         if pid is None:
             return False, "session process unknown (no CLAUDE_PID)"
         now_pid = session.reach.get("pid")
-        if now_pid is not None and int(now_pid) != int(pid) and _pid_alive(now_pid):
+        if now_pid is not None and int(now_pid) != int(pid) and pid_alive(now_pid):
             return False, f"inbox was captured from process {pid}; the session now runs as {now_pid}"
-        if not _pid_alive(pid):
+        if not pid_alive(pid):
             if rec.get("token"):
                 self.secrets.put(session.id, {**rec, "token": None})  # a dead session's token: forget it
             return False, f"session process {pid} is gone"
