@@ -275,8 +275,12 @@ def _alive(pid: int) -> bool:
 
 
 @pytest.fixture(autouse=True)
-def _no_plugin_noise(monkeypatch) -> None:
-    monkeypatch.setenv("FRONTDESK_PLUGINS", os.environ.get("FRONTDESK_TEST_PLUGINS", "none"))
+def _plugins(monkeypatch) -> None:
+    # the real configuration (every plug-in) unless FRONTDESK_TEST_PLUGINS narrows it, e.g. to "none"
+    if "FRONTDESK_TEST_PLUGINS" in os.environ:
+        monkeypatch.setenv("FRONTDESK_PLUGINS", os.environ["FRONTDESK_TEST_PLUGINS"])
+    else:
+        monkeypatch.delenv("FRONTDESK_PLUGINS", raising=False)
 
 
 def test_landlock_limits_writes_to_workdir_and_temp(gateway_factory, workdir: Path, request) -> None:

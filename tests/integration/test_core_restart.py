@@ -21,8 +21,12 @@ PY = sys.executable
 
 
 @pytest.fixture(autouse=True)
-def _core_only(monkeypatch) -> None:
-    monkeypatch.setenv("FRONTDESK_PLUGINS", os.environ.get("FRONTDESK_TEST_PLUGINS", "none"))
+def _plugins(monkeypatch) -> None:
+    # the real configuration (every plug-in) unless FRONTDESK_TEST_PLUGINS narrows it, e.g. to "none"
+    if "FRONTDESK_TEST_PLUGINS" in os.environ:
+        monkeypatch.setenv("FRONTDESK_PLUGINS", os.environ["FRONTDESK_TEST_PLUGINS"])
+    else:
+        monkeypatch.delenv("FRONTDESK_PLUGINS", raising=False)
 
 
 def test_kill9_mid_run_loses_nothing_and_starts_nothing_twice(gateway, workdir: Path) -> None:

@@ -43,7 +43,9 @@ def build_nodes(cfg: PolicyConfig, free: Any, drained: bool) -> dict[str, NodeVi
     gpu_models: dict[int, str] = dict(getattr(free, "gpu_models", {}) or {})
     total_cpus = int(getattr(free, "total_cpus", 0) or free.cpus)
     total_mem = int(getattr(free, "total_memory_bytes", 0) or free.memory_bytes)
-    model = next((m for m in (match_model(v) for v in gpu_models.values()) if m), None)
+    # a card the catalog does not know keeps its own name: unconstrained GPU jobs may still use it
+    model = next((m for m in (match_model(v) for v in gpu_models.values()) if m), None) or next(
+        (str(v) for v in gpu_models.values() if v), None)
     if not _sliced(cfg):
         node = NodeView(SHARED, SHARED, total_cpus, total_mem, len(gpu_models), model, drained=drained)
         node.used_cpus = float(total_cpus - free.cpus)

@@ -70,6 +70,8 @@ class PoolPlacer:
             names = [m for m in eligible(need, self.models) if m in total]
             if need.types:
                 names += [t for t in need.types if t in total and t not in names]
+            if need == GpuNeed():  # no constraint: GPUs outside the catalog (a workstation's card) serve too
+                names += sorted(m for m in total if m not in names)
             free, total = self.totals()
             ordered = prefer_least_scarce(names, free, total, self.models)
             self._ranks[need] = {m: i for i, m in enumerate(ordered)}
