@@ -24,6 +24,7 @@ from frontdesk.shims.common import (
     split_list,
     user_name,
 )
+from frontdesk.shims.parser import ShimParser
 
 __all__ = ["main", "format_sacct", "rows_from_view", "DEFAULT_FIELDS"]
 
@@ -128,13 +129,8 @@ def format_sacct(rows: Sequence[Mapping[str, str]], spec: str, *, header: bool, 
     return "".join(line + "\n" for line in lines)
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> Any:  # noqa: D102
-        raise ShimArgs(message)
-
-
 def _parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="sacct", add_help=False, allow_abbrev=False)
+    p = ShimParser(prog="sacct", add_help=False, allow_abbrev=False)
     p.add_argument("-j", "--jobs", action="append")
     p.add_argument("-u", "--user", "--uid", action="append")
     p.add_argument("-a", "--allusers", action="store_true")

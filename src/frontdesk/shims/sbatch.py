@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from frontdesk.shims.common import ShimArgs, exec_real
+from frontdesk.shims.parser import ShimParser
 
 __all__ = ["main", "build_spec", "parse_directives", "slurm_memory", "slurm_time"]
 
@@ -50,13 +51,8 @@ def slurm_memory(text: str) -> int:
     return int(float(m.group(1)) * {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}[unit])
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> Any:  # noqa: D102
-        raise ShimArgs(message)
-
-
 def _parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="sbatch", add_help=False, allow_abbrev=False)
+    p = ShimParser(prog="sbatch", add_help=False, allow_abbrev=False)
     p.add_argument("-p", "--partition")
     p.add_argument("-c", "--cpus-per-task", type=int)
     p.add_argument("--mem")

@@ -8,7 +8,6 @@ import os
 import re
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from frontdesk.shims.common import (
     LONG_STATES,
@@ -22,6 +21,7 @@ from frontdesk.shims.common import (
     split_list,
     user_name,
 )
+from frontdesk.shims.parser import ShimParser
 
 __all__ = ["main", "format_rows", "select_rows", "DEFAULT_FORMAT", "LONG_FORMAT"]
 
@@ -182,13 +182,8 @@ def _default_order(job: Mapping[str, str]) -> tuple[str, str, int, int]:
             -int(prio) if prio.isdigit() else 0, int(job.get("JobId", "0") or 0))
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> Any:  # noqa: D102
-        raise ShimArgs(message)
-
-
 def _parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="squeue", add_help=False, allow_abbrev=False)
+    p = ShimParser(prog="squeue", add_help=False, allow_abbrev=False)
     p.add_argument("-u", "--user", action="append")
     p.add_argument("--me", action="store_true")
     p.add_argument("-j", "--jobs", action="append")

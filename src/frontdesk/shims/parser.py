@@ -1,0 +1,17 @@
+"""The argument parser the squeue, sacct and sbatch shims share (scancel needs none: it stays lighter)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from frontdesk.shims.common import ShimArgs
+
+__all__ = ["ShimParser"]
+
+
+class ShimParser(argparse.ArgumentParser):
+    """An argument parser that hands what it cannot parse to the real command instead of exiting."""
+
+    def error(self, message: str) -> Any:  # noqa: D102
+        raise ShimArgs(message)
