@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from frontdesk.backends.base import BackendJob, BackendStatus, Inventory, JobState, PushHint, Usage
+from frontdesk.backends.shepherd import write_json
 from frontdesk.config import Settings
 
 __all__ = ["FreeResources", "LocalBackend", "QueuedJob", "Scheduler", "detect_gpus", "greedy_pick"]
@@ -184,9 +185,7 @@ class LocalBackend:
             "notify_socket": str(self.settings.socket), "landlock_writable": job.extra.get("landlock_writable"),
             "queued": asdict(self._queued(bid, job)),
         }
-        tmp = adir / "launch.tmp"
-        tmp.write_text(json.dumps(launch))
-        os.replace(tmp, adir / "launch.json")
+        write_json(adir / "launch.json", launch)
         self.queue[bid] = self._queued(bid, job)
         self._wake.set()
         return bid
@@ -234,10 +233,7 @@ class LocalBackend:
         )
 
     def _write_result(self, bid: str, result: dict[str, Any]) -> None:
-        path = self.root / bid / "result.json"
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(result))
-        os.replace(tmp, path)
+        write_json(self.root / bid / "result.json", result)
 
     def _write_lost(self, bid: str) -> None:
         """Record an attempt whose shepherd died without leaving a result."""
@@ -367,7 +363,7 @@ class LocalBackend:
         adir = self.root / bid
         launch = json.loads((adir / "launch.json").read_text())
         launch["env"]["CUDA_VISIBLE_DEVICES"] = ",".join(str(g) for g in gpus)
-        (adir / "launch.json").write_text(json.dumps(launch))
+        write_json(adir / "launch.json", launch)
         log = os.open(adir / "shepherd.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         try:
             # posix_spawn (vfork) keeps launching cheap even when the gateway process is large.

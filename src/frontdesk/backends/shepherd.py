@@ -20,14 +20,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["main", "memory_cgroup_root", "parse_gpu_sample"]
+__all__ = ["main", "memory_cgroup_root", "parse_gpu_sample", "write_json"]
 
 SAMPLE_SECONDS = 0.1
 KILL_GRACE_SECONDS = 2.0
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
-def _write_json(path: Path, data: dict[str, Any]) -> None:
+def write_json(path: Path, data: dict[str, Any]) -> None:
+    """Write JSON atomically (a crash leaves the old file or the new one, never half of one)."""
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(data))
     os.replace(tmp, path)
@@ -254,7 +255,7 @@ def run(job_dir: Path) -> int:
     os.close(fd)
 
     if cancelled["flag"] or (job_dir / "cancel").exists():
-        _write_json(job_dir / "result.json", {"state": "CANCELLED", "ended_at": time.time(), "reason": "cancelled"})
+        write_json(job_dir / "result.json", {"state": "CANCELLED", "ended_at": time.time(), "reason": "cancelled"})
         _notify(launch)
         return 0
     limit = launch.get("memory_bytes")
@@ -294,10 +295,10 @@ def run(job_dir: Path) -> int:
             err.flush()
             result.update(state="FAILED", exit_code=127, signal=None, ended_at=time.time(),
                           reason=f"cannot start: {exc.strerror}")
-            _write_json(job_dir / "result.json", result)
+            write_json(job_dir / "result.json", result)
             _notify(launch)
             return 0
-    _write_json(job_dir / "started.json", {"pid": child.pid, "started_at": started,
+    write_json(job_dir / "started.json", {"pid": child.pid, "started_at": started,
                                            "enforcement": cgroup.kind if cgroup else ("rss" if limit else None)})
     pidfd = os.pidfd_open(child.pid)
     walltime = launch.get("walltime_seconds")
@@ -346,7 +347,7 @@ def run(job_dir: Path) -> int:
                   enforcement=cgroup.kind if cgroup else ("rss" if limit else None), **gpus.result())
     if cgroup is not None:
         cgroup.remove()
-    _write_json(job_dir / "result.json", result)
+    write_json(job_dir / "result.json", result)
     _notify(launch)
     return 0
 
