@@ -180,7 +180,7 @@ class Gateway:
         row = self.store.get(job_id)
         assert row is not None
         return {**job_record(row), "warnings": warnings,
-                "notices": [{"source": n.source, "text": n.text, **n.data} for n in admission.notices]}
+                "notices": notice_list(admission.notices)}
 
     def _resolve_deps(self, deps: Sequence[int | str], principal: str) -> list[int]:
         out = []

@@ -8,7 +8,7 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from frontdesk.backends.base import TERMINAL_STATES, JobState
+from frontdesk.backends.base import TERMINAL_STATES
 from frontdesk.events.models import Event, EventKind
 
 __all__ = ["JobStore", "job_record"]
@@ -148,8 +148,3 @@ class JobStore:
         """The newest event's sequence number (0 when none)."""
         row = self.conn.execute("SELECT MAX(seq) FROM events").fetchone()
         return int(row[0] or 0)
-
-
-def is_terminal(state: str) -> bool:
-    """Whether a stored state string is an end state."""
-    return JobState(state) in TERMINAL_STATES
