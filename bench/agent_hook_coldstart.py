@@ -44,8 +44,15 @@ def main() -> int:
     proc, _ = start_gateway(home)
     env = {**os.environ, "FRONTDESK_HOME": str(home)}
     env.pop("FRONTDESK_SOCKET", None)
-    payload = json.dumps({"session_id": "bench-session", "cwd": "/tmp", "hook_event_name": "Stop",
-                          "stop_hook_active": False, "transcript_path": "/tmp/t.jsonl"})
+    payload = json.dumps(
+        {
+            "session_id": "bench-session",
+            "cwd": "/tmp",
+            "hook_event_name": "Stop",
+            "stop_hook_active": False,
+            "transcript_path": "/tmp/t.jsonl",
+        }
+    )
     exe = str(Path(PY).parent / "frontdesk")
     rows = [
         ("python -c pass", [PY, "-c", "pass"]),
@@ -62,8 +69,10 @@ def main() -> int:
         proc.wait(timeout=20)
         shutil.rmtree(home, ignore_errors=True)
     floor = statistics.median(results["python -c pass"])
-    print(f"hook cold start, {args.runs} interleaved runs each (min / median / p90 ms; x = median over "
-          "the bare interpreter)")
+    print(
+        f"hook cold start, {args.runs} interleaved runs each (min / median / p90 ms; x = median over "
+        "the bare interpreter)"
+    )
     for name, values in results.items():
         med = statistics.median(values)
         p90 = sorted(values)[int(0.9 * (len(values) - 1))]

@@ -48,13 +48,22 @@ def main() -> int:
     api = StandIn().start()
     cc = ClaudeInTmux(root / "cc", api.url)
     (root / "gw").mkdir()
-    gw = GatewayProc(root / "gw", config=f'[agents]\nallow_headless = true\nclaude_bin = "{claude_bin()}"\n',
-                     env={"FRONTDESK_PLUGINS": "agents", "HOME": str(cc.home), "ANTHROPIC_BASE_URL": api.url,
-                          "ANTHROPIC_API_KEY": API_KEY, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"})
+    gw = GatewayProc(
+        root / "gw",
+        config=f'[agents]\nallow_headless = true\nclaude_bin = "{claude_bin()}"\n',
+        env={
+            "FRONTDESK_PLUGINS": "agents",
+            "HOME": str(cc.home),
+            "ANTHROPIC_BASE_URL": api.url,
+            "ANTHROPIC_API_KEY": API_KEY,
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        },
+    )
     gw.start()
     n = args.jobs
-    api.rules[:] = [Rule(match="GO", bash=_job(1))] + [Rule(match=f"bench-result-{i}", bash=_job(i + 1))
-                                                       for i in range(1, n)]
+    api.rules[:] = [Rule(match="GO", bash=_job(1))] + [
+        Rule(match=f"bench-result-{i}", bash=_job(i + 1)) for i in range(1, n)
+    ]
     hooks = {e: g for e, g in claude_entries().items() if e in ("SessionStart", "UserPromptSubmit", "Stop")}
     for groups in hooks.values():
         for group in groups:
@@ -74,8 +83,17 @@ def main() -> int:
         sid = gw.client.request("GET", "/v1/sessions")[0]["id"]
         pid = int(gw.client.request("GET", f"/v1/sessions/{sid}")["reach"]["pid"])
         os.kill(pid, 9)
-        res = gw.cli("run", "--json", "--name", "bh", "--", "sh", "-c", "sleep 2; echo bench-result-h",
-                     env={"CLAUDE_CODE_SESSION_ID": sid, "CLAUDECODE": "1"})
+        res = gw.cli(
+            "run",
+            "--json",
+            "--name",
+            "bh",
+            "--",
+            "sh",
+            "-c",
+            "sleep 2; echo bench-result-h",
+            env={"CLAUDE_CODE_SESSION_ID": sid, "CLAUDECODE": "1"},
+        )
         assert res.returncode == 0, res.stderr
         seen = api.wait_for(lambda r: "bench-result-h" in r.last_user_text, 90)
         job = next(j for j in gw.client.request("GET", "/v1/jobs") if j["name"] == "bh")
@@ -89,8 +107,10 @@ def main() -> int:
     for name, vals in rows.items():
         if vals:
             lat = [v[0] for v in vals]
-            print(f"{name:<16} {len(vals):>2} {statistics.median(lat):>9.2f} {max(lat):>7.2f} "
-                  f"{int(statistics.median(v[1] for v in vals)):>17}")
+            print(
+                f"{name:<16} {len(vals):>2} {statistics.median(lat):>9.2f} {max(lat):>7.2f} "
+                f"{int(statistics.median(v[1] for v in vals)):>17}"
+            )
     inbox, head = rows["live inbox"], rows["headless resume"]
     if inbox and head:
         ratio = statistics.median(v[0] for v in head) / max(statistics.median(v[0] for v in inbox), 1e-3)

@@ -32,26 +32,29 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from frontdesk.demo import start_gateway  # noqa: E402
 
 PY = sys.executable
-JOB = ("import sys, time\n"
-       "n = int(float(sys.argv[1]) * 2)\n"
-       "for i in range(n):\n"
-       "    print(f'step {i:5d}/{n} loss {2.0 / (1 + i):.4f} lr 3e-4 tok/s 51234 gpu_mem 31.2G',\n"
-       "          flush=True)\n"
-       "    time.sleep(0.5)\n"
-       "print('final: loss 0.0123 acc 0.987 saved checkpoint to ckpt/last.pt', flush=True)\n")
+JOB = (
+    "import sys, time\n"
+    "n = int(float(sys.argv[1]) * 2)\n"
+    "for i in range(n):\n"
+    "    print(f'step {i:5d}/{n} loss {2.0 / (1 + i):.4f} lr 3e-4 tok/s 51234 gpu_mem 31.2G',\n"
+    "          flush=True)\n"
+    "    time.sleep(0.5)\n"
+    "print('final: loss 0.0123 acc 0.987 saved checkpoint to ckpt/last.pt', flush=True)\n"
+)
 
 
 def cli(env: dict[str, str], *args: str, stdin: str | None = None, timeout: float = 600) -> tuple[str, float]:
     """Run the real CLI; (stdout, end time)."""
-    res = subprocess.run([PY, "-m", "frontdesk.cli.main", *args], env=env, capture_output=True, text=True,
-                         input=stdin, timeout=timeout)
+    res = subprocess.run(
+        [PY, "-m", "frontdesk.cli.main", *args], env=env, capture_output=True, text=True, input=stdin, timeout=timeout
+    )
     return res.stdout, time.time()
 
 
-def polling_agent(env: dict[str, str], work: Path, seconds: float, poll: float, tail: int, phase: float,
-                  out: dict[str, float]) -> None:
-    cmd = ["run", "--name", "poll-train", "--workdir", str(work), "--", PY, str(work / "train.py"),
-           str(seconds)]
+def polling_agent(
+    env: dict[str, str], work: Path, seconds: float, poll: float, tail: int, phase: float, out: dict[str, float]
+) -> None:
+    cmd = ["run", "--name", "poll-train", "--workdir", str(work), "--", PY, str(work / "train.py"), str(seconds)]
     text, _ = cli(env, *cmd)
     context = len(("frontdesk " + " ".join(cmd)).encode()) + len(text.encode())
     job = text.strip()
@@ -71,8 +74,7 @@ def polling_agent(env: dict[str, str], work: Path, seconds: float, poll: float, 
             launch = Path(env["FRONTDESK_HOME"]) / "local" / str(rec["backend_id"]) / "launch.json"
             log_path = Path(json.loads(launch.read_text())["stdout"])
         tail_cmd = f"tail -n {tail} {log_path}"
-        tailed = subprocess.run(["tail", "-n", str(tail), str(log_path)], capture_output=True,
-                                text=True).stdout
+        tailed = subprocess.run(["tail", "-n", str(tail), str(log_path)], capture_output=True, text=True).stdout
         calls += 1
         context += len(tail_cmd.encode()) + len(tailed.encode())
         if f"{job} " not in status and not any(line.split()[:1] == [job] for line in status.splitlines()):
@@ -85,20 +87,34 @@ def polling_agent(env: dict[str, str], work: Path, seconds: float, poll: float, 
 def frontdesk_agent(env: dict[str, str], work: Path, seconds: float, out: dict[str, float]) -> None:
     sid = str(uuid.uuid4())
     aenv = {**env, "CLAUDE_CODE_SESSION_ID": sid, "CLAUDECODE": "1"}
-    cmd = ["run", "--name", "fd-train", "--workdir", str(work), "--", PY, str(work / "train.py"),
-           str(seconds)]
+    cmd = ["run", "--name", "fd-train", "--workdir", str(work), "--", PY, str(work / "train.py"), str(seconds)]
     text, _ = cli(aenv, *cmd)
     context = len(("frontdesk " + " ".join(cmd)).encode()) + len(text.encode())
     job = text.strip()
-    payload = json.dumps({"session_id": sid, "transcript_path": "/tmp/t.jsonl", "cwd": str(work),
-                          "hook_event_name": "Stop", "stop_hook_active": False})
-    answer, held = cli(aenv, "hook", "stop", "--harness", "claude-code", "--budget", str(seconds + 300),
-                       stdin=payload, timeout=seconds + 400)
+    payload = json.dumps(
+        {
+            "session_id": sid,
+            "transcript_path": "/tmp/t.jsonl",
+            "cwd": str(work),
+            "hook_event_name": "Stop",
+            "stop_hook_active": False,
+        }
+    )
+    answer, held = cli(
+        aenv,
+        "hook",
+        "stop",
+        "--harness",
+        "claude-code",
+        "--budget",
+        str(seconds + 300),
+        stdin=payload,
+        timeout=seconds + 400,
+    )
     reason = json.loads(answer)["reason"]
     context += len(reason.encode())
     rec = json.loads(cli(env, "status", job, "--json")[0])
-    out.update(bytes=context, calls=1, end_to_result=held - float(rec["ended_at"]),
-               report_bytes=len(reason.encode()))
+    out.update(bytes=context, calls=1, end_to_result=held - float(rec["ended_at"]), report_bytes=len(reason.encode()))
 
 
 def main() -> int:
@@ -106,9 +122,12 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=120.0, help="job duration (default 120)")
     ap.add_argument("--poll", type=float, default=30.0, help="polling interval (default 30)")
     ap.add_argument("--tail-lines", type=int, default=20)
-    ap.add_argument("--phase", type=float, default=None,
-                    help="seconds before the first poll (default: random in [0, poll), as agents do other "
-                         "things first)")
+    ap.add_argument(
+        "--phase",
+        type=float,
+        default=None,
+        help="seconds before the first poll (default: random in [0, poll), as agents do other things first)",
+    )
     ap.add_argument("--seed", type=int, default=None)
     args = ap.parse_args()
     import random
@@ -126,9 +145,12 @@ def main() -> int:
     try:
         polled: dict[str, float] = {}
         fd: dict[str, float] = {}
-        threads = [threading.Thread(target=polling_agent, args=(env, work, args.seconds, args.poll,
-                                                                args.tail_lines, phase, polled)),
-                   threading.Thread(target=frontdesk_agent, args=(env, work, args.seconds, fd))]
+        threads = [
+            threading.Thread(
+                target=polling_agent, args=(env, work, args.seconds, args.poll, args.tail_lines, phase, polled)
+            ),
+            threading.Thread(target=frontdesk_agent, args=(env, work, args.seconds, fd)),
+        ]
         for t in threads:
             t.start()
         for t in threads:
@@ -137,17 +159,22 @@ def main() -> int:
         proc.terminate()
         proc.wait(timeout=20)
         shutil.rmtree(home, ignore_errors=True)
-    print(f"agent loop: one {args.seconds:.0f} s job; polling every {args.poll:.0f} s "
-          f"(status + tail -n {args.tail_lines}, first poll after {phase:.1f} s) vs one frontdesk report")
+    print(
+        f"agent loop: one {args.seconds:.0f} s job; polling every {args.poll:.0f} s "
+        f"(status + tail -n {args.tail_lines}, first poll after {phase:.1f} s) vs one frontdesk report"
+    )
     print(f"{'':24}{'bytes into context':>20}{'tool calls':>12}{'end->result':>14}")
     print(f"{'polling':24}{polled['bytes']:>20.0f}{polled['calls']:>12.0f}{polled['end_to_result']:>13.2f}s")
-    print(f"{'frontdesk (Stop hook)':24}{fd['bytes']:>20.0f}{fd['calls']:>12.0f}"
-          f"{fd['end_to_result']:>13.2f}s")
-    print(f"ratio polling/frontdesk: bytes x{polled['bytes'] / fd['bytes']:.1f}, "
-          f"end->result x{polled['end_to_result'] / max(fd['end_to_result'], 1e-3):.1f} "
-          f"(report itself: {fd['report_bytes']:.0f} bytes)")
-    print(f"polling end->result depends on where the job end falls between polls: {args.poll / 2:.0f} s on "
-          f"average, up to {args.poll:.0f} s (plus the two calls); frontdesk's does not")
+    print(f"{'frontdesk (Stop hook)':24}{fd['bytes']:>20.0f}{fd['calls']:>12.0f}{fd['end_to_result']:>13.2f}s")
+    print(
+        f"ratio polling/frontdesk: bytes x{polled['bytes'] / fd['bytes']:.1f}, "
+        f"end->result x{polled['end_to_result'] / max(fd['end_to_result'], 1e-3):.1f} "
+        f"(report itself: {fd['report_bytes']:.0f} bytes)"
+    )
+    print(
+        f"polling end->result depends on where the job end falls between polls: {args.poll / 2:.0f} s on "
+        f"average, up to {args.poll:.0f} s (plus the two calls); frontdesk's does not"
+    )
     return 0
 
 

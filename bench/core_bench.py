@@ -93,8 +93,10 @@ def main() -> int:
     proc, client = start_gateway(home, extra_env={"FRONTDESK_PLUGINS": "none"})
     try:
         tput = submit_throughput(client, args.jobs, args.threads)
-        print(f"submit throughput, jobs running as they arrive: {tput:.0f} jobs/s "
-              f"({args.jobs} no-op jobs, {args.threads} concurrent clients)")
+        print(
+            f"submit throughput, jobs running as they arrive: {tput:.0f} jobs/s "
+            f"({args.jobs} no-op jobs, {args.threads} concurrent clients)"
+        )
         drain(client)
         gate = client.submit(spec={"command": ["sleep", "600"]}, context={"cwd": "/tmp"})["id"]
         held = submit_throughput(client, args.jobs, args.threads, after=gate)
@@ -105,12 +107,18 @@ def main() -> int:
         polls = [end_to_report_poll(client, args.poll_interval) for _ in range(args.poll_samples)]
         w50, w99 = pct(waits, 50), pct(waits, 99)
         p50, p99 = pct(polls, 50), pct(polls, 99)
-        print(f"end -> report, waiting client (gateway long-poll): p50 {w50 * 1000:.0f} ms, p99 {w99 * 1000:.0f} ms "
-              f"({len(waits)} jobs)")
-        print(f"end -> report, client polling status every {args.poll_interval:.0f}s: p50 {p50 * 1000:.0f} ms, "
-              f"p99 {p99 * 1000:.0f} ms ({len(polls)} jobs)")
-        print(f"ratio polling/waiting: p50 {p50 / w50:.1f}x, p99 {p99 / w99:.1f}x; "
-              f"mean {statistics.mean(polls) / statistics.mean(waits):.1f}x")
+        print(
+            f"end -> report, waiting client (gateway long-poll): p50 {w50 * 1000:.0f} ms, p99 {w99 * 1000:.0f} ms "
+            f"({len(waits)} jobs)"
+        )
+        print(
+            f"end -> report, client polling status every {args.poll_interval:.0f}s: p50 {p50 * 1000:.0f} ms, "
+            f"p99 {p99 * 1000:.0f} ms ({len(polls)} jobs)"
+        )
+        print(
+            f"ratio polling/waiting: p50 {p50 / w50:.1f}x, p99 {p99 / w99:.1f}x; "
+            f"mean {statistics.mean(polls) / statistics.mean(waits):.1f}x"
+        )
     finally:
         proc.terminate()
         proc.wait(timeout=15)

@@ -88,9 +88,11 @@ def main() -> int:
     else:
         print(f"corpus: {result['excerpts']} excerpts, {result['kinds']} kinds")
         print(f"accuracy: {result['correct']}/{result['excerpts']} = {result['accuracy']:.1%}")
-        print(f"time per report: median {result['median_ms']:.3f} ms, p99 {result['p99_ms']:.3f} ms, "
-              f"max {result['max_ms']:.3f} ms (one trivial regex scan: {result['floor_median_ms']:.4f} ms, "
-              f"x{result['ratio_to_floor']})")
+        print(
+            f"time per report: median {result['median_ms']:.3f} ms, p99 {result['p99_ms']:.3f} ms, "
+            f"max {result['max_ms']:.3f} ms (one trivial regex scan: {result['floor_median_ms']:.4f} ms, "
+            f"x{result['ratio_to_floor']})"
+        )
         print(f"slowest excerpt (best of {args.repeat}): {result['worst_excerpt_best_ms']:.3f} ms")
         print(f"long log ({result['long_log_bytes']} bytes): {result['long_log_ms']:.2f} ms")
         for m in misses:

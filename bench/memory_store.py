@@ -34,8 +34,12 @@ LOGS = [
 
 
 def _ctx(user: int, template: int, mem_g: int) -> object:
-    return context_of({"command": ["python", f"/home/u{user}/exp{template}.py", "--seed", "1"],
-                       "resources": {"memory": mem_g * 1024**3}})
+    return context_of(
+        {
+            "command": ["python", f"/home/u{user}/exp{template}.py", "--seed", "1"],
+            "resources": {"memory": mem_g * 1024**3},
+        }
+    )
 
 
 def _timed(fn: object, n: int) -> list[float]:
@@ -90,21 +94,25 @@ def main() -> int:
     ended = _timed(end, n)
     search = _timed(lambda i: store.search("libcudart", f"u{i % users}"), n)
     floor = _timed(lambda i: conn.execute("SELECT * FROM memory_lessons WHERE id=?", (i + 1,)).fetchone(), n)
-    med = {k: statistics.median(v) for k, v in
-           {"admit": admit, "end": ended, "search": search, "floor": floor}.items()}
-    result = {"lessons": lessons, "users": users, "fill_s": round(fill_s, 2),
-              **{f"{k}_median_ms": round(v, 3) for k, v in med.items()},
-              "admit_p99_ms": round(sorted(admit)[int(n * 0.99)], 3),
-              "end_p99_ms": round(sorted(ended)[int(n * 0.99)], 3),
-              "admit_over_floor": round(med["admit"] / med["floor"], 1)}
+    med = {k: statistics.median(v) for k, v in {"admit": admit, "end": ended, "search": search, "floor": floor}.items()}
+    result = {
+        "lessons": lessons,
+        "users": users,
+        "fill_s": round(fill_s, 2),
+        **{f"{k}_median_ms": round(v, 3) for k, v in med.items()},
+        "admit_p99_ms": round(sorted(admit)[int(n * 0.99)], 3),
+        "end_p99_ms": round(sorted(ended)[int(n * 0.99)], 3),
+        "admit_over_floor": round(med["admit"] / med["floor"], 1),
+    }
     if args.json:
         print(json.dumps(result, indent=2))
     else:
         print(f"{lessons} lessons for {users} users (filled in {fill_s:.1f}s)")
-        print(f"admission lookup: median {result['admit_median_ms']} ms, p99 {result['admit_p99_ms']} ms "
-              f"(x{result['admit_over_floor']} a primary-key SELECT at {result['floor_median_ms']} ms)")
-        print(f"end of job (record + learn): median {result['end_median_ms']} ms, "
-              f"p99 {result['end_p99_ms']} ms")
+        print(
+            f"admission lookup: median {result['admit_median_ms']} ms, p99 {result['admit_p99_ms']} ms "
+            f"(x{result['admit_over_floor']} a primary-key SELECT at {result['floor_median_ms']} ms)"
+        )
+        print(f"end of job (record + learn): median {result['end_median_ms']} ms, p99 {result['end_p99_ms']} ms")
         print(f"full-text search: median {result['search_median_ms']} ms")
     return 0
 

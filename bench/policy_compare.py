@@ -31,9 +31,7 @@ def run(wl: Workload) -> dict[str, tuple[SimResult, dict[str, Any], float]]:
     out = {}
     for name in POLICIES:
         pol = make_policy(name, wl)
-        nodes = assign_pools(
-            build_cluster(wl.cluster), getattr(pol, "cfg", None) or default_policy(wl.cluster)
-        )
+        nodes = assign_pools(build_cluster(wl.cluster), getattr(pol, "cfg", None) or default_policy(wl.cluster))
         t0 = time.process_time()
         res = simulate(wl, nodes, pol, trace=True)
         out[name] = (res, summarize(res), time.process_time() - t0)
@@ -90,9 +88,7 @@ def criteria(results: dict[str, tuple[SimResult, dict[str, Any], float]]) -> lis
     for label, target, get, ok, fmt in rows:
         vals = [get(s[p]) for p in POLICIES]
         verdict = "" if ok is None else ("PASS" if ok(vals[-1]) else "FAIL")
-        lines.append(
-            f"{label:<40}{target:>9}" + "".join(f"{fmt.format(v):>12}" for v in vals) + f"   {verdict}"
-        )
+        lines.append(f"{label:<40}{target:>9}" + "".join(f"{fmt.format(v):>12}" for v in vals) + f"   {verdict}")
     cpu = "".join(f"{results[p][2]:>12.1f}" for p in POLICIES)
     lines.append(f"{'simulation CPU time (s, one core)':<40}{'':>9}" + cpu)
     return lines

@@ -55,10 +55,7 @@ def sdiag() -> dict[str, int]:
     """RPC counts by message type since the last `sdiag -r`."""
     out = subprocess.run(["sdiag"], capture_output=True, text=True, check=True).stdout
     section = out.split("by message type", 1)[1].split("by user", 1)[0]
-    return {
-        m.group(1): int(m.group(2))
-        for m in re.finditer(r"^\s*(\w+)\s+\(\s*\d+\)\s+count:(\d+)", section, re.M)
-    }
+    return {m.group(1): int(m.group(2)) for m in re.finditer(r"^\s*(\w+)\s+\(\s*\d+\)\s+count:(\d+)", section, re.M)}
 
 
 def job_rpcs(counts: dict[str, int]) -> int:
@@ -245,8 +242,10 @@ def main() -> int:
         )
         per_real = 100 * real["job_rpcs"] / max(1, real["calls"])
         per_shim = 100 * shim["job_rpcs"] / max(1, shim["calls"])
-        print(f"job-info RPCs per 100 calls  real squeue {per_real:.0f}   shim {per_shim:.1f}   "
-              f"ratio {per_real / max(1e-9, per_shim):.0f}x")
+        print(
+            f"job-info RPCs per 100 calls  real squeue {per_real:.0f}   shim {per_shim:.1f}   "
+            f"ratio {per_real / max(1e-9, per_shim):.0f}x"
+        )
         st = sh["staleness"]
         print(
             f"shim staleness            p50 {st['p50'] * 1000:.0f} ms   p99 {st['p99'] * 1000:.0f} ms   "
@@ -258,9 +257,7 @@ def main() -> int:
     poll_gw = Gateway(tick=args.tick, refresh=args.refresh, push=False)
     try:
         poll = end_to_report(poll_gw, args.jobs)
-        print(
-            f"end → report (push)       p50 {pct(push, 50) * 1000:.0f} ms   p99 {pct(push, 99) * 1000:.0f} ms"
-        )
+        print(f"end → report (push)       p50 {pct(push, 50) * 1000:.0f} ms   p99 {pct(push, 99) * 1000:.0f} ms")
         print(
             f"end → report (poll only)  p50 {pct(poll, 50) * 1000:.0f} ms   "
             f"p99 {pct(poll, 99) * 1000:.0f} ms   "

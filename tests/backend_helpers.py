@@ -27,8 +27,15 @@ def make_job(settings: Settings, argv: list[str], **kw: Any) -> BackendJob:
     if settings.backend == "slurm":
         kw.setdefault("partition", "test")
     kw.setdefault("workdir", settings.home)
-    return BackendJob(job_id=n, attempt=1, name=f"t{n}", argv=argv,
-                      env={"FRONTDESK_JOB_ID": str(n), "GREETING": 'it\'s "quoted" $HOME'}, job_dir=job_dir, **kw)
+    return BackendJob(
+        job_id=n,
+        attempt=1,
+        name=f"t{n}",
+        argv=argv,
+        env={"FRONTDESK_JOB_ID": str(n), "GREETING": 'it\'s "quoted" $HOME'},
+        job_dir=job_dir,
+        **kw,
+    )
 
 
 async def started(settings: Settings) -> Any:

@@ -25,8 +25,9 @@ PY = sys.executable
 class GatewayProc:
     """A real `frontdesk serve` process; restartable, killable with -9, with a client and the CLI."""
 
-    def __init__(self, home: Path, config: str | None = None, env: dict[str, str] | None = None,
-                 args: list[str] | None = None) -> None:
+    def __init__(
+        self, home: Path, config: str | None = None, env: dict[str, str] | None = None, args: list[str] | None = None
+    ) -> None:
         self.home = home
         self.args = args or []
         self.env = {**os.environ, "FRONTDESK_HOME": str(home), **(env or {})}
@@ -41,8 +42,13 @@ class GatewayProc:
 
     def start(self, timeout: float = 30.0) -> GatewayProc:
         log = open(self.home / "gateway.log", "ab")
-        self.proc = subprocess.Popen([PY, "-m", "frontdesk.cli.main", "serve", "--log-level", "info", *self.args],
-                                     env=self.env, stdout=log, stderr=log, start_new_session=True)
+        self.proc = subprocess.Popen(
+            [PY, "-m", "frontdesk.cli.main", "serve", "--log-level", "info", *self.args],
+            env=self.env,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+        )
         log.close()
         deadline = time.monotonic() + timeout
         while True:
@@ -75,12 +81,24 @@ class GatewayProc:
         self.stop()
         return self.start()
 
-    def cli(self, *args: str, input: str | None = None, timeout: float = 120,
-            env: dict[str, str] | None = None, cwd: str | Path | None = None) -> subprocess.CompletedProcess[str]:
+    def cli(
+        self,
+        *args: str,
+        input: str | None = None,
+        timeout: float = 120,
+        env: dict[str, str] | None = None,
+        cwd: str | Path | None = None,
+    ) -> subprocess.CompletedProcess[str]:
         """Run the real CLI as a fresh process against this gateway."""
-        return subprocess.run([PY, "-m", "frontdesk.cli.main", *args], env={**self.env, **(env or {})},
-                              capture_output=True, text=True, input=input, timeout=timeout,
-                              cwd=str(cwd) if cwd else None)
+        return subprocess.run(
+            [PY, "-m", "frontdesk.cli.main", *args],
+            env={**self.env, **(env or {})},
+            capture_output=True,
+            text=True,
+            input=input,
+            timeout=timeout,
+            cwd=str(cwd) if cwd else None,
+        )
 
     def wait_state(self, job_id: int, states: set[str], timeout: float = 30) -> dict[str, Any]:
         """Test helper: until the job reaches one of `states` (reads the journal, not a hidden sleep)."""
@@ -104,8 +122,13 @@ def gateway_factory() -> Iterator[Any]:
     """Make real gateways: `gateway_factory(config=..., env=..., args=...)`; all stopped afterwards."""
     made: list[GatewayProc] = []
 
-    def make(config: str | None = None, env: dict[str, str] | None = None, args: list[str] | None = None,
-             start: bool = True, home: Path | None = None) -> GatewayProc:
+    def make(
+        config: str | None = None,
+        env: dict[str, str] | None = None,
+        args: list[str] | None = None,
+        start: bool = True,
+        home: Path | None = None,
+    ) -> GatewayProc:
         gw = GatewayProc(home or _short_home(), config=config, env=env, args=args)
         made.append(gw)
         return gw.start() if start else gw
@@ -170,9 +193,7 @@ def slurm_settings(slurm_lab: Path) -> Iterator[Settings]:
         runtime_dir=home / "run",
         socket=home / "run" / "gateway.sock",
         backend="slurm",
-        sections={
-            "slurm": {"conf": str(slurm_lab / "etc" / "slurm.conf"), "notify_dir": str(home / "notify")}
-        },
+        sections={"slurm": {"conf": str(slurm_lab / "etc" / "slurm.conf"), "notify_dir": str(home / "notify")}},
     )
 
 

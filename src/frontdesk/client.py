@@ -86,8 +86,13 @@ class _Response:
 class Client:
     """Talks to one gateway; every method raises a FrontdeskError subclass on failure."""
 
-    def __init__(self, socket_path: str | Path | None = None, url: str | None = None,
-                 token: str | None = None, timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        socket_path: str | Path | None = None,
+        url: str | None = None,
+        token: str | None = None,
+        timeout: float = 30.0,
+    ) -> None:
         from frontdesk.paths import socket_path_from_env
 
         self.url = url or os.environ.get("FRONTDESK_URL") or None
@@ -114,8 +119,13 @@ class Client:
 
     def _open(self, method: str, path: str, body: Any, timeout: float | None) -> _Response:
         data = b"" if body is None else json.dumps(body).encode()
-        head = [f"{method} {path} HTTP/1.1", "Host: localhost", "Accept: application/json", "Connection: close",
-                f"Content-Length: {len(data)}"]
+        head = [
+            f"{method} {path} HTTP/1.1",
+            "Host: localhost",
+            "Accept: application/json",
+            "Connection: close",
+            f"Content-Length: {len(data)}",
+        ]
         if body is not None:
             head.append("Content-Type: application/json")
         if self.token:
@@ -133,7 +143,8 @@ class Client:
             return self._open(method, path, body, timeout)
         except FileNotFoundError:
             raise GatewayUnavailable(
-                f"no gateway socket at {self._where()} (start one with `frontdesk serve`)") from None
+                f"no gateway socket at {self._where()} (start one with `frontdesk serve`)"
+            ) from None
         except ConnectionRefusedError:
             raise GatewayUnavailable(f"gateway at {self._where()} refused the connection (is it running?)") from None
         except TimeoutError:
@@ -162,8 +173,13 @@ class Client:
         return payload
 
     # -- jobs -----------------------------------------------------------------------------------
-    def submit(self, spec: dict[str, Any] | None = None, spec_text: str | None = None,
-               fmt: str | None = None, context: dict[str, Any] | None = None) -> dict[str, Any]:
+    def submit(
+        self,
+        spec: dict[str, Any] | None = None,
+        spec_text: str | None = None,
+        fmt: str | None = None,
+        context: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
         """Submit a spec (as data or as YAML/JSON text); the job record (with `warnings`)."""
         body: dict[str, Any] = {"context": context or {}}
         if spec is not None:

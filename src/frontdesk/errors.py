@@ -142,8 +142,16 @@ class CommandFailed(BackendError):
 _BY_CODE: dict[str, type[FrontdeskError]] = {
     cls.code: cls
     for cls in (
-        FrontdeskError, UserError, SpecError, ConfigError, Denied, NotFound, Conflict,
-        GatewayUnavailable, WaitTimeout, BackendError,
+        FrontdeskError,
+        UserError,
+        SpecError,
+        ConfigError,
+        Denied,
+        NotFound,
+        Conflict,
+        GatewayUnavailable,
+        WaitTimeout,
+        BackendError,
     )
 }
 

@@ -35,8 +35,18 @@ __all__ = ["Gateway", "make_backend"]
 
 log = logging.getLogger("frontdesk.gateway")
 
-_PASS_ENV = ("PATH", "VIRTUAL_ENV", "CONDA_PREFIX", "PYTHONPATH", "LD_LIBRARY_PATH", "HOME", "USER", "LANG",
-             "LOADEDMODULES", "MODULEPATH")
+_PASS_ENV = (
+    "PATH",
+    "VIRTUAL_ENV",
+    "CONDA_PREFIX",
+    "PYTHONPATH",
+    "LD_LIBRARY_PATH",
+    "HOME",
+    "USER",
+    "LANG",
+    "LOADEDMODULES",
+    "MODULEPATH",
+)
 """The submitter's environment a job inherits (Slurm's --export would pass all; secrets stay out)."""
 
 
@@ -147,17 +157,30 @@ class Gateway:
         session = spec.session or ctx.session
         spec_json = spec.model_dump(mode="json", exclude_none=True)
         spec_json["depends_on"] = deps
-        context = {"cwd": ctx.cwd, "harness": ctx.harness, "source": ctx.source,
-                   "env": {k: v for k, v in ctx.env.items() if k in _PASS_ENV}}
+        context = {
+            "cwd": ctx.cwd,
+            "harness": ctx.harness,
+            "source": ctx.source,
+            "env": {k: v for k, v in ctx.env.items() if k in _PASS_ENV},
+        }
         try:
             job_id = self.store.insert_job(
-                name=spec.name, spec=json.dumps(spec_json), context=json.dumps(context),
-                state=JobState.PENDING.value, reason="Dependency" if deps else "Queued",
-                backend=self.backend.name, principal=ctx.principal, session=session,
+                name=spec.name,
+                spec=json.dumps(spec_json),
+                context=json.dumps(context),
+                state=JobState.PENDING.value,
+                reason="Dependency" if deps else "Queued",
+                backend=self.backend.name,
+                principal=ctx.principal,
+                session=session,
                 job_class=admission.job_class or (spec.type.value if spec.type else None),
                 class_reason=admission.class_reason or ("declared in the spec" if spec.type else None),
-                partition=admission.partition or spec.pool, priority=admission.priority or 0, qos=admission.qos,
-                idempotency_key=spec.idempotency_key, submitted_at=now, eligible_at=None if deps else now,
+                partition=admission.partition or spec.pool,
+                priority=admission.priority or 0,
+                qos=admission.qos,
+                idempotency_key=spec.idempotency_key,
+                submitted_at=now,
+                eligible_at=None if deps else now,
             )
         except sqlite3.IntegrityError:
             row = self.store.by_idempotency_key(spec.idempotency_key or "")
@@ -165,12 +188,31 @@ class Gateway:
                 raise
             return {**job_record(row), "warnings": [], "duplicate": True}
         warnings = [n.text for n in admission.notices]
-        self.publish(Event(EventKind.JOB_SUBMITTED, job_id=job_id, session=session, principal=ctx.principal,
-                           data={"name": spec.name, "warnings": warnings, "class": admission.job_class,
-                                 "partition": admission.partition, "source": ctx.source}))
+        self.publish(
+            Event(
+                EventKind.JOB_SUBMITTED,
+                job_id=job_id,
+                session=session,
+                principal=ctx.principal,
+                data={
+                    "name": spec.name,
+                    "warnings": warnings,
+                    "class": admission.job_class,
+                    "partition": admission.partition,
+                    "source": ctx.source,
+                },
+            )
+        )
         for notice in admission.notices:
-            self.publish(Event(EventKind.JOB_WARNING, job_id=job_id, session=session, principal=ctx.principal,
-                               data={"source": notice.source, "text": notice.text, **notice.data}))
+            self.publish(
+                Event(
+                    EventKind.JOB_WARNING,
+                    job_id=job_id,
+                    session=session,
+                    principal=ctx.principal,
+                    data={"source": notice.source, "text": notice.text, **notice.data},
+                )
+            )
         row = self.store.get(job_id)
         assert row is not None
         if not deps:
@@ -179,8 +221,7 @@ class Gateway:
             await self._advance([row], time.time())
         row = self.store.get(job_id)
         assert row is not None
-        return {**job_record(row), "warnings": warnings,
-                "notices": notice_list(admission.notices)}
+        return {**job_record(row), "warnings": warnings, "notices": notice_list(admission.notices)}
 
     def _resolve_deps(self, deps: Sequence[int | str], principal: str) -> list[int]:
         out = []
@@ -232,25 +273,53 @@ class Gateway:
             script.chmod(0o700)
             argv = [str(script)] if spec.script.startswith("#!") else ["/bin/bash", str(script)]
         (jdir / "spec.json").write_text(row["spec"])
-        env = {**context.get("env", {}), **spec.env, "FRONTDESK_JOB_ID": str(row["id"]),
-               "FRONTDESK_ATTEMPT": str(attempt)}
+        env = {
+            **context.get("env", {}),
+            **spec.env,
+            "FRONTDESK_JOB_ID": str(row["id"]),
+            "FRONTDESK_ATTEMPT": str(attempt),
+        }
         if spec.name:
             env["FRONTDESK_JOB_NAME"] = spec.name
         res = spec.resources
         gpu_types = tuple(res.gpu.type) if res.gpu else ()
-        extra: dict[str, Any] = {"policy": {"class": row["job_class"], "principal": row["principal"],
-                                            "trial": spec.trial, "session": row["session"]}}
+        extra: dict[str, Any] = {
+            "policy": {
+                "class": row["job_class"],
+                "principal": row["principal"],
+                "trial": spec.trial,
+                "session": row["session"],
+            }
+        }
         if self.settings.section("local").get("landlock"):
             # The write sandbox: the job's workdir, its own directory (logs) and temp dirs, plus site scratch.
             scratch = self.settings.section("local").get("landlock_writable", [])
-            extra["landlock_writable"] = [str(workdir), str(jdir), "/tmp", "/var/tmp", "/dev/shm",
-                                          *[str(p) for p in scratch]]
+            extra["landlock_writable"] = [
+                str(workdir),
+                str(jdir),
+                "/tmp",
+                "/var/tmp",
+                "/dev/shm",
+                *[str(p) for p in scratch],
+            ]
         return BackendJob(
-            job_id=int(row["id"]), attempt=attempt, name=spec.name or f"job{row['id']}", argv=argv, workdir=workdir,
-            env=env, job_dir=jdir, cpus=res.cpus, memory_bytes=res.memory, gpus=res.gpus, gpu_types=gpu_types,
-            walltime_seconds=res.walltime, partition=row["partition"], priority=int(row["priority"] or 0),
+            job_id=int(row["id"]),
+            attempt=attempt,
+            name=spec.name or f"job{row['id']}",
+            argv=argv,
+            workdir=workdir,
+            env=env,
+            job_dir=jdir,
+            cpus=res.cpus,
+            memory_bytes=res.memory,
+            gpus=res.gpus,
+            gpu_types=gpu_types,
+            walltime_seconds=res.walltime,
+            partition=row["partition"],
+            priority=int(row["priority"] or 0),
             qos=row["qos"],
-            script_text=spec.script, extra=extra,
+            script_text=spec.script,
+            extra=extra,
         )
 
     async def _dispatch(self, row: sqlite3.Row) -> None:
@@ -301,37 +370,79 @@ class Gateway:
         if status.state.terminal:
             await self._attempt_ended(row, status)
             return True
-        self.store.update_job(job_id, state=status.state.value, reason=status.reason,
-                              started_at=status.started_at or row["started_at"] or time.time())
-        self.store.record_attempt(job_id, int(row["attempt"]), state=status.state.value,
-                                  started_at=status.started_at)
-        self.publish(Event(EventKind.JOB_STATE, job_id=job_id, session=row["session"], principal=row["principal"],
-                           data={"state": status.state.value, "previous": prev.value, "reason": status.reason,
-                                 "attempt": row["attempt"], "backend_id": status.backend_id}))
+        self.store.update_job(
+            job_id,
+            state=status.state.value,
+            reason=status.reason,
+            started_at=status.started_at or row["started_at"] or time.time(),
+        )
+        self.store.record_attempt(job_id, int(row["attempt"]), state=status.state.value, started_at=status.started_at)
+        self.publish(
+            Event(
+                EventKind.JOB_STATE,
+                job_id=job_id,
+                session=row["session"],
+                principal=row["principal"],
+                data={
+                    "state": status.state.value,
+                    "previous": prev.value,
+                    "reason": status.reason,
+                    "attempt": row["attempt"],
+                    "backend_id": status.backend_id,
+                },
+            )
+        )
         return True
 
     async def _attempt_ended(self, row: sqlite3.Row, status: BackendStatus) -> None:
         job_id, attempt = int(row["id"]), int(row["attempt"])
         spec = json.loads(row["spec"])
         retry = spec.get("retry") or {}
-        self.store.record_attempt(job_id, attempt, state=status.state.value, exit_code=status.exit_code,
-                                  started_at=status.started_at, ended_at=status.ended_at)
+        self.store.record_attempt(
+            job_id,
+            attempt,
+            state=status.state.value,
+            exit_code=status.exit_code,
+            started_at=status.started_at,
+            ended_at=status.ended_at,
+        )
         retryable = status.state.value in retry.get("on", []) and status.state != JobState.CANCELLED
         if retryable and attempt <= int(retry.get("count", 0)) and not row["reason"] == "cancel requested":
             backoff = float(retry.get("backoff", 0))
-            self.store.update_job(job_id, state=JobState.PENDING.value, attempt=attempt + 1, backend_id=None,
-                                  reason=f"Retry after {status.state.value}", eligible_at=time.time() + backoff)
-            self.publish(Event(EventKind.JOB_RETRY, job_id=job_id, session=row["session"],
-                               principal=row["principal"],
-                               data={"attempt": attempt + 1, "after": status.state.value,
-                                     "exit_code": status.exit_code, "backoff": backoff}))
+            self.store.update_job(
+                job_id,
+                state=JobState.PENDING.value,
+                attempt=attempt + 1,
+                backend_id=None,
+                reason=f"Retry after {status.state.value}",
+                eligible_at=time.time() + backoff,
+            )
+            self.publish(
+                Event(
+                    EventKind.JOB_RETRY,
+                    job_id=job_id,
+                    session=row["session"],
+                    principal=row["principal"],
+                    data={
+                        "attempt": attempt + 1,
+                        "after": status.state.value,
+                        "exit_code": status.exit_code,
+                        "backoff": backoff,
+                    },
+                )
+            )
             self._wake.set()
             return
         usage = status.usage.to_dict() if status.usage else None
         self.store.update_job(
-            job_id, state=status.state.value, exit_code=status.exit_code, signal=status.signal,
-            reason=status.reason, started_at=status.started_at or row["started_at"],
-            ended_at=status.ended_at or time.time(), usage=json.dumps(usage) if usage else None,
+            job_id,
+            state=status.state.value,
+            exit_code=status.exit_code,
+            signal=status.signal,
+            reason=status.reason,
+            started_at=status.started_at or row["started_at"],
+            ended_at=status.ended_at or time.time(),
+            usage=json.dumps(usage) if usage else None,
             stdout_path=str(status.stdout_path) if status.stdout_path else None,
             stderr_path=str(status.stderr_path) if status.stderr_path else None,
         )
@@ -350,9 +461,14 @@ class Gateway:
         assert row is not None
         job = job_record(row)
         usage = json.loads(row["usage"]) if row["usage"] else None
-        report = build_report(job, stdout_text=read_tail(row["stdout_path"]),
-                              stderr_text=read_tail(row["stderr_path"]), attempts=int(row["attempt"]),
-                              usage=usage, redact=self.redact)
+        report = build_report(
+            job,
+            stdout_text=read_tail(row["stdout_path"]),
+            stderr_text=read_tail(row["stderr_path"]),
+            attempts=int(row["attempt"]),
+            usage=usage,
+            redact=self.redact,
+        )
         for plugin in self.plugins:
             enrich = getattr(plugin, "enrich", None)
             if enrich is None:
@@ -366,12 +482,26 @@ class Gateway:
                 report["extra"][plugin.name] = extra
         report["text"] = self.redact(render_text(report, self.settings.report_max_bytes))
         self.store.update_job(job_id, report=json.dumps(report))
-        data = {"state": job["state"], "previous": None, "reason": job["reason"], "exit_code": job["exit_code"],
-                "attempt": job["attempt"], "backend_id": job["backend_id"]}
-        self.publish(Event(EventKind.JOB_STATE, job_id=job_id, session=job["session"], principal=job["principal"],
-                           data=data))
-        self.publish(Event(EventKind.JOB_REPORT, job_id=job_id, session=job["session"], principal=job["principal"],
-                           data={"report": report}))
+        data = {
+            "state": job["state"],
+            "previous": None,
+            "reason": job["reason"],
+            "exit_code": job["exit_code"],
+            "attempt": job["attempt"],
+            "backend_id": job["backend_id"],
+        }
+        self.publish(
+            Event(EventKind.JOB_STATE, job_id=job_id, session=job["session"], principal=job["principal"], data=data)
+        )
+        self.publish(
+            Event(
+                EventKind.JOB_REPORT,
+                job_id=job_id,
+                session=job["session"],
+                principal=job["principal"],
+                data={"report": report},
+            )
+        )
         self._deps_dirty = True
         self._wake.set()
 
@@ -410,14 +540,16 @@ class Gateway:
             job_id = int(row["id"])
             if verdict == "never":
                 bad = [f"{d['id']} ({d['state']})" for d in deps if d is not None and d["state"] != "COMPLETED"]
-                await self._end_without_run(job_id, JobState.DEPENDENCY_NEVER_SATISFIED,
-                                            f"dependency {', '.join(bad)} did not complete")
+                await self._end_without_run(
+                    job_id, JobState.DEPENDENCY_NEVER_SATISFIED, f"dependency {', '.join(bad)} did not complete"
+                )
                 continue
             timeout = spec.get("dependency_timeout")
             if verdict == "wait":
                 if timeout and now - row["submitted_at"] > timeout:
-                    await self._end_without_run(job_id, JobState.DEPENDENCY_NEVER_SATISFIED,
-                                                f"dependencies not met within {timeout}s")
+                    await self._end_without_run(
+                        job_id, JobState.DEPENDENCY_NEVER_SATISFIED, f"dependencies not met within {timeout}s"
+                    )
                 continue
             if row["eligible_at"] is None:
                 self.store.update_job(job_id, eligible_at=now)
@@ -485,8 +617,11 @@ class Gateway:
                 if self.closing and not done:
                     raise GatewayUnavailable("the gateway is shutting down; wait again once it is back")
                 if done or (deadline is not None and time.monotonic() >= deadline):
-                    return {"done": done, "reports": [reports[i] for i in done_ids],
-                            "pending": [i for i in ids if reports[i] is None]}
+                    return {
+                        "done": done,
+                        "reports": [reports[i] for i in done_ids],
+                        "pending": [i for i in ids if reports[i] is None],
+                    }
                 remaining = 30.0 if deadline is None else max(0.0, deadline - time.monotonic())
                 try:
                     await asyncio.wait_for(cond.wait(), timeout=min(remaining, 30.0))

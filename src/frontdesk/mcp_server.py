@@ -34,9 +34,18 @@ _INSTRUCTIONS = (
 
 
 def _compact_job(j: dict[str, Any]) -> dict[str, Any]:
-    keys = ("id", "name", "state", "reason", "exit_code", "partition", "session", "submitted_at",
-            "started_at",
-            "ended_at")
+    keys = (
+        "id",
+        "name",
+        "state",
+        "reason",
+        "exit_code",
+        "partition",
+        "session",
+        "submitted_at",
+        "started_at",
+        "ended_at",
+    )
     return {k: j.get(k) for k in keys if j.get(k) is not None}
 
 
@@ -52,9 +61,16 @@ def build_server(client_factory: Callable[[], Client] = Client) -> MCPServer:
             raise ToolError(exc.message) from None
 
     @server.tool()
-    async def submit(command: str | None = None, spec_yaml: str | None = None, name: str | None = None,
-                     cpus: int | None = None, memory: str | None = None, gpus: int | None = None,
-                     walltime: str | None = None, workdir: str | None = None) -> str:
+    async def submit(
+        command: str | None = None,
+        spec_yaml: str | None = None,
+        name: str | None = None,
+        cpus: int | None = None,
+        memory: str | None = None,
+        gpus: int | None = None,
+        walltime: str | None = None,
+        workdir: str | None = None,
+    ) -> str:
         """Submit a job: a command line (with optional resources) or a full spec in YAML. Returns the job id;
         the report comes back to this session when the job ends."""
         if bool(command) == bool(spec_yaml):
@@ -79,8 +95,9 @@ def build_server(client_factory: Callable[[], Client] = Client) -> MCPServer:
     async def queue(active_only: bool = True, this_session_only: bool = False, limit: int = 50) -> str:
         """Jobs in the queue (compact records): active ones by default."""
         sid = context.get("session") if this_session_only else None
-        rows = await call(lambda c: c.jobs(active="true" if active_only else None, session=sid,
-                                           limit=max(1, min(limit, 500))))
+        rows = await call(
+            lambda c: c.jobs(active="true" if active_only else None, session=sid, limit=max(1, min(limit, 500)))
+        )
         return json.dumps([_compact_job(r) for r in rows])
 
     @server.tool()
@@ -136,8 +153,12 @@ def build_server(client_factory: Callable[[], Client] = Client) -> MCPServer:
 
         return json.dumps(await call(go))
 
-    @server.resource("frontdesk://reports/recent", name="recent-reports", mime_type="text/plain",
-                     description="Reports of the 10 most recently ended jobs")
+    @server.resource(
+        "frontdesk://reports/recent",
+        name="recent-reports",
+        mime_type="text/plain",
+        description="Reports of the 10 most recently ended jobs",
+    )
     async def recent_reports() -> str:
         def go(c: Client) -> str:
             rows = [r for r in c.jobs(limit=50) if r.get("ended_at")]
@@ -155,8 +176,9 @@ def build_server(client_factory: Callable[[], Client] = Client) -> MCPServer:
         except FrontdeskError as exc:
             raise ResourceError(exc.message) from None
 
-    @server.resource("frontdesk://reports/{job_id}", name="report", mime_type="text/plain",
-                     description="The report of one ended job")
+    @server.resource(
+        "frontdesk://reports/{job_id}", name="report", mime_type="text/plain", description="The report of one ended job"
+    )
     async def one_report(job_id: str) -> str:
         try:
             rep = await asyncio.to_thread(lambda: client_factory().report(job_id))

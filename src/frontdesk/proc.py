@@ -25,13 +25,28 @@ class Result:
     stderr: str
 
 
-def run(argv: Sequence[str], *, timeout: float = 30.0, check: bool = True, input: str | None = None,
-        env: Mapping[str, str] | None = None, cwd: str | None = None) -> Result:
+def run(
+    argv: Sequence[str],
+    *,
+    timeout: float = 30.0,
+    check: bool = True,
+    input: str | None = None,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+) -> Result:
     """Run argv to completion; raise CommandFailed on a non-zero exit when `check`."""
     args = [str(a) for a in argv]
     try:
-        proc = subprocess.run(args, capture_output=True, text=True, timeout=timeout, input=input,
-                              env=dict(env) if env is not None else None, cwd=cwd, check=False)
+        proc = subprocess.run(
+            args,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            input=input,
+            env=dict(env) if env is not None else None,
+            cwd=cwd,
+            check=False,
+        )
     except FileNotFoundError:
         raise BackendError(f"command not found: {args[0]}", argv=args) from None
     except subprocess.TimeoutExpired as exc:
@@ -43,8 +58,14 @@ def run(argv: Sequence[str], *, timeout: float = 30.0, check: bool = True, input
     return result
 
 
-async def run_async(argv: Sequence[str], *, timeout: float = 30.0, check: bool = True,
-                    input: str | None = None, env: Mapping[str, str] | None = None,
-                    cwd: str | None = None) -> Result:
+async def run_async(
+    argv: Sequence[str],
+    *,
+    timeout: float = 30.0,
+    check: bool = True,
+    input: str | None = None,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+) -> Result:
     """`run` without blocking the event loop (runs in a worker thread)."""
     return await asyncio.to_thread(run, argv, timeout=timeout, check=check, input=input, env=env, cwd=cwd)

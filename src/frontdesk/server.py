@@ -70,8 +70,14 @@ def _lock(settings: Settings) -> Any:
     return fh
 
 
-def serve(config: str | None = None, backend: str | None = None, listen: str | None = None,
-          token: str | None = None, log_level: str = "warning", announce_json: bool = False) -> int:
+def serve(
+    config: str | None = None,
+    backend: str | None = None,
+    listen: str | None = None,
+    token: str | None = None,
+    log_level: str = "warning",
+    announce_json: bool = False,
+) -> int:
     """Run until stopped; returns the exit code."""
     import uvicorn
 
@@ -81,8 +87,9 @@ def serve(config: str | None = None, backend: str | None = None, listen: str | N
     settings = load_settings(config, backend=backend, listen=listen, token=token)
     if settings.listen and not settings.token:
         raise ConfigError("--listen needs a bearer token (--token, FRONTDESK_TOKEN or [gateway] token)")
-    logging.basicConfig(level=log_level.upper(), stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=log_level.upper(), stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
     lock = _lock(settings)
     sockets = [bind_unix(settings.socket)]
     if settings.listen:
@@ -98,13 +105,23 @@ def serve(config: str | None = None, backend: str | None = None, listen: str | N
             super().handle_exit(sig, frame)
 
     server = _Server(cfg)
-    info = {"socket": str(settings.socket), "listen": settings.listen, "backend": settings.backend,
-            "home": str(settings.home), "pid": os.getpid()}
+    info = {
+        "socket": str(settings.socket),
+        "listen": settings.listen,
+        "backend": settings.backend,
+        "home": str(settings.home),
+        "pid": os.getpid(),
+    }
     if announce_json:
         print(json.dumps(info), flush=True)
     else:
-        print(f"frontdesk gateway on {settings.socket}" + (f" and {settings.listen}" if settings.listen else "")
-              + f" (backend {settings.backend}, state {settings.home})", file=sys.stderr, flush=True)
+        print(
+            f"frontdesk gateway on {settings.socket}"
+            + (f" and {settings.listen}" if settings.listen else "")
+            + f" (backend {settings.backend}, state {settings.home})",
+            file=sys.stderr,
+            flush=True,
+        )
     try:
         server.run(sockets=sockets)
     finally:

@@ -27,8 +27,9 @@ def settings(request: pytest.FixtureRequest) -> Iterator[Settings]:
         yield request.getfixturevalue("slurm_settings")
         return
     home = Path(tempfile.mkdtemp(prefix="fd local-", dir="/tmp"))
-    yield Settings(home=home, runtime_dir=home / "run", socket=home / "run" / "none.sock", local_cpus=2,
-                   local_memory="2G")
+    yield Settings(
+        home=home, runtime_dir=home / "run", socket=home / "run" / "none.sock", local_cpus=2, local_memory="2G"
+    )
 
 
 def test_is_a_backend(settings: Settings) -> None:
@@ -40,8 +41,9 @@ def test_runs_with_env_and_reports_output_and_usage(settings: Settings) -> None:
 
     async def go() -> BackendStatus:
         b = await started(settings)
-        bid = await b.submit(make_job(settings, [sys.executable, "-c", code], memory_bytes=512 * 2**20,
-                                      walltime_seconds=300))
+        bid = await b.submit(
+            make_job(settings, [sys.executable, "-c", code], memory_bytes=512 * 2**20, walltime_seconds=300)
+        )
         return (await until_ended(b, [bid]))[bid]
 
     st = run(go())

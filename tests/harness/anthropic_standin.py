@@ -18,24 +18,39 @@ __all__ = ["MessagesStandIn"]
 
 def _events(reply: tuple[str, str], n: int) -> list[tuple[str, dict[str, Any]]]:
     kind, value = reply
-    msg = {"id": f"msg_{n}", "type": "message", "role": "assistant", "model": "claude-standin", "content": [],
-           "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 1}}
+    msg = {
+        "id": f"msg_{n}",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-standin",
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {"input_tokens": 10, "output_tokens": 1},
+    }
     out: list[tuple[str, dict[str, Any]]] = [("message_start", {"type": "message_start", "message": msg})]
     if kind == "bash":
         block = {"type": "tool_use", "id": f"toolu_{n}", "name": "Bash", "input": {}}
-        delta = {"type": "input_json_delta",
-                 "partial_json": json.dumps({"command": value, "description": "run it"})}
+        delta = {"type": "input_json_delta", "partial_json": json.dumps({"command": value, "description": "run it"})}
         stop = "tool_use"
     else:
         block = {"type": "text", "text": ""}
         delta = {"type": "text_delta", "text": value}
         stop = "end_turn"
-    out += [("content_block_start", {"type": "content_block_start", "index": 0, "content_block": block}),
-            ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
-            ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-            ("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
-                               "usage": {"output_tokens": 5}}),
-            ("message_stop", {"type": "message_stop"})]
+    out += [
+        ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": block}),
+        ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
+        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": stop, "stop_sequence": None},
+                "usage": {"output_tokens": 5},
+            },
+        ),
+        ("message_stop", {"type": "message_stop"}),
+    ]
     return out
 
 
@@ -46,9 +61,16 @@ def _message(reply: tuple[str, str], n: int) -> dict[str, Any]:
         stop = "tool_use"
     else:
         content, stop = [{"type": "text", "text": value}], "end_turn"
-    return {"id": f"msg_{n}", "type": "message", "role": "assistant", "model": "claude-standin",
-            "content": content, "stop_reason": stop, "stop_sequence": None,
-            "usage": {"input_tokens": 10, "output_tokens": 5}}
+    return {
+        "id": f"msg_{n}",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-standin",
+        "content": content,
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": {"input_tokens": 10, "output_tokens": 5},
+    }
 
 
 class MessagesStandIn:
@@ -138,6 +160,9 @@ class MessagesStandIn:
                 parts.append(block.get("text", ""))
             elif block.get("type") == "tool_result":
                 inner = block.get("content")
-                parts.append(inner if isinstance(inner, str) else
-                             " ".join(b.get("text", "") for b in inner or [] if isinstance(b, dict)))
+                parts.append(
+                    inner
+                    if isinstance(inner, str)
+                    else " ".join(b.get("text", "") for b in inner or [] if isinstance(b, dict))
+                )
         return "\n".join(parts)

@@ -37,8 +37,9 @@ def _check(name: str, data: Any) -> None:
 
 
 def test_job_commands_json_schema(gateway, workdir: Path) -> None:
-    r = gateway.cli("run", "--name", "g", "--mem", "64M", "--time", "1m", "--json", "--", "sh", "-c", "echo hi",
-                    cwd=workdir)
+    r = gateway.cli(
+        "run", "--name", "g", "--mem", "64M", "--time", "1m", "--json", "--", "sh", "-c", "echo hi", cwd=workdir
+    )
     submitted = json.loads(r.stdout)
     _check("run", submitted)
     job = str(submitted["id"])

@@ -17,8 +17,21 @@ PY = sys.executable
 
 
 def test_run_wait_prints_report_with_output(gateway, workdir: Path) -> None:
-    r = gateway.cli("run", "--name", "hello", "--mem", "64M", "--time", "1m", "--wait", "--",
-                    PY, "-c", "import os; print('hello from', os.getcwd())", cwd=workdir)
+    r = gateway.cli(
+        "run",
+        "--name",
+        "hello",
+        "--mem",
+        "64M",
+        "--time",
+        "1m",
+        "--wait",
+        "--",
+        PY,
+        "-c",
+        "import os; print('hello from', os.getcwd())",
+        cwd=workdir,
+    )
     assert r.returncode == 0, r.stderr
     assert "frontdesk job 1 (hello): COMPLETED" in r.stdout
     assert f"hello from {workdir}" in r.stdout
@@ -27,7 +40,7 @@ def test_run_wait_prints_report_with_output(gateway, workdir: Path) -> None:
 
 def test_submit_yaml_and_json_report(gateway, workdir: Path) -> None:
     spec = workdir / "job.yaml"
-    spec.write_text(f"name: yaml-job\ncommand: [{PY}, -c, \"print(6*7)\"]\nresources: {{cpus: 1, memory: 64M}}\n")
+    spec.write_text(f'name: yaml-job\ncommand: [{PY}, -c, "print(6*7)"]\nresources: {{cpus: 1, memory: 64M}}\n')
     r = gateway.cli("submit", str(spec), "--json", cwd=workdir)
     assert r.returncode == 0, r.stderr
     job = json.loads(r.stdout)
@@ -42,8 +55,20 @@ def test_submit_yaml_and_json_report(gateway, workdir: Path) -> None:
 
 
 def test_memory_over_limit_ends_out_of_memory(gateway, workdir: Path) -> None:
-    r = gateway.cli("run", "--mem", "100M", "--time", "1m", "--wait", "--json", "--",
-                    PY, "-c", "import time; x = bytearray(400 * 1024 * 1024); time.sleep(10)", cwd=workdir)
+    r = gateway.cli(
+        "run",
+        "--mem",
+        "100M",
+        "--time",
+        "1m",
+        "--wait",
+        "--json",
+        "--",
+        PY,
+        "-c",
+        "import time; x = bytearray(400 * 1024 * 1024); time.sleep(10)",
+        cwd=workdir,
+    )
     res = json.loads(r.stdout)
     rep = res["reports"][0]
     assert rep["state"] == "OUT_OF_MEMORY"
@@ -69,12 +94,17 @@ def test_dependency_chain_and_failed_dependency(gateway, workdir: Path) -> None:
     c = gateway.client
     out = workdir / "order.txt"
     q = shlex.quote(str(out))
-    a = c.submit(spec={"name": "a", "command": ["/bin/sh", "-c", f"sleep 0.5; echo a >> {q}"]},
-                 context={"cwd": str(workdir)})
-    b = c.submit(spec={"name": "b", "depends_on": ["a"], "command": ["/bin/sh", "-c", f"echo b >> {q}"]},
-                 context={"cwd": str(workdir)})
-    cc = c.submit(spec={"name": "c", "depends_on": [b["id"]], "command": ["/bin/sh", "-c", f"echo c >> {q}"]},
-                  context={"cwd": str(workdir)})
+    a = c.submit(
+        spec={"name": "a", "command": ["/bin/sh", "-c", f"sleep 0.5; echo a >> {q}"]}, context={"cwd": str(workdir)}
+    )
+    b = c.submit(
+        spec={"name": "b", "depends_on": ["a"], "command": ["/bin/sh", "-c", f"echo b >> {q}"]},
+        context={"cwd": str(workdir)},
+    )
+    cc = c.submit(
+        spec={"name": "c", "depends_on": [b["id"]], "command": ["/bin/sh", "-c", f"echo c >> {q}"]},
+        context={"cwd": str(workdir)},
+    )
     assert b["state"] == "PENDING" and b["reason"] == "Dependency"
     res = c.wait([cc["id"]], "all", 60)
     assert res["reports"][0]["state"] == "COMPLETED"
@@ -83,8 +113,9 @@ def test_dependency_chain_and_failed_dependency(gateway, workdir: Path) -> None:
 
     bad = c.submit(spec={"name": "bad", "command": ["/bin/sh", "-c", "exit 3"]}, context={"cwd": str(workdir)})
     never = c.submit(spec={"depends_on": [bad["id"]], "command": ["true"]}, context={"cwd": str(workdir)})
-    cont = c.submit(spec={"depends_on": [bad["id"]], "fail_action": "continue", "command": ["true"]},
-                    context={"cwd": str(workdir)})
+    cont = c.submit(
+        spec={"depends_on": [bad["id"]], "fail_action": "continue", "command": ["true"]}, context={"cwd": str(workdir)}
+    )
     res = c.wait([never["id"], cont["id"]], "all", 60)
     states = {r["job_id"]: r["state"] for r in res["reports"]}
     assert states[never["id"]] == "DEPENDENCY_NEVER_SATISFIED"
@@ -95,8 +126,10 @@ def test_dependency_chain_and_failed_dependency(gateway, workdir: Path) -> None:
 def test_dependency_timeout(gateway, workdir: Path) -> None:
     c = gateway.client
     slow = c.submit(spec={"command": ["sleep", "30"]}, context={"cwd": str(workdir)})
-    dep = c.submit(spec={"command": ["true"], "depends_on": [slow["id"]], "dependency_timeout": "1s"},
-                   context={"cwd": str(workdir)})
+    dep = c.submit(
+        spec={"command": ["true"], "depends_on": [slow["id"]], "dependency_timeout": "1s"},
+        context={"cwd": str(workdir)},
+    )
     rep = c.wait([dep["id"]], "all", 30)["reports"][0]
     assert rep["state"] == "DEPENDENCY_NEVER_SATISFIED"
     assert "within" in rep["classification"]["summary"]
@@ -105,8 +138,9 @@ def test_dependency_timeout(gateway, workdir: Path) -> None:
 
 def test_retry_then_success(gateway, workdir: Path) -> None:
     cmd = "if [ -e once ]; then echo second; else touch once; echo boom >&2; exit 4; fi"
-    job = gateway.client.submit(spec={"command": ["/bin/sh", "-c", cmd], "retry": {"count": 2, "on": ["FAILED"]}},
-                                context={"cwd": str(workdir)})
+    job = gateway.client.submit(
+        spec={"command": ["/bin/sh", "-c", cmd], "retry": {"count": 2, "on": ["FAILED"]}}, context={"cwd": str(workdir)}
+    )
     rep = gateway.client.wait([job["id"]], "all", 60)["reports"][0]
     assert rep["state"] == "COMPLETED" and rep["attempts"] == 2
     kinds = [e["kind"] for e in gateway.client.events(job=job["id"])]
@@ -114,8 +148,10 @@ def test_retry_then_success(gateway, workdir: Path) -> None:
 
 
 def test_retry_exhausted_keeps_last_failure(gateway, workdir: Path) -> None:
-    job = gateway.client.submit(spec={"command": ["/bin/sh", "-c", "echo nope >&2; exit 2"],
-                                      "retry": {"count": 1}}, context={"cwd": str(workdir)})
+    job = gateway.client.submit(
+        spec={"command": ["/bin/sh", "-c", "echo nope >&2; exit 2"], "retry": {"count": 1}},
+        context={"cwd": str(workdir)},
+    )
     rep = gateway.client.wait([job["id"]], "all", 60)["reports"][0]
     assert rep["state"] == "FAILED" and rep["attempts"] == 2 and rep["exit_code"] == 2
     assert "nope" in rep["classification"]["summary"]
@@ -151,7 +187,7 @@ def test_cancel_pending_dependent(gateway, workdir: Path) -> None:
 
 
 def test_resources_are_never_shared(gateway_factory, workdir: Path) -> None:
-    gw = gateway_factory(config="[local]\ncpus = 1\nmemory = \"1G\"\n")
+    gw = gateway_factory(config='[local]\ncpus = 1\nmemory = "1G"\n')
     c = gw.client
     log = workdir / "spans"
     q = shlex.quote(str(log))
@@ -173,8 +209,9 @@ def test_gpus_handed_over_by_cuda_visible_devices(gateway_factory, workdir: Path
     gw = gateway_factory(config="[local]\ngpus = 2\n")
     c = gw.client
     cmd = [PY, "-c", "import os, time; print('gpus', os.environ['CUDA_VISIBLE_DEVICES']); time.sleep(0.5)"]
-    ids = [c.submit(spec={"command": cmd, "resources": {"gpus": 1}}, context={"cwd": str(workdir)})["id"]
-           for _ in range(2)]
+    ids = [
+        c.submit(spec={"command": cmd, "resources": {"gpus": 1}}, context={"cwd": str(workdir)})["id"] for _ in range(2)
+    ]
     third = c.submit(spec={"command": cmd, "resources": {"gpus": 2}}, context={"cwd": str(workdir)})["id"]
     reps = {r["job_id"]: r for r in c.wait([*ids, third], "all", 60)["reports"]}
     seen = {reps[i]["stdout_tail"][0] for i in ids}
@@ -296,8 +333,9 @@ def test_landlock_limits_writes_to_workdir_and_temp(gateway_factory, workdir: Pa
     gw = gateway_factory(config="[local]\nlandlock = true\n")
     q = shlex.quote
     cmd = f"echo ok > inside.txt && echo tmp > /tmp/fd-ll-$$ && rm /tmp/fd-ll-$$ && echo no > {q(str(outside))}/x"
-    rep = gw.client.wait([gw.client.submit(spec={"command": ["/bin/sh", "-c", cmd]},
-                                           context={"cwd": str(workdir)})["id"]], "all", 60)["reports"][0]
+    rep = gw.client.wait(
+        [gw.client.submit(spec={"command": ["/bin/sh", "-c", cmd]}, context={"cwd": str(workdir)})["id"]], "all", 60
+    )["reports"][0]
     assert rep["state"] == "FAILED"
     assert (workdir / "inside.txt").read_text() == "ok\n"
     assert not (outside / "x").exists()

@@ -35,12 +35,16 @@ def test_kill9_mid_run_loses_nothing_and_starts_nothing_twice(gateway, workdir: 
     gate = workdir / "gate"
     ids = []
     for i in range(4):
-        cmd = (f"echo {i} >> {shlex.quote(str(runs))}; "
-               f"while [ ! -e {shlex.quote(str(gate))} ]; do sleep 0.05; done; echo done {i}")
-        ids.append(c.submit(spec={"name": f"j{i}", "command": ["/bin/sh", "-c", cmd]},
-                            context={"cwd": str(workdir)})["id"])
-    dependent = c.submit(spec={"depends_on": [ids[0]], "command": ["/bin/sh", "-c", "echo after"]},
-                         context={"cwd": str(workdir)})["id"]
+        cmd = (
+            f"echo {i} >> {shlex.quote(str(runs))}; "
+            f"while [ ! -e {shlex.quote(str(gate))} ]; do sleep 0.05; done; echo done {i}"
+        )
+        ids.append(
+            c.submit(spec={"name": f"j{i}", "command": ["/bin/sh", "-c", cmd]}, context={"cwd": str(workdir)})["id"]
+        )
+    dependent = c.submit(
+        spec={"depends_on": [ids[0]], "command": ["/bin/sh", "-c", "echo after"]}, context={"cwd": str(workdir)}
+    )["id"]
     gateway.wait_state(ids[0], {"RUNNING"})
     gateway.wait_state(ids[1], {"RUNNING"})
     seq_before = c.health()["last_seq"]
@@ -63,11 +67,18 @@ def test_kill9_mid_run_loses_nothing_and_starts_nothing_twice(gateway, workdir: 
 def test_waiter_reconnects_after_restart(gateway, workdir: Path) -> None:
     c = gateway.client
     gate = workdir / "gate"
-    job = c.submit(spec={"command": ["/bin/sh", "-c", f"while [ ! -e {shlex.quote(str(gate))} ]; do sleep 0.05; done"]},
-                   context={"cwd": str(workdir)})["id"]
+    job = c.submit(
+        spec={"command": ["/bin/sh", "-c", f"while [ ! -e {shlex.quote(str(gate))} ]; do sleep 0.05; done"]},
+        context={"cwd": str(workdir)},
+    )["id"]
     gateway.wait_state(job, {"RUNNING"})
-    waiter = subprocess.Popen([PY, "-m", "frontdesk.cli.main", "wait", str(job), "--json"], env=gateway.env,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    waiter = subprocess.Popen(
+        [PY, "-m", "frontdesk.cli.main", "wait", str(job), "--json"],
+        env=gateway.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     time.sleep(0.5)
     gateway.kill9()
     out, err = waiter.communicate(timeout=30)
@@ -82,8 +93,13 @@ def test_pending_queue_survives_kill9(gateway_factory, workdir: Path) -> None:
     gw = gateway_factory(config="[local]\ncpus = 1\n")
     c = gw.client
     runs = workdir / "runs"
-    ids = [c.submit(spec={"command": ["/bin/sh", "-c", f"echo x >> {shlex.quote(str(runs))}; sleep 0.3"]},
-                    context={"cwd": str(workdir)})["id"] for _ in range(3)]
+    ids = [
+        c.submit(
+            spec={"command": ["/bin/sh", "-c", f"echo x >> {shlex.quote(str(runs))}; sleep 0.3"]},
+            context={"cwd": str(workdir)},
+        )["id"]
+        for _ in range(3)
+    ]
     gw.kill9()
     gw.start()
     res = c.wait(ids, "all", 60)
@@ -92,8 +108,9 @@ def test_pending_queue_survives_kill9(gateway_factory, workdir: Path) -> None:
 
 
 def test_second_gateway_on_same_home_is_refused(gateway) -> None:
-    r = subprocess.run([PY, "-m", "frontdesk.cli.main", "serve"], env=gateway.env, capture_output=True, text=True,
-                       timeout=30)
+    r = subprocess.run(
+        [PY, "-m", "frontdesk.cli.main", "serve"], env=gateway.env, capture_output=True, text=True, timeout=30
+    )
     assert r.returncode != 0 and "already" in r.stderr and "Traceback" not in r.stderr
     assert gateway.client.health()["ok"]
 
@@ -154,15 +171,21 @@ def test_tcp_listen_requires_token(gateway_factory, workdir: Path) -> None:
 
 def test_listen_without_token_is_refused(gateway_factory) -> None:
     gw = gateway_factory(start=False, args=["--listen", f"127.0.0.1:{_free_port()}"])
-    r = subprocess.run([PY, "-m", "frontdesk.cli.main", "serve", *gw.args], env=gw.env, capture_output=True,
-                       text=True, timeout=30)
+    r = subprocess.run(
+        [PY, "-m", "frontdesk.cli.main", "serve", *gw.args], env=gw.env, capture_output=True, text=True, timeout=30
+    )
     assert r.returncode == 2 and "token" in r.stderr and r.stderr.count("\n") == 1
 
 
 def test_stopping_gateway_answers_waiters_with_503(gateway, workdir: Path) -> None:
     job = gateway.client.submit(spec={"command": ["sleep", "30"]}, context={"cwd": str(workdir)})["id"]
-    waiter = subprocess.Popen([PY, "-m", "frontdesk.cli.main", "wait", str(job)], env=gateway.env,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    waiter = subprocess.Popen(
+        [PY, "-m", "frontdesk.cli.main", "wait", str(job)],
+        env=gateway.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     time.sleep(1.0)
     gateway.stop()
     out, err = waiter.communicate(timeout=20)

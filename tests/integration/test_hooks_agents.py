@@ -30,25 +30,39 @@ def _sid() -> str:
     return str(uuid.uuid4())
 
 
-def hook(gw: Any, event: str, payload: dict[str, Any], *args: str, harness: str = "claude-code",
-         env: dict[str, str] | None = None, background: bool = False) -> Any:
+def hook(
+    gw: Any,
+    event: str,
+    payload: dict[str, Any],
+    *args: str,
+    harness: str = "claude-code",
+    env: dict[str, str] | None = None,
+    background: bool = False,
+) -> Any:
     argv = [PY, "-m", "frontdesk.cli.main", "hook", event, "--harness", harness, *args]
     full_env = {**gw.env, **(env or {})}
     if background:
-        p = subprocess.Popen(argv, env=full_env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
+        p = subprocess.Popen(
+            argv, env=full_env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
         assert p.stdin is not None
         p.stdin.write(json.dumps(payload))
         p.stdin.close()
         p.stdin = None  # communicate() must not flush it again
         return p
-    return subprocess.run(argv, env=full_env, input=json.dumps(payload), capture_output=True, text=True,
-                          timeout=120)
+    return subprocess.run(argv, env=full_env, input=json.dumps(payload), capture_output=True, text=True, timeout=120)
 
 
 def stop_payload(sid: str, active: bool = False) -> dict[str, Any]:
-    return {"session_id": sid, "transcript_path": "/tmp/t.jsonl", "cwd": "/tmp", "hook_event_name": "Stop",
-            "stop_hook_active": active, "last_assistant_message": "submitted the job", "background_tasks": []}
+    return {
+        "session_id": sid,
+        "transcript_path": "/tmp/t.jsonl",
+        "cwd": "/tmp",
+        "hook_event_name": "Stop",
+        "stop_hook_active": active,
+        "last_assistant_message": "submitted the job",
+        "background_tasks": [],
+    }
 
 
 def start_payload(sid: str, event: str = "SessionStart") -> dict[str, Any]:
@@ -177,8 +191,16 @@ def test_codex_stop_hook_uses_the_same_block_shape(gw: Any) -> None:
     sid = _sid()
     res = gw.cli("run", "--json", "--", "sh", "-c", "sleep 1; echo codex-done", env={"CODEX_THREAD_ID": sid})
     job = json.loads(res.stdout)["id"]
-    payload = {"session_id": sid, "turn_id": "t1", "cwd": "/tmp", "hook_event_name": "Stop", "model": "gpt-x",
-               "stop_hook_active": False, "transcript_path": None, "last_assistant_message": "ok"}
+    payload = {
+        "session_id": sid,
+        "turn_id": "t1",
+        "cwd": "/tmp",
+        "hook_event_name": "Stop",
+        "model": "gpt-x",
+        "stop_hook_active": False,
+        "transcript_path": None,
+        "last_assistant_message": "ok",
+    }
     got = hook(gw, "stop", payload, "--budget", "60", harness="codex")
     answer = json.loads(got.stdout)
     assert answer["decision"] == "block" and f"{job} COMPLETED" in answer["reason"]
@@ -187,11 +209,22 @@ def test_codex_stop_hook_uses_the_same_block_shape(gw: Any) -> None:
 
 def test_codex_notify_marks_the_turn_idle(gw: Any) -> None:
     sid = _sid()
-    payload = {"type": "agent-turn-complete", "thread-id": sid, "turn-id": "1", "cwd": "/tmp",
-               "input-messages": ["go"], "last-assistant-message": "done"}
-    res = subprocess.run([PY, "-m", "frontdesk.cli.main", "hook", "notify", "--harness", "codex",
-                          json.dumps(payload)], env=gw.env, capture_output=True, text=True, timeout=60,
-                         stdin=subprocess.DEVNULL)
+    payload = {
+        "type": "agent-turn-complete",
+        "thread-id": sid,
+        "turn-id": "1",
+        "cwd": "/tmp",
+        "input-messages": ["go"],
+        "last-assistant-message": "done",
+    }
+    res = subprocess.run(
+        [PY, "-m", "frontdesk.cli.main", "hook", "notify", "--harness", "codex", json.dumps(payload)],
+        env=gw.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
     assert (res.returncode, res.stdout) == (0, "")
     assert session(gw, sid)["turn_state"] == "idle"
 

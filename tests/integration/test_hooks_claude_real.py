@@ -34,8 +34,9 @@ def claude_bin() -> Path:
         npm = shutil.which("npm")
         if npm is None:
             pytest.skip("npm is not installed: cannot install @anthropic-ai/claude-code")
-        subprocess.run([npm, "ci", "--prefix", str(NODE), "--no-audit", "--no-fund"], check=True,
-                       capture_output=True, timeout=600)
+        subprocess.run(
+            [npm, "ci", "--prefix", str(NODE), "--no-audit", "--no-fund"], check=True, capture_output=True, timeout=600
+        )
     out = subprocess.run([str(exe), "--version"], capture_output=True, text=True, timeout=60)
     assert out.stdout.startswith("2.1.332"), out.stdout + out.stderr
     return exe
@@ -46,8 +47,7 @@ def _frontdesk_exe() -> str:
     return str(beside) if beside.exists() else "frontdesk"
 
 
-def test_stop_hook_brings_the_report_to_the_model(gateway_factory: Any, claude_bin: Path,
-                                                  tmp_path: Path) -> None:
+def test_stop_hook_brings_the_report_to_the_model(gateway_factory: Any, claude_bin: Path, tmp_path: Path) -> None:
     gw = gateway_factory(config="[agents]\nbatch_window_s = 0.5\n")
     project = tmp_path / "project"
     project.mkdir()
@@ -57,8 +57,13 @@ def test_stop_hook_brings_the_report_to_the_model(gateway_factory: Any, claude_b
     submit = f"{_frontdesk_exe()} run --name e2e -- sh -c 'sleep 2; echo {marker}'"
     script = [("bash", submit), ("text", "Submitted; I will stop here."), ("text", "Read the report.")]
     with MessagesStandIn(script) as api:
-        env = {**gw.env, "ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "sk-test",
-               "HOME": str(tmp_path / "home"), "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+        env = {
+            **gw.env,
+            "ANTHROPIC_BASE_URL": api.url,
+            "ANTHROPIC_API_KEY": "sk-test",
+            "HOME": str(tmp_path / "home"),
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        }
         env.pop("CLAUDE_CODE_SESSION_ID", None)
         env.pop("CLAUDECODE", None)
         argv = [str(claude_bin), "-p", "train the model", "--allowedTools", "Bash", "--output-format", "json"]

@@ -38,8 +38,9 @@ def codex_bin() -> Path:
         npm = shutil.which("npm")
         if npm is None:
             pytest.skip("npm is not installed: cannot install @openai/codex")
-        subprocess.run([npm, "ci", "--prefix", str(NODE), "--no-audit", "--no-fund"], check=True,
-                       capture_output=True, timeout=600)
+        subprocess.run(
+            [npm, "ci", "--prefix", str(NODE), "--no-audit", "--no-fund"], check=True, capture_output=True, timeout=600
+        )
     out = subprocess.run([str(exe), "--version"], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "codex-cli 0.171.0", out.stdout + out.stderr
     return exe
@@ -53,33 +54,50 @@ def codex_env() -> Iterator[tuple[dict[str, str], ResponsesStandIn, Path]]:
     (root / "project").mkdir()
     (root / "home" / ".codex" / "config.toml").write_text(
         f'model = "gpt-standin"\nmodel_provider = "standin"\n[model_providers.standin]\nname = "standin"\n'
-        f'base_url = "{api.url}"\nwire_api = "responses"\nenv_key = "STANDIN_API_KEY"\n')
+        f'base_url = "{api.url}"\nwire_api = "responses"\nenv_key = "STANDIN_API_KEY"\n'
+    )
     env = {"HOME": str(root / "home"), "CODEX_HOME": str(root / "home" / ".codex"), "STANDIN_API_KEY": "k"}
     yield env, api, root / "project"
     api.stop()
     shutil.rmtree(root, ignore_errors=True)
 
 
-def test_codex_stop_hook_brings_the_report_to_the_model(gateway_factory: Any, codex_bin: Path,
-                                                        codex_env: Any) -> None:
+def test_codex_stop_hook_brings_the_report_to_the_model(gateway_factory: Any, codex_bin: Path, codex_env: Any) -> None:
     env, api, project = codex_env
     gw = gateway_factory(config="[agents]\nbatch_window_s = 0.3\n")
     res = gw.cli("hooks", "install", "codex", "--project", "--dir", str(project))
     assert res.returncode == 0, res.stderr
     marker = f"codex-{uuid.uuid4().hex[:8]}"
-    submit = (f"{sys.executable} -c \"import json, os, subprocess, sys; "
-              f"sid = json.load(sys.stdin)['session_id']; "
-              f"subprocess.run([sys.executable, '-m', 'frontdesk.cli.main', 'run', '--name', 'cx', '--', 'sh', "
-              f"'-c', 'sleep 2; echo {marker}'], env={{**os.environ, 'FRONTDESK_SESSION': sid}}, "
-              f"capture_output=True)\"")
+    submit = (
+        f'{sys.executable} -c "import json, os, subprocess, sys; '
+        f"sid = json.load(sys.stdin)['session_id']; "
+        f"subprocess.run([sys.executable, '-m', 'frontdesk.cli.main', 'run', '--name', 'cx', '--', 'sh', "
+        f"'-c', 'sleep 2; echo {marker}'], env={{**os.environ, 'FRONTDESK_SESSION': sid}}, "
+        f'capture_output=True)"'
+    )
     hooks_file = project / ".codex" / "hooks.json"
     hooks = json.loads(hooks_file.read_text())
     hooks["hooks"]["SessionStart"].append({"hooks": [{"type": "command", "command": submit, "timeout": 60}]})
     hooks_file.write_text(json.dumps(hooks, indent=2))
-    run = subprocess.run([str(codex_bin), "exec", "--trust", "--dangerously-bypass-hook-trust",
-                          "--skip-git-repo-check", "--sandbox", "danger-full-access", "--json", "train it"],
-                         cwd=project, env={**gw.env, **env}, capture_output=True, text=True, timeout=240,
-                         stdin=subprocess.DEVNULL)
+    run = subprocess.run(
+        [
+            str(codex_bin),
+            "exec",
+            "--trust",
+            "--dangerously-bypass-hook-trust",
+            "--skip-git-repo-check",
+            "--sandbox",
+            "danger-full-access",
+            "--json",
+            "train it",
+        ],
+        cwd=project,
+        env={**gw.env, **env},
+        capture_output=True,
+        text=True,
+        timeout=240,
+        stdin=subprocess.DEVNULL,
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     bodies = [body for _, body in api.seen]
     assert len(bodies) == 2, [input_text(b)[-200:] for b in bodies]
@@ -87,8 +105,11 @@ def test_codex_stop_hook_brings_the_report_to_the_model(gateway_factory: Any, co
     after_stop = input_text(bodies[1])
     assert "[frontdesk] job you submitted ended:" in after_stop and "(cx) COMPLETED" in after_stop
     assert marker in after_stop
-    thread = next(json.loads(line)["thread_id"] for line in run.stdout.splitlines()
-                  if line.startswith("{") and json.loads(line).get("type") == "thread.started")
+    thread = next(
+        json.loads(line)["thread_id"]
+        for line in run.stdout.splitlines()
+        if line.startswith("{") and json.loads(line).get("type") == "thread.started"
+    )
     s = gw.client.request("GET", f"/v1/sessions/{thread}")
     assert s["harness"] == "codex" and s["unread"] == 0 and s["last_channel"] == "hooks:Stop"
     assert os.path.exists(hooks_file)

@@ -65,18 +65,30 @@ def live(claude_ready: None, gateway_factory: Any, standin: StandIn, tmp_path: P
     root = Path(str(tmp_path).replace(" ", "_"))
     cc = ClaudeInTmux(root / "cc", standin.url, name="cc")
     # The gateway may resume the session headless: it needs the same HOME and API as the session.
-    gw = gateway_factory(config=CONFIG.format(claude=claude_bin()),
-                         env={"FRONTDESK_PLUGINS": "agents", "HOME": str(cc.home),
-                              "ANTHROPIC_BASE_URL": standin.url, "ANTHROPIC_API_KEY": API_KEY,
-                              "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"})
+    gw = gateway_factory(
+        config=CONFIG.format(claude=claude_bin()),
+        env={
+            "FRONTDESK_PLUGINS": "agents",
+            "HOME": str(cc.home),
+            "ANTHROPIC_BASE_URL": standin.url,
+            "ANTHROPIC_API_KEY": API_KEY,
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        },
+    )
     all_hooks = claude_entries()  # as `frontdesk hooks install claude` writes them
-    hooks = {event: groups for event, groups in claude_entries().items()
-             if event in ("SessionStart", "UserPromptSubmit", "Stop")}
+    hooks = {
+        event: groups
+        for event, groups in claude_entries().items()
+        if event in ("SessionStart", "UserPromptSubmit", "Stop")
+    }
     for groups in hooks.values():
         for group in groups:
             group["hooks"] = [h for h in group["hooks"] if not h.get("async")]
-    cc.env = {"FRONTDESK_HOME": str(gw.home), "PATH": f"{Path(FRONTDESK).parent}:{os.environ['PATH']}",
-              "FRONTDESK_PLUGINS": "agents"}
+    cc.env = {
+        "FRONTDESK_HOME": str(gw.home),
+        "PATH": f"{Path(FRONTDESK).parent}:{os.environ['PATH']}",
+        "FRONTDESK_PLUGINS": "agents",
+    }
 
     class Live:
         def __init__(self) -> None:
@@ -127,10 +139,17 @@ def job_ids(gw: Any) -> list[int]:
 
 def test_idle_session_gets_the_report_with_no_keystroke_exactly_once(live: Any) -> None:
     tok = live.cc.root / "token"  # the session's own copy, for the leak checks below
-    s = live.start([Rule(match="SUBMIT-ONE", bash=f"printenv CLAUDE_CODE_MESSAGING_TOKEN > {tok}; "
-                                                  f"{FRONTDESK} run --name alpha -- sh -c 'sleep 3; "
-                                                  "echo alpha-result-42' && echo SUBMITTED-ONE")],
-                   prompt="SUBMIT-ONE")
+    s = live.start(
+        [
+            Rule(
+                match="SUBMIT-ONE",
+                bash=f"printenv CLAUDE_CODE_MESSAGING_TOKEN > {tok}; "
+                f"{FRONTDESK} run --name alpha -- sh -c 'sleep 3; "
+                "echo alpha-result-42' && echo SUBMITTED-ONE",
+            )
+        ],
+        prompt="SUBMIT-ONE",
+    )
     live.api.wait_for(lambda r: "SUBMITTED-ONE" in r.last_user_text, 40)
     live.wait_idle(s["id"])
     assert not wakes(live.api)  # nothing yet: the job still runs and the session sits at its prompt
@@ -152,8 +171,9 @@ def test_idle_session_gets_the_report_with_no_keystroke_exactly_once(live: Any) 
     assert len(secrets) == 1 and stat.S_IMODE(secrets[0].stat().st_mode) == 0o600
     assert stat.S_IMODE(secrets[0].parent.stat().st_mode) == 0o700
     events = live.gw.client.request("GET", "/v1/events?since=0")
-    shown = json.dumps([events, live.gw.client.request("GET", "/v1/sessions"),
-                        live.gw.client.request("GET", f"/v1/jobs/{job}/report")])
+    shown = json.dumps(
+        [events, live.gw.client.request("GET", "/v1/sessions"), live.gw.client.request("GET", f"/v1/jobs/{job}/report")]
+    )
     assert token not in shown and token not in live.gw.log()
     assert token.encode() not in (live.gw.home / "frontdesk.db").read_bytes()
     res = live.gw.cli("sessions", "--json")
@@ -161,9 +181,16 @@ def test_idle_session_gets_the_report_with_no_keystroke_exactly_once(live: Any) 
 
 
 def test_with_every_hook_installed_the_inbox_still_delivers_exactly_once(live: Any) -> None:
-    s = live.start([Rule(match="SUBMIT-ALL", bash=f"{FRONTDESK} run --name allhooks -- sh -c 'sleep 3; "
-                                                  "echo all-hooks-result' && echo SUBMITTED-ALL")],
-                   prompt="SUBMIT-ALL", with_hooks="all")
+    s = live.start(
+        [
+            Rule(
+                match="SUBMIT-ALL",
+                bash=f"{FRONTDESK} run --name allhooks -- sh -c 'sleep 3; echo all-hooks-result' && echo SUBMITTED-ALL",
+            )
+        ],
+        prompt="SUBMIT-ALL",
+        with_hooks="all",
+    )
     live.api.wait_for(lambda r: "SUBMITTED-ALL" in r.last_user_text, 40)
     live.wait_idle(s["id"])  # the asyncRewake hook is parked in the background meanwhile
     [job] = job_ids(live.gw)
@@ -176,8 +203,10 @@ def test_with_every_hook_installed_the_inbox_still_delivers_exactly_once(live: A
 
 
 def test_two_jobs_ending_within_a_second_arrive_as_one_message(live: Any) -> None:
-    script = (f"{FRONTDESK} run --name first -- sh -c 'sleep 3; echo one' & "
-              f"{FRONTDESK} run --name second -- sh -c 'sleep 3.2; echo two' & wait; echo SUBMITTED-TWO")
+    script = (
+        f"{FRONTDESK} run --name first -- sh -c 'sleep 3; echo one' & "
+        f"{FRONTDESK} run --name second -- sh -c 'sleep 3.2; echo two' & wait; echo SUBMITTED-TWO"
+    )
     s = live.start([Rule(match="SUBMIT-TWO", bash=script)], prompt="SUBMIT-TWO")
     live.api.wait_for(lambda r: "SUBMITTED-TWO" in r.last_user_text, 40)
     live.wait_idle(s["id"])
@@ -190,10 +219,14 @@ def test_two_jobs_ending_within_a_second_arrive_as_one_message(live: Any) -> Non
 
 
 def test_a_job_ending_mid_turn_is_delivered_after_that_turn(live: Any) -> None:
-    rules = [Rule(match="SUBMIT-MID", bash=f"{FRONTDESK} run --name mid -- sh -c 'sleep 1; echo mid-done' "
-                                           "&& echo SUBMITTED-MID"),
-             Rule(match="SUBMITTED-MID", bash="sleep 5; echo WAITED-MID"),
-             Rule(match="WAITED-MID", text="Finished the long step.")]
+    rules = [
+        Rule(
+            match="SUBMIT-MID",
+            bash=f"{FRONTDESK} run --name mid -- sh -c 'sleep 1; echo mid-done' && echo SUBMITTED-MID",
+        ),
+        Rule(match="SUBMITTED-MID", bash="sleep 5; echo WAITED-MID"),
+        Rule(match="WAITED-MID", text="Finished the long step."),
+    ]
     s = live.start(rules, prompt="SUBMIT-MID")
     live.api.wait_for(lambda r: "SUBMITTED-MID" in r.last_user_text, 40)
     [job] = job_ids(live.gw)
@@ -213,10 +246,14 @@ def test_a_job_ending_mid_turn_is_delivered_after_that_turn(live: Any) -> None:
 
 
 def test_without_hooks_the_transcript_holds_a_mid_turn_report_until_the_turn_ends(live: Any) -> None:
-    rules = [Rule(match="SUBMIT-NOHOOK", bash=f"{FRONTDESK} run --name nh -- sh -c 'sleep 1; echo nh-done' "
-                                              "&& echo SUBMITTED-NOHOOK"),
-             Rule(match="SUBMITTED-NOHOOK", bash="sleep 5; echo WAITED-NOHOOK"),
-             Rule(match="WAITED-NOHOOK", text="Finished without hooks.")]
+    rules = [
+        Rule(
+            match="SUBMIT-NOHOOK",
+            bash=f"{FRONTDESK} run --name nh -- sh -c 'sleep 1; echo nh-done' && echo SUBMITTED-NOHOOK",
+        ),
+        Rule(match="SUBMITTED-NOHOOK", bash="sleep 5; echo WAITED-NOHOOK"),
+        Rule(match="WAITED-NOHOOK", text="Finished without hooks."),
+    ]
     s = live.start(rules, prompt="SUBMIT-NOHOOK", with_hooks=False)
     assert s["turn_state"] == "unknown"  # no hook ever reported: the transcript is the only signal
     [job] = job_ids(live.gw)
@@ -232,9 +269,15 @@ def test_without_hooks_the_transcript_holds_a_mid_turn_report_until_the_turn_end
 
 
 def test_with_the_session_process_gone_the_report_goes_out_by_the_next_channel(live: Any) -> None:
-    s = live.start([Rule(match="SUBMIT-GONE", bash=f"{FRONTDESK} run --name gone -- sh -c 'sleep 4; "
-                                                   "echo gone-result' && echo SUBMITTED-GONE")],
-                   prompt="SUBMIT-GONE")
+    s = live.start(
+        [
+            Rule(
+                match="SUBMIT-GONE",
+                bash=f"{FRONTDESK} run --name gone -- sh -c 'sleep 4; echo gone-result' && echo SUBMITTED-GONE",
+            )
+        ],
+        prompt="SUBMIT-GONE",
+    )
     live.api.wait_for(lambda r: "SUBMITTED-GONE" in r.last_user_text, 40)
     live.wait_idle(s["id"])
     pid = int(live.get(s["id"])["reach"]["pid"])

@@ -67,10 +67,21 @@ def inbox(tmp_path: Path) -> Iterator[Inbox]:
     box.path.unlink(missing_ok=True)
 
 
-def session(state: TurnState = TurnState.IDLE, changed: float = 0.0, pid: int | None = None,
-            harness: Harness = Harness.CLAUDE_CODE, user: str = "alice") -> Session:
-    return Session(id="s-1", user=user, harness=harness, reach={"pid": pid or os.getpid()}, turn_state=state,
-                   turn_changed_at=changed)
+def session(
+    state: TurnState = TurnState.IDLE,
+    changed: float = 0.0,
+    pid: int | None = None,
+    harness: Harness = Harness.CLAUDE_CODE,
+    user: str = "alice",
+) -> Session:
+    return Session(
+        id="s-1",
+        user=user,
+        harness=harness,
+        reach={"pid": pid or os.getpid()},
+        turn_state=state,
+        turn_changed_at=changed,
+    )
 
 
 def channel(tmp_path: Path, inbox: Inbox | None = None, user: str = "alice") -> InboxChannel:
@@ -148,8 +159,12 @@ def test_unavailable_when_the_process_or_socket_is_gone(tmp_path: Path, inbox: I
 def test_without_hooks_the_transcript_tells_idle(tmp_path: Path) -> None:
     t = tmp_path / "t.jsonl"
     assert transcript_idle(str(t), time.time()) is None
-    lines = [{"type": "user", "message": {"role": "user"}}, {"type": "assistant"},
-             {"type": "system", "subtype": "turn_duration"}, {"type": "queue-operation"}]
+    lines = [
+        {"type": "user", "message": {"role": "user"}},
+        {"type": "assistant"},
+        {"type": "system", "subtype": "turn_duration"},
+        {"type": "queue-operation"},
+    ]
     t.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
     assert transcript_idle(str(t), time.time()) is False  # just written: still moving
     assert transcript_idle(str(t), time.time() + 5) is True
@@ -157,15 +172,15 @@ def test_without_hooks_the_transcript_tells_idle(tmp_path: Path) -> None:
     assert transcript_idle(str(t), time.time() + 5) is False
 
 
-def test_without_hooks_a_wake_holds_until_the_transcript_shows_its_turn_ended(tmp_path: Path,
-                                                                                inbox: Inbox) -> None:
+def test_without_hooks_a_wake_holds_until_the_transcript_shows_its_turn_ended(tmp_path: Path, inbox: Inbox) -> None:
     t = tmp_path / "s-1.jsonl"
     ended = [{"type": "user"}, {"type": "assistant"}, {"type": "system", "subtype": "turn_duration"}]
     t.write_text("\n".join(json.dumps(x) for x in ended) + "\n")
     os.utime(t, (time.time() - 10, time.time() - 10))
     ch = channel(tmp_path, inbox)
-    s = Session(id="s-1", user="alice", harness=Harness.CLAUDE_CODE,
-                reach={"pid": os.getpid(), "transcript_path": str(t)})
+    s = Session(
+        id="s-1", user="alice", harness=Harness.CLAUDE_CODE, reach={"pid": os.getpid(), "transcript_path": str(t)}
+    )
     assert ch.available(s) == (True, f"live inbox of process {os.getpid()}, session idle")
     assert asyncio.run(ch.deliver(s, "r", [1]))
     with pytest.raises(Busy, match="wake was sent"):  # the transcript has not moved since
@@ -181,8 +196,13 @@ def test_without_hooks_a_wake_holds_until_the_transcript_shows_its_turn_ended(tm
 
 
 def test_detect_context_sends_the_inbox_only_over_the_unix_socket() -> None:
-    env = {"CLAUDECODE": "1", "CLAUDE_CODE_SESSION_ID": "s-1", "CLAUDE_PID": "42",
-           "CLAUDE_CODE_MESSAGING_SOCKET": "/tmp/cc-socks/42.sock", "CLAUDE_CODE_MESSAGING_TOKEN": TOKEN}
+    env = {
+        "CLAUDECODE": "1",
+        "CLAUDE_CODE_SESSION_ID": "s-1",
+        "CLAUDE_PID": "42",
+        "CLAUDE_CODE_MESSAGING_SOCKET": "/tmp/cc-socks/42.sock",
+        "CLAUDE_CODE_MESSAGING_TOKEN": TOKEN,
+    }
     ctx = detect_context(env)
     assert ctx["inbox_socket"] == "/tmp/cc-socks/42.sock" and ctx["inbox_token"] == TOKEN
     assert ctx["agent_pid"] == 42 and ctx["session"] == "s-1"
@@ -214,8 +234,7 @@ def test_codex_live_queues_and_resumes_on_the_daemon(fake_codex: Path, tmp_path:
     import getpass
 
     ch = CodexLiveChannel(AgentSettings())
-    thread = Session(id="019a-thread", user=getpass.getuser(), harness=Harness.CODEX,
-                     turn_state=TurnState.IDLE)
+    thread = Session(id="019a-thread", user=getpass.getuser(), harness=Harness.CODEX, turn_state=TurnState.IDLE)
     ok, why = ch.available(thread)
     assert not ok and "no codex app-server daemon" in why
     ctl = tmp_path / "codex-home" / "app-server-control"
@@ -229,8 +248,9 @@ def test_codex_live_queues_and_resumes_on_the_daemon(fake_codex: Path, tmp_path:
     assert q[:3] == ["queue", "--thread", "019a-thread"] and q[-1] == "--resume"
     assert "sent by frontdesk" in q[4] and "job 3 ended" in q[4]
     with pytest.raises(Busy):
-        asyncio.run(ch.deliver(Session(id="t", user=thread.user, harness=Harness.CODEX,
-                                       turn_state=TurnState.IN_TURN), "r", [1]))
+        asyncio.run(
+            ch.deliver(Session(id="t", user=thread.user, harness=Harness.CODEX, turn_state=TurnState.IN_TURN), "r", [1])
+        )
     assert not ch.available(Session(id="t", user="someone-else", harness=Harness.CODEX))[0]
 
 

@@ -39,8 +39,12 @@ def _ensure_codex() -> str | None:
             return None
     if shutil.which("npm") is None:
         return "npm is not installed"
-    res = subprocess.run(["npm", "install", "--prefix", str(NODE_DIR), "--no-audit", "--no-fund",
-                          f"@openai/codex@{CODEX_VERSION}"], capture_output=True, text=True, timeout=600)
+    res = subprocess.run(
+        ["npm", "install", "--prefix", str(NODE_DIR), "--no-audit", "--no-fund", f"@openai/codex@{CODEX_VERSION}"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     return None if res.returncode == 0 and CODEX.exists() else "npm install @openai/codex failed"
 
 
@@ -72,12 +76,18 @@ def codex_home() -> Iterator[tuple[dict[str, str], ResponsesStandIn, Path]]:
     (root / "project").mkdir()
     (root / "home" / ".codex" / "config.toml").write_text(
         f'model = "gpt-standin"\nmodel_provider = "standin"\n[model_providers.standin]\nname = "standin"\n'
-        f'base_url = "{api.url}"\nwire_api = "responses"\nenv_key = "STANDIN_API_KEY"\n')
-    env = {"HOME": str(root / "home"), "CODEX_HOME": str(root / "home" / ".codex"), "STANDIN_API_KEY": "k",
-           "PATH": f"{CODEX.parent}:{os.environ['PATH']}"}
+        f'base_url = "{api.url}"\nwire_api = "responses"\nenv_key = "STANDIN_API_KEY"\n'
+    )
+    env = {
+        "HOME": str(root / "home"),
+        "CODEX_HOME": str(root / "home" / ".codex"),
+        "STANDIN_API_KEY": "k",
+        "PATH": f"{CODEX.parent}:{os.environ['PATH']}",
+    }
     yield env, api, root / "project"
-    subprocess.run([str(CODEX), "app-server", "daemon", "stop"], env={**os.environ, **env},
-                   capture_output=True, timeout=60)
+    subprocess.run(
+        [str(CODEX), "app-server", "daemon", "stop"], env={**os.environ, **env}, capture_output=True, timeout=60
+    )
     _stop_leftovers(root)  # `daemon stop` leaves its pid-update-loop helper running
     api.stop()
     shutil.rmtree(root, ignore_errors=True)
@@ -88,18 +98,39 @@ def test_codex_thread_gets_the_report_through_queue_resume(codex_home: Any, gate
     full = {**os.environ, **env}
     for key in ("CODEX_THREAD_ID", "CODEX_SESSION_ID", "CLAUDECODE", "CLAUDE_CODE_SESSION_ID"):
         full.pop(key, None)
-    made = subprocess.run([str(CODEX), "exec", "--skip-git-repo-check", "--json", "hello"], env=full,
-                          cwd=project, capture_output=True, text=True, timeout=60)
+    made = subprocess.run(
+        [str(CODEX), "exec", "--skip-git-repo-check", "--json", "hello"],
+        env=full,
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert made.returncode == 0, made.stderr[-2000:]
-    thread = next(json.loads(x)["thread_id"] for x in made.stdout.splitlines()
-                  if x.startswith("{") and json.loads(x).get("type") == "thread.started")
-    up = subprocess.run([str(CODEX), "app-server", "daemon", "start"], env=full, capture_output=True,
-                        text=True, timeout=90)
+    thread = next(
+        json.loads(x)["thread_id"]
+        for x in made.stdout.splitlines()
+        if x.startswith("{") and json.loads(x).get("type") == "thread.started"
+    )
+    up = subprocess.run(
+        [str(CODEX), "app-server", "daemon", "start"], env=full, capture_output=True, text=True, timeout=90
+    )
     assert up.returncode == 0, up.stderr[-2000:]
-    gw = gateway_factory(config=f'[agents]\nchannels = ["codex_live", "hooks"]\nbatch_window_s = 0.5\n'
-                                f'codex_bin = "{CODEX}"\n', env={**env, "FRONTDESK_PLUGINS": "agents"})
-    res = gw.cli("run", "--json", "--name", "cx", "--", "sh", "-c", "sleep 1; echo codex-result-7",
-                 env={"CODEX_THREAD_ID": thread})
+    gw = gateway_factory(
+        config=f'[agents]\nchannels = ["codex_live", "hooks"]\nbatch_window_s = 0.5\ncodex_bin = "{CODEX}"\n',
+        env={**env, "FRONTDESK_PLUGINS": "agents"},
+    )
+    res = gw.cli(
+        "run",
+        "--json",
+        "--name",
+        "cx",
+        "--",
+        "sh",
+        "-c",
+        "sleep 1; echo codex-result-7",
+        env={"CODEX_THREAD_ID": thread},
+    )
     assert res.returncode == 0, res.stderr
     job = int(json.loads(res.stdout)["id"])
     before = len(api.seen)

@@ -19,13 +19,14 @@ from frontdesk.config import Settings
 @pytest.fixture
 def settings() -> Iterator[Settings]:
     home = Path(tempfile.mkdtemp(prefix="fd local-", dir="/tmp"))
-    yield Settings(home=home, runtime_dir=home / "run", socket=home / "run" / "none.sock", local_cpus=2,
-                   local_memory="2G", local_gpus=2)
-
-
-
-
-
+    yield Settings(
+        home=home,
+        runtime_dir=home / "run",
+        socket=home / "run" / "none.sock",
+        local_cpus=2,
+        local_memory="2G",
+        local_gpus=2,
+    )
 
 
 def test_exit_code_and_signal(settings: Settings) -> None:
@@ -52,7 +53,6 @@ def test_missing_program_fails_cleanly(settings: Settings) -> None:
     assert st.state is JobState.FAILED and st.exit_code == 127 and "cannot start" in (st.reason or "")
 
 
-
 def test_cancel_queued_and_running(settings: Settings) -> None:
     async def go() -> tuple[BackendStatus, BackendStatus]:
         b = await started(settings)
@@ -73,7 +73,6 @@ def test_cancel_queued_and_running(settings: Settings) -> None:
     assert queued.started_at is None
 
 
-
 def test_rss_watchdog_when_no_cgroup(settings: Settings) -> None:
     """The fallback where no memory cgroup can be made (not root, no delegation), in a real shepherd."""
     import json
@@ -84,11 +83,20 @@ def test_rss_watchdog_when_no_cgroup(settings: Settings) -> None:
     adir.mkdir()
     out = settings.home / "out"
     out.mkdir()
-    (adir / "launch.json").write_text(json.dumps({
-        "backend_id": "manual", "argv": [sys.executable, "-c", "import time; x = bytearray(400 * 2**20); "
-                                                                "time.sleep(10)"],
-        "cwd": str(settings.home), "env": {"PATH": "/usr/bin:/bin"}, "stdout": str(out / "o"),
-        "stderr": str(out / "e"), "memory_bytes": 100 * 2**20, "walltime_seconds": 30}))
+    (adir / "launch.json").write_text(
+        json.dumps(
+            {
+                "backend_id": "manual",
+                "argv": [sys.executable, "-c", "import time; x = bytearray(400 * 2**20); time.sleep(10)"],
+                "cwd": str(settings.home),
+                "env": {"PATH": "/usr/bin:/bin"},
+                "stdout": str(out / "o"),
+                "stderr": str(out / "e"),
+                "memory_bytes": 100 * 2**20,
+                "walltime_seconds": 30,
+            }
+        )
+    )
     env = {**os.environ, "FRONTDESK_NO_CGROUP": "1"}
     shepherd = [sys.executable, "-m", "frontdesk.backends.shepherd", str(adir)]
     subprocess.run(shepherd, env=env, check=True, timeout=60)
@@ -103,8 +111,17 @@ def test_gpu_types_and_counts_are_respected() -> None:
     free = FreeResources(cpus=8, memory_bytes=10**10, gpus=(0, 1, 2), gpu_models={0: "A100", 1: "H100", 2: "H100"})
 
     def q(i: int, gpus: int, types: tuple[str, ...] = (), prio: int = 0) -> QueuedJob:
-        return QueuedJob(backend_id=str(i), job_id=i, cpus=1, memory_bytes=0, gpus=gpus, gpu_types=types,
-                         walltime_seconds=None, priority=prio, queued_at=float(i))
+        return QueuedJob(
+            backend_id=str(i),
+            job_id=i,
+            cpus=1,
+            memory_bytes=0,
+            gpus=gpus,
+            gpu_types=types,
+            walltime_seconds=None,
+            priority=prio,
+            queued_at=float(i),
+        )
 
     assert greedy_pick([q(1, 2, ("h100",)), q(2, 1, ("h100",)), q(3, 1, ("a100",))], free, 0) == ["1", "3"]
     assert greedy_pick([q(1, 1), q(2, 4), q(3, 1, prio=5)], free, 0) == ["3", "1"]
@@ -128,8 +145,9 @@ def test_lookup_and_recovery_by_a_new_instance(settings: Settings) -> None:
     assert r.state is JobState.COMPLETED and q.state is JobState.COMPLETED
 
 
-def test_gpu_usage_sampled_where_nvidia_smi_answers(settings: Settings, tmp_path: Path,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_gpu_usage_sampled_where_nvidia_smi_answers(
+    settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """No GPU on CI machines: a stand-in nvidia-smi on PATH answers the same query the real one does."""
     import os
 
@@ -155,4 +173,6 @@ def test_parse_gpu_sample() -> None:
     from frontdesk.backends.shepherd import parse_gpu_sample
 
     assert parse_gpu_sample("0, 87, 30512\n1, [N/A], 10\nGPU junk\n\n3, 5, 1.5\n") == [
-        (0, 87.0, 30512 * 2**20), (3, 5.0, int(1.5 * 2**20))]
+        (0, 87.0, 30512 * 2**20),
+        (3, 5.0, int(1.5 * 2**20)),
+    ]

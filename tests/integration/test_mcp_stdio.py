@@ -19,8 +19,11 @@ def _text(result: Any) -> str:
 
 
 def _params(gw: Any, **env: str) -> StdioServerParameters:
-    return StdioServerParameters(command=sys.executable, args=["-m", "frontdesk.cli.main", "mcp"],
-                                 env={k: v for k, v in {**gw.env, **env}.items() if v is not None})
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "frontdesk.cli.main", "mcp"],
+        env={k: v for k, v in {**gw.env, **env}.items() if v is not None},
+    )
 
 
 def _run(coro: Any) -> Any:
@@ -47,8 +50,9 @@ def test_submit_wait_report_logs_queue_cancel(gateway: Any) -> None:
 
     async def go() -> None:
         async with Client(_params(gateway, CLAUDE_CODE_SESSION_ID=sid, CLAUDECODE="1")) as c:
-            sub = json.loads(_text(await c.call_tool("submit", {"command": "sh -c 'echo mcp-says-hi'",
-                                                                "name": "hello"})))
+            sub = json.loads(
+                _text(await c.call_tool("submit", {"command": "sh -c 'echo mcp-says-hi'", "name": "hello"}))
+            )
             job = sub["job"]["id"]
             assert sub["job"]["session"] == sid
             waited = _text(await c.call_tool("wait", {"job_ids": [job], "timeout_s": 60}))

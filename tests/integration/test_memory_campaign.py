@@ -20,8 +20,12 @@ from frontdesk.errors import NotFound
 PY = sys.executable
 # DELAY (in the spec's env, which is not part of the command template) keeps the jobs that only check
 # what the submitter is told from running into memory before the test cancels them.
-OOM_CMD = [PY, "-c", "import os, time; time.sleep(float(os.environ.get('DELAY', '0'))); "
-                     "x = bytearray(400 * 1024 * 1024); time.sleep(0.3)"]
+OOM_CMD = [
+    PY,
+    "-c",
+    "import os, time; time.sleep(float(os.environ.get('DELAY', '0'))); "
+    "x = bytearray(400 * 1024 * 1024); time.sleep(0.3)",
+]
 
 
 def _free_port() -> int:
@@ -54,8 +58,12 @@ physics = ["alice", "carol"]
 
 
 def _submit(client: Client, memory: str, session: str, workdir: Path, delay: float = 0) -> dict[str, Any]:
-    spec = {"name": "fit", "command": OOM_CMD, "resources": {"memory": memory, "walltime": "1m"},
-            "env": {"DELAY": str(delay)}}
+    spec = {
+        "name": "fit",
+        "command": OOM_CMD,
+        "resources": {"memory": memory, "walltime": "1m"},
+        "env": {"DELAY": str(delay)},
+    }
     return client.submit(spec=spec, context={"session": session, "cwd": str(workdir)})
 
 
@@ -110,11 +118,26 @@ def test_campaign_fix_reaches_a_fresh_session_and_only_the_lab(lab: Any, workdir
     alice.cancel(third["id"])
     # ... and so does the real CLI of yet another session, on stderr, before it returns the job id.
     env = {"FRONTDESK_URL": lab.url, "FRONTDESK_TOKEN": "tok-alice", "FRONTDESK_SESSION": "session-3"}
-    r = lab.cli("run", "--name", "fit", "--mem", "100M", "--time", "1m", "--env", "DELAY=60", "--", *OOM_CMD,
-                cwd=workdir, env=env)
+    r = lab.cli(
+        "run",
+        "--name",
+        "fit",
+        "--mem",
+        "100M",
+        "--time",
+        "1m",
+        "--env",
+        "DELAY=60",
+        "--",
+        *OOM_CMD,
+        cwd=workdir,
+        env=env,
+    )
     assert r.returncode == 0, r.stderr
-    assert ("frontdesk: warning: memory: this command ended OUT_OF_MEMORY once at 100M (ran out of host "
-            "memory); it completed with memory 1G on ") in r.stderr
+    assert (
+        "frontdesk: warning: memory: this command ended OUT_OF_MEMORY once at 100M (ran out of host "
+        "memory); it completed with memory 1G on "
+    ) in r.stderr
     alice.cancel(int(r.stdout.strip()))
 
     # bob is not in the lab: told nothing, finds nothing, cannot open the lesson.
@@ -162,11 +185,17 @@ def test_cli_classify_works_without_a_gateway(tmp_path: Path) -> None:
     import subprocess
 
     log = tmp_path / "slurm-42.out"
-    log.write_text("step 10\nslurmstepd: error: *** JOB 42 ON cn1 CANCELLED AT 2026-12-01T00:00:00"
-                   " DUE TO TIME LIMIT ***\n")
+    log.write_text(
+        "step 10\nslurmstepd: error: *** JOB 42 ON cn1 CANCELLED AT 2026-12-01T00:00:00 DUE TO TIME LIMIT ***\n"
+    )
     env = {"FRONTDESK_SOCKET": str(tmp_path / "none.sock"), "PATH": "/usr/bin:/bin"}
-    r = subprocess.run([PY, "-m", "frontdesk.cli.main", "memory", "classify", str(log), "--json"],
-                       capture_output=True, text=True, env=env, timeout=60)
+    r = subprocess.run(
+        [PY, "-m", "frontdesk.cli.main", "memory", "classify", str(log), "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert out["kind"] == "walltime" and out["matcher"] == "slurm-time-limit"

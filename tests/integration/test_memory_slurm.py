@@ -13,8 +13,11 @@ import pytest
 pytestmark = pytest.mark.slurm
 
 ROOT = Path(__file__).resolve().parents[2]
-CMD = [sys.executable, "-c", "import os, time; time.sleep(float(os.environ.get('DELAY', '0'))); "
-                             "x = bytearray(400 * 2**20); time.sleep(1)"]
+CMD = [
+    sys.executable,
+    "-c",
+    "import os, time; time.sleep(float(os.environ.get('DELAY', '0'))); x = bytearray(400 * 2**20); time.sleep(1)",
+]
 
 
 @pytest.fixture
@@ -22,12 +25,13 @@ def slurm_memory_gateway(gateway_factory: Any) -> Any:
     if os.geteuid() != 0:
         pytest.skip("slurm lab needs root (scripts/slurm-lab up starts slurmctld/slurmd)")
     lab = Path(os.environ.get("FRONTDESK_SLURM_LAB", "/var/lib/frontdesk-slurm-lab"))
-    done = subprocess.run([str(ROOT / "scripts" / "slurm-lab"), "up"], capture_output=True, text=True,
-                          timeout=600)
+    done = subprocess.run([str(ROOT / "scripts" / "slurm-lab"), "up"], capture_output=True, text=True, timeout=600)
     if done.returncode != 0:
         pytest.fail(f"scripts/slurm-lab up failed:\n{done.stderr[-3000:]}")
-    config = ('[gateway]\nbackend = "slurm"\ntick_seconds = 1.0\nplugins = ["slurm", "memory"]\n\n'
-              '[memory]\nunix_groups = false\n')
+    config = (
+        '[gateway]\nbackend = "slurm"\ntick_seconds = 1.0\nplugins = ["slurm", "memory"]\n\n'
+        "[memory]\nunix_groups = false\n"
+    )
     return gateway_factory(config=config, env={"SLURM_CONF": str(lab / "etc" / "slurm.conf")})
 
 
@@ -35,8 +39,13 @@ def test_slurm_oom_is_remembered_and_the_fix_told(slurm_memory_gateway: Any, wor
     gw = slurm_memory_gateway
 
     def submit(memory: str, session: str, delay: int = 0) -> dict[str, Any]:
-        spec = {"command": CMD, "workdir": str(workdir), "pool": "test", "env": {"DELAY": str(delay)},
-                "resources": {"memory": memory, "walltime": "2m"}}
+        spec = {
+            "command": CMD,
+            "workdir": str(workdir),
+            "pool": "test",
+            "env": {"DELAY": str(delay)},
+            "resources": {"memory": memory, "walltime": "2m"},
+        }
         return gw.client.submit(spec=spec, context={"session": session, "cwd": str(workdir)})
 
     first = submit("100M", "s1")

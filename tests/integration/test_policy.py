@@ -54,9 +54,7 @@ def events(gw: Any, kind: str) -> list[dict[str, Any]]:
 
 def test_class_reason_pool_and_cluster_view(gateway_factory: Any, workdir: Path) -> None:
     gw = gateway_factory(config=CONFIG, env={"FRONTDESK_LOCAL_GPUS": "2"})
-    job = submit(
-        gw, workdir, {"command": [PY, "-c", "pass"], "resources": {"walltime": "5m", "memory": "64M"}}
-    )
+    job = submit(gw, workdir, {"command": [PY, "-c", "pass"], "resources": {"walltime": "5m", "memory": "64M"}})
     assert job["job_class"] == "agent"
     with sqlite3.connect(gw.home / "frontdesk.db") as conn:
         reason = conn.execute("SELECT class_reason FROM jobs WHERE id=?", (job["id"],)).fetchone()[0]
@@ -135,9 +133,7 @@ def test_principal_gaming_the_trial_privilege_loses_it(gateway_factory: Any, wor
     data = revoked[0]["data"]
     assert data["principal"] == first["principal"] and "ran to the 3.0s cap" in data["reason"]
     again = submit(gw, workdir, spec)
-    assert any(
-        "trial privilege not applied" in n["text"] and "revoked" in n["text"] for n in again["notices"]
-    )
+    assert any("trial privilege not applied" in n["text"] and "revoked" in n["text"] for n in again["notices"])
     assert again["priority"] < first["priority"]
     view = json.loads(gw.cli("cluster", "--json").stdout)["policy"]
     assert view["trial_revoked"][0]["principal"] == first["principal"]
@@ -151,9 +147,7 @@ def test_principal_gaming_the_trial_privilege_loses_it(gateway_factory: Any, wor
 def test_drained_machine_takes_no_new_job(gateway_factory: Any, workdir: Path) -> None:
     gw = gateway_factory(config=CONFIG)
     gw.client.request("POST", "/v1/policy/drain", {"node": "local", "reason": "GPU fan failed"})
-    job = submit(
-        gw, workdir, {"command": [PY, "-c", "pass"], "resources": {"walltime": "1m", "memory": "64M"}}
-    )
+    job = submit(gw, workdir, {"command": [PY, "-c", "pass"], "resources": {"walltime": "1m", "memory": "64M"}})
     time.sleep(1.0)
     assert gw.client.job(job["id"])["state"] == "PENDING"
     drained = events(gw, "node.drained")

@@ -35,10 +35,12 @@ def _session_when(gw: Any, sid: str, ok: Any, timeout: float = 20) -> dict[str, 
 
 
 def _gw(gateway_factory: Any, record: Path, allow: bool = True, exit_code: int = 0) -> Any:
-    cfg = (f"[agents]\nallow_headless = {'true' if allow else 'false'}\nbatch_window_s = 0.3\n"
-           "retry_max_s = 1\n")
-    env = {"PATH": f"{STANDINS}{os.pathsep}{os.environ['PATH']}", "STANDIN_RECORD": str(record),
-           "STANDIN_EXIT": str(exit_code)}
+    cfg = f"[agents]\nallow_headless = {'true' if allow else 'false'}\nbatch_window_s = 0.3\nretry_max_s = 1\n"
+    env = {
+        "PATH": f"{STANDINS}{os.pathsep}{os.environ['PATH']}",
+        "STANDIN_RECORD": str(record),
+        "STANDIN_EXIT": str(exit_code),
+    }
     return gateway_factory(config=cfg, env=env)
 
 
@@ -59,14 +61,22 @@ def _end_session(gw: Any, sid: str, harness: str, cwd: Path) -> None:
     assert res.returncode == 0, res.stderr
 
 
-@pytest.mark.parametrize("harness,env_key", [("claude-code", "CLAUDE_CODE_SESSION_ID"),
-                                             ("codex", "CODEX_THREAD_ID")])
+@pytest.mark.parametrize("harness,env_key", [("claude-code", "CLAUDE_CODE_SESSION_ID"), ("codex", "CODEX_THREAD_ID")])
 def test_an_ended_session_is_resumed_headless_with_the_report(
-        gateway_factory: Any, record: Path, workdir: Path, harness: str, env_key: str) -> None:
+    gateway_factory: Any, record: Path, workdir: Path, harness: str, env_key: str
+) -> None:
     gw = _gw(gateway_factory, record)
     sid = str(uuid.uuid4())
-    res = gw.cli("run", "--json", "--", "sh", "-c", "sleep 1; echo headless-result",
-                 env={env_key: sid, "CLAUDECODE": "1" if harness == "claude-code" else ""}, cwd=workdir)
+    res = gw.cli(
+        "run",
+        "--json",
+        "--",
+        "sh",
+        "-c",
+        "sleep 1; echo headless-result",
+        env={env_key: sid, "CLAUDECODE": "1" if harness == "claude-code" else ""},
+        cwd=workdir,
+    )
     job = json.loads(res.stdout)["id"]
     _end_session(gw, sid, harness, workdir)
     calls = _calls(record)
@@ -103,8 +113,7 @@ def test_headless_is_off_unless_the_site_allows_it(gateway_factory: Any, record:
     assert "allow_headless" in " ".join(s["channels"])
 
 
-def test_a_failed_resume_is_retried_and_not_acknowledged(gateway_factory: Any, record: Path,
-                                                          workdir: Path) -> None:
+def test_a_failed_resume_is_retried_and_not_acknowledged(gateway_factory: Any, record: Path, workdir: Path) -> None:
     gw = _gw(gateway_factory, record, exit_code=1)
     sid = str(uuid.uuid4())
     gw.cli("run", "--", "echo", "x", env={"CLAUDE_CODE_SESSION_ID": sid, "CLAUDECODE": "1"})

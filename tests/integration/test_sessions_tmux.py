@@ -22,8 +22,9 @@ def tmux(tmp_path: Path) -> Any:
     out = tmp_path / "pane.txt"
 
     def t(*args: str) -> str:
-        return subprocess.run(["tmux", "-S", str(sock), *args], check=True, capture_output=True, text=True,
-                              timeout=10).stdout.strip()
+        return subprocess.run(
+            ["tmux", "-S", str(sock), *args], check=True, capture_output=True, text=True, timeout=10
+        ).stdout.strip()
 
     pane = t("new-session", "-d", "-P", "-F", "#{pane_id}", "-x", "200", "-y", "50", f"cat > '{out}'")
     yield sock, pane, out, t
@@ -91,8 +92,13 @@ def test_a_pane_with_fresh_output_is_left_alone(gateway_factory: Any, tmp_path: 
     out = tmp_path / "busy.txt"
     flag = tmp_path / "stop"
     script = f"while [ ! -e '{flag}' ]; do date +%s%N; sleep 0.1; done; cat > '{out}'"
-    pane = subprocess.run(["tmux", "-S", str(sock), "new-session", "-d", "-P", "-F", "#{pane_id}", script],
-                          check=True, capture_output=True, text=True, timeout=10).stdout.strip()
+    pane = subprocess.run(
+        ["tmux", "-S", str(sock), "new-session", "-d", "-P", "-F", "#{pane_id}", script],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=10,
+    ).stdout.strip()
     try:
         gw = gateway_factory(config="[agents]\nbatch_window_s = 0.3\ntmux_idle_s = 0.5\n")
         sid = f"term-{uuid.uuid4().hex[:8]}"

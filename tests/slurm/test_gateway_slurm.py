@@ -17,16 +17,18 @@ from frontdesk.backends.slurm.parse import parse_scontrol_jobs
 
 pytestmark = pytest.mark.slurm
 
+
 @pytest.fixture
 def slurm_gateway(slurm_lab: Path, gateway_factory: Any, tmp_path: Path) -> Callable[..., Any]:
     """Start real gateways on the slurm backend: `slurm_gateway(tick=1.0)`."""
+
     def make(tick: float = 1.0, refresh: float = 2.0) -> Any:
         # only the Slurm plug-in: these tests are about the backend and the shield, not the other admissions
-        config = (f'[gateway]\nbackend = "slurm"\ntick_seconds = {tick}\nplugins = ["slurm"]\n\n'
-                  f"[slurm]\nrefresh_seconds = {refresh}\n")
-        return gateway_factory(
-            config=config, env={"SLURM_CONF": str(slurm_lab / "etc" / "slurm.conf")}
+        config = (
+            f'[gateway]\nbackend = "slurm"\ntick_seconds = {tick}\nplugins = ["slurm"]\n\n'
+            f"[slurm]\nrefresh_seconds = {refresh}\n"
         )
+        return gateway_factory(config=config, env={"SLURM_CONF": str(slurm_lab / "etc" / "slurm.conf")})
 
     return make
 
@@ -73,9 +75,7 @@ def test_restart_mid_campaign_neither_loses_nor_resubmits(slurm_gateway: Any) ->
         assert gw.wait_state(i, {"COMPLETED", "FAILED"}, timeout=60)["state"] == "COMPLETED"
         assert gw.client.job(i)["backend_id"] == before[i]
     keys = {f"fd-{i}.1" for i in ids}
-    on_slurm = [
-        r for r in _controller_jobs() if r["JobName"] in keys and r.get("StdOut", "").startswith(str(gw.home))
-    ]
+    on_slurm = [r for r in _controller_jobs() if r["JobName"] in keys and r.get("StdOut", "").startswith(str(gw.home))]
     assert sorted(r["JobId"] for r in on_slurm) == sorted(before.values())
 
 

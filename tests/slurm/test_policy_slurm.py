@@ -31,13 +31,15 @@ drop_after = "2s"
 
 
 def _slurm_job(backend_id: str) -> dict[str, str]:
-    out = subprocess.run(["scontrol", "-o", "show", "job", backend_id], capture_output=True, text=True,
-                         check=True).stdout
+    out = subprocess.run(
+        ["scontrol", "-o", "show", "job", backend_id], capture_output=True, text=True, check=True
+    ).stdout
     return parse_scontrol_jobs(out)[0]
 
 
-def test_without_configured_pools_jobs_go_to_slurms_default_partition(slurm_lab: Path, gateway_factory: Any,
-                                                                      workdir: Path) -> None:
+def test_without_configured_pools_jobs_go_to_slurms_default_partition(
+    slurm_lab: Path, gateway_factory: Any, workdir: Path
+) -> None:
     config = '[gateway]\nbackend = "slurm"\nplugins = ["policy", "slurm"]\n'
     gw = gateway_factory(config=config, env={"SLURM_CONF": str(slurm_lab / "etc" / "slurm.conf")})
     job = gw.client.submit(spec={"command": ["true"], "resources": {"walltime": "5m"}}, context={"cwd": str(workdir)})

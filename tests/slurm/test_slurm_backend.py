@@ -16,19 +16,10 @@ from frontdesk.config import Settings
 pytestmark = pytest.mark.slurm
 
 
-
-
-
-
-
-
 def test_submit_runs_and_reports_usage_and_output(slurm_settings: Settings, tmp_path: Path) -> None:
     work = tmp_path / "work dir 'q'"
     work.mkdir()
-    code = (
-        "import os,sys; x=bytearray(64*2**20); sum(range(2*10**6)); "
-        "print(os.getcwd(), os.environ['GREETING'])"
-    )
+    code = "import os,sys; x=bytearray(64*2**20); sum(range(2*10**6)); print(os.getcwd(), os.environ['GREETING'])"
 
     async def go() -> tuple[BackendJob, BackendStatus]:
         b = await started(slurm_settings)
@@ -56,7 +47,6 @@ def test_submit_runs_and_reports_usage_and_output(slurm_settings: Settings, tmp_
     assert st.node in {"cpu1", "cpu2", "a100n1", "h100n1"}
 
 
-
 def test_one_batched_query_for_many_jobs(slurm_settings: Settings) -> None:
     async def go() -> tuple[int, dict[str, BackendStatus], list[str]]:
         b = await started(slurm_settings)
@@ -80,7 +70,6 @@ def test_concurrent_queries_share_one_controller_call(slurm_settings: Settings) 
     assert run(go()) <= 1
 
 
-
 def test_out_of_memory_is_its_own_state(slurm_settings: Settings, memory_enforced: None) -> None:
     code = "import time; x = bytearray(600 * 2**20); time.sleep(2)"
 
@@ -99,19 +88,14 @@ def test_out_of_memory_is_its_own_state(slurm_settings: Settings, memory_enforce
 def test_typed_gpu_lands_on_that_type(slurm_settings: Settings) -> None:
     async def go() -> dict[str, BackendStatus]:
         b = await started(slurm_settings)
-        a = await b.submit(
-            make_job(slurm_settings, ["true"], partition="training", gpus=1, gpu_types=("a100",))
-        )
-        h = await b.submit(
-            make_job(slurm_settings, ["true"], partition="training", gpus=2, gpu_types=("h100",))
-        )
+        a = await b.submit(make_job(slurm_settings, ["true"], partition="training", gpus=1, gpu_types=("a100",)))
+        h = await b.submit(make_job(slurm_settings, ["true"], partition="training", gpus=2, gpu_types=("h100",)))
         got = await until_ended(b, [a, h])
         return {"a100": got[a], "h100": got[h]}
 
     got = run(go())
     assert got["a100"].node == "a100n1" and got["h100"].node == "h100n1"
     assert all(s.state is JobState.COMPLETED for s in got.values())
-
 
 
 def test_inventory_lists_typed_gpus_and_partitions(slurm_settings: Settings) -> None:
@@ -123,10 +107,7 @@ def test_inventory_lists_typed_gpus_and_partitions(slurm_settings: Settings) -> 
     assert {p["name"] for p in inv.pools} >= {"hpc", "training", "agent", "test"}
 
 
-
-def test_lookup_ignores_another_gateways_attempt_with_the_same_key(
-    slurm_settings: Settings, tmp_path: Path
-) -> None:
+def test_lookup_ignores_another_gateways_attempt_with_the_same_key(slurm_settings: Settings, tmp_path: Path) -> None:
     other = Settings(
         home=tmp_path / "other gw",
         runtime_dir=tmp_path,

@@ -38,8 +38,7 @@ class HookBody(BaseModel):
     """POST /v1/sessions/{id}/hook: one call per hook run (register + turn state + reports)."""
 
     model_config = ConfigDict(extra="forbid")
-    event: Literal["SessionStart", "UserPromptSubmit", "Stop", "SubagentStop", "SessionEnd", "rewake",
-                   "notify"]
+    event: Literal["SessionStart", "UserPromptSubmit", "Stop", "SubagentStop", "SessionEnd", "rewake", "notify"]
     harness: str | None = Field(default=None, max_length=40)
     cwd: str | None = Field(default=None, max_length=4096)
     reach: dict[str, Any] = Field(default_factory=dict)
@@ -80,19 +79,31 @@ def build_router(plugin: AgentsPlugin) -> APIRouter:
         st = store()
         active = st.active_jobs(s.id)
         usable, reasons = choose(plugin.channels, s)
-        return {**s.to_dict(), "active_jobs": active, "running": len(active),
-                "unread": st.unread_counts([s.id])[s.id],
-                "channel": usable[0].name if usable else None, "channels": reasons}
+        return {
+            **s.to_dict(),
+            "active_jobs": active,
+            "running": len(active),
+            "unread": st.unread_counts([s.id])[s.id],
+            "channel": usable[0].name if usable else None,
+            "channels": reasons,
+        }
 
     @r.post("")
     async def register(body: RegisterBody, request: Request) -> dict[str, Any]:
-        s, created = store().upsert(body.session, _principal(request), plugin.clock(), body.harness, body.cwd,
-                                    body.reach)
+        s, created = store().upsert(
+            body.session, _principal(request), plugin.clock(), body.harness, body.cwd, body.reach
+        )
         if created:
             from frontdesk.events.models import Event, EventKind
 
-            plugin.gw.publish(Event(EventKind.SESSION_REGISTERED, session=s.id, principal=s.user,
-                                    data={"session": s.id, "harness": str(s.harness), "user": s.user}))
+            plugin.gw.publish(
+                Event(
+                    EventKind.SESSION_REGISTERED,
+                    session=s.id,
+                    principal=s.user,
+                    data={"session": s.id, "harness": str(s.harness), "user": s.user},
+                )
+            )
         plugin.kick(s.id)
         return view(s)
 
@@ -137,8 +148,14 @@ def build_router(plugin: AgentsPlugin) -> APIRouter:
         if created:
             from frontdesk.events.models import Event, EventKind
 
-            plugin.gw.publish(Event(EventKind.SESSION_REGISTERED, session=s.id, principal=s.user,
-                                    data={"session": s.id, "harness": str(s.harness), "user": s.user}))
+            plugin.gw.publish(
+                Event(
+                    EventKind.SESSION_REGISTERED,
+                    session=s.id,
+                    principal=s.user,
+                    data={"session": s.id, "harness": str(s.harness), "user": s.user},
+                )
+            )
         active = st.active_jobs(s.id)
         base = {"session": s.id, "active_jobs": active}
         if body.event == "SessionEnd":

@@ -48,8 +48,7 @@ class Batcher:
         p = self._pending.get(session)
         last = settle_from if settle_from is not None else (p.last if p else now - self.window)
         due = max(now, min(last + self.window, (p.first if p else last) + self.max_wait))
-        self._pending[session] = _Pending(first=p.first if p else now, last=p.last if p else last,
-                                          due=due, failures=0)
+        self._pending[session] = _Pending(first=p.first if p else now, last=p.last if p else last, due=due, failures=0)
         return due
 
     def due(self, now: float) -> list[str]:

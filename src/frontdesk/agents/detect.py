@@ -28,8 +28,11 @@ def detect_context(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
         ctx["tmux_pane"] = env["TMUX_PANE"]
     # issue 8 (live inbox): Claude Code's per-session inbox. The token is a secret: sent only over the
     # gateway's Unix socket (same host, peer-credential principal), never to a TCP gateway.
-    if env.get("CLAUDE_CODE_MESSAGING_SOCKET") and env.get("CLAUDE_CODE_MESSAGING_TOKEN") \
-            and not env.get("FRONTDESK_URL"):
+    if (
+        env.get("CLAUDE_CODE_MESSAGING_SOCKET")
+        and env.get("CLAUDE_CODE_MESSAGING_TOKEN")
+        and not env.get("FRONTDESK_URL")
+    ):
         ctx["inbox_socket"] = env["CLAUDE_CODE_MESSAGING_SOCKET"]
         ctx["inbox_token"] = env["CLAUDE_CODE_MESSAGING_TOKEN"]
     role = env.get("FRONTDESK_NODE_ROLE")

@@ -68,8 +68,14 @@ def render_output(harness: str, event: str, got: Mapping[str, Any]) -> tuple[str
     if event in ("SessionStart", "UserPromptSubmit"):
         from frontdesk.agents.framing import queue_line
 
-        parts = [p for p in (text, queue_line(got.get("active_jobs") or [], int(got.get("unread") or 0)
-                                              if not got.get("delivery") else 0)) if p]
+        parts = [
+            p
+            for p in (
+                text,
+                queue_line(got.get("active_jobs") or [], int(got.get("unread") or 0) if not got.get("delivery") else 0),
+            )
+            if p
+        ]
         if not parts:
             return "", "", 0
         out = {"hookSpecificOutput": {"hookEventName": event, "additionalContext": "\n\n".join(parts)}}
@@ -91,8 +97,9 @@ def _write_env_file(env: Mapping[str, str], sid: str) -> None:
         pass
 
 
-def run_hook(name: str, harness: str, budget: float, payload: Mapping[str, Any], env: Mapping[str, str],
-             client: Any) -> tuple[str, str, int]:
+def run_hook(
+    name: str, harness: str, budget: float, payload: Mapping[str, Any], env: Mapping[str, str], client: Any
+) -> tuple[str, str, int]:
     """Handle one hook run; returns (stdout, stderr, exit code). Raises FrontdeskError on gateway trouble."""
     event = EVENTS[name]
     sid = str(payload.get("session_id") or payload.get("thread-id") or payload.get("thread_id") or "")
@@ -100,23 +107,30 @@ def run_hook(name: str, harness: str, budget: float, payload: Mapping[str, Any],
         return "", "frontdesk hook: no session id in the hook input\n", 0
     if event == "SessionStart":
         _write_env_file(env, sid)
-    body = {"event": event, "harness": harness, "cwd": payload.get("cwd") or env.get("PWD"),
-            "reach": {**reach_from_env(env), **({"transcript_path": payload["transcript_path"]}
-                                                 if payload.get("transcript_path") else {})},
-            "stop_hook_active": bool(payload.get("stop_hook_active")), "budget": budget}
+    body = {
+        "event": event,
+        "harness": harness,
+        "cwd": payload.get("cwd") or env.get("PWD"),
+        "reach": {
+            **reach_from_env(env),
+            **({"transcript_path": payload["transcript_path"]} if payload.get("transcript_path") else {}),
+        },
+        "stop_hook_active": bool(payload.get("stop_hook_active")),
+        "budget": budget,
+    }
     long_poll = event in ("Stop", "SubagentStop", "rewake")
     got = _call_hook(client, sid, body, event, budget, long_poll)
     out, err, code = render_output(harness, event, got)
     if got.get("delivery") and got.get("jobs"):
         _emit(out, err)
-        client.request("POST", f"/v1/sessions/{sid}/ack", {"jobs": got["jobs"], "channel": f"hooks:{event}"},
-                       timeout=10)
+        client.request(
+            "POST", f"/v1/sessions/{sid}/ack", {"jobs": got["jobs"], "channel": f"hooks:{event}"}, timeout=10
+        )
         return "", "", code
     return out, err, code
 
 
-def _call_hook(client: Any, sid: str, body: dict[str, Any], event: str, budget: float,
-               long_poll: bool) -> Any:
+def _call_hook(client: Any, sid: str, body: dict[str, Any], event: str, budget: float, long_poll: bool) -> Any:
     """One hook call; the background hook outlives a gateway restart by asking again until its budget."""
     import time
 
@@ -127,9 +141,12 @@ def _call_hook(client: Any, sid: str, body: dict[str, Any], event: str, budget: 
     while True:
         left = max(deadline - time.monotonic(), 0.0)
         try:
-            got = client.request("POST", f"/v1/sessions/{sid}/hook",
-                                 {**body, "budget": left if long_poll else budget},
-                                 timeout=(left + 30) if long_poll else 10)
+            got = client.request(
+                "POST",
+                f"/v1/sessions/{sid}/hook",
+                {**body, "budget": left if long_poll else budget},
+                timeout=(left + 30) if long_poll else 10,
+            )
             if not (event == "rewake" and isinstance(got, dict) and got.get("stopping")):
                 return got
             down_since = None

@@ -26,12 +26,23 @@ from typing import Any
 
 from frontdesk.errors import ConfigError, UserError
 
-__all__ = ["HookPlan", "claude_entries", "codex_entries", "merge_hooks", "unmerge_hooks", "install",
-           "uninstall",
-           "target_paths", "hook_command", "is_ours"]
+__all__ = [
+    "HookPlan",
+    "claude_entries",
+    "codex_entries",
+    "merge_hooks",
+    "unmerge_hooks",
+    "install",
+    "uninstall",
+    "target_paths",
+    "hook_command",
+    "is_ours",
+]
 
-_OURS = re.compile(r"(?:^|[/\s'\"])frontdesk(?:\.exe)?['\"]?\s+(?:guard\s+)?hook\b|frontdesk\.agents\.hooks\s"
-                   r"|frontdesk\.cli\.guard\s+hook\b")
+_OURS = re.compile(
+    r"(?:^|[/\s'\"])frontdesk(?:\.exe)?['\"]?\s+(?:guard\s+)?hook\b|frontdesk\.agents\.hooks\s"
+    r"|frontdesk\.cli\.guard\s+hook\b"
+)
 
 
 @dataclass(frozen=True)
@@ -66,11 +77,12 @@ def is_ours(hook: Any) -> bool:
     return isinstance(cmd, str) and bool(_OURS.search(cmd))
 
 
-def _cmd(event: str, harness: str, timeout: int, exe: str | None, budget: bool = False,
-         **extra: Any) -> dict[str, Any]:
-    entry: dict[str, Any] = {"type": "command",
-                             "command": hook_command(event, harness, timeout - 20 if budget else None, exe),
-                             "timeout": timeout}
+def _cmd(event: str, harness: str, timeout: int, exe: str | None, budget: bool = False, **extra: Any) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "type": "command",
+        "command": hook_command(event, harness, timeout - 20 if budget else None, exe),
+        "timeout": timeout,
+    }
     entry.update(extra)
     return entry
 
@@ -81,12 +93,18 @@ def claude_entries(plan: HookPlan = HookPlan(), exe: str | None = None) -> dict[
     return {
         "SessionStart": [{"hooks": [_cmd("session-start", h, plan.quick_timeout, exe)]}],
         "UserPromptSubmit": [{"hooks": [_cmd("prompt", h, plan.quick_timeout, exe)]}],
-        "Stop": [{"hooks": [_cmd("stop", h, plan.stop_timeout, exe, budget=True),
-                            _cmd("rewake", h, plan.rewake_timeout, exe, budget=True,
-                                 **{"async": True, "asyncRewake": True})]}],
+        "Stop": [
+            {
+                "hooks": [
+                    _cmd("stop", h, plan.stop_timeout, exe, budget=True),
+                    _cmd("rewake", h, plan.rewake_timeout, exe, budget=True, **{"async": True, "asyncRewake": True}),
+                ]
+            }
+        ],
         "SessionEnd": [{"hooks": [_cmd("session-end", h, plan.quick_timeout, exe)]}],
-        **({"PreToolUse": [{"matcher": "Bash", "hooks": [guard_entry(plan.quick_timeout, exe)]}]}
-           if plan.guard else {}),
+        **(
+            {"PreToolUse": [{"matcher": "Bash", "hooks": [guard_entry(plan.quick_timeout, exe)]}]} if plan.guard else {}
+        ),
     }
 
 
@@ -187,8 +205,16 @@ def _record(path: Path, original: bytes | None, written: bytes, created_dirs: li
     else:
         original_b64 = base64.b64encode(original).decode() if original is not None else None
     state.parent.mkdir(parents=True, exist_ok=True)
-    state.write_text(json.dumps({"path": str(path), "original": original_b64, "created_dirs": created_dirs,
-                                 "written_sha256": hashlib.sha256(written).hexdigest()}))
+    state.write_text(
+        json.dumps(
+            {
+                "path": str(path),
+                "original": original_b64,
+                "created_dirs": created_dirs,
+                "written_sha256": hashlib.sha256(written).hexdigest(),
+            }
+        )
+    )
 
 
 def _mkdirs(path: Path) -> list[str]:
@@ -282,8 +308,13 @@ def _strip_notify(data: bytes) -> bytes:
     return "".join(kept).encode()
 
 
-def install(harness: str, scope: str = "project", project: Path | None = None, plan: HookPlan = HookPlan(),
-            exe: str | None = None) -> list[str]:
+def install(
+    harness: str,
+    scope: str = "project",
+    project: Path | None = None,
+    plan: HookPlan = HookPlan(),
+    exe: str | None = None,
+) -> list[str]:
     """Merge frontdesk's hooks into the harness settings; one message per file touched."""
     paths = target_paths(harness, scope, project)
     if harness == "claude":
@@ -292,11 +323,15 @@ def install(harness: str, scope: str = "project", project: Path | None = None, p
     if scope == "user":
         msgs.append(_install_notify(paths["config"], exe))
     else:  # Codex 0.171 ignores `notify` in a project's .codex/config.toml (it says so at start)
-        msgs.append("Codex reads `notify` only from the user's config.toml: run `frontdesk hooks install "
-                    "codex --user` for the turn-ended signal")
-    msgs.append("Codex runs project hooks only in a trusted project, and each new or changed hook only "
-                "after review (`/hooks` in Codex; `codex exec --dangerously-bypass-hook-trust` for vetted "
-                "automation)")
+        msgs.append(
+            "Codex reads `notify` only from the user's config.toml: run `frontdesk hooks install "
+            "codex --user` for the turn-ended signal"
+        )
+    msgs.append(
+        "Codex runs project hooks only in a trusted project, and each new or changed hook only "
+        "after review (`/hooks` in Codex; `codex exec --dangerously-bypass-hook-trust` for vetted "
+        "automation)"
+    )
     return msgs
 
 

@@ -73,11 +73,20 @@ class Session:
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (`frontdesk sessions --json`); `reach` keeps only non-secret keys."""
         reach = {k: v for k, v in self.reach.items() if "token" not in k.lower()}
-        return {"id": self.id, "user": self.user, "harness": str(self.harness), "cwd": self.cwd,
-                "reach": reach, "turn_state": str(self.turn_state), "turn_changed_at": self.turn_changed_at,
-                "ack_seq": self.ack_seq, "registered_at": self.registered_at,
-                "last_seen_at": self.last_seen_at, "last_channel": self.last_channel,
-                "last_reason": self.last_reason}
+        return {
+            "id": self.id,
+            "user": self.user,
+            "harness": str(self.harness),
+            "cwd": self.cwd,
+            "reach": reach,
+            "turn_state": str(self.turn_state),
+            "turn_changed_at": self.turn_changed_at,
+            "ack_seq": self.ack_seq,
+            "registered_at": self.registered_at,
+            "last_seen_at": self.last_seen_at,
+            "last_channel": self.last_channel,
+            "last_reason": self.last_reason,
+        }
 
 
 @dataclass(frozen=True)

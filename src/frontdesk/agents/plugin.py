@@ -42,8 +42,9 @@ class AgentsPlugin:
         self.channels: list[Channel] = load_channels(self.cfg, home=getattr(settings, "home", None))
         hooks = [c for c in self.channels if isinstance(c, HooksChannel)]
         self.hooks: HooksChannel = hooks[0] if hooks else HooksChannel(self.cfg)
-        self.batcher = Batcher(window=self.cfg.batch_window_s, max_wait=self.cfg.batch_max_s,
-                               retry_max=self.cfg.retry_max_s)
+        self.batcher = Batcher(
+            window=self.cfg.batch_window_s, max_wait=self.cfg.batch_max_s, retry_max=self.cfg.retry_max_s
+        )
         self.gw: Any = None
         self.store: SessionStore | None = None
         self._wakeup: asyncio.Event | None = None
@@ -88,10 +89,14 @@ class AgentsPlugin:
         if not sid or self.store is None:
             return None
         extra = ctx.extra or {}
-        reach = {"pid": extra.get("agent_pid"), "tmux_socket": extra.get("tmux_socket"),
-                 "tmux_pane": extra.get("tmux_pane")}
-        self.store.upsert(sid, ctx.principal, self.clock(), ctx.harness, ctx.cwd,
-                          {k: v for k, v in reach.items() if v})  # another user's session id: Denied
+        reach = {
+            "pid": extra.get("agent_pid"),
+            "tmux_socket": extra.get("tmux_socket"),
+            "tmux_pane": extra.get("tmux_pane"),
+        }
+        self.store.upsert(
+            sid, ctx.principal, self.clock(), ctx.harness, ctx.cwd, {k: v for k, v in reach.items() if v}
+        )  # another user's session id: Denied
         for ch in self.channels:  # issue 8: channels that keep their own secrets (the live inbox's token)
             capture = getattr(ch, "capture", None)
             if capture is not None:
@@ -120,8 +125,9 @@ class AgentsPlugin:
             return
         report = event.data.get("report") or {}
         text = str(report.get("text") or f"frontdesk job {event.job_id}: {report.get('state', '?')}")
-        seq = self.store.add_report(event.session, event.job_id, report.get("name"),
-                                    str(report.get("state", "?")), text, now)
+        seq = self.store.add_report(
+            event.session, event.job_id, report.get("name"), str(report.get("state", "?")), text, now
+        )
         if seq is not None:
             self.batcher.arrived(event.session, now)
             if not self.store.active_jobs(event.session):  # nothing else can end soon: no need to batch
@@ -163,8 +169,9 @@ class AgentsPlugin:
             except TimeoutError:
                 pass
 
-    def _wake_event(self, s: Session, channel: str | None, job_ids: Sequence[int], ok: bool,
-                    error: str | None = None) -> None:
+    def _wake_event(
+        self, s: Session, channel: str | None, job_ids: Sequence[int], ok: bool, error: str | None = None
+    ) -> None:
         data: dict[str, Any] = {"channel": channel, "jobs": list(job_ids), "ok": ok}
         if error:
             data["error"] = error

@@ -60,12 +60,23 @@ _ACTIVE = ("PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "SUSPENDED", "REQU
 
 
 def _row_to_session(row: sqlite3.Row) -> Session:
-    return Session(id=row["id"], user=row["user"], harness=Harness.parse(row["harness"]), cwd=row["cwd"],
-                   reach=json.loads(row["reach"] or "{}"), turn_state=TurnState(row["turn_state"]),
-                   turn_changed_at=row["turn_changed_at"], stop_blocks=row["stop_blocks"],
-                   ack_seq=row["ack_seq"], lease_upto=row["lease_upto"], lease_until=row["lease_until"],
-                   registered_at=row["registered_at"], last_seen_at=row["last_seen_at"],
-                   last_channel=row["last_channel"], last_reason=row["last_reason"])
+    return Session(
+        id=row["id"],
+        user=row["user"],
+        harness=Harness.parse(row["harness"]),
+        cwd=row["cwd"],
+        reach=json.loads(row["reach"] or "{}"),
+        turn_state=TurnState(row["turn_state"]),
+        turn_changed_at=row["turn_changed_at"],
+        stop_blocks=row["stop_blocks"],
+        ack_seq=row["ack_seq"],
+        lease_upto=row["lease_upto"],
+        lease_until=row["lease_until"],
+        registered_at=row["registered_at"],
+        last_seen_at=row["last_seen_at"],
+        last_channel=row["last_channel"],
+        last_reason=row["last_reason"],
+    )
 
 
 class SessionStore:
@@ -87,8 +98,15 @@ class SessionStore:
             raise NotFound(f"no session {sid!r} of yours")
         return s
 
-    def upsert(self, sid: str, user: str, now: float, harness: str | None = None, cwd: str | None = None,
-               reach: dict[str, Any] | None = None) -> tuple[Session, bool]:
+    def upsert(
+        self,
+        sid: str,
+        user: str,
+        now: float,
+        harness: str | None = None,
+        cwd: str | None = None,
+        reach: dict[str, Any] | None = None,
+    ) -> tuple[Session, bool]:
         """Register or refresh a session; (session, created). Another user's id is Denied."""
         cur = self.get(sid)
         if cur is not None and cur.user != user:
@@ -97,16 +115,16 @@ class SessionStore:
             self.conn.execute(
                 "INSERT INTO agent_sessions(id, user, harness, cwd, reach, registered_at, last_seen_at) "
                 "VALUES(?,?,?,?,?,?,?)",
-                (sid, user, str(Harness.parse(harness)), cwd, json.dumps(reach or {}, sort_keys=True), now,
-                 now))
+                (sid, user, str(Harness.parse(harness)), cwd, json.dumps(reach or {}, sort_keys=True), now, now),
+            )
             created = True
         else:
             merged = {**cur.reach, **{k: v for k, v in (reach or {}).items() if v is not None}}
             new_harness = str(Harness.parse(harness)) if harness else str(cur.harness)
             self.conn.execute(
-                "UPDATE agent_sessions SET harness=?, cwd=COALESCE(?, cwd), reach=?, last_seen_at=? "
-                "WHERE id=?",
-                (new_harness, cwd, json.dumps(merged, sort_keys=True), now, sid))
+                "UPDATE agent_sessions SET harness=?, cwd=COALESCE(?, cwd), reach=?, last_seen_at=? WHERE id=?",
+                (new_harness, cwd, json.dumps(merged, sort_keys=True), now, sid),
+            )
             created = False
         got = self.get(sid)
         assert got is not None
@@ -115,8 +133,9 @@ class SessionStore:
     def set_turn(self, sid: str, state: TurnState, now: float, reset_blocks: bool = False) -> None:
         """Record where the agent is in its loop."""
         extra = ", stop_blocks=0" if reset_blocks else ""
-        self.conn.execute(f"UPDATE agent_sessions SET turn_state=?, turn_changed_at=?{extra} WHERE id=?",
-                          (str(state), now, sid))
+        self.conn.execute(
+            f"UPDATE agent_sessions SET turn_state=?, turn_changed_at=?{extra} WHERE id=?", (str(state), now, sid)
+        )
 
     def count_block(self, sid: str) -> None:
         """A Stop hook blocked once more this turn."""
@@ -124,25 +143,25 @@ class SessionStore:
 
     def note(self, sid: str, channel: str | None, reason: str) -> None:
         """Remember the last channel decision and why (shown by `frontdesk sessions`)."""
-        self.conn.execute("UPDATE agent_sessions SET last_channel=?, last_reason=? WHERE id=?",
-                          (channel, reason, sid))
+        self.conn.execute("UPDATE agent_sessions SET last_channel=?, last_reason=? WHERE id=?", (channel, reason, sid))
 
     def list_sessions(self, user: str | None) -> list[Session]:
         """Sessions of `user` (all when None), most recently seen first."""
         if user is None:
             rows = self.conn.execute("SELECT * FROM agent_sessions ORDER BY last_seen_at DESC").fetchall()
         else:
-            rows = self.conn.execute("SELECT * FROM agent_sessions WHERE user=? ORDER BY last_seen_at DESC",
-                                     (user,)).fetchall()
+            rows = self.conn.execute(
+                "SELECT * FROM agent_sessions WHERE user=? ORDER BY last_seen_at DESC", (user,)
+            ).fetchall()
         return [_row_to_session(r) for r in rows]
 
     # -- reports ----------------------------------------------------------------------------------
-    def add_report(self, sid: str, job_id: int, name: str | None, state: str, text: str,
-                   now: float) -> int | None:
+    def add_report(self, sid: str, job_id: int, name: str | None, state: str, text: str, now: float) -> int | None:
         """Store a report for the session once; its seq, or None when it was already stored."""
         cur = self.conn.execute(
-            "INSERT OR IGNORE INTO agent_reports(session, job_id, name, state, text, arrived_at) "
-            "VALUES(?,?,?,?,?,?)", (sid, job_id, name, state, text, now))
+            "INSERT OR IGNORE INTO agent_reports(session, job_id, name, state, text, arrived_at) VALUES(?,?,?,?,?,?)",
+            (sid, job_id, name, state, text, now),
+        )
         return cur.lastrowid if cur.rowcount else None
 
     def unread(self, sid: str, upto: int | None = None) -> list[PendingReport]:
@@ -163,28 +182,30 @@ class SessionStore:
         s = self.get(sid)
         if s is None:
             return None
-        row = self.conn.execute("SELECT MAX(arrived_at) FROM agent_reports WHERE session=? AND seq>?",
-                                (sid, s.ack_seq)).fetchone()
+        row = self.conn.execute(
+            "SELECT MAX(arrived_at) FROM agent_reports WHERE session=? AND seq>?", (sid, s.ack_seq)
+        ).fetchone()
         return row[0] if row and row[0] is not None else None
 
     def lease(self, sid: str, upto: int, until: float) -> None:
         """Hand reports up to `upto` to a hook; nobody else gets them until `until` or an ack."""
-        self.conn.execute("UPDATE agent_sessions SET lease_upto=?, lease_until=? WHERE id=?",
-                          (upto, until, sid))
+        self.conn.execute("UPDATE agent_sessions SET lease_upto=?, lease_until=? WHERE id=?", (upto, until, sid))
 
     def ack(self, sid: str, upto: int, channel: str, now: float) -> list[int]:
         """Advance the cursor to `upto` (never back); the job ids newly marked delivered."""
         rows = self.conn.execute(
-            "SELECT job_id FROM agent_reports WHERE session=? AND seq<=? AND delivered_at IS NULL "
-            "ORDER BY seq",
-            (sid, upto)).fetchall()
+            "SELECT job_id FROM agent_reports WHERE session=? AND seq<=? AND delivered_at IS NULL ORDER BY seq",
+            (sid, upto),
+        ).fetchall()
         with self.conn:
-            self.conn.execute("UPDATE agent_reports SET delivered_at=?, channel=? "
-                              "WHERE session=? AND seq<=? AND delivered_at IS NULL",
-                              (now, channel, sid, upto))
-            self.conn.execute("UPDATE agent_sessions SET ack_seq=MAX(ack_seq, ?), lease_upto=0, "
-                              "lease_until=0 "
-                              "WHERE id=?", (upto, sid))
+            self.conn.execute(
+                "UPDATE agent_reports SET delivered_at=?, channel=? "
+                "WHERE session=? AND seq<=? AND delivered_at IS NULL",
+                (now, channel, sid, upto),
+            )
+            self.conn.execute(
+                "UPDATE agent_sessions SET ack_seq=MAX(ack_seq, ?), lease_upto=0, lease_until=0 WHERE id=?", (upto, sid)
+            )
         return [r[0] for r in rows]
 
     def clear_lease(self, sid: str) -> None:
@@ -197,7 +218,9 @@ class SessionStore:
         for sid in sids:
             row = self.conn.execute(
                 "SELECT COUNT(*) FROM agent_reports r JOIN agent_sessions s ON s.id=r.session "
-                "WHERE r.session=? AND r.seq>s.ack_seq", (sid,)).fetchone()
+                "WHERE r.session=? AND r.seq>s.ack_seq",
+                (sid,),
+            ).fetchone()
             out[sid] = int(row[0])
         return out
 
@@ -205,7 +228,8 @@ class SessionStore:
         """Every session that has reports after its cursor (for the start-up sweep after a restart)."""
         rows = self.conn.execute(
             "SELECT DISTINCT r.session FROM agent_reports r JOIN agent_sessions s ON s.id=r.session "
-            "WHERE r.seq>s.ack_seq").fetchall()
+            "WHERE r.seq>s.ack_seq"
+        ).fetchall()
         return [r[0] for r in rows]
 
     # -- jobs (read-only view of the core table) ----------------------------------------------------
@@ -215,7 +239,9 @@ class SessionStore:
         try:
             rows = self.conn.execute(
                 f"SELECT id, name, state, started_at, submitted_at, spec FROM jobs "
-                f"WHERE session=? AND state IN ({marks}) ORDER BY id", (sid, *_ACTIVE)).fetchall()
+                f"WHERE session=? AND state IN ({marks}) ORDER BY id",
+                (sid, *_ACTIVE),
+            ).fetchall()
         except sqlite3.OperationalError:
             return []
         out = []
@@ -224,6 +250,14 @@ class SessionStore:
                 wall = (json.loads(r["spec"]).get("resources") or {}).get("walltime")
             except (ValueError, AttributeError):
                 wall = None
-            out.append({"id": r["id"], "name": r["name"], "state": r["state"], "started_at": r["started_at"],
-                        "submitted_at": r["submitted_at"], "walltime_s": wall})
+            out.append(
+                {
+                    "id": r["id"],
+                    "name": r["name"],
+                    "state": r["state"],
+                    "started_at": r["started_at"],
+                    "submitted_at": r["submitted_at"],
+                    "walltime_s": wall,
+                }
+            )
         return out

@@ -130,8 +130,14 @@ def create_app(gw: Gateway) -> FastAPI:
 
     @r.get("/health")
     async def health() -> dict[str, Any]:
-        return {"ok": True, "backend": gw.backend.name, "pid": os.getpid(), "uptime_s": time.time() - gw.started_at,
-                "last_seq": gw.store.last_seq(), "plugins": [getattr(p, "name", "?") for p in gw.plugins]}
+        return {
+            "ok": True,
+            "backend": gw.backend.name,
+            "pid": os.getpid(),
+            "uptime_s": time.time() - gw.started_at,
+            "last_seq": gw.store.last_seq(),
+            "plugins": [getattr(p, "name", "?") for p in gw.plugins],
+        }
 
     @r.post("/jobs")
     async def submit(body: SubmitBody, request: Request) -> dict[str, Any]:
@@ -147,20 +153,35 @@ def create_app(gw: Gateway) -> FastAPI:
         raw_env = c.get("env")
         env: dict[str, Any] = raw_env if isinstance(raw_env, dict) else {}
         ctx = SubmitContext(
-            principal=request.state.principal, uid=os.getuid(), groups=unix_groups(request.state.principal),
+            principal=request.state.principal,
+            uid=os.getuid(),
+            groups=unix_groups(request.state.principal),
             session=_str(c.get("session")),
-            harness=_str(c.get("harness")), cwd=_str(c.get("cwd")), source=_str(c.get("source")) or "api",
+            harness=_str(c.get("harness")),
+            cwd=_str(c.get("cwd")),
+            source=_str(c.get("source")) or "api",
             env={str(k): str(v) for k, v in env.items()},
             extra={k: v for k, v in c.items() if k not in ("session", "harness", "cwd", "source", "env")},
         )
         return await gw.submit(spec, ctx)
 
     @r.get("/jobs")
-    async def list_jobs(state: list[str] = Query(default=[]), session: str | None = None,
-                        principal: str | None = None, name: str | None = None, active: bool = False,
-                        limit: int = Query(default=200, ge=1, le=100000)) -> list[dict[str, Any]]:
-        rows = gw.store.select(state=[s.upper() for s in state], session=session, principal=principal, name=name,
-                             active=active, limit=limit)
+    async def list_jobs(
+        state: list[str] = Query(default=[]),
+        session: str | None = None,
+        principal: str | None = None,
+        name: str | None = None,
+        active: bool = False,
+        limit: int = Query(default=200, ge=1, le=100000),
+    ) -> list[dict[str, Any]]:
+        rows = gw.store.select(
+            state=[s.upper() for s in state],
+            session=session,
+            principal=principal,
+            name=name,
+            active=active,
+            limit=limit,
+        )
         return [job_record(r) for r in rows]
 
     @r.get("/queue")
@@ -195,8 +216,9 @@ def create_app(gw: Gateway) -> FastAPI:
         return rep
 
     @r.get("/jobs/{job_id}/logs")
-    async def logs(job_id: int, tail: int = Query(default=50, ge=1, le=10000),
-                   stream: Literal["stdout", "stderr"] = "stdout") -> dict[str, Any]:
+    async def logs(
+        job_id: int, tail: int = Query(default=50, ge=1, le=10000), stream: Literal["stdout", "stderr"] = "stdout"
+    ) -> dict[str, Any]:
         row = gw.get_job(job_id)
         path = row[f"{stream}_path"] or str(gw.job_dir(job_id, int(row["attempt"])) / f"{stream}.log")
         text = await asyncio.to_thread(read_tail, path, 256 * 1024)
@@ -213,8 +235,12 @@ def create_app(gw: Gateway) -> FastAPI:
         return {"ok": True, "changed": changed}
 
     @r.get("/events", response_model=None)
-    async def events(since: int = Query(default=0, ge=0), follow: bool = False, job: int | None = None,
-                     kind: list[str] = Query(default=[])) -> Any:
+    async def events(
+        since: int = Query(default=0, ge=0),
+        follow: bool = False,
+        job: int | None = None,
+        kind: list[str] = Query(default=[]),
+    ) -> Any:
         if not follow:
             return [e.to_dict() for e in gw.store.events_since(since, job_id=job, kinds=kind)]
         return StreamingResponse(_stream(gw, since, job, kind), media_type="text/event-stream")

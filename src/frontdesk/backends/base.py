@@ -158,8 +158,12 @@ class Inventory:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON form."""
-        return {"cpus": self.cpus, "memory_bytes": self.memory_bytes, "gpus": list(self.gpus),
-                "pools": list(self.pools)}
+        return {
+            "cpus": self.cpus,
+            "memory_bytes": self.memory_bytes,
+            "gpus": list(self.gpus),
+            "pools": list(self.pools),
+        }
 
 
 PushHint = Callable[[Sequence[str]], None]

@@ -90,8 +90,9 @@ def detect_gpus() -> list[dict[str, Any]]:
     from frontdesk.errors import FrontdeskError
 
     try:
-        out = proc.run(["nvidia-smi", "--query-gpu=index,name,memory.total", "--format=csv,noheader,nounits"],
-                       timeout=10).stdout
+        out = proc.run(
+            ["nvidia-smi", "--query-gpu=index,name,memory.total", "--format=csv,noheader,nounits"], timeout=10
+        ).stdout
     except FrontdeskError:
         return []
     gpus = []
@@ -139,12 +140,14 @@ class LocalBackend:
         self.root.mkdir(parents=True, exist_ok=True)
         gpus = detect_gpus()
         if settings.local_gpus is not None:
-            gpus = gpus[: settings.local_gpus] if gpus else [
-                {"index": i, "model": "virtual", "memory_bytes": 0} for i in range(settings.local_gpus)]
+            gpus = (
+                gpus[: settings.local_gpus]
+                if gpus
+                else [{"index": i, "model": "virtual", "memory_bytes": 0} for i in range(settings.local_gpus)]
+            )
         self.gpu_info = gpus
         mem = parse_memory(settings.local_memory) if settings.local_memory else _mem_total()
-        self._inventory = Inventory(cpus=settings.local_cpus or os.cpu_count() or 1, memory_bytes=mem,
-                                    gpus=tuple(gpus))
+        self._inventory = Inventory(cpus=settings.local_cpus or os.cpu_count() or 1, memory_bytes=mem, gpus=tuple(gpus))
         self.scheduler: Scheduler = greedy_pick
         self.queue: dict[str, QueuedJob] = {}
         self.running: dict[str, _Running] = {}
@@ -179,10 +182,18 @@ class LocalBackend:
         adir.mkdir(parents=True, exist_ok=True)
         env = {**os.environ, **job.env}
         launch = {
-            "backend_id": bid, "key": job.key, "job_id": job.job_id, "argv": job.argv, "cwd": str(job.workdir),
-            "env": env, "stdout": str(job.job_dir / "stdout.log"), "stderr": str(job.job_dir / "stderr.log"),
-            "memory_bytes": job.memory_bytes, "walltime_seconds": job.walltime_seconds,
-            "notify_socket": str(self.settings.socket), "landlock_writable": job.extra.get("landlock_writable"),
+            "backend_id": bid,
+            "key": job.key,
+            "job_id": job.job_id,
+            "argv": job.argv,
+            "cwd": str(job.workdir),
+            "env": env,
+            "stdout": str(job.job_dir / "stdout.log"),
+            "stderr": str(job.job_dir / "stderr.log"),
+            "memory_bytes": job.memory_bytes,
+            "walltime_seconds": job.walltime_seconds,
+            "notify_socket": str(self.settings.socket),
+            "landlock_writable": job.extra.get("landlock_writable"),
             "queued": asdict(self._queued(bid, job)),
         }
         write_json(adir / "launch.json", launch)
@@ -226,9 +237,16 @@ class LocalBackend:
     # -- internals --------------------------------------------------------------------------------
     def _queued(self, bid: str, job: BackendJob) -> QueuedJob:
         return QueuedJob(
-            backend_id=bid, job_id=job.job_id, cpus=job.cpus, memory_bytes=job.memory_bytes or 0, gpus=job.gpus,
-            gpu_types=tuple(t.lower() for t in job.gpu_types), walltime_seconds=job.walltime_seconds,
-            priority=job.priority, queued_at=time.time(), partition=job.partition,
+            backend_id=bid,
+            job_id=job.job_id,
+            cpus=job.cpus,
+            memory_bytes=job.memory_bytes or 0,
+            gpus=job.gpus,
+            gpu_types=tuple(t.lower() for t in job.gpu_types),
+            walltime_seconds=job.walltime_seconds,
+            priority=job.priority,
+            queued_at=time.time(),
+            partition=job.partition,
             extra=dict(job.extra.get("policy", {})),
         )
 
@@ -240,8 +258,10 @@ class LocalBackend:
         if (self.root / bid / "cancel").exists():
             self._write_result(bid, {"state": "CANCELLED", "ended_at": time.time(), "reason": "cancelled"})
         else:
-            self._write_result(bid, {"state": "NODE_FAIL", "ended_at": time.time(),
-                                     "reason": "the job's shepherd died without a result"})
+            self._write_result(
+                bid,
+                {"state": "NODE_FAIL", "ended_at": time.time(), "reason": "the job's shepherd died without a result"},
+            )
 
     def _read(self, bid: str, name: str) -> dict[str, Any] | None:
         try:
@@ -260,18 +280,33 @@ class LocalBackend:
         result = self._read(bid, "result.json")
         if result is not None:
             return BackendStatus(
-                backend_id=bid, state=JobState(result["state"]), exit_code=result.get("exit_code"),
-                signal=result.get("signal"), started_at=result.get("started_at"), ended_at=result.get("ended_at"),
-                usage=Usage(cpu_seconds=result.get("cpu_seconds"), peak_rss_bytes=result.get("peak_rss_bytes"),
-                            gpu_util_percent=result.get("gpu_util_percent"),
-                            gpu_mem_peak_bytes=result.get("gpu_mem_peak_bytes")),
-                reason=result.get("reason"), stdout_path=out, stderr_path=err, node=os.uname().nodename,
+                backend_id=bid,
+                state=JobState(result["state"]),
+                exit_code=result.get("exit_code"),
+                signal=result.get("signal"),
+                started_at=result.get("started_at"),
+                ended_at=result.get("ended_at"),
+                usage=Usage(
+                    cpu_seconds=result.get("cpu_seconds"),
+                    peak_rss_bytes=result.get("peak_rss_bytes"),
+                    gpu_util_percent=result.get("gpu_util_percent"),
+                    gpu_mem_peak_bytes=result.get("gpu_mem_peak_bytes"),
+                ),
+                reason=result.get("reason"),
+                stdout_path=out,
+                stderr_path=err,
+                node=os.uname().nodename,
             )
         started = self._read(bid, "started.json")
         if bid in self.running or started is not None:
-            return BackendStatus(backend_id=bid, state=JobState.RUNNING,
-                                 started_at=started.get("started_at") if started else None,
-                                 stdout_path=out, stderr_path=err, node=os.uname().nodename)
+            return BackendStatus(
+                backend_id=bid,
+                state=JobState.RUNNING,
+                started_at=started.get("started_at") if started else None,
+                stdout_path=out,
+                stderr_path=err,
+                node=os.uname().nodename,
+            )
         return BackendStatus(backend_id=bid, state=JobState.PENDING, reason="Resources")
 
     def _recover(self) -> None:
@@ -304,8 +339,10 @@ class LocalBackend:
         return FreeResources(
             cpus=inv.cpus - sum(r.job.cpus for r in self.running.values()),
             memory_bytes=inv.memory_bytes - sum(r.job.memory_bytes for r in self.running.values()),
-            gpus=tuple(i for i in sorted(models) if i not in held_gpus), gpu_models=models,
-            running=tuple(r.job for r in self.running.values()), total_cpus=inv.cpus,
+            gpus=tuple(i for i in sorted(models) if i not in held_gpus),
+            gpu_models=models,
+            running=tuple(r.job for r in self.running.values()),
+            total_cpus=inv.cpus,
             total_memory_bytes=inv.memory_bytes,
         )
 
@@ -368,9 +405,14 @@ class LocalBackend:
         try:
             # posix_spawn (vfork) keeps launching cheap even when the gateway process is large.
             pid = os.posix_spawn(
-                sys.executable, [sys.executable, "-m", "frontdesk.backends.shepherd", str(adir)], dict(os.environ),
-                file_actions=[(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-                              (os.POSIX_SPAWN_DUP2, log, 1), (os.POSIX_SPAWN_DUP2, log, 2)],
+                sys.executable,
+                [sys.executable, "-m", "frontdesk.backends.shepherd", str(adir)],
+                dict(os.environ),
+                file_actions=[
+                    (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                    (os.POSIX_SPAWN_DUP2, log, 1),
+                    (os.POSIX_SPAWN_DUP2, log, 2),
+                ],
                 setsid=True,
             )
         finally:

@@ -126,7 +126,7 @@ def _proc_table() -> dict[int, tuple[int, int, int]]:
                 raw = fh.read().decode(errors="replace")
         except OSError:
             continue
-        fields = raw[raw.rfind(")") + 2:].split()
+        fields = raw[raw.rfind(")") + 2 :].split()
         try:
             table[int(entry)] = (int(fields[1]), int(fields[2]), int(fields[21]) * _PAGE)
         except (IndexError, ValueError):
@@ -200,8 +200,16 @@ class _GpuSampler:
         from frontdesk.errors import FrontdeskError
 
         try:
-            text = proc.run([self.tool, "--query-gpu=index,utilization.gpu,memory.used",
-                             "--format=csv,noheader,nounits", "-i", ",".join(self.ids)], timeout=5).stdout
+            text = proc.run(
+                [
+                    self.tool,
+                    "--query-gpu=index,utilization.gpu,memory.used",
+                    "--format=csv,noheader,nounits",
+                    "-i",
+                    ",".join(self.ids),
+                ],
+                timeout=5,
+            ).stdout
         except FrontdeskError:
             self.tool = None  # a broken driver must not cost every sample a timeout
             return
@@ -221,8 +229,10 @@ def _notify(launch: dict[str, Any]) -> None:
     if not path:
         return
     body = json.dumps({"backend": "local", "ids": [launch["backend_id"]]}).encode()
-    req = (f"POST /v1/notify HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
-           f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode() + body
+    req = (
+        f"POST /v1/notify HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    ).encode() + body
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
             sock.settimeout(2.0)
@@ -287,19 +297,28 @@ def run(job_dir: Path) -> int:
             err.flush()
         try:
             child = subprocess.Popen(
-                launch["argv"], cwd=launch["cwd"], env=launch["env"], stdin=subprocess.DEVNULL,
-                stdout=out, stderr=err, start_new_session=True, preexec_fn=preexec,
+                launch["argv"],
+                cwd=launch["cwd"],
+                env=launch["env"],
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                start_new_session=True,
+                preexec_fn=preexec,
             )
         except OSError as exc:
             err.write(f"frontdesk: cannot start {launch['argv'][0]!r}: {exc.strerror}\n".encode())
             err.flush()
-            result.update(state="FAILED", exit_code=127, signal=None, ended_at=time.time(),
-                          reason=f"cannot start: {exc.strerror}")
+            result.update(
+                state="FAILED", exit_code=127, signal=None, ended_at=time.time(), reason=f"cannot start: {exc.strerror}"
+            )
             write_json(job_dir / "result.json", result)
             _notify(launch)
             return 0
-    write_json(job_dir / "started.json", {"pid": child.pid, "started_at": started,
-                                           "enforcement": cgroup.kind if cgroup else ("rss" if limit else None)})
+    write_json(
+        job_dir / "started.json",
+        {"pid": child.pid, "started_at": started, "enforcement": cgroup.kind if cgroup else ("rss" if limit else None)},
+    )
     pidfd = os.pidfd_open(child.pid)
     walltime = launch.get("walltime_seconds")
     gpus = _GpuSampler(launch["env"].get("CUDA_VISIBLE_DEVICES", ""))
@@ -340,11 +359,22 @@ def run(job_dir: Path) -> int:
     if why is None and cgroup is not None and cgroup.oom_killed():
         why = "OUT_OF_MEMORY"
     state = why or ("COMPLETED" if code == 0 else "FAILED")
-    reason = {"TIMEOUT": f"walltime {walltime}s reached", "OUT_OF_MEMORY": f"memory limit {limit} bytes exceeded",
-              "CANCELLED": "cancelled"}.get(state)
-    result.update(state=state, exit_code=exit_code, signal=sig, ended_at=ended, cpu_seconds=cpu,
-                  peak_rss_bytes=peak or None, reason=reason,
-                  enforcement=cgroup.kind if cgroup else ("rss" if limit else None), **gpus.result())
+    reason = {
+        "TIMEOUT": f"walltime {walltime}s reached",
+        "OUT_OF_MEMORY": f"memory limit {limit} bytes exceeded",
+        "CANCELLED": "cancelled",
+    }.get(state)
+    result.update(
+        state=state,
+        exit_code=exit_code,
+        signal=sig,
+        ended_at=ended,
+        cpu_seconds=cpu,
+        peak_rss_bytes=peak or None,
+        reason=reason,
+        enforcement=cgroup.kind if cgroup else ("rss" if limit else None),
+        **gpus.result(),
+    )
     if cgroup is not None:
         cgroup.remove()
     write_json(job_dir / "result.json", result)

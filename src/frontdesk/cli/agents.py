@@ -25,16 +25,26 @@ def register(sub: Any) -> None:
         a = hs.add_parser(action, help=f"{action} the hooks")
         a.add_argument("harness", choices=["claude", "codex"])
         scope = a.add_mutually_exclusive_group()
-        scope.add_argument("--project", dest="scope", action="store_const", const="project",
-                           help="this project's settings (default)")
-        scope.add_argument("--user", dest="scope", action="store_const", const="user",
-                           help="the user's settings (~/.claude, ~/.codex)")
+        scope.add_argument(
+            "--project", dest="scope", action="store_const", const="project", help="this project's settings (default)"
+        )
+        scope.add_argument(
+            "--user", dest="scope", action="store_const", const="user", help="the user's settings (~/.claude, ~/.codex)"
+        )
         a.add_argument("--dir", default=None, help="project directory (default: the current one)")
         if action == "install":
-            a.add_argument("--stop-timeout", type=int, default=900,
-                           help="seconds the Stop hook may hold a turn while jobs run (default 900)")
-            a.add_argument("--no-guard", dest="guard", action="store_false",
-                           help="leave out the guard's PreToolUse hook on Bash (Claude Code)")
+            a.add_argument(
+                "--stop-timeout",
+                type=int,
+                default=900,
+                help="seconds the Stop hook may hold a turn while jobs run (default 900)",
+            )
+            a.add_argument(
+                "--no-guard",
+                dest="guard",
+                action="store_false",
+                help="leave out the guard's PreToolUse hook on Bash (Claude Code)",
+            )
         a.add_argument("--json", action="store_true")
         a.set_defaults(func=cmd_hooks, action=action, scope="project")
     h.set_defaults(func=lambda args: (h.print_help(), 2)[1], json=False)
@@ -43,8 +53,11 @@ def register(sub: Any) -> None:
     from frontdesk.agents.hooks import EVENTS
 
     k.add_argument("event", choices=sorted(EVENTS))
-    k.add_argument("rest", nargs=argparse.REMAINDER,
-                   help="[--harness claude-code|codex] [--budget SECONDS] [PAYLOAD_JSON (Codex notify)]")
+    k.add_argument(
+        "rest",
+        nargs=argparse.REMAINDER,
+        help="[--harness claude-code|codex] [--budget SECONDS] [PAYLOAD_JSON (Codex notify)]",
+    )
     k.set_defaults(func=cmd_hook, json=False)
 
     m = sub.add_parser("mcp", help="serve the Model Context Protocol over stdio")
@@ -64,11 +77,20 @@ def _table(rows: list[dict[str, Any]]) -> str:
     head = ("SESSION", "HARNESS", "STATE", "ACTIVE", "UNREAD", "CHANNEL", "SEEN", "CWD")
     lines = [head]
     for r in rows:
-        lines.append((r["id"][:13], r["harness"], r["turn_state"], str(r["running"]), str(r["unread"]),
-                      r.get("channel") or "wait-hook", _ago(r.get("last_seen_at")), r.get("cwd") or "-"))
+        lines.append(
+            (
+                r["id"][:13],
+                r["harness"],
+                r["turn_state"],
+                str(r["running"]),
+                str(r["unread"]),
+                r.get("channel") or "wait-hook",
+                _ago(r.get("last_seen_at")),
+                r.get("cwd") or "-",
+            )
+        )
     widths = [max(len(line[i]) for line in lines) for i in range(len(head) - 1)]
-    out = ["  ".join(c.ljust(w) for c, w in zip(line[:-1], widths, strict=True)) + "  " + line[-1]
-           for line in lines]
+    out = ["  ".join(c.ljust(w) for c, w in zip(line[:-1], widths, strict=True)) + "  " + line[-1] for line in lines]
     for r in rows:
         if r.get("last_reason"):
             out.append(f"  {r['id'][:13]}: {r['last_reason']}")
@@ -94,8 +116,9 @@ def cmd_hooks(args: argparse.Namespace) -> int:
 
     project = Path(args.dir) if args.dir else None
     if args.action == "install":
-        msgs = inst.install(args.harness, args.scope, project, inst.HookPlan(stop_timeout=args.stop_timeout,
-                                                                                   guard=args.guard))
+        msgs = inst.install(
+            args.harness, args.scope, project, inst.HookPlan(stop_timeout=args.stop_timeout, guard=args.guard)
+        )
     else:
         msgs = inst.uninstall(args.harness, args.scope, project)
     emit(args.json, {"harness": args.harness, "scope": args.scope, "messages": msgs}, "\n".join(msgs))

@@ -25,9 +25,22 @@ def _context(source: str) -> dict[str, Any]:
 
     ctx = detect_context()
     ctx["source"] = source
-    ctx["env"] = {k: os.environ[k] for k in ("PATH", "VIRTUAL_ENV", "CONDA_PREFIX", "PYTHONPATH", "LD_LIBRARY_PATH",
-                                              "HOME", "USER", "LANG", "LOADEDMODULES", "MODULEPATH")
-                  if k in os.environ}
+    ctx["env"] = {
+        k: os.environ[k]
+        for k in (
+            "PATH",
+            "VIRTUAL_ENV",
+            "CONDA_PREFIX",
+            "PYTHONPATH",
+            "LD_LIBRARY_PATH",
+            "HOME",
+            "USER",
+            "LANG",
+            "LOADEDMODULES",
+            "MODULEPATH",
+        )
+        if k in os.environ
+    }
     return ctx
 
 
@@ -148,8 +161,13 @@ def cmd_run(args: argparse.Namespace) -> int:
             res[key] = getattr(args, flag)
     if args.gpu_type:
         res["gpu"] = {"type": args.gpu_type}
-    for flag, key in (("name", "name"), ("type", "type"), ("pool", "pool"), ("workdir", "workdir"),
-                      ("idempotency_key", "idempotency_key")):
+    for flag, key in (
+        ("name", "name"),
+        ("type", "type"),
+        ("pool", "pool"),
+        ("workdir", "workdir"),
+        ("idempotency_key", "idempotency_key"),
+    ):
         if getattr(args, flag) is not None:
             spec[key] = getattr(args, flag)
     if args.trial:

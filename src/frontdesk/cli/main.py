@@ -30,8 +30,9 @@ COMMAND_MODULES: tuple[str, ...] = (
 # (argparse construction of every group costs more than the rest of a thin command). Kept complete by
 # tests/unit/core/test_cli_map.py.
 COMMAND_TO_MODULE: dict[str, str] = {
-    **dict.fromkeys(("submit", "run", "wait", "status", "queue", "cancel", "logs", "report", "events"),
-                    "frontdesk.cli.jobs"),
+    **dict.fromkeys(
+        ("submit", "run", "wait", "status", "queue", "cancel", "logs", "report", "events"), "frontdesk.cli.jobs"
+    ),
     "serve": "frontdesk.cli.server",
     "demo": "frontdesk.cli.server",
     **dict.fromkeys(("notify", "shim"), "frontdesk.cli.slurm"),

@@ -86,15 +86,18 @@ def cmd_classify(args: argparse.Namespace) -> int:
 def _lesson_text(lesson: dict[str, Any]) -> str:
     prov = lesson["provenance"]
     ctx = lesson["context"]
-    out = [f"lesson {lesson['id']} [{lesson['scope']}:{lesson['scope_name']}] {lesson['status']}"
-           + (f" ({lesson['status_reason']})" if lesson.get("status_reason") else ""),
-           f"  {lesson['text']}",
-           f"  signature: {lesson['signature']}",
-           f"  template: {ctx['template'] or '(any)'}  application: {ctx['application'] or '?'}"]
+    out = [
+        f"lesson {lesson['id']} [{lesson['scope']}:{lesson['scope_name']}] {lesson['status']}"
+        + (f" ({lesson['status_reason']})" if lesson.get("status_reason") else ""),
+        f"  {lesson['text']}",
+        f"  signature: {lesson['signature']}",
+        f"  template: {ctx['template'] or '(any)'}  application: {ctx['application'] or '?'}",
+    ]
     if lesson.get("fix"):
         out.append(f"  fix: {lesson['fix'].get('changes')}  evidence: jobs {lesson['fix'].get('evidence')}")
-    out.append(f"  source: {prov['source']} by {prov['created_by']}; seen {prov['times_seen']}x, "
-               f"held {prov['times_held']}x")
+    out.append(
+        f"  source: {prov['source']} by {prov['created_by']}; seen {prov['times_seen']}x, held {prov['times_held']}x"
+    )
     return "\n".join(out)
 
 

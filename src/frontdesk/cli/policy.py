@@ -43,9 +43,7 @@ def register(sub: Any) -> None:
     r.add_argument("--json", action="store_true")
     r.set_defaults(func=cmd_rollback)
 
-    s = sub.add_parser(
-        "simulate", help="replay a workload through FIFO, EASY backfill and frontdesk's policy"
-    )
+    s = sub.add_parser("simulate", help="replay a workload through FIFO, EASY backfill and frontdesk's policy")
     s.add_argument("workload", help="validation, agent-day, or an SWF file (.swf or .swf.gz)")
     s.add_argument(
         "--policy",
@@ -69,8 +67,7 @@ def _render_cluster(data: dict[str, Any]) -> str:
     pol = data.get("policy") or {}
     if pol:
         lines.append(
-            f"policy version {pol.get('version')}"
-            + (f" (refused: {pol['refused']})" if pol.get("refused") else "")
+            f"policy version {pol.get('version')}" + (f" (refused: {pol['refused']})" if pol.get("refused") else "")
         )
         for pool in pol.get("pools", []):
             size = ", ".join(f"{k} {pool[k]}" for k in ("cpus", "gpus") if k in pool)
@@ -110,9 +107,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     import json
 
     data = _client().request("GET", "/v1/policy")
-    emit(
-        args.json, data, lambda: f"policy version {data['version']}\n" + json.dumps(data["config"], indent=2)
-    )
+    emit(args.json, data, lambda: f"policy version {data['version']}\n" + json.dumps(data["config"], indent=2))
     return 0
 
 
@@ -124,9 +119,7 @@ def cmd_history(args: argparse.Namespace) -> int:
         out = []
         for v in data["versions"]:
             when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(v["loaded_at"]))
-            out.append(
-                f"{'*' if v['active'] else ' '} {v['version']:>3}  {when}  {v['digest']}  {v['source']}"
-            )
+            out.append(f"{'*' if v['active'] else ' '} {v['version']:>3}  {when}  {v['digest']}  {v['source']}")
         return "\n".join(out) or "no policy versions yet"
 
     emit(args.json, data, text)

@@ -34,8 +34,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     if args.socket:
         os.environ["FRONTDESK_SOCKET"] = args.socket
-    return serve(config=args.config, backend=args.backend, listen=args.listen, token=args.token,
-                 log_level=args.log_level, announce_json=args.json)
+    return serve(
+        config=args.config,
+        backend=args.backend,
+        listen=args.listen,
+        token=args.token,
+        log_level=args.log_level,
+        announce_json=args.json,
+    )
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

@@ -17,8 +17,16 @@ from frontdesk.cli.output import emit
 __all__ = ["register", "SHIMS", "install_shims", "notify_targets"]
 
 SHIMS = ("squeue", "sacct", "sbatch", "scancel")
-_INFO_ENV = ("SLURM_JOB_EXIT_CODE2", "SLURM_JOB_EXIT_CODE", "SLURM_JOB_DERIVED_EC", "SLURM_JOB_USER",
-             "SLURM_JOB_PARTITION", "SLURM_JOB_NODELIST", "SLURM_JOB_NAME", "SLURM_SCRIPT_CONTEXT")
+_INFO_ENV = (
+    "SLURM_JOB_EXIT_CODE2",
+    "SLURM_JOB_EXIT_CODE",
+    "SLURM_JOB_DERIVED_EC",
+    "SLURM_JOB_USER",
+    "SLURM_JOB_PARTITION",
+    "SLURM_JOB_NODELIST",
+    "SLURM_JOB_NAME",
+    "SLURM_SCRIPT_CONTEXT",
+)
 _SHIM_TEMPLATE = """#!{python}
 # frontdesk shim for `{name}`: answers from the gateway's cached view / submits through the gateway.
 # Written by `frontdesk shim install`; put this directory first on an agent's PATH.
@@ -78,8 +86,11 @@ def _notify(args: argparse.Namespace) -> int:
         if not target.startswith("http") and not os.path.exists(target):
             results.append({"target": target, "ok": False, "error": "no such socket"})
             continue
-        client = Client(socket_path=None if target.startswith("http") else target,
-                        url=target if target.startswith("http") else None, timeout=args.timeout)
+        client = Client(
+            socket_path=None if target.startswith("http") else target,
+            url=target if target.startswith("http") else None,
+            timeout=args.timeout,
+        )
         try:
             answer = client.request("POST", "/v1/notify", body)
             results.append({"target": target, "ok": True, "answer": answer})
@@ -88,8 +99,14 @@ def _notify(args: argparse.Namespace) -> int:
     failed = [r for r in results if not r["ok"]]
     data = {"ids": ids, "targets": results}
     if args.json or not args.quiet or failed:
-        emit(args.json, data, lambda: "\n".join(
-            f"{r['target']}: {'ok' if r['ok'] else r['error']}" for r in results) or "no gateway to notify")
+        emit(
+            args.json,
+            data,
+            lambda: (
+                "\n".join(f"{r['target']}: {'ok' if r['ok'] else r['error']}" for r in results)
+                or "no gateway to notify"
+            ),
+        )
     if results and len(failed) == len(results):
         return 69
     return 0
@@ -112,8 +129,16 @@ def install_shims(directory: Path, python: str | None = None) -> list[Path]:
 def _install(args: argparse.Namespace) -> int:
     directory = Path(args.dir).absolute()
     paths = install_shims(directory)
-    data = {"dir": str(directory), "shims": [str(p) for p in paths], "python": sys.executable,
-            "path_hint": f"export PATH={directory}:$PATH"}
-    emit(args.json, data, f"wrote {', '.join(p.name for p in paths)} to {directory}\n"
-                          f"put it first on the agent's PATH: export PATH={directory}:$PATH")
+    data = {
+        "dir": str(directory),
+        "shims": [str(p) for p in paths],
+        "python": sys.executable,
+        "path_hint": f"export PATH={directory}:$PATH",
+    }
+    emit(
+        args.json,
+        data,
+        f"wrote {', '.join(p.name for p in paths)} to {directory}\n"
+        f"put it first on the agent's PATH: export PATH={directory}:$PATH",
+    )
     return 0

@@ -53,8 +53,15 @@ class Event:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON form (the stable schema of `frontdesk events --json`)."""
-        return {"seq": self.seq, "ts": self.ts, "kind": str(self.kind), "job_id": self.job_id,
-                "session": self.session, "principal": self.principal, "data": self.data}
+        return {
+            "seq": self.seq,
+            "ts": self.ts,
+            "kind": str(self.kind),
+            "job_id": self.job_id,
+            "session": self.session,
+            "principal": self.principal,
+            "data": self.data,
+        }
 
     def data_json(self) -> str:
         """The data field serialised for the journal."""

@@ -38,8 +38,10 @@ def advise_template(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
             want = _round_memory(max(too_small) * 1.5)
         if peak < 0.5 * mem and want < mem:
             suggest["memory_bytes"] = want
-            lines.append(f"asked for {format_bytes(mem)} memory, used at most {format_bytes(peak)}: "
-                         f"request {format_bytes(suggest['memory_bytes'])}")
+            lines.append(
+                f"asked for {format_bytes(mem)} memory, used at most {format_bytes(peak)}: "
+                f"request {format_bytes(suggest['memory_bytes'])}"
+            )
     runs_s = [r["used"].get("run_s") for r in done if r["used"].get("run_s")]
     wall = req.get("walltime_s")
     if runs_s and wall:
@@ -47,8 +49,10 @@ def advise_template(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
         want = max(int(math.ceil(longest * 2 / 60) * 60), 60)
         if longest < 0.25 * wall and want < wall:
             suggest["walltime_s"] = want
-            lines.append(f"asked for {format_duration(wall)}, ran at most {format_duration(longest)}: "
-                         f"request {format_duration(suggest['walltime_s'])}")
+            lines.append(
+                f"asked for {format_duration(wall)}, ran at most {format_duration(longest)}: "
+                f"request {format_duration(suggest['walltime_s'])}"
+            )
     gpus = int(req.get("gpus") or 0)
     utils = [r["used"].get("gpu_util_percent") for r in done if r["used"].get("gpu_util_percent") is not None]
     if gpus > 1 and utils:
@@ -57,8 +61,11 @@ def advise_template(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
             suggest["gpus"] = used
             lines.append(f"asked for {gpus} GPUs, used {used}")
     cpus = int(req.get("cpus") or 1)
-    effective = [r["used"]["cpu_seconds"] / r["used"]["run_s"] for r in done
-                 if r["used"].get("cpu_seconds") and r["used"].get("run_s")]
+    effective = [
+        r["used"]["cpu_seconds"] / r["used"]["run_s"]
+        for r in done
+        if r["used"].get("cpu_seconds") and r["used"].get("run_s")
+    ]
     if cpus > 1 and effective:
         used = max(1, math.ceil(max(effective)))
         if used <= cpus // 2:

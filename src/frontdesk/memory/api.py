@@ -60,16 +60,28 @@ def build_router(plugin: Any) -> APIRouter:
         return result
 
     @r.get("/memory/search")
-    async def search(request: Request, q: str = "", limit: int = Query(default=20, ge=1, le=500),
-                     all: bool = False) -> dict[str, Any]:
+    async def search(
+        request: Request, q: str = "", limit: int = Query(default=20, ge=1, le=500), all: bool = False
+    ) -> dict[str, Any]:
         found = store().search(q, _principal(request), limit=limit, include_invalid=all)
         return {"query": q, "lessons": [lesson.to_dict() for lesson in found]}
 
     @r.post("/memory/lessons")
     async def add(body: AddBody, request: Request) -> dict[str, Any]:
-        return store().add(_principal(request), body.kind, body.cause, template=body.template,
-                           application=body.application, fix_text=body.fix, source=body.source,
-                           state=body.state).to_dict()
+        return (
+            store()
+            .add(
+                _principal(request),
+                body.kind,
+                body.cause,
+                template=body.template,
+                application=body.application,
+                fix_text=body.fix,
+                source=body.source,
+                state=body.state,
+            )
+            .to_dict()
+        )
 
     @r.get("/memory/lessons/{lesson_id}")
     async def show(lesson_id: int, request: Request) -> dict[str, Any]:

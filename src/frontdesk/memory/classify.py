@@ -23,8 +23,16 @@ _SCAN_BYTES = 256 * 1024
 # States whose meaning wins over whatever else the log says; a matcher of another kind cannot explain them.
 _STRICT_STATES = {"TIMEOUT", "DEADLINE", "OUT_OF_MEMORY", "NODE_FAIL", "BOOT_FAIL", "PREEMPTED"}
 _CANCELLED_KINDS = {"walltime", "node_failure", "host_oom"}
-_NO_DETAIL_KINDS = {"host_oom", "cuda_oom", "walltime", "node_failure", "disk_quota", "permission_denied",
-                    "cancelled", "preempted"}
+_NO_DETAIL_KINDS = {
+    "host_oom",
+    "cuda_oom",
+    "walltime",
+    "node_failure",
+    "disk_quota",
+    "permission_denied",
+    "cancelled",
+    "preempted",
+}
 
 
 @dataclass(frozen=True)
@@ -84,17 +92,29 @@ class Signature:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON form (the schema of `frontdesk memory classify --json`)."""
-        return {"key": self.key, "state": self.state, "kind": self.kind, "detail": self.detail,
-                "cause": self.cause, "line": self.line, "normalised_line": self.normalised_line,
-                "matcher": self.matcher}
+        return {
+            "key": self.key,
+            "state": self.state,
+            "kind": self.kind,
+            "detail": self.detail,
+            "cause": self.cause,
+            "line": self.line,
+            "normalised_line": self.normalised_line,
+            "matcher": self.matcher,
+        }
 
 
 # ------------------------------------------------------------------------------------------ normalise
 _NORMALISERS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I), "<id>"),
     (re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?"), "<time>"),
-    (re.compile(r"\b(Mon|Tue|Wed|Thu|Fri|Sat|Sun)?\s*(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
-                r"\s+\d{1,2}\s+\d{2}:\d{2}:\d{2}(\s+\d{4})?"), "<time>"),
+    (
+        re.compile(
+            r"\b(Mon|Tue|Wed|Thu|Fri|Sat|Sun)?\s*(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
+            r"\s+\d{1,2}\s+\d{2}:\d{2}:\d{2}(\s+\d{4})?"
+        ),
+        "<time>",
+    ),
     (re.compile(r"\b\d{1,2}:\d{2}:\d{2}(\.\d+)?\b"), "<time>"),
     (re.compile(r"\b\d{1,3}(\.\d{1,3}){3}(:\d+)?\b"), "<ip>"),
     (re.compile(r"\b0x[0-9a-f]+\b", re.I), "<hex>"),
@@ -120,18 +140,23 @@ def _compile(entry: dict[str, Any]) -> Matcher:
     hint = entry.get("hint", [])
     hints = [hint] if isinstance(hint, str) else list(hint)
     return Matcher(
-        id=str(entry["id"]), kind=str(entry["kind"]), regex=re.compile(entry["pattern"], flags),
+        id=str(entry["id"]),
+        kind=str(entry["kind"]),
+        regex=re.compile(entry["pattern"], flags),
         hints=tuple(str(h).lower() for h in hints),
         hint_bytes=tuple(str(h).lower().encode("ascii", "replace") for h in hints),
         priority=int(entry.get("priority", 50)),
-        states=frozenset(states) if states else None, detail_from_line=bool(entry.get("detail_from_line")),
+        states=frozenset(states) if states else None,
+        detail_from_line=bool(entry.get("detail_from_line")),
     )
 
 
 def parse_catalog(data: dict[str, Any]) -> Catalog:
     """Build a Catalog from parsed TOML data (raises ValueError on an unknown kind)."""
-    kinds = {name: KindInfo(name, str(v["summary"]), str(v["next_step"]), bool(v.get("substrate")))
-             for name, v in data.get("kinds", {}).items()}
+    kinds = {
+        name: KindInfo(name, str(v["summary"]), str(v["next_step"]), bool(v.get("substrate")))
+        for name, v in data.get("kinds", {}).items()
+    }
     # highest priority first: once a match is found, lower priorities cannot win and are skipped
     matchers = tuple(sorted((_compile(e) for e in data.get("matcher", [])), key=lambda m: -m.priority))
     for m in matchers:
@@ -149,8 +174,11 @@ def load_catalog() -> Catalog:
 
 
 # ------------------------------------------------------------------------------------------ classify
-_ERROR_WORDS = re.compile(r"error|exception|fatal|failed|failure|abort|killed|denied|not found|panic|"
-                          r"segmentation|assert|cannot|unable", re.I)
+_ERROR_WORDS = re.compile(
+    r"error|exception|fatal|failed|failure|abort|killed|denied|not found|panic|"
+    r"segmentation|assert|cannot|unable",
+    re.I,
+)
 _PY_EXC = re.compile(r"^\s*[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Warning)\b")
 _NOISE = re.compile(r"^\s*(Traceback \(most recent call last\)|File \"|\^+\s*$|During handling)")
 
@@ -158,7 +186,7 @@ _NOISE = re.compile(r"^\s*(Traceback \(most recent call last\)|File \"|\^+\s*$|D
 def _line_at(text: str, pos: int) -> str:
     start = text.rfind("\n", 0, pos) + 1
     end = text.find("\n", pos)
-    return text[start: end if end >= 0 else len(text)].strip()
+    return text[start : end if end >= 0 else len(text)].strip()
 
 
 def _last_error_line(text: str) -> str:
@@ -230,8 +258,9 @@ def _cause(info: KindInfo | None, kind: str, detail: str) -> str:
     return f"{summary}: {detail}" if detail else summary
 
 
-def classify(text: str, state: str | None = None, exit_code: int | None = None,
-             catalog: Catalog | None = None) -> Signature:
+def classify(
+    text: str, state: str | None = None, exit_code: int | None = None, catalog: Catalog | None = None
+) -> Signature:
     """Classify one ending from its log text (stdout and stderr tails, joined) and its end state."""
     cat = catalog or load_catalog()
     state = state.upper() if state else None
@@ -265,12 +294,12 @@ def classify(text: str, state: str | None = None, exit_code: int | None = None,
         kind = matcher.kind
         line = _line_at(text, pos)
         detail = normalise(line, 120).lower() if matcher.detail_from_line else _detail(kind, match, matcher)
-        return Signature(state, kind, detail, _cause(cat.kinds.get(kind), kind, detail), line[:300],
-                         matcher.id, normalise(line))
+        return Signature(
+            state, kind, detail, _cause(cat.kinds.get(kind), kind, detail), line[:300], matcher.id, normalise(line)
+        )
     kind = implied or ("exit_error" if text.strip() or exit_code else "unknown")
     line = _last_error_line(text) if kind == "exit_error" else ""
     if kind == "exit_error" and not line and exit_code is not None:
         line = f"exit code {exit_code}"
     detail = normalise(line, 120).lower() if kind == "exit_error" else ""
-    return Signature(state, kind, detail, _cause(cat.kinds.get(kind), kind, detail), line[:300], None,
-                     normalise(line))
+    return Signature(state, kind, detail, _cause(cat.kinds.get(kind), kind, detail), line[:300], None, normalise(line))

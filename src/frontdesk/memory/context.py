@@ -11,14 +11,39 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["JobContext", "argument_change", "context_of", "fix_applied", "request_changes", "scrub_private",
-           "template_of"]
+__all__ = [
+    "JobContext",
+    "argument_change",
+    "context_of",
+    "fix_applied",
+    "request_changes",
+    "scrub_private",
+    "template_of",
+]
 
 _HOME = re.compile(r"(?<![\w.])(?:/home|/Users|/u|/usr/home|/export/home)/[^/\s'\"]+")
 _MODULE_LOAD = re.compile(r"^\s*(?:module\s+(?:load|add|try-load)|ml)\s+([^\n#;&|]+)", re.M)
-_INTERPRETERS = {"python", "python3", "bash", "sh", "srun", "mpirun", "mpiexec", "env", "time",
-                 "apptainer", "singularity", "torchrun", "accelerate", "Rscript", "julia", "uv", "conda",
-                 "exec", "numactl"}
+_INTERPRETERS = {
+    "python",
+    "python3",
+    "bash",
+    "sh",
+    "srun",
+    "mpirun",
+    "mpiexec",
+    "env",
+    "time",
+    "apptainer",
+    "singularity",
+    "torchrun",
+    "accelerate",
+    "Rscript",
+    "julia",
+    "uv",
+    "conda",
+    "exec",
+    "numactl",
+}
 _SHELL_SETUP = ("cd", "set", "source", ".", "export", "echo", "conda", "ulimit")
 _REQUEST_KEYS = ("memory_bytes", "cpus", "gpus", "walltime_s", "partition", "gpu_types", "modules")
 
@@ -75,8 +100,13 @@ def _application(spec: dict[str, Any]) -> str:
     candidates = []
     for w in words:
         base = w.rsplit("/", 1)[-1]
-        if (not base or base.startswith("-") or base.isdigit() or re.match(r"^python[\d.]*$", base)
-                or base in _INTERPRETERS):
+        if (
+            not base
+            or base.startswith("-")
+            or base.isdigit()
+            or re.match(r"^python[\d.]*$", base)
+            or base in _INTERPRETERS
+        ):
             continue
         candidates.append((w, base))
     for w, base in candidates:  # a file or path names the program better than an option's value
@@ -116,18 +146,31 @@ class JobContext:
         return {"versions": versions, "partition": self.partition}
 
 
-def context_of(spec: dict[str, Any], partition: str | None = None, env: dict[str, str] | None = None,
-               workdir: str | None = None) -> JobContext:
+def context_of(
+    spec: dict[str, Any], partition: str | None = None, env: dict[str, str] | None = None, workdir: str | None = None
+) -> JobContext:
     """The context of a job from its spec's JSON form (and, when known, its partition and submit env)."""
     res = spec.get("resources") or {}
     gpu = res.get("gpu") or {}
     modules = _modules(spec, env)
     part = partition or spec.get("pool")
-    requested = {"memory_bytes": res.get("memory"), "cpus": res.get("cpus", 1), "gpus": res.get("gpus", 0),
-                 "walltime_s": res.get("walltime"), "partition": part,
-                 "gpu_types": sorted(gpu.get("type") or []), "modules": modules}
-    return JobContext(template=template_of(spec), application=_application(spec), modules=modules,
-                      partition=part, requested=requested, workdir=spec.get("workdir") or workdir)
+    requested = {
+        "memory_bytes": res.get("memory"),
+        "cpus": res.get("cpus", 1),
+        "gpus": res.get("gpus", 0),
+        "walltime_s": res.get("walltime"),
+        "partition": part,
+        "gpu_types": sorted(gpu.get("type") or []),
+        "modules": modules,
+    }
+    return JobContext(
+        template=template_of(spec),
+        application=_application(spec),
+        modules=modules,
+        partition=part,
+        requested=requested,
+        workdir=spec.get("workdir") or workdir,
+    )
 
 
 def request_changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, list[Any]]:
@@ -168,8 +211,7 @@ def argument_change(before: str, after: str, max_words: int = 3) -> tuple[str, s
     return " ".join(old), " ".join(new)
 
 
-def fix_applied(fix_changes: dict[str, list[Any]], request: dict[str, Any],
-                template: str | None = None) -> bool:
+def fix_applied(fix_changes: dict[str, list[Any]], request: dict[str, Any], template: str | None = None) -> bool:
     """Whether a request carries a fix: every value the fix changed moved away from where it failed."""
     for key, (old, new) in fix_changes.items():
         if key == "arguments":  # the fix was another command line: [failed template, completed template]

@@ -52,15 +52,33 @@ class Lesson:
     def from_row(cls, row: sqlite3.Row) -> Lesson:
         """Decode a `memory_lessons` row."""
         return cls(
-            id=int(row["id"]), scope=row["scope"], scope_name=row["scope_name"], signature=row["signature"],
-            kind=row["kind"], state=row["state"], cause=row["cause"], detail=row["detail"], line=row["line"],
-            template=row["template"], application=row["application"], modules=json.loads(row["modules"]),
-            partition=row["partition"], requested=json.loads(row["requested"]),
-            conditions=json.loads(row["conditions"]), fix=json.loads(row["fix"]) if row["fix"] else None,
-            source=row["source"], created_at=row["created_at"], created_by=row["created_by"],
-            confirmed_at=row["confirmed_at"], times_seen=row["times_seen"], times_held=row["times_held"],
-            status=row["status"], status_reason=row["status_reason"], evidence=json.loads(row["evidence"]),
-            origin_id=row["origin_id"], promoted_by=row["promoted_by"],
+            id=int(row["id"]),
+            scope=row["scope"],
+            scope_name=row["scope_name"],
+            signature=row["signature"],
+            kind=row["kind"],
+            state=row["state"],
+            cause=row["cause"],
+            detail=row["detail"],
+            line=row["line"],
+            template=row["template"],
+            application=row["application"],
+            modules=json.loads(row["modules"]),
+            partition=row["partition"],
+            requested=json.loads(row["requested"]),
+            conditions=json.loads(row["conditions"]),
+            fix=json.loads(row["fix"]) if row["fix"] else None,
+            source=row["source"],
+            created_at=row["created_at"],
+            created_by=row["created_by"],
+            confirmed_at=row["confirmed_at"],
+            times_seen=row["times_seen"],
+            times_held=row["times_held"],
+            status=row["status"],
+            status_reason=row["status_reason"],
+            evidence=json.loads(row["evidence"]),
+            origin_id=row["origin_id"],
+            promoted_by=row["promoted_by"],
         )
 
     @property
@@ -71,19 +89,39 @@ class Lesson:
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON form (the schema of `frontdesk memory show --json`)."""
         return {
-            "id": self.id, "scope": self.scope, "scope_name": self.scope_name, "signature": self.signature,
-            "kind": self.kind, "state": self.state, "cause": self.cause, "detail": self.detail,
-            "line": self.line, "context": {"template": self.template, "application": self.application,
-                                           "modules": self.modules, "partition": self.partition,
-                                           "requested": self.requested},
-            "conditions": self.conditions, "fix": self.fix,
-            "provenance": {"source": self.source, "created_at": self.created_at,
-                           "created_by": self.created_by, "confirmed_at": self.confirmed_at,
-                           "times_seen": self.times_seen,
-                           "times_held": self.times_held, "origin_id": self.origin_id,
-                           "promoted_by": self.promoted_by},
-            "status": self.status, "status_reason": self.status_reason, "fact": self.is_fact,
-            "evidence": self.evidence, "text": describe(self),
+            "id": self.id,
+            "scope": self.scope,
+            "scope_name": self.scope_name,
+            "signature": self.signature,
+            "kind": self.kind,
+            "state": self.state,
+            "cause": self.cause,
+            "detail": self.detail,
+            "line": self.line,
+            "context": {
+                "template": self.template,
+                "application": self.application,
+                "modules": self.modules,
+                "partition": self.partition,
+                "requested": self.requested,
+            },
+            "conditions": self.conditions,
+            "fix": self.fix,
+            "provenance": {
+                "source": self.source,
+                "created_at": self.created_at,
+                "created_by": self.created_by,
+                "confirmed_at": self.confirmed_at,
+                "times_seen": self.times_seen,
+                "times_held": self.times_held,
+                "origin_id": self.origin_id,
+                "promoted_by": self.promoted_by,
+            },
+            "status": self.status,
+            "status_reason": self.status_reason,
+            "fact": self.is_fact,
+            "evidence": self.evidence,
+            "text": describe(self),
         }
 
 
@@ -123,14 +161,18 @@ def describe(lesson: Lesson) -> str:
     if lesson.fix and not fix_changes and lesson.fix.get("text"):
         text += f"; fix ({lesson.source}): {lesson.fix['text']}"
     elif lesson.fix:
-        parts = [f"{k.removesuffix('_bytes').removesuffix('_s')} {_fmt(k, new)}" for k, (_old, new) in
-                 fix_changes.items() if k != "arguments"]
+        parts = [
+            f"{k.removesuffix('_bytes').removesuffix('_s')} {_fmt(k, new)}"
+            for k, (_old, new) in fix_changes.items()
+            if k != "arguments"
+        ]
         if "arguments" in fix_changes:
             old_args, new_args = (lesson.fix.get("arguments") or ["", ""])[:2]
             parts.append(f"`{new_args}` instead of `{old_args}`" if old_args else f"`{new_args}` added")
         ok_job = (lesson.fix.get("evidence") or [None, None])[-1]
-        text += (f"; it completed with {', '.join(parts)} on {_day(float(lesson.fix.get('at', 0)))}"
-                 + (f" (job {ok_job})" if ok_job else ""))
+        text += f"; it completed with {', '.join(parts)} on {_day(float(lesson.fix.get('at', 0)))}" + (
+            f" (job {ok_job})" if ok_job else ""
+        )
         if lesson.times_held > 1:
             text += f", and held {lesson.times_held} times since"
     else:

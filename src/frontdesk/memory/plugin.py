@@ -37,9 +37,17 @@ _NO_RUN_STATES = {"DEPENDENCY_NEVER_SATISFIED"}
 
 
 def _summary(lesson: Lesson) -> dict[str, Any]:
-    return {"id": lesson.id, "scope": lesson.scope, "signature": lesson.signature, "status": lesson.status,
-            "fact": lesson.is_fact, "fix": lesson.fix, "times_seen": lesson.times_seen,
-            "times_held": lesson.times_held, "text": describe(lesson)}
+    return {
+        "id": lesson.id,
+        "scope": lesson.scope,
+        "signature": lesson.signature,
+        "status": lesson.status,
+        "fact": lesson.is_fact,
+        "fix": lesson.fix,
+        "times_seen": lesson.times_seen,
+        "times_held": lesson.times_held,
+        "text": describe(lesson),
+    }
 
 
 class MemoryPlugin:
@@ -89,15 +97,30 @@ class MemoryPlugin:
         assert self.store is not None
         out = []
         for lesson in self.store.matching(principal, job_ctx):
-            out.append(Notice(source="memory", text=f"memory: {describe(lesson)}",
-                              data={"lesson_id": lesson.id, "signature": lesson.signature,
-                                    "kind": lesson.kind, "status": lesson.status, "fact": lesson.is_fact,
-                                    "scope": lesson.scope,
-                                    "fix": lesson.fix}))
+            out.append(
+                Notice(
+                    source="memory",
+                    text=f"memory: {describe(lesson)}",
+                    data={
+                        "lesson_id": lesson.id,
+                        "signature": lesson.signature,
+                        "kind": lesson.kind,
+                        "status": lesson.status,
+                        "fact": lesson.is_fact,
+                        "scope": lesson.scope,
+                        "fix": lesson.fix,
+                    },
+                )
+            )
         advice = advise_template(self.store.runs(principal, job_ctx.template, limit=20))
         if advice:
-            out.append(Notice(source="memory", text="memory: earlier runs of this command: " +
-                              "; ".join(advice["lines"]), data={"advice": advice["suggest"]}))
+            out.append(
+                Notice(
+                    source="memory",
+                    text="memory: earlier runs of this command: " + "; ".join(advice["lines"]),
+                    data={"advice": advice["suggest"]},
+                )
+            )
         return out
 
     def enrich(self, job: dict[str, Any], report: dict[str, Any]) -> dict[str, Any]:
@@ -114,12 +137,18 @@ class MemoryPlugin:
             text = "\n".join(report.get("stdout_tail", []) + report.get("stderr_tail", []))
         sig = classify(text, report.get("state"), report.get("exit_code"))
         sig = replace(sig, line=self.redact(sig.line), normalised_line=self.redact(sig.normalised_line))
-        job_ctx = self._context(job.get("spec") or {}, job.get("partition"), context.get("env"),
-                                context.get("cwd"))
+        job_ctx = self._context(job.get("spec") or {}, job.get("partition"), context.get("env"), context.get("cwd"))
         used = {**(report.get("used") or {}), "run_s": report.get("run_s")}
         principal = str(job.get("principal") or "")
-        self.store.record_run(job_id, principal, job_ctx, str(report.get("state")),
-                              None if sig.kind == "ok" else sig, used, job.get("ended_at"))
+        self.store.record_run(
+            job_id,
+            principal,
+            job_ctx,
+            str(report.get("state")),
+            None if sig.kind == "ok" else sig,
+            used,
+            job.get("ended_at"),
+        )
         if sig.kind == "ok":
             touched = self.store.learn_from_success(job_id, principal, job_ctx)
         else:
@@ -127,12 +156,15 @@ class MemoryPlugin:
         self._publish(job, touched)
         seen = {lesson.id for lesson in touched}
         matched = [lesson for lesson in self.store.matching(principal, job_ctx) if lesson.id not in seen]
-        return {"signature": None if sig.kind == "ok" else _sig_dict(sig),
-                "lessons": [_summary(lesson) for lesson in touched],
-                "matched": [_summary(lesson) for lesson in matched]}
+        return {
+            "signature": None if sig.kind == "ok" else _sig_dict(sig),
+            "lessons": [_summary(lesson) for lesson in touched],
+            "matched": [_summary(lesson) for lesson in matched],
+        }
 
-    def _context(self, spec: dict[str, Any], partition: str | None, env: dict[str, str] | None,
-                 cwd: str | None) -> JobContext:
+    def _context(
+        self, spec: dict[str, Any], partition: str | None, env: dict[str, str] | None, cwd: str | None
+    ) -> JobContext:
         """The job context, secrets in its template redacted (stable fingerprints: it still matches)."""
         job_ctx = context_of(spec, partition=partition, env=env, workdir=cwd)
         return replace(job_ctx, template=self.redact(job_ctx.template))
@@ -144,10 +176,20 @@ class MemoryPlugin:
 
         for lesson in lessons:
             try:
-                self.gateway.publish(Event(EventKind.LESSON_RECORDED, job_id=int(job["id"]),
-                                           session=job.get("session"), principal=job.get("principal"),
-                                           data={"lesson": lesson.id, "signature": lesson.signature,
-                                                 "scope": lesson.scope, "status": lesson.status}))
+                self.gateway.publish(
+                    Event(
+                        EventKind.LESSON_RECORDED,
+                        job_id=int(job["id"]),
+                        session=job.get("session"),
+                        principal=job.get("principal"),
+                        data={
+                            "lesson": lesson.id,
+                            "signature": lesson.signature,
+                            "scope": lesson.scope,
+                            "status": lesson.status,
+                        },
+                    )
+                )
             except Exception:
                 log.exception("memory: could not publish lesson %s", lesson.id)
 

@@ -66,8 +66,13 @@ class Membership:
             else:
                 projects[str(name)] = _users(value, f"[memory.projects].{name}")
         admins = _users(section.get("admins", []), "[memory].admins")
-        return cls(labs=labs, projects=projects, project_paths=paths, admins=admins,
-                   use_unix_groups=bool(section.get("unix_groups", True)))
+        return cls(
+            labs=labs,
+            projects=projects,
+            project_paths=paths,
+            admins=admins,
+            use_unix_groups=bool(section.get("unix_groups", True)),
+        )
 
     def _unix_group(self, name: str) -> frozenset[str]:
         if not self.use_unix_groups:
@@ -109,8 +114,12 @@ class Membership:
 
     def scopes(self, principal: str, groups: Iterable[str] | None = None) -> list[Scope]:
         """Every scope the principal may read, narrowest first."""
-        return ([("user", principal)] + [("project", p) for p in self.projects_of(principal)]
-                + [("lab", lab) for lab in self.labs_of(principal, groups)] + [("cluster", "*")])
+        return (
+            [("user", principal)]
+            + [("project", p) for p in self.projects_of(principal)]
+            + [("lab", lab) for lab in self.labs_of(principal, groups)]
+            + [("cluster", "*")]
+        )
 
     def may_write(self, principal: str, scope: str, name: str) -> bool:
         """Whether a principal may put a lesson into a scope (promotion, forgetting)."""

@@ -132,9 +132,14 @@ def _fts_query(text: str) -> str:
 class LessonStore:
     """Lessons, the runs they are learned from, and the rules that keep them true."""
 
-    def __init__(self, conn: sqlite3.Connection, membership: Membership | None = None,
-                 stale_after_s: float = 90 * 86400, site_threshold: int = 3,
-                 clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        membership: Membership | None = None,
+        stale_after_s: float = 90 * 86400,
+        site_threshold: int = 3,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.conn = conn
         self.membership = membership or Membership()
         self.stale_after_s = stale_after_s
@@ -161,15 +166,24 @@ class LessonStore:
         self.conn.execute(
             "UPDATE memory_lessons SET status='stale', status_reason=?, updated_at=? "
             "WHERE status='active' AND confirmed_at < ?",
-            (f"not confirmed for {int(self.stale_after_s // 86400)} days", self.clock(), cutoff))
+            (f"not confirmed for {int(self.stale_after_s // 86400)} days", self.clock(), cutoff),
+        )
 
-    def _select(self, where: str, args: list[Any], principal: str, order: str = "id",
-                limit: int = 100, by_scope_index: bool = True) -> list[Lesson]:
+    def _select(
+        self,
+        where: str,
+        args: list[Any],
+        principal: str,
+        order: str = "id",
+        limit: int = 100,
+        by_scope_index: bool = True,
+    ) -> list[Lesson]:
         self._age()
         scope_sql, scope_args = self._scope_sql(self.membership.scopes(principal), by_scope_index)
         rows = self.conn.execute(
             f"SELECT * FROM memory_lessons WHERE {scope_sql} AND ({where}) ORDER BY {order} LIMIT ?",
-            (*scope_args, *args, limit)).fetchall()
+            (*scope_args, *args, limit),
+        ).fetchall()
         return [Lesson.from_row(r) for r in rows]
 
     def get(self, lesson_id: int, principal: str) -> Lesson:
@@ -179,16 +193,19 @@ class LessonStore:
             raise NotFound(f"no lesson {lesson_id}")
         return found[0]
 
-    def search(self, text: str, principal: str, limit: int = 20,
-               include_invalid: bool = False) -> list[Lesson]:
+    def search(self, text: str, principal: str, limit: int = 20, include_invalid: bool = False) -> list[Lesson]:
         """Full-text search over the lessons the principal may read, best first."""
         status = "" if include_invalid else " AND status != 'invalid'"
         query = _fts_query(text)
         if not query:
             return self._select(f"1=1{status}", [], principal, order="updated_at DESC", limit=limit)
         return self._select(
-            f"id IN (SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?){status}", [query], principal,
-            order="times_seen DESC, updated_at DESC", limit=limit)
+            f"id IN (SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?){status}",
+            [query],
+            principal,
+            order="times_seen DESC, updated_at DESC",
+            limit=limit,
+        )
 
     def matching(self, principal: str, ctx: JobContext) -> list[Lesson]:
         """Lessons about a job about to run: same template, or substrate lessons for its application.
@@ -196,15 +213,26 @@ class LessonStore:
         Invalid lessons are left out; a lesson recorded under other conditions (another version of a
         module it names) is marked stale, to be revalidated by this job's outcome.
         """
-        where = ("status != 'invalid' AND id IN (SELECT id FROM memory_lessons WHERE template=? UNION ALL "
-                 "SELECT id FROM memory_lessons WHERE application=? AND application!='' AND template='')")
-        found = self._select(where, [ctx.template, ctx.application], principal,
-                             order="times_seen DESC, id", limit=20, by_scope_index=False)
+        where = (
+            "status != 'invalid' AND id IN (SELECT id FROM memory_lessons WHERE template=? UNION ALL "
+            "SELECT id FROM memory_lessons WHERE application=? AND application!='' AND template='')"
+        )
+        found = self._select(
+            where,
+            [ctx.template, ctx.application],
+            principal,
+            order="times_seen DESC, id",
+            limit=20,
+            by_scope_index=False,
+        )
         out = []
         for lesson in found:
             changed = _conditions_changed(lesson.conditions, ctx)
-            if changed and lesson.status == "active" and not (lesson.fix and fix_applied(
-                    lesson.fix.get("changes", {}), ctx.requested, ctx.template)):
+            if (
+                changed
+                and lesson.status == "active"
+                and not (lesson.fix and fix_applied(lesson.fix.get("changes", {}), ctx.requested, ctx.template))
+            ):
                 reason = f"conditions changed: {changed}"
                 self._update(lesson.id, status="stale", status_reason=reason)
                 lesson = replace(lesson, status="stale", status_reason=reason)
@@ -212,38 +240,71 @@ class LessonStore:
         return out
 
     # -- recording ----------------------------------------------------------------------------------
-    def record_run(self, job_id: int, principal: str, ctx: JobContext, state: str, sig: Signature | None,
-                   used: dict[str, Any], ended_at: float | None = None) -> None:
+    def record_run(
+        self,
+        job_id: int,
+        principal: str,
+        ctx: JobContext,
+        state: str,
+        sig: Signature | None,
+        used: dict[str, Any],
+        ended_at: float | None = None,
+    ) -> None:
         """Remember one ended job (the history that fixes and advice are learned from)."""
         self.conn.execute(
             "INSERT OR REPLACE INTO memory_runs(job_id, principal, template, application, state, signature,"
             " kind, requested, used, ended_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
-            (job_id, principal, ctx.template, ctx.application, state, sig.key if sig else None,
-             sig.kind if sig else None, json.dumps(ctx.requested), json.dumps(used),
-             ended_at or self.clock()))
+            (
+                job_id,
+                principal,
+                ctx.template,
+                ctx.application,
+                state,
+                sig.key if sig else None,
+                sig.kind if sig else None,
+                json.dumps(ctx.requested),
+                json.dumps(used),
+                ended_at or self.clock(),
+            ),
+        )
 
-    def record_failure(self, job_id: int, principal: str, ctx: JobContext, sig: Signature,
-                       source: str = "scheduler") -> list[Lesson]:
+    def record_failure(
+        self, job_id: int, principal: str, ctx: JobContext, sig: Signature, source: str = "scheduler"
+    ) -> list[Lesson]:
         """A failed job: create or confirm its lesson in the principal's own scope; apply site rules."""
         if sig.kind in NO_LESSON_KINDS:
             return []
         now = self.clock()
         evidence = {"job": job_id, "at": now, "requested": ctx.requested}
         touched: list[int] = []
-        for lesson in self._select("signature=? AND template=?", [sig.key, ctx.template], principal,
-                                   by_scope_index=False):
+        for lesson in self._select(
+            "signature=? AND template=?", [sig.key, ctx.template], principal, by_scope_index=False
+        ):
             updates: dict[str, Any] = {
-                "times_seen": lesson.times_seen + 1, "confirmed_at": now, "status": "active",
-                "status_reason": None, "evidence": json.dumps((lesson.evidence + [evidence])[-20:]),
-                "conditions": json.dumps(self._conditions(ctx))}
+                "times_seen": lesson.times_seen + 1,
+                "confirmed_at": now,
+                "status": "active",
+                "status_reason": None,
+                "evidence": json.dumps((lesson.evidence + [evidence])[-20:]),
+                "conditions": json.dumps(self._conditions(ctx)),
+            }
             if lesson.fix and fix_applied(lesson.fix.get("changes", {}), ctx.requested, ctx.template):
                 updates.update(fix=None, fix_text="", status_reason=f"the fix did not hold for job {job_id}")
             self._update(lesson.id, **updates)
             touched.append(lesson.id)
         if not any(self._lesson_row(i)["scope"] == "user" for i in touched):
-            touched.append(self._insert(
-                scope="user", scope_name=principal, sig=sig, ctx=ctx, source=source, by=principal,
-                evidence=[evidence], now=now))
+            touched.append(
+                self._insert(
+                    scope="user",
+                    scope_name=principal,
+                    sig=sig,
+                    ctx=ctx,
+                    source=source,
+                    by=principal,
+                    evidence=[evidence],
+                    now=now,
+                )
+            )
         site = self._site_rule(sig, ctx, now)
         return [Lesson.from_row(self._lesson_row(i)) for i in touched] + site
 
@@ -251,27 +312,42 @@ class LessonStore:
         """A completed job: learn the fix for lessons on its template, confirm it, or invalidate them."""
         now = self.clock()
         out = []
-        for lesson in self._select("template=? AND template != '' AND status != 'invalid'", [ctx.template],
-                                   principal, by_scope_index=False):
+        for lesson in self._select(
+            "template=? AND template != '' AND status != 'invalid'", [ctx.template], principal, by_scope_index=False
+        ):
             if lesson.kind in _TRANSIENT_KINDS:
                 continue
             if lesson.fix is None:
                 failed = lesson.evidence[-1] if lesson.evidence else {"requested": lesson.requested}
                 changes = request_changes(failed.get("requested") or {}, ctx.requested)
                 if changes:
-                    fix = {"changes": changes, "evidence": [failed.get("job"), job_id], "at": now,
-                           "learned_from": "scheduler"}
-                    self._update(lesson.id, fix=json.dumps(fix), fix_text=_fix_text(changes), times_held=1,
-                                 confirmed_at=now, status="active", status_reason=None)
+                    fix = {
+                        "changes": changes,
+                        "evidence": [failed.get("job"), job_id],
+                        "at": now,
+                        "learned_from": "scheduler",
+                    }
+                    self._update(
+                        lesson.id,
+                        fix=json.dumps(fix),
+                        fix_text=_fix_text(changes),
+                        times_held=1,
+                        confirmed_at=now,
+                        status="active",
+                        status_reason=None,
+                    )
                 else:
-                    self._update(lesson.id, status="invalid",
-                                 status_reason=f"job {job_id} completed with the request that failed")
+                    self._update(
+                        lesson.id,
+                        status="invalid",
+                        status_reason=f"job {job_id} completed with the request that failed",
+                    )
             elif fix_applied(lesson.fix.get("changes", {}), ctx.requested, ctx.template):
-                self._update(lesson.id, times_held=lesson.times_held + 1, confirmed_at=now, status="active",
-                             status_reason=None)
+                self._update(
+                    lesson.id, times_held=lesson.times_held + 1, confirmed_at=now, status="active", status_reason=None
+                )
             else:
-                self._update(lesson.id, status="invalid",
-                             status_reason=f"job {job_id} completed without the fix")
+                self._update(lesson.id, status="invalid", status_reason=f"job {job_id} completed without the fix")
             out.append(Lesson.from_row(self._lesson_row(lesson.id)))
         return out + self._learn_from_siblings(job_id, principal, ctx, now)
 
@@ -284,8 +360,9 @@ class LessonStore:
             f"scope='user' AND scope_name=? AND application=? AND template != ? AND template != ''"
             f" AND status='active' AND kind IN ({marks}) AND (json_extract(fix, '$.changes.arguments[1]')=?"
             f" OR (fix IS NULL AND confirmed_at > ?))",
-            [principal, ctx.application, ctx.template, *_ARGUMENT_KINDS, ctx.template,
-             now - _SIBLING_WINDOW_S], principal)
+            [principal, ctx.application, ctx.template, *_ARGUMENT_KINDS, ctx.template, now - _SIBLING_WINDOW_S],
+            principal,
+        )
         out = []
         for lesson in candidates:
             if lesson.fix is not None:  # this command line is that lesson's fix: it held once more
@@ -298,15 +375,29 @@ class LessonStore:
             failed = lesson.evidence[-1] if lesson.evidence else {"requested": lesson.requested}
             changes = request_changes(failed.get("requested") or {}, ctx.requested)
             changes["arguments"] = [lesson.template, ctx.template]
-            fix = {"changes": changes, "arguments": list(diff), "evidence": [failed.get("job"), job_id],
-                   "at": now, "learned_from": "scheduler"}
-            self._update(lesson.id, fix=json.dumps(fix), fix_text=_fix_text(changes), times_held=1,
-                         confirmed_at=now)
+            fix = {
+                "changes": changes,
+                "arguments": list(diff),
+                "evidence": [failed.get("job"), job_id],
+                "at": now,
+                "learned_from": "scheduler",
+            }
+            self._update(lesson.id, fix=json.dumps(fix), fix_text=_fix_text(changes), times_held=1, confirmed_at=now)
             out.append(Lesson.from_row(self._lesson_row(lesson.id)))
         return out
 
-    def add(self, principal: str, kind: str, cause: str, *, template: str = "", application: str = "",
-            fix_text: str = "", source: str = "person", state: str | None = None) -> Lesson:
+    def add(
+        self,
+        principal: str,
+        kind: str,
+        cause: str,
+        *,
+        template: str = "",
+        application: str = "",
+        fix_text: str = "",
+        source: str = "person",
+        state: str | None = None,
+    ) -> Lesson:
         """A lesson typed in by a person or an agent (in the principal's own scope)."""
         if kind not in load_catalog().kinds:
             raise UserError(f"unknown kind {kind!r} (one of {', '.join(sorted(load_catalog().kinds))})")
@@ -317,22 +408,32 @@ class LessonStore:
         detail = " ".join(cause.lower().split())[:120]
         sig = Signature(state, kind, detail, cause[:300])
         ctx = JobContext(template=scrub_private(" ".join(template.split()))[:500], application=application)
-        lesson_id = self._insert(scope="user", scope_name=principal, sig=sig, ctx=ctx, source=source,
-                                 by=principal, evidence=[], now=self.clock())
+        lesson_id = self._insert(
+            scope="user",
+            scope_name=principal,
+            sig=sig,
+            ctx=ctx,
+            source=source,
+            by=principal,
+            evidence=[],
+            now=self.clock(),
+        )
         if fix_text:
-            fix = {"changes": {}, "text": fix_text[:500], "evidence": [], "at": self.clock(),
-                   "learned_from": source}
+            fix = {"changes": {}, "text": fix_text[:500], "evidence": [], "at": self.clock(), "learned_from": source}
             self._update(lesson_id, fix=json.dumps(fix), fix_text=fix_text[:500])
         return Lesson.from_row(self._lesson_row(lesson_id))
 
     # -- scopes: promotion and forgetting ------------------------------------------------------------
-    def promote(self, lesson_id: int, principal: str, scope: str, name: str | None = None,
-                source: str | None = None) -> Lesson:
+    def promote(
+        self, lesson_id: int, principal: str, scope: str, name: str | None = None, source: str | None = None
+    ) -> Lesson:
         """Copy a lesson into a wider scope, stripped of private paths; refused if secrets remain."""
         lesson = self.get(lesson_id, principal)
         if scope not in SCOPES or SCOPES.index(scope) <= SCOPES.index(lesson.scope):
-            raise UserError(f"cannot promote a {lesson.scope} lesson to {scope!r}: choose a wider scope "
-                            f"({', '.join(SCOPES[SCOPES.index(lesson.scope) + 1:])})")
+            raise UserError(
+                f"cannot promote a {lesson.scope} lesson to {scope!r}: choose a wider scope "
+                f"({', '.join(SCOPES[SCOPES.index(lesson.scope) + 1 :])})"
+            )
         name = "*" if scope == "cluster" else name or self._default_name(principal, scope, lesson)
         if not self.membership.may_write(principal, scope, name):
             raise Denied(f"{principal} may not add lessons to the {scope} scope {name!r}")
@@ -341,7 +442,8 @@ class LessonStore:
         row = self.conn.execute(
             "SELECT id FROM memory_lessons WHERE scope=? AND scope_name=? AND signature=? AND template=?"
             " AND application=?",
-            (scope, name, lesson.signature, fields["template"], lesson.application)).fetchone()
+            (scope, name, lesson.signature, fields["template"], lesson.application),
+        ).fetchone()
         if row is not None:
             self._update(int(row["id"]), promoted_by=principal, confirmed_at=now)
             return Lesson.from_row(self._lesson_row(int(row["id"])))
@@ -350,21 +452,44 @@ class LessonStore:
             " template, application, modules, partition, requested, conditions, fix, fix_text, source,"
             " created_at, created_by, confirmed_at, times_seen, times_held, status, status_reason, evidence,"
             " origin_id, promoted_by, updated_at) VALUES (" + ",".join("?" * 28) + ")",
-            (scope, name, lesson.signature, lesson.kind, lesson.state, fields["cause"], lesson.detail,
-             fields["line"], fields["template"], lesson.application, json.dumps(lesson.modules),
-             lesson.partition, json.dumps(lesson.requested), json.dumps(lesson.conditions),
-             json.dumps(fields["fix"]) if fields["fix"] else None, _fix_text(fields["fix"]["changes"])
-             if fields["fix"] else "", source or lesson.source, lesson.created_at, lesson.created_by, now,
-             lesson.times_seen, lesson.times_held, lesson.status, lesson.status_reason,
-             json.dumps(fields["evidence"]), lesson.id, principal, now))
+            (
+                scope,
+                name,
+                lesson.signature,
+                lesson.kind,
+                lesson.state,
+                fields["cause"],
+                lesson.detail,
+                fields["line"],
+                fields["template"],
+                lesson.application,
+                json.dumps(lesson.modules),
+                lesson.partition,
+                json.dumps(lesson.requested),
+                json.dumps(lesson.conditions),
+                json.dumps(fields["fix"]) if fields["fix"] else None,
+                _fix_text(fields["fix"]["changes"]) if fields["fix"] else "",
+                source or lesson.source,
+                lesson.created_at,
+                lesson.created_by,
+                now,
+                lesson.times_seen,
+                lesson.times_held,
+                lesson.status,
+                lesson.status_reason,
+                json.dumps(fields["evidence"]),
+                lesson.id,
+                principal,
+                now,
+            ),
+        )
         return Lesson.from_row(self._lesson_row(int(cur.lastrowid or 0)))
 
     def forget(self, lesson_id: int, principal: str) -> Lesson:
         """Delete a lesson the principal may write to."""
         lesson = self.get(lesson_id, principal)
         if not self.membership.may_write(principal, lesson.scope, lesson.scope_name):
-            raise Denied(f"{principal} may not forget lessons of the {lesson.scope} scope "
-                         f"{lesson.scope_name!r}")
+            raise Denied(f"{principal} may not forget lessons of the {lesson.scope} scope {lesson.scope_name!r}")
         self.conn.execute("DELETE FROM memory_lessons WHERE id=?", (lesson_id,))
         return lesson
 
@@ -376,8 +501,7 @@ class LessonStore:
         """The lab or project to promote to when none is named: the job's own project, or the only one."""
         if scope == "project" and lesson.conditions.get("project") in self.membership.projects_of(principal):
             return str(lesson.conditions["project"])
-        options = (self.membership.labs_of(principal) if scope == "lab"
-                   else self.membership.projects_of(principal))
+        options = self.membership.labs_of(principal) if scope == "lab" else self.membership.projects_of(principal)
         if len(options) == 1:
             return options[0]
         raise UserError(f"name the {scope} to promote to (you belong to: {', '.join(options) or 'none'})")
@@ -389,36 +513,79 @@ class LessonStore:
             return []
         users = self.conn.execute(
             "SELECT COUNT(*) FROM (SELECT DISTINCT principal FROM memory_runs WHERE signature=? LIMIT ?)",
-            (sig.key, self.site_threshold)).fetchone()[0]
+            (sig.key, self.site_threshold),
+        ).fetchone()[0]
         if users < self.site_threshold:
             return []
         row = self.conn.execute(
-            "SELECT id FROM memory_lessons WHERE scope='cluster' AND signature=? AND template=''"
-            " AND application=?",
-            (sig.key, ctx.application)).fetchone()
+            "SELECT id FROM memory_lessons WHERE scope='cluster' AND signature=? AND template='' AND application=?",
+            (sig.key, ctx.application),
+        ).fetchone()
         if row is not None:
-            self.conn.execute("UPDATE memory_lessons SET times_seen=times_seen+1, confirmed_at=?,"
-                              " updated_at=?, status='active', status_reason=NULL WHERE id=?",
-                              (now, now, int(row["id"])))
+            self.conn.execute(
+                "UPDATE memory_lessons SET times_seen=times_seen+1, confirmed_at=?,"
+                " updated_at=?, status='active', status_reason=NULL WHERE id=?",
+                (now, now, int(row["id"])),
+            )
             return []
         general = replace(ctx, template="", requested={}, modules=ctx.modules)
-        lesson_id = self._insert(scope="cluster", scope_name="*", sig=sig, ctx=general, source="site",
-                                 by=f"site rule: seen by {users} users", evidence=[], now=now,
-                                 times_seen=users)
+        lesson_id = self._insert(
+            scope="cluster",
+            scope_name="*",
+            sig=sig,
+            ctx=general,
+            source="site",
+            by=f"site rule: seen by {users} users",
+            evidence=[],
+            now=now,
+            times_seen=users,
+        )
         return [Lesson.from_row(self._lesson_row(lesson_id))]
 
     # -- rows ---------------------------------------------------------------------------------------
-    def _insert(self, *, scope: str, scope_name: str, sig: Signature, ctx: JobContext, source: str, by: str,
-                evidence: list[dict[str, Any]], now: float, times_seen: int = 1) -> int:
+    def _insert(
+        self,
+        *,
+        scope: str,
+        scope_name: str,
+        sig: Signature,
+        ctx: JobContext,
+        source: str,
+        by: str,
+        evidence: list[dict[str, Any]],
+        now: float,
+        times_seen: int = 1,
+    ) -> int:
         line = scrub_private(sig.normalised_line)
         cur = self.conn.execute(
             "INSERT INTO memory_lessons(scope, scope_name, signature, kind, state, cause, detail, line,"
             " template, application, modules, partition, requested, conditions, source, created_at,"
             " created_by, confirmed_at, times_seen, evidence, updated_at)"
             " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (scope, scope_name, sig.key, sig.kind, sig.state, sig.cause, sig.detail, line, ctx.template,
-             ctx.application, json.dumps(ctx.modules), ctx.partition, json.dumps(ctx.requested),
-             json.dumps(self._conditions(ctx)), source, now, by, now, times_seen, json.dumps(evidence), now))
+            (
+                scope,
+                scope_name,
+                sig.key,
+                sig.kind,
+                sig.state,
+                sig.cause,
+                sig.detail,
+                line,
+                ctx.template,
+                ctx.application,
+                json.dumps(ctx.modules),
+                ctx.partition,
+                json.dumps(ctx.requested),
+                json.dumps(self._conditions(ctx)),
+                source,
+                now,
+                by,
+                now,
+                times_seen,
+                json.dumps(evidence),
+                now,
+            ),
+        )
         return int(cur.lastrowid or 0)
 
     def _update(self, lesson_id: int, **fields: Any) -> None:
@@ -427,8 +594,7 @@ class LessonStore:
         self.conn.execute(f"UPDATE memory_lessons SET {sets} WHERE id=?", (*fields.values(), lesson_id))
 
     def _lesson_row(self, lesson_id: int) -> sqlite3.Row:
-        row: sqlite3.Row = self.conn.execute("SELECT * FROM memory_lessons WHERE id=?",
-                                             (lesson_id,)).fetchone()
+        row: sqlite3.Row = self.conn.execute("SELECT * FROM memory_lessons WHERE id=?", (lesson_id,)).fetchone()
         return row
 
     def runs(self, principal: str, template: str | None = None, limit: int = 200) -> list[dict[str, Any]]:
@@ -436,8 +602,7 @@ class LessonStore:
         sql = "SELECT * FROM memory_runs WHERE principal=?" + (" AND template=?" if template else "")
         args: list[Any] = [principal] + ([template] if template else [])
         rows = self.conn.execute(sql + " ORDER BY ended_at DESC LIMIT ?", (*args, limit)).fetchall()
-        return [{**dict(r), "requested": json.loads(r["requested"]), "used": json.loads(r["used"])}
-                for r in rows]
+        return [{**dict(r), "requested": json.loads(r["requested"]), "used": json.loads(r["used"])} for r in rows]
 
 
 def _fix_text(changes: dict[str, list[Any]]) -> str:
@@ -447,8 +612,11 @@ def _fix_text(changes: dict[str, list[Any]]) -> str:
 def _conditions_changed(recorded: dict[str, Any], ctx: JobContext) -> str:
     """Which recorded conditions differ for this job ('' when none): versions of the same modules."""
     now = ctx.conditions.get("versions", {})
-    diffs = [f"{name} {old} -> {now[name]}" for name, old in recorded.get("versions", {}).items()
-             if name in now and now[name] != old]
+    diffs = [
+        f"{name} {old} -> {now[name]}"
+        for name, old in recorded.get("versions", {}).items()
+        if name in now and now[name] != old
+    ]
     return ", ".join(diffs)
 
 
@@ -466,8 +634,6 @@ def _scrubbed(lesson: Lesson, principal: str) -> dict[str, Any]:
     texts = {key: redact(scrub_private(getattr(lesson, key))) for key in ("cause", "line", "template")}
     for key, text in texts.items():
         if find_secrets(text) or re.search(rf"/{re.escape(principal)}(/|\b)", text):
-            raise Denied(f"lesson {lesson.id} still holds private content in its {key} after redaction; "
-                         "not promoted")
-    evidence = [{"job": e.get("job"), "at": e.get("at"), "requested": e.get("requested")}
-                for e in lesson.evidence]
+            raise Denied(f"lesson {lesson.id} still holds private content in its {key} after redaction; not promoted")
+    evidence = [{"job": e.get("job"), "at": e.get("at"), "requested": e.get("requested")} for e in lesson.evidence]
     return {**texts, "fix": lesson.fix, "evidence": evidence}

@@ -63,11 +63,7 @@ def backfill(
         p = None if sig in failed else placer.place(job, work.nodes, frozenset())
         if p is None:
             failed.add(sig)
-        elif (
-            res is not None
-            and now + job.walltime_s > res.shadow
-            and any(x.node in res.nodes for x in p.parts)
-        ):
+        elif res is not None and now + job.walltime_s > res.shadow and any(x.node in res.nodes for x in p.parts):
             p = placer.place(job, work.nodes, res.nodes)
         if p is not None:
             work.apply(p.parts, p.exclusive, 1)

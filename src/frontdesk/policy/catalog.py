@@ -124,9 +124,7 @@ def prefer_least_scarce(
     return sorted(names, key=key)
 
 
-def match_model(
-    reported: str, memory_bytes: int = 0, models: Mapping[str, Accelerator] | None = None
-) -> str | None:
+def match_model(reported: str, memory_bytes: int = 0, models: Mapping[str, Accelerator] | None = None) -> str | None:
     """The catalog name for a model string as nvidia-smi prints it (`NVIDIA H100 80GB HBM3` → H100)."""
     text = reported.upper().replace(" ", "").replace("-", "")
     table = models or {a.name: a for a in CATALOG}

@@ -18,8 +18,7 @@ def classify(
     wall_text = format_duration(int(wall)) if wall else "no walltime"
     if gpus >= cfg.training_min_gpus and (wall is None or wall > cfg.training_min_walltime):
         return "training", (
-            f"{gpus} GPUs (>= {cfg.training_min_gpus}) and {wall_text} "
-            f"(> {format_duration(cfg.training_min_walltime)})"
+            f"{gpus} GPUs (>= {cfg.training_min_gpus}) and {wall_text} (> {format_duration(cfg.training_min_walltime)})"
         )
     if gpus == 0 and cpus >= cfg.hpc_min_cpus:
         return "hpc", f"{cpus} cores (>= {cfg.hpc_min_cpus}) and no GPU"
@@ -30,8 +29,7 @@ def classify(
         and wall <= cfg.agent_max_walltime
     ):
         return "agent", (
-            f"small ({cpus} cores, {gpus} GPUs) and {wall_text} "
-            f"(<= {format_duration(cfg.agent_max_walltime)})"
+            f"small ({cpus} cores, {gpus} GPUs) and {wall_text} (<= {format_duration(cfg.agent_max_walltime)})"
         )
     if gpus:
         return "training", f"{gpus} GPUs and not small and short enough for agent"

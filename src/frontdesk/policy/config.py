@@ -181,9 +181,7 @@ class TrialConfig(_Model):
     strike_window: int = 3600
     cooldown: int = 3600
 
-    _d = field_validator(
-        "walltime_cap", "rate_window", "chain_gap", "strike_window", "cooldown", mode="before"
-    )(_dur)
+    _d = field_validator("walltime_cap", "rate_window", "chain_gap", "strike_window", "cooldown", mode="before")(_dur)
     _m = field_validator("max_memory", mode="before")(_mem)
 
 

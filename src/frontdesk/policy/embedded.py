@@ -45,7 +45,8 @@ def build_nodes(cfg: PolicyConfig, free: Any, drained: bool) -> dict[str, NodeVi
     total_mem = int(getattr(free, "total_memory_bytes", 0) or free.memory_bytes)
     # a card the catalog does not know keeps its own name: unconstrained GPU jobs may still use it
     model = next((m for m in (match_model(v) for v in gpu_models.values()) if m), None) or next(
-        (str(v) for v in gpu_models.values() if v), None)
+        (str(v) for v in gpu_models.values() if v), None
+    )
     if not _sliced(cfg):
         node = NodeView(SHARED, SHARED, total_cpus, total_mem, len(gpu_models), model, drained=drained)
         node.used_cpus = float(total_cpus - free.cpus)

@@ -50,7 +50,5 @@ def evaluate(reading: HealthReading, cfg: HealthConfig) -> Verdict:
         )
     if reading.command_exit not in (None, 0):
         tail = reading.command_output.strip().splitlines()[-1:] or [""]
-        return Verdict(
-            reading.node, True, "command", f"health command exited {reading.command_exit}: {tail[0]}"[:300]
-        )
+        return Verdict(reading.node, True, "command", f"health command exited {reading.command_exit}: {tail[0]}"[:300])
     return Verdict(reading.node, False)

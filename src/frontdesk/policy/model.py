@@ -69,8 +69,20 @@ class NodeView:
 
     def copy(self) -> NodeView:
         """A scratch copy for planning."""
-        return NodeView(self.name, self.pool, self.cpus, self.memory_bytes, self.gpus, self.gpu_model,
-                        self.used_cpus, self.used_memory, self.used_gpus, self.jobs, self.exclusive, self.drained)
+        return NodeView(
+            self.name,
+            self.pool,
+            self.cpus,
+            self.memory_bytes,
+            self.gpus,
+            self.gpu_model,
+            self.used_cpus,
+            self.used_memory,
+            self.used_gpus,
+            self.jobs,
+            self.exclusive,
+            self.drained,
+        )
 
 
 @dataclass(frozen=True)

@@ -34,9 +34,7 @@ def place(
     if not cands:
         return None
     rank = model_rank or {}
-    if allocation == "whole_node" and (
-        job.nodes > 1 or 2 * job.gpus >= min(n.gpus for n in cands) or not job.gpus
-    ):
+    if allocation == "whole_node" and (job.nodes > 1 or 2 * job.gpus >= min(n.gpus for n in cands) or not job.gpus):
         return _whole(job, cands, rank)
     ratio = oversubscribe if job.job_class == "agent" else 1.0
     single = _single(job, cands, rank, ratio)
@@ -47,8 +45,7 @@ def place(
 
 def _fits_shape(job: JobView, cands: Sequence[NodeView], ratio: float) -> bool:
     return any(
-        n.cpus * 1.0 >= job.cpus / ratio and n.memory_bytes >= job.memory_bytes and n.gpus >= job.gpus
-        for n in cands
+        n.cpus * 1.0 >= job.cpus / ratio and n.memory_bytes >= job.memory_bytes and n.gpus >= job.gpus for n in cands
     )
 
 

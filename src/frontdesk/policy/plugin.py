@@ -244,9 +244,7 @@ class PolicyPlugin:
             if verdict.revocation:
                 self._revoked(verdict.revocation)
             if not granted:
-                notices.append(
-                    Notice("policy", f"trial privilege not applied: {verdict.reason}", {"trial": False})
-                )
+                notices.append(Notice("policy", f"trial privilege not applied: {verdict.reason}", {"trial": False}))
         named = self.cfg.pool_named(spec.pool)
         pool = named or self.cfg.pool_for("agent" if granted else job_class)
         if pool.partition:
@@ -303,9 +301,7 @@ class PolicyPlugin:
         if meta and meta.trial and run_s:
             from frontdesk.spec.model import JobSpec
 
-            template = (
-                JobSpec.model_validate(job["spec"]).template() if isinstance(job.get("spec"), dict) else ""
-            )
+            template = JobSpec.model_validate(job["spec"]).template() if isinstance(job.get("spec"), dict) else ""
             rev = self.trials.ended(job["principal"], template, run_s, req.get("walltime_s"), now)
             if rev:
                 self._revoked(rev)

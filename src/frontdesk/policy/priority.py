@@ -53,9 +53,7 @@ class FairshareLedger:
         value, at = table.get(key, (0.0, now))
         return value * math.pow(0.5, max(0.0, now - at) / self.half_life)
 
-    def charge(
-        self, principal: str, group: str, cpus: float, gpus: float, seconds: float, now: float
-    ) -> None:
+    def charge(self, principal: str, group: str, cpus: float, gpus: float, seconds: float, now: float) -> None:
         """Add a finished (or running) job's use."""
         amount = (cpus + 8.0 * gpus) * seconds
         self.principals[principal] = (self._decay(self.principals, principal, now) + amount, now)

@@ -89,9 +89,7 @@ class TrialLedger:
         """Decide a trial request and record it; may revoke (rate, chain)."""
         c = self.cfg
         if (standing := self.revoked(principal, now)) is not None:
-            return TrialVerdict(
-                False, f"trial privilege revoked until t={standing.until:.0f}: {standing.reason}"
-            )
+            return TrialVerdict(False, f"trial privilege revoked until t={standing.until:.0f}: {standing.reason}")
         too_big = [
             w
             for w, over in (

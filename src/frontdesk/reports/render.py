@@ -56,8 +56,7 @@ def render_text(rep: dict[str, Any], max_bytes: int = 2048) -> str:
     if (rep.get("attempts") or 1) > 1:
         head += f" after {rep['attempts']} attempts"
     ran = f"ran {format_duration(rep['run_s'])}" if rep.get("run_s") is not None else "did not run"
-    lines = [head, f"waited {format_duration(rep.get('queue_wait_s'))}, {ran}",
-             _usage_line(rep)]
+    lines = [head, f"waited {format_duration(rep.get('queue_wait_s'))}, {ran}", _usage_line(rep)]
     cls = rep.get("classification") or {}
     if cls.get("kind") not in (None, "ok"):
         lines.append(f"cause: {cls.get('summary')}")
@@ -65,8 +64,10 @@ def render_text(rep: dict[str, Any], max_bytes: int = 2048) -> str:
             lines.append(f"next: {cls['next_step']}")
     lines.extend(_extra_lines(rep))
     fixed = "\n".join(lines)
-    tails: list[tuple[str, list[str]]] = [("stderr", rep.get("stderr_tail") or []),
-                                          ("stdout", rep.get("stdout_tail") or [])]
+    tails: list[tuple[str, list[str]]] = [
+        ("stderr", rep.get("stderr_tail") or []),
+        ("stdout", rep.get("stdout_tail") or []),
+    ]
     # Fill what is left of the budget with log tails, newest lines kept, stderr first.
     budget = max_bytes - len(fixed.encode()) - 1
     blocks = []

@@ -10,15 +10,43 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-__all__ = ["ShimArgs", "current_user", "exec_real", "fetch_view", "find_real", "fmt_duration", "short_state",
-           "split_list", "user_name"]
+__all__ = [
+    "ShimArgs",
+    "current_user",
+    "exec_real",
+    "fetch_view",
+    "find_real",
+    "fmt_duration",
+    "short_state",
+    "split_list",
+    "user_name",
+]
 
 SHORT_STATES = {
-    "PENDING": "PD", "RUNNING": "R", "SUSPENDED": "S", "COMPLETING": "CG", "COMPLETED": "CD",
-    "CONFIGURING": "CF", "CANCELLED": "CA", "FAILED": "F", "TIMEOUT": "TO", "PREEMPTED": "PR",
-    "NODE_FAIL": "NF", "BOOT_FAIL": "BF", "DEADLINE": "DL", "OUT_OF_MEMORY": "OOM", "REQUEUED": "RQ",
-    "REQUEUE_HOLD": "RH", "REQUEUE_FED": "RF", "RESIZING": "RS", "RESV_DEL_HOLD": "RD", "REVOKED": "RV",
-    "SIGNALING": "SI", "SPECIAL_EXIT": "SE", "STAGE_OUT": "SO", "STOPPED": "ST",
+    "PENDING": "PD",
+    "RUNNING": "R",
+    "SUSPENDED": "S",
+    "COMPLETING": "CG",
+    "COMPLETED": "CD",
+    "CONFIGURING": "CF",
+    "CANCELLED": "CA",
+    "FAILED": "F",
+    "TIMEOUT": "TO",
+    "PREEMPTED": "PR",
+    "NODE_FAIL": "NF",
+    "BOOT_FAIL": "BF",
+    "DEADLINE": "DL",
+    "OUT_OF_MEMORY": "OOM",
+    "REQUEUED": "RQ",
+    "REQUEUE_HOLD": "RH",
+    "REQUEUE_FED": "RF",
+    "RESIZING": "RS",
+    "RESV_DEL_HOLD": "RD",
+    "REVOKED": "RV",
+    "SIGNALING": "SI",
+    "SPECIAL_EXIT": "SE",
+    "STAGE_OUT": "SO",
+    "STOPPED": "ST",
 }
 LONG_STATES = {v: k for k, v in SHORT_STATES.items()}
 

@@ -29,14 +29,42 @@ from frontdesk.shims.parser import ShimParser
 __all__ = ["main", "format_sacct", "rows_from_view", "DEFAULT_FIELDS"]
 
 DEFAULT_FIELDS = "JobID,JobName,Partition,Account,AllocCPUS,State,ExitCode"
-_WIDTH = {"jobid": 12, "jobidraw": 12, "exitcode": 8, "state": 10, "start": 19, "end": 19, "submit": 19,
-          "workdir": 20, "nodelist": 15}
+_WIDTH = {
+    "jobid": 12,
+    "jobidraw": 12,
+    "exitcode": 8,
+    "state": 10,
+    "start": 19,
+    "end": 19,
+    "submit": 19,
+    "workdir": 20,
+    "nodelist": 15,
+}
 _LEFT = {"jobid", "jobidraw"}
-_NAMES = {"jobid": "JobID", "jobidraw": "JobIDRaw", "jobname": "JobName", "partition": "Partition",
-          "account": "Account", "alloccpus": "AllocCPUS", "ncpus": "NCPUS", "state": "State",
-          "exitcode": "ExitCode", "elapsed": "Elapsed", "start": "Start", "end": "End", "submit": "Submit",
-          "nodelist": "NodeList", "user": "User", "timelimit": "Timelimit", "reqmem": "ReqMem",
-          "workdir": "WorkDir", "nnodes": "NNodes", "qos": "QOS", "reason": "Reason", "uid": "UID"}
+_NAMES = {
+    "jobid": "JobID",
+    "jobidraw": "JobIDRaw",
+    "jobname": "JobName",
+    "partition": "Partition",
+    "account": "Account",
+    "alloccpus": "AllocCPUS",
+    "ncpus": "NCPUS",
+    "state": "State",
+    "exitcode": "ExitCode",
+    "elapsed": "Elapsed",
+    "start": "Start",
+    "end": "End",
+    "submit": "Submit",
+    "nodelist": "NodeList",
+    "user": "User",
+    "timelimit": "Timelimit",
+    "reqmem": "ReqMem",
+    "workdir": "WorkDir",
+    "nnodes": "NNodes",
+    "qos": "QOS",
+    "reason": "Reason",
+    "uid": "UID",
+}
 
 
 def _iso(ts: Any) -> str:
@@ -48,29 +76,45 @@ def _job_row(job: Mapping[str, str]) -> dict[str, str]:
     start = g("StartTime", "Unknown")
     uid = g("UserId", "")
     return {
-        "jobid": g("JobId", ""), "jobidraw": g("JobId", ""), "jobname": g("JobName", ""),
-        "partition": g("Partition", ""), "account": g("Account", "").replace("(null)", ""),
+        "jobid": g("JobId", ""),
+        "jobidraw": g("JobId", ""),
+        "jobname": g("JobName", ""),
+        "partition": g("Partition", ""),
+        "account": g("Account", "").replace("(null)", ""),
         "alloccpus": g("NumCPUs", "0") if start not in ("Unknown", "None") else "0",
-        "ncpus": g("NumCPUs", "0"), "state": g("JobState", "").split(" ", 1)[0],
-        "exitcode": g("ExitCode", "0:0"), "elapsed": _elapsed(g("RunTime", "00:00:00")),
-        "start": start, "end": g("EndTime", "Unknown"), "submit": g("SubmitTime", "Unknown"),
+        "ncpus": g("NumCPUs", "0"),
+        "state": g("JobState", "").split(" ", 1)[0],
+        "exitcode": g("ExitCode", "0:0"),
+        "elapsed": _elapsed(g("RunTime", "00:00:00")),
+        "start": start,
+        "end": g("EndTime", "Unknown"),
+        "submit": g("SubmitTime", "Unknown"),
         "nodelist": g("NodeList", "").replace("(null)", "None assigned") or "None assigned",
-        "user": user_name(uid), "timelimit": fmt_duration(g("TimeLimit", "")),
-        "reqmem": g("MinMemoryNode") or g("MinMemoryCPU", ""), "workdir": g("WorkDir", ""),
-        "nnodes": g("NumNodes", "1"), "qos": g("QOS", ""), "reason": g("Reason", ""),
-        "uid": uid[uid.find("(") + 1:-1] if "(" in uid else uid,
+        "user": user_name(uid),
+        "timelimit": fmt_duration(g("TimeLimit", "")),
+        "reqmem": g("MinMemoryNode") or g("MinMemoryCPU", ""),
+        "workdir": g("WorkDir", ""),
+        "nnodes": g("NumNodes", "1"),
+        "qos": g("QOS", ""),
+        "reason": g("Reason", ""),
+        "uid": uid[uid.find("(") + 1 : -1] if "(" in uid else uid,
     }
 
 
 def _history_row(h: Mapping[str, Any]) -> dict[str, str]:
     bid = str(h["backend_id"])
     return {
-        "jobid": bid, "jobidraw": bid, "jobname": str(h.get("name") or f"fd-{h['id']}"),
-        "partition": h.get("partition") or "", "state": h.get("state", ""),
+        "jobid": bid,
+        "jobidraw": bid,
+        "jobname": str(h.get("name") or f"fd-{h['id']}"),
+        "partition": h.get("partition") or "",
+        "state": h.get("state", ""),
         "exitcode": f"{h.get('exit_code') or 0}:{h.get('signal') or 0}",
-        "start": _iso(h.get("started_at")), "end": _iso(h.get("ended_at")),
+        "start": _iso(h.get("started_at")),
+        "end": _iso(h.get("ended_at")),
         "submit": _iso(h.get("submitted_at")),
-        "user": h.get("principal", ""), "nnodes": "1",
+        "user": h.get("principal", ""),
+        "nnodes": "1",
     }
 
 
@@ -124,8 +168,7 @@ def format_sacct(rows: Sequence[Mapping[str, str]], spec: str, *, header: bool, 
             lines.append(" ".join(names) + " ")
             lines.append(" ".join("-" * w for w in widths) + " ")
         for r in rows:
-            lines.append(" ".join(cell(r.get(k, ""), k, w) for (k, _), w in zip(fields, widths, strict=True))
-                         + " ")
+            lines.append(" ".join(cell(r.get(k, ""), k, w) for (k, _), w in zip(fields, widths, strict=True)) + " ")
     return "".join(line + "\n" for line in lines)
 
 
@@ -164,8 +207,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ids = split_list(args.jobs)
     users = split_list(args.user) or ([] if args.allusers or ids else [current_user()])
     states = {LONG_STATES.get(s.upper(), s.upper()) for s in split_list(args.state)}
-    rows = [r for r in rows if (not ids or r["jobid"] in ids) and (not users or r["user"] in users)
-            and (not states or r["state"] in states)]
+    rows = [
+        r
+        for r in rows
+        if (not ids or r["jobid"] in ids) and (not users or r["user"] in users) and (not states or r["state"] in states)
+    ]
     rows.sort(key=lambda r: int(r["jobid"]) if r["jobid"].isdigit() else 0)
     parsable = "P" if args.parsable2 else ("p" if args.parsable else None)
     sys.stdout.write(format_sacct(rows, fmt, header=not args.noheader, parsable=parsable))

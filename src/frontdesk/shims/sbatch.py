@@ -83,7 +83,7 @@ def parse_directives(text: str) -> list[str]:
         if i == 0 and stripped.startswith("#!"):
             continue
         if stripped.startswith("#SBATCH"):
-            out += shlex.split(stripped[len("#SBATCH"):].split(" #", 1)[0], comments=False)
+            out += shlex.split(stripped[len("#SBATCH") :].split(" #", 1)[0], comments=False)
         elif stripped and not stripped.startswith("#"):
             break
     return out
@@ -120,14 +120,42 @@ def _env(export: str | None) -> dict[str, str]:
     return env
 
 
-_VALUED = {"-p", "--partition", "-c", "--cpus-per-task", "--mem", "--mem-per-cpu", "-t", "--time", "--gres",
-           "-G", "--gpus", "-J", "--job-name", "-D", "--chdir", "--wrap", "--export", "-n", "--ntasks", "-N",
-           "--nodes", "-o", "--output", "-e", "--error", "-d", "--dependency"}
-_TEE = ('o=$0 e=$1; shift; o=${o//__FD_JOB__/${SLURM_JOB_ID:-$FRONTDESK_JOB_ID}}; '
-        'e=${e//__FD_JOB__/${SLURM_JOB_ID:-$FRONTDESK_JOB_ID}}; '
-        'if [ "$o" = "$e" ]; then exec > >(tee -a -- "$o") 2>&1; '
-        'else exec > >(tee -a -- "$o") 2> >(tee -a -- "$e" >&2); fi; '
-        '"$@"; rc=$?; exec >&- 2>&-; wait; exit $rc')
+_VALUED = {
+    "-p",
+    "--partition",
+    "-c",
+    "--cpus-per-task",
+    "--mem",
+    "--mem-per-cpu",
+    "-t",
+    "--time",
+    "--gres",
+    "-G",
+    "--gpus",
+    "-J",
+    "--job-name",
+    "-D",
+    "--chdir",
+    "--wrap",
+    "--export",
+    "-n",
+    "--ntasks",
+    "-N",
+    "--nodes",
+    "-o",
+    "--output",
+    "-e",
+    "--error",
+    "-d",
+    "--dependency",
+}
+_TEE = (
+    "o=$0 e=$1; shift; o=${o//__FD_JOB__/${SLURM_JOB_ID:-$FRONTDESK_JOB_ID}}; "
+    "e=${e//__FD_JOB__/${SLURM_JOB_ID:-$FRONTDESK_JOB_ID}}; "
+    'if [ "$o" = "$e" ]; then exec > >(tee -a -- "$o") 2>&1; '
+    'else exec > >(tee -a -- "$o") 2> >(tee -a -- "$e" >&2); fi; '
+    '"$@"; rc=$?; exec >&- 2>&-; wait; exit $rc'
+)
 """Copies the job's output to sbatch's files (slurm-%j.out by default) as well as to the gateway's logs."""
 
 
@@ -182,8 +210,9 @@ def _dependencies(text: str, resolve: Callable[[str], int | None]) -> tuple[list
 Resolver = Callable[[str], int | None]
 
 
-def build_spec(argv: Sequence[str], cwd: str, read: Any = None,
-               resolve: Resolver | None = None) -> tuple[dict[str, Any], argparse.Namespace]:
+def build_spec(
+    argv: Sequence[str], cwd: str, read: Any = None, resolve: Resolver | None = None
+) -> tuple[dict[str, Any], argparse.Namespace]:
     """(job spec, parsed flags) for an sbatch command line; raises ShimArgs for what it cannot express.
 
     `resolve` maps a Slurm job id to the gateway's id (for --dependency)."""

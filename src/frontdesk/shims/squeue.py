@@ -27,20 +27,62 @@ __all__ = ["main", "format_rows", "select_rows", "DEFAULT_FORMAT", "LONG_FORMAT"
 
 DEFAULT_FORMAT = "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R"
 LONG_FORMAT = "%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R"
-ACTIVE = {"PENDING", "RUNNING", "SUSPENDED", "COMPLETING", "CONFIGURING", "RESIZING", "SIGNALING",
-          "STAGE_OUT", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESV_DEL_HOLD", "STOPPED"}
+ACTIVE = {
+    "PENDING",
+    "RUNNING",
+    "SUSPENDED",
+    "COMPLETING",
+    "CONFIGURING",
+    "RESIZING",
+    "SIGNALING",
+    "STAGE_OUT",
+    "REQUEUED",
+    "REQUEUE_HOLD",
+    "REQUEUE_FED",
+    "RESV_DEL_HOLD",
+    "STOPPED",
+}
 _REASON_STATES = {"PENDING", "TIMEOUT", "OUT_OF_MEMORY", "DEADLINE", "FAILED"}
 """squeue's %R shows "(reason)" for these, the node list otherwise."""
 _UNCUT = {"M", "l", "L"}
 """Durations squeue widens instead of cutting."""
 _SPEC = re.compile(r"%(\.?)(\d*)([A-Za-z%])")
 _HEADERS = {
-    "i": "JOBID", "A": "JOBID", "P": "PARTITION", "j": "NAME", "u": "USER", "t": "ST", "T": "STATE",
-    "M": "TIME", "l": "TIME_LIMIT", "D": "NODES", "R": "NODELIST(REASON)", "r": "REASON", "N": "NODELIST",
-    "C": "CPUS", "m": "MIN_MEMORY", "V": "SUBMIT_TIME", "S": "START_TIME", "e": "END_TIME",
-    "b": "TRES_PER_NODE", "Z": "WORK_DIR", "a": "ACCOUNT", "q": "QOS", "p": "PRIORITY", "Q": "PRIORITY",
-    "o": "COMMAND", "k": "COMMENT", "E": "DEPENDENCY", "U": "UID", "x": "EXC_NODES", "F": "ARRAY_JOB_ID",
-    "K": "ARRAY_TASK_ID", "g": "GROUP", "n": "REQ_NODES", "f": "FEATURES", "%": "%",
+    "i": "JOBID",
+    "A": "JOBID",
+    "P": "PARTITION",
+    "j": "NAME",
+    "u": "USER",
+    "t": "ST",
+    "T": "STATE",
+    "M": "TIME",
+    "l": "TIME_LIMIT",
+    "D": "NODES",
+    "R": "NODELIST(REASON)",
+    "r": "REASON",
+    "N": "NODELIST",
+    "C": "CPUS",
+    "m": "MIN_MEMORY",
+    "V": "SUBMIT_TIME",
+    "S": "START_TIME",
+    "e": "END_TIME",
+    "b": "TRES_PER_NODE",
+    "Z": "WORK_DIR",
+    "a": "ACCOUNT",
+    "q": "QOS",
+    "p": "PRIORITY",
+    "Q": "PRIORITY",
+    "o": "COMMAND",
+    "k": "COMMENT",
+    "E": "DEPENDENCY",
+    "U": "UID",
+    "x": "EXC_NODES",
+    "F": "ARRAY_JOB_ID",
+    "K": "ARRAY_TASK_ID",
+    "g": "GROUP",
+    "n": "REQ_NODES",
+    "f": "FEATURES",
+    "%": "%",
 }
 
 
@@ -62,7 +104,7 @@ def _value(code: str, job: Mapping[str, str]) -> str:
             return user_name(job.get("UserId", ""))
         case "U":
             uid = job.get("UserId", "")
-            return uid[uid.find("(") + 1:-1] if "(" in uid else uid
+            return uid[uid.find("(") + 1 : -1] if "(" in uid else uid
         case "t":
             return short_state(state)
         case "T":
@@ -122,7 +164,7 @@ def _value(code: str, job: Mapping[str, str]) -> str:
 def _render(fmt: str, job: Mapping[str, str] | None) -> str:
     out, pos = [], 0
     for m in _SPEC.finditer(fmt):
-        out.append(fmt[pos:m.start()])
+        out.append(fmt[pos : m.start()])
         right, width, code = m.group(1) == ".", m.group(2), m.group(3)
         text = _HEADERS.get(code, code.upper()) if job is None else _value(code, job)
         if width:
@@ -151,9 +193,15 @@ def _states(values: Sequence[str]) -> set[str] | None:
     return {LONG_STATES.get(s, s) for s in wanted}
 
 
-def select_rows(jobs: Sequence[Mapping[str, str]], *, users: Sequence[str] = (), ids: Sequence[str] = (),
-                states: set[str] | None = None, partitions: Sequence[str] = (),
-                names: Sequence[str] = ()) -> list[Mapping[str, str]]:
+def select_rows(
+    jobs: Sequence[Mapping[str, str]],
+    *,
+    users: Sequence[str] = (),
+    ids: Sequence[str] = (),
+    states: set[str] | None = None,
+    partitions: Sequence[str] = (),
+    names: Sequence[str] = (),
+) -> list[Mapping[str, str]]:
     """squeue's filters; no -t means the active states only (as squeue does, with or without -j)."""
     out = []
     for job in jobs:
@@ -178,8 +226,12 @@ def select_rows(jobs: Sequence[Mapping[str, str]], *, users: Sequence[str] = (),
 def _default_order(job: Mapping[str, str]) -> tuple[str, str, int, int]:
     """squeue's default sort, "P,t,-p": partition, state, then priority high to low."""
     prio = job.get("Priority", "0")
-    return (job.get("Partition", ""), job.get("JobState", "").split(" ", 1)[0],
-            -int(prio) if prio.isdigit() else 0, int(job.get("JobId", "0") or 0))
+    return (
+        job.get("Partition", ""),
+        job.get("JobState", "").split(" ", 1)[0],
+        -int(prio) if prio.isdigit() else 0,
+        int(job.get("JobId", "0") or 0),
+    )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -216,8 +268,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         gateway_down("squeue", args_in, exc)
     users = split_list(args.user) + ([current_user()] if args.me else [])
     ids = split_list(args.jobs)
-    rows = select_rows(view["jobs"], users=users, ids=ids, states=_states(args.states or []),
-                       partitions=split_list(args.partition), names=split_list(args.name))
+    rows = select_rows(
+        view["jobs"],
+        users=users,
+        ids=ids,
+        states=_states(args.states or []),
+        partitions=split_list(args.partition),
+        names=split_list(args.name),
+    )
     if ids and not rows and not any(j.get("JobId") in ids for j in view["jobs"]) and len(ids) == 1:
         sys.stderr.write("slurm_load_jobs error: Invalid job id specified\n")
         return 1

@@ -20,10 +20,7 @@ GiB = 1024**3
 def _nodes(
     prefix: str, count: int, cpus: int, mem_gib: int, gpus: int = 0, model: str | None = None, start: int = 1
 ) -> list[NodeView]:
-    return [
-        NodeView(f"{prefix}-{i:02d}", "", cpus, mem_gib * GiB, gpus, model)
-        for i in range(start, start + count)
-    ]
+    return [NodeView(f"{prefix}-{i:02d}", "", cpus, mem_gib * GiB, gpus, model) for i in range(start, start + count)]
 
 
 def build_cluster(name: str, max_procs: int = 0) -> list[NodeView]:

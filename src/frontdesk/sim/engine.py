@@ -102,9 +102,9 @@ def simulate(
                 assert isinstance(item, SimJob)
                 view = policy.admit(item, now)
                 rec = records.get(item.id) or JobRecord(item, view.job_class, view.trial, now)
-                rec.free_at_submit = not any(
-                    v.pool == view.pool for _, v in queue.values()
-                ) and policy.fits_now(view, state, (start_hour + now / 3600) % 24)
+                rec.free_at_submit = not any(v.pool == view.pool for _, v in queue.values()) and policy.fits_now(
+                    view, state, (start_hour + now / 3600) % 24
+                )
                 records[item.id] = rec
                 queue[item.id] = (item, view)
                 dirty = True

@@ -73,9 +73,7 @@ def summarize(res: SimResult) -> dict[str, Any]:
     span = max(1e-9, res.window[1] - res.window[0])
     trials = [r.end - r.submit for r in done if r.job.trial and r.end is not None]
     train_free = [
-        r.start - r.submit
-        for r in done
-        if r.job_class == "training" and r.free_at_submit and r.start is not None
+        r.start - r.submit for r in done if r.job_class == "training" and r.free_at_submit and r.start is not None
     ]
     return {
         "policy": res.policy,

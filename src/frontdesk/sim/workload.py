@@ -278,9 +278,7 @@ def validation_mix(seed: int = 1) -> Workload:
                 template="train",
             )
         )
-    jobs.append(
-        SimJob("h0", 25.0, 3600, 2 * 3600, 256, "physicist", 512 * GiB, 0, "lab-phys", template="sim")
-    )
+    jobs.append(SimJob("h0", 25.0, 3600, 2 * 3600, 256, "physicist", 512 * GiB, 0, "lab-phys", template="sim"))
     return Workload("validation", sorted(jobs, key=lambda j: j.submit), 0.0, None, "validation")
 
 

@@ -174,8 +174,9 @@ def _yaml_load(text: str) -> Any:
         k: [(tag, rx) for tag, rx in v if tag != "tag:yaml.org,2002:bool"]
         for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()
     }
-    _Loader.add_implicit_resolver("tag:yaml.org,2002:bool", _re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
-                                  list("tTfF"))
+    _Loader.add_implicit_resolver(
+        "tag:yaml.org,2002:bool", _re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+    )
     return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
 
 

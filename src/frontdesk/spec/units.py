@@ -8,8 +8,9 @@ __all__ = ["parse_memory", "parse_duration", "format_bytes", "format_duration"]
 
 _MEM = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?)(i?b?)\s*$", re.IGNORECASE)
 _MULT = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4, "p": 1024**5}
-_DUR = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|sec|secs|seconds?|m|min|mins|minutes?|h|hr|hrs|hours?|d|days?)?\s*$",
-                  re.IGNORECASE)
+_DUR = re.compile(
+    r"^\s*(\d+(?:\.\d+)?)\s*(s|sec|secs|seconds?|m|min|mins|minutes?|h|hr|hrs|hours?|d|days?)?\s*$", re.IGNORECASE
+)
 _DUR_MULT = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 

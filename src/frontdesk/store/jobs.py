@@ -15,9 +15,25 @@ __all__ = ["JobStore", "job_record"]
 
 _TERMINAL = tuple(s.value for s in TERMINAL_STATES)
 _RECORD_FIELDS = (
-    "id", "name", "state", "reason", "backend", "backend_id", "attempt", "principal", "session",
-    "job_class", "class_reason", "partition", "qos", "priority", "submitted_at", "started_at", "ended_at",
-    "exit_code", "signal",
+    "id",
+    "name",
+    "state",
+    "reason",
+    "backend",
+    "backend_id",
+    "attempt",
+    "principal",
+    "session",
+    "job_class",
+    "class_reason",
+    "partition",
+    "qos",
+    "priority",
+    "submitted_at",
+    "started_at",
+    "ended_at",
+    "exit_code",
+    "signal",
 )
 
 
@@ -54,8 +70,7 @@ class JobStore:
 
     def by_idempotency_key(self, key: str) -> sqlite3.Row | None:
         """The job submitted earlier with this key."""
-        row: sqlite3.Row | None = self.conn.execute(
-            "SELECT * FROM jobs WHERE idempotency_key=?", (key,)).fetchone()
+        row: sqlite3.Row | None = self.conn.execute("SELECT * FROM jobs WHERE idempotency_key=?", (key,)).fetchone()
         return row
 
     def by_name(self, name: str, principal: str) -> sqlite3.Row | None:
@@ -71,16 +86,25 @@ class JobStore:
         if not ids:
             return []
         marks = ",".join("?" for _ in ids)
-        return list(self.conn.execute(
-            f"SELECT * FROM jobs WHERE backend=? AND backend_id IN ({marks})", (backend, *ids)))
+        return list(
+            self.conn.execute(f"SELECT * FROM jobs WHERE backend=? AND backend_id IN ({marks})", (backend, *ids))
+        )
 
     def active(self) -> list[sqlite3.Row]:
         """Every job that has not ended."""
         marks = ",".join("?" for _ in _TERMINAL)
         return list(self.conn.execute(f"SELECT * FROM jobs WHERE state NOT IN ({marks}) ORDER BY id", _TERMINAL))
 
-    def select(self, *, state: Sequence[str] = (), session: str | None = None, principal: str | None = None,
-             name: str | None = None, active: bool = False, limit: int = 200) -> list[sqlite3.Row]:
+    def select(
+        self,
+        *,
+        state: Sequence[str] = (),
+        session: str | None = None,
+        principal: str | None = None,
+        name: str | None = None,
+        active: bool = False,
+        limit: int = 200,
+    ) -> list[sqlite3.Row]:
         """Jobs matching the filters, newest first."""
         where, args = [], []  # type: ignore[var-annotated]
         if state:
@@ -98,8 +122,11 @@ class JobStore:
 
     def dependents_waiting(self) -> list[sqlite3.Row]:
         """PENDING jobs that have not been handed to the backend yet."""
-        return list(self.conn.execute(
-            "SELECT * FROM jobs WHERE state='PENDING' AND backend_id IS NULL AND submitting=0 ORDER BY id"))
+        return list(
+            self.conn.execute(
+                "SELECT * FROM jobs WHERE state='PENDING' AND backend_id IS NULL AND submitting=0 ORDER BY id"
+            )
+        )
 
     def record_attempt(self, job_id: int, attempt: int, **fields: Any) -> None:
         """Insert or update one attempt's row."""
@@ -124,11 +151,19 @@ class JobStore:
             "INSERT INTO events (ts, kind, job_id, session, principal, data) VALUES (?,?,?,?,?,?)",
             (ts, str(event.kind), event.job_id, event.session, event.principal, event.data_json()),
         )
-        return Event(kind=event.kind, data=event.data, job_id=event.job_id, session=event.session,
-                     principal=event.principal, seq=int(cur.lastrowid or 0), ts=ts)
+        return Event(
+            kind=event.kind,
+            data=event.data,
+            job_id=event.job_id,
+            session=event.session,
+            principal=event.principal,
+            seq=int(cur.lastrowid or 0),
+            ts=ts,
+        )
 
-    def events_since(self, since: int = 0, *, job_id: int | None = None, kinds: Sequence[str] = (),
-                     limit: int = 10000) -> list[Event]:
+    def events_since(
+        self, since: int = 0, *, job_id: int | None = None, kinds: Sequence[str] = (), limit: int = 10000
+    ) -> list[Event]:
         """Stored events with seq > since, oldest first."""
         sql, args = "SELECT * FROM events WHERE seq>?", [since]
         if job_id is not None:
@@ -139,8 +174,15 @@ class JobStore:
             args.extend(kinds)  # type: ignore[arg-type]
         rows = self.conn.execute(sql + " ORDER BY seq LIMIT ?", (*args, limit))
         return [
-            Event(kind=EventKind(r["kind"]), data=json.loads(r["data"]), job_id=r["job_id"],
-                  session=r["session"], principal=r["principal"], seq=r["seq"], ts=r["ts"])
+            Event(
+                kind=EventKind(r["kind"]),
+                data=json.loads(r["data"]),
+                job_id=r["job_id"],
+                session=r["session"],
+                principal=r["principal"],
+                seq=r["seq"],
+                ts=r["ts"],
+            )
             for r in rows
         ]
 

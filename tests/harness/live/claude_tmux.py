@@ -38,9 +38,20 @@ def ensure_claude(timeout: float = 600) -> str | None:
             return None
     if shutil.which("npm") is None:
         return "npm is not installed"
-    res = subprocess.run(["npm", "install", "--prefix", str(NODE_DIR), "--no-audit", "--no-fund",
-                          f"@anthropic-ai/claude-code@{CLAUDE_VERSION}"],
-                         capture_output=True, text=True, timeout=timeout)
+    res = subprocess.run(
+        [
+            "npm",
+            "install",
+            "--prefix",
+            str(NODE_DIR),
+            "--no-audit",
+            "--no-fund",
+            f"@anthropic-ai/claude-code@{CLAUDE_VERSION}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     if res.returncode != 0 or not exe.exists():
         last = (res.stderr.strip().splitlines() or ["?"])[-1]
         return f"npm install @anthropic-ai/claude-code failed: {last}"
@@ -66,16 +77,28 @@ class ClaudeInTmux:
         self.project.mkdir(parents=True, exist_ok=True)
 
     def _tmux(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(["tmux", "-S", str(self.socket), *args], capture_output=True, text=True,
-                              timeout=10, check=check)
+        return subprocess.run(
+            ["tmux", "-S", str(self.socket), *args], capture_output=True, text=True, timeout=10, check=check
+        )
 
     def prepare(self, settings: Mapping[str, object] | None = None) -> None:
         """Seed ~/.claude.json (no onboarding, trusted project, approved key) and the project's settings."""
-        state = {"hasCompletedOnboarding": True, "lastOnboardingVersion": "2.1.332", "theme": "dark",
-                 "numStartups": 5, "autoUpdates": False, "bypassPermissionsModeAccepted": True,
-                 "customApiKeyResponses": {"approved": [API_KEY[-20:]], "rejected": []},
-                 "projects": {str(self.project): {"hasTrustDialogAccepted": True, "allowedTools": [],
-                                                  "hasCompletedProjectOnboarding": True}}}
+        state = {
+            "hasCompletedOnboarding": True,
+            "lastOnboardingVersion": "2.1.332",
+            "theme": "dark",
+            "numStartups": 5,
+            "autoUpdates": False,
+            "bypassPermissionsModeAccepted": True,
+            "customApiKeyResponses": {"approved": [API_KEY[-20:]], "rejected": []},
+            "projects": {
+                str(self.project): {
+                    "hasTrustDialogAccepted": True,
+                    "allowedTools": [],
+                    "hasCompletedProjectOnboarding": True,
+                }
+            },
+        }
         (self.home / ".claude.json").write_text(json.dumps(state))
         (self.home / ".claude").mkdir(exist_ok=True)
         if settings is not None:
@@ -84,16 +107,52 @@ class ClaudeInTmux:
 
     def start(self, *claude_args: str) -> None:
         """Start `claude` in a detached tmux session (220x50)."""
-        env = {**os.environ, **self.env, "HOME": str(self.home), "ANTHROPIC_BASE_URL": self.base_url,
-               "ANTHROPIC_API_KEY": API_KEY, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-               "DISABLE_AUTOUPDATER": "1", "TERM": "xterm-256color"}
-        for key in ("TMUX", "TMUX_PANE", "CLAUDECODE", "CLAUDE_CODE_SESSION_ID", "CLAUDE_PID",
-                    "CLAUDE_CODE_MESSAGING_SOCKET", "CLAUDE_CODE_MESSAGING_TOKEN"):
+        env = {
+            **os.environ,
+            **self.env,
+            "HOME": str(self.home),
+            "ANTHROPIC_BASE_URL": self.base_url,
+            "ANTHROPIC_API_KEY": API_KEY,
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_AUTOUPDATER": "1",
+            "TERM": "xterm-256color",
+        }
+        for key in (
+            "TMUX",
+            "TMUX_PANE",
+            "CLAUDECODE",
+            "CLAUDE_CODE_SESSION_ID",
+            "CLAUDE_PID",
+            "CLAUDE_CODE_MESSAGING_SOCKET",
+            "CLAUDE_CODE_MESSAGING_TOKEN",
+        ):
             env.pop(key, None)
         cmd = [str(claude_bin()), *claude_args]
-        subprocess.run(["tmux", "-S", str(self.socket), "-f", "/dev/null", "new-session", "-d",
-                        "-s", self.name, "-x", "220", "-y", "50", "-c", str(self.project), *cmd],
-                       env=env, check=True, capture_output=True, text=True, timeout=10)
+        subprocess.run(
+            [
+                "tmux",
+                "-S",
+                str(self.socket),
+                "-f",
+                "/dev/null",
+                "new-session",
+                "-d",
+                "-s",
+                self.name,
+                "-x",
+                "220",
+                "-y",
+                "50",
+                "-c",
+                str(self.project),
+                *cmd,
+            ],
+            env=env,
+            check=True,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
         self.pid()
 
     def screen(self) -> str:

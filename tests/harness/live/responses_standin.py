@@ -99,23 +99,38 @@ class ResponsesStandIn:
         rid, mid = f"resp_{n}", f"msg_{n}"
         text = {"type": "output_text", "text": self.reply, "annotations": []}
         done = {"type": "message", "id": mid, "role": "assistant", "status": "completed", "content": [text]}
-        usage = {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 2,
-                 "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 12}
+        usage = {
+            "input_tokens": 10,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": 2,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": 12,
+        }
         return [
-            {"type": "response.created",
-             "response": {"id": rid, "object": "response", "status": "in_progress", "output": []}},
-            {"type": "response.output_item.added", "output_index": 0,
-             "item": {**done, "status": "in_progress", "content": []}},
-            {"type": "response.output_text.delta", "output_index": 0, "item_id": mid, "content_index": 0,
-             "delta": self.reply},
+            {
+                "type": "response.created",
+                "response": {"id": rid, "object": "response", "status": "in_progress", "output": []},
+            },
+            {
+                "type": "response.output_item.added",
+                "output_index": 0,
+                "item": {**done, "status": "in_progress", "content": []},
+            },
+            {
+                "type": "response.output_text.delta",
+                "output_index": 0,
+                "item_id": mid,
+                "content_index": 0,
+                "delta": self.reply,
+            },
             {"type": "response.output_item.done", "output_index": 0, "item": done},
-            {"type": "response.completed",
-             "response": {"id": rid, "object": "response", "status": "completed", "output": [done],
-                          "usage": usage}},
+            {
+                "type": "response.completed",
+                "response": {"id": rid, "object": "response", "status": "completed", "output": [done], "usage": usage},
+            },
         ]
 
-    def wait_for(self, pred: Callable[[dict[str, Any]], bool], timeout: float,
-                 after: int = 0) -> dict[str, Any]:
+    def wait_for(self, pred: Callable[[dict[str, Any]], bool], timeout: float, after: int = 0) -> dict[str, Any]:
         """The first request after the first `after` whose body satisfies `pred`."""
         deadline = time.monotonic() + timeout
         with self._cond:

@@ -178,8 +178,14 @@ class StandIn:
 
     def _blocks(self, rule: Rule | None, body: dict[str, Any]) -> list[dict[str, Any]]:
         if rule is not None and rule.bash is not None:
-            return [{"type": "tool_use", "id": f"toolu_{next(self._ids):06d}", "name": "Bash",
-                     "input": {"command": rule.bash, "description": "run a command"}}]
+            return [
+                {
+                    "type": "tool_use",
+                    "id": f"toolu_{next(self._ids):06d}",
+                    "name": "Bash",
+                    "input": {"command": rule.bash, "description": "run a command"},
+                }
+            ]
         text = rule.text if rule is not None and rule.text is not None else self.default_text
         if not body.get("tools"):
             text = "Session"  # titles and other side calls
@@ -187,9 +193,16 @@ class StandIn:
 
     def _message(self, blocks: list[dict[str, Any]], body: dict[str, Any]) -> dict[str, Any]:
         stop = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
-        return {"id": f"msg_{next(self._ids):06d}", "type": "message", "role": "assistant",
-                "model": body.get("model", "claude-standin"), "content": blocks, "stop_reason": stop,
-                "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 5}}
+        return {
+            "id": f"msg_{next(self._ids):06d}",
+            "type": "message",
+            "role": "assistant",
+            "model": body.get("model", "claude-standin"),
+            "content": blocks,
+            "stop_reason": stop,
+            "stop_sequence": None,
+            "usage": {"input_tokens": 10, "output_tokens": 5},
+        }
 
     def _events(self, blocks: list[dict[str, Any]], body: dict[str, Any]) -> list[dict[str, Any]]:
         msg = self._message([], body)
@@ -198,19 +211,29 @@ class StandIn:
         for i, block in enumerate(blocks):
             if block["type"] == "text":
                 empty = {"type": "text", "text": ""}
-                events += [{"type": "content_block_start", "index": i, "content_block": empty},
-                           {"type": "content_block_delta", "index": i,
-                            "delta": {"type": "text_delta", "text": block["text"]}}]
+                events += [
+                    {"type": "content_block_start", "index": i, "content_block": empty},
+                    {"type": "content_block_delta", "index": i, "delta": {"type": "text_delta", "text": block["text"]}},
+                ]
             else:
                 start = {**block, "input": {}}
-                events += [{"type": "content_block_start", "index": i, "content_block": start},
-                           {"type": "content_block_delta", "index": i,
-                            "delta": {"type": "input_json_delta",
-                                      "partial_json": json.dumps(block["input"])}}]
+                events += [
+                    {"type": "content_block_start", "index": i, "content_block": start},
+                    {
+                        "type": "content_block_delta",
+                        "index": i,
+                        "delta": {"type": "input_json_delta", "partial_json": json.dumps(block["input"])},
+                    },
+                ]
             events.append({"type": "content_block_stop", "index": i})
-        events += [{"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
-                    "usage": {"output_tokens": 5}},
-                   {"type": "message_stop"}]
+        events += [
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": stop, "stop_sequence": None},
+                "usage": {"output_tokens": 5},
+            },
+            {"type": "message_stop"},
+        ]
         return events
 
     # -- assertions -------------------------------------------------------------------------------
@@ -230,6 +253,8 @@ class StandIn:
                         return s
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    raise AssertionError(f"no matching request within {timeout}s; last user texts: "
-                                         + repr([s.last_user_text[-200:] for s in main[-3:]]))
+                    raise AssertionError(
+                        f"no matching request within {timeout}s; last user texts: "
+                        + repr([s.last_user_text[-200:] for s in main[-3:]])
+                    )
                 self._changed.wait(left)

@@ -12,7 +12,16 @@ import sys
 record = os.environ.get("STANDIN_RECORD")
 if record:
     with open(record, "a", encoding="utf-8") as fh:
-        fh.write(json.dumps({"argv0": os.path.basename(sys.argv[0]), "args": sys.argv[1:], "cwd": os.getcwd(),
-                             "session_env": os.environ.get("FRONTDESK_SESSION")}) + "\n")
+        fh.write(
+            json.dumps(
+                {
+                    "argv0": os.path.basename(sys.argv[0]),
+                    "args": sys.argv[1:],
+                    "cwd": os.getcwd(),
+                    "session_env": os.environ.get("FRONTDESK_SESSION"),
+                }
+            )
+            + "\n"
+        )
 print(json.dumps({"type": "result", "subtype": "success", "result": "ok", "is_error": False}))
 sys.exit(int(os.environ.get("STANDIN_EXIT", "0")))

@@ -48,7 +48,6 @@ def test_resume_argv() -> None:
     cfg = AgentSettings()
     claude = Session(id="abc", user="u", harness=Harness.CLAUDE_CODE)
     codex = Session(id="t-1", user="u", harness=Harness.CODEX)
-    assert resume_argv(claude, "R", cfg) == ["claude", "-p", "R", "--resume", "abc", "--output-format",
-                                             "json"]
+    assert resume_argv(claude, "R", cfg) == ["claude", "-p", "R", "--resume", "abc", "--output-format", "json"]
     assert resume_argv(codex, "R", cfg) == ["codex", "exec", "--skip-git-repo-check", "resume", "t-1", "R"]
     assert resume_argv(Session(id="x", user="u"), "R", cfg) is None

@@ -35,15 +35,30 @@ class MiniGateway:
         return stored
 
     def report(self, job_id: int, session: str = "s1", user: str = "alice", state: str = "COMPLETED") -> None:
-        self.publish(Event(EventKind.JOB_REPORT, job_id=job_id, session=session, principal=user,
-                           data={"report": {"job_id": job_id, "name": f"j{job_id}", "state": state,
-                                            "text": f"frontdesk job {job_id}: {state}"}}))
+        self.publish(
+            Event(
+                EventKind.JOB_REPORT,
+                job_id=job_id,
+                session=session,
+                principal=user,
+                data={
+                    "report": {
+                        "job_id": job_id,
+                        "name": f"j{job_id}",
+                        "state": state,
+                        "text": f"frontdesk job {job_id}: {state}",
+                    }
+                },
+            )
+        )
 
     def running(self, job_id: int, session: str = "s1", state: str = "RUNNING") -> None:
         """A job row in the core table (the plug-in batches only while the session has jobs running)."""
         self.store.conn.execute(
             "INSERT OR REPLACE INTO jobs(id, spec, state, backend, principal, session, submitted_at) "
-            "VALUES(?, '{}', ?, 'local', 'alice', ?, 0)", (job_id, state, session))
+            "VALUES(?, '{}', ?, 'local', 'alice', ?, 0)",
+            (job_id, state, session),
+        )
 
     def wakes(self) -> list[dict[str, Any]]:
         return [e.data for e in self.events if e.kind is EventKind.SESSION_WAKE]
@@ -52,8 +67,7 @@ class MiniGateway:
 @pytest.fixture
 def settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setenv("FRONTDESK_HOME", str(tmp_path))
-    (tmp_path / "frontdesk.toml").write_text("[agents]\nbatch_window_s = 0.3\nlease_s = 0.5\n"
-                                             'channels = ["hooks"]\n')
+    (tmp_path / "frontdesk.toml").write_text('[agents]\nbatch_window_s = 0.3\nlease_s = 0.5\nchannels = ["hooks"]\n')
     return load_settings()
 
 

@@ -29,8 +29,7 @@ def test_session_start_and_prompt_add_context() -> None:
     for event in ("SessionStart", "UserPromptSubmit"):
         out, _, code = render_output("claude-code", event, {**REPORT, "active_jobs": []})
         assert code == 0
-        assert json.loads(out) == {"hookSpecificOutput": {"hookEventName": event,
-                                                          "additionalContext": REPORT["text"]}}
+        assert json.loads(out) == {"hookSpecificOutput": {"hookEventName": event, "additionalContext": REPORT["text"]}}
 
 
 def test_prompt_with_running_jobs_adds_one_queue_line() -> None:
@@ -46,8 +45,12 @@ def test_prompt_with_nothing_prints_nothing() -> None:
 
 
 def test_reach_from_env_keeps_no_secrets() -> None:
-    env = {"CLAUDE_PID": "4242", "TMUX": "/tmp/tmux-0/default,123,0", "TMUX_PANE": "%3",
-           "CLAUDE_CODE_MESSAGING_TOKEN": "sekrit"}
+    env = {
+        "CLAUDE_PID": "4242",
+        "TMUX": "/tmp/tmux-0/default,123,0",
+        "TMUX_PANE": "%3",
+        "CLAUDE_CODE_MESSAGING_TOKEN": "sekrit",
+    }
     assert reach_from_env(env) == {"pid": 4242, "tmux_socket": "/tmp/tmux-0/default", "tmux_pane": "%3"}
 
 

@@ -32,20 +32,39 @@ def _home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def test_claude_entries_pin_the_documented_shapes() -> None:
     e = inst.claude_entries(inst.HookPlan(stop_timeout=900, rewake_timeout=86400), exe=EXE)
     assert set(e) == {"SessionStart", "UserPromptSubmit", "Stop", "SessionEnd", "PreToolUse"}
-    assert e["PreToolUse"] == [{"matcher": "Bash", "hooks": [
-        {"type": "command", "timeout": 30, "command": "'/opt/fd env/bin/python' -m frontdesk.cli.guard hook"}]}]
+    assert e["PreToolUse"] == [
+        {
+            "matcher": "Bash",
+            "hooks": [
+                {"type": "command", "timeout": 30, "command": "'/opt/fd env/bin/python' -m frontdesk.cli.guard hook"}
+            ],
+        }
+    ]
     assert "PreToolUse" not in inst.claude_entries(inst.HookPlan(guard=False), exe=EXE)
     stop, rewake = e["Stop"][0]["hooks"]
-    assert stop == {"type": "command", "timeout": 900,
-                    "command": "'/opt/fd env/bin/python' -m frontdesk.agents.hooks stop "
-                               "--harness claude-code --budget 880"}
-    assert rewake == {"type": "command", "timeout": 86400, "async": True, "asyncRewake": True,
-                      "command": "'/opt/fd env/bin/python' -m frontdesk.agents.hooks rewake "
-                                 "--harness claude-code "
-                                 "--budget 86380"}
-    assert e["SessionStart"] == [{"hooks": [{"type": "command", "timeout": 30,
-                                             "command": "'/opt/fd env/bin/python' -m frontdesk.agents.hooks "
-                                                        "session-start --harness claude-code"}]}]
+    assert stop == {
+        "type": "command",
+        "timeout": 900,
+        "command": "'/opt/fd env/bin/python' -m frontdesk.agents.hooks stop --harness claude-code --budget 880",
+    }
+    assert rewake == {
+        "type": "command",
+        "timeout": 86400,
+        "async": True,
+        "asyncRewake": True,
+        "command": "'/opt/fd env/bin/python' -m frontdesk.agents.hooks rewake --harness claude-code --budget 86380",
+    }
+    assert e["SessionStart"] == [
+        {
+            "hooks": [
+                {
+                    "type": "command",
+                    "timeout": 30,
+                    "command": "'/opt/fd env/bin/python' -m frontdesk.agents.hooks session-start --harness claude-code",
+                }
+            ]
+        }
+    ]
 
 
 def test_codex_entries_have_no_async_rewake() -> None:

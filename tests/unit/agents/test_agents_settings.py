@@ -14,8 +14,10 @@ def test_defaults_and_overrides() -> None:
     assert AgentSettings.from_section({}).channels == ("inbox", "codex_live", "hooks", "tmux", "headless")
 
 
-@pytest.mark.parametrize("section", [{"allow_headless": "yes"}, {"batch_window_s": -1}, {"channels": "hooks"},
-                                     {"nonsense": 1}, {"claude_bin": ""}])
+@pytest.mark.parametrize(
+    "section",
+    [{"allow_headless": "yes"}, {"batch_window_s": -1}, {"channels": "hooks"}, {"nonsense": 1}, {"claude_bin": ""}],
+)
 def test_bad_settings_say_what_is_wrong(section: dict[str, object]) -> None:
     with pytest.raises(ConfigError, match=r"\[agents\]"):
         AgentSettings.from_section(section)

@@ -32,17 +32,20 @@ def _dep(state: str) -> dict[str, str]:
     return {"state": state}
 
 
-@pytest.mark.parametrize(("states", "action", "verdict"), [
-    ([], "abort", "ready"),
-    (["COMPLETED", "COMPLETED"], "abort", "ready"),
-    (["COMPLETED", "RUNNING"], "abort", "wait"),
-    (["PENDING"], "continue", "wait"),
-    (["FAILED"], "abort", "never"),
-    (["TIMEOUT", "COMPLETED"], "abort", "never"),
-    (["FAILED"], "continue", "ready"),
-    (["CANCELLED", "OUT_OF_MEMORY"], "continue", "ready"),
-    (["DEPENDENCY_NEVER_SATISFIED"], "abort", "never"),
-])
+@pytest.mark.parametrize(
+    ("states", "action", "verdict"),
+    [
+        ([], "abort", "ready"),
+        (["COMPLETED", "COMPLETED"], "abort", "ready"),
+        (["COMPLETED", "RUNNING"], "abort", "wait"),
+        (["PENDING"], "continue", "wait"),
+        (["FAILED"], "abort", "never"),
+        (["TIMEOUT", "COMPLETED"], "abort", "never"),
+        (["FAILED"], "continue", "ready"),
+        (["CANCELLED", "OUT_OF_MEMORY"], "continue", "ready"),
+        (["DEPENDENCY_NEVER_SATISFIED"], "abort", "never"),
+    ],
+)
 def test_dependency_verdict(states: list[str], action: str, verdict: str) -> None:
     assert _dependency_verdict([_dep(s) for s in states], action) == verdict  # type: ignore[misc]
 
@@ -51,10 +54,20 @@ def test_missing_dependency_never_satisfied() -> None:
     assert _dependency_verdict([None], "continue") == "never"
 
 
-@pytest.mark.parametrize(("cls", "exit_code", "http"), [
-    (FrontdeskError, 1, 500), (UserError, 2, 400), (SpecError, 2, 422), (Denied, 2, 403), (NotFound, 3, 404),
-    (Conflict, 4, 409), (GatewayUnavailable, 69, 503), (WaitTimeout, 124, 408), (BackendError, 70, 502),
-])
+@pytest.mark.parametrize(
+    ("cls", "exit_code", "http"),
+    [
+        (FrontdeskError, 1, 500),
+        (UserError, 2, 400),
+        (SpecError, 2, 422),
+        (Denied, 2, 403),
+        (NotFound, 3, 404),
+        (Conflict, 4, 409),
+        (GatewayUnavailable, 69, 503),
+        (WaitTimeout, 124, 408),
+        (BackendError, 70, 502),
+    ],
+)
 def test_error_codes(cls: type[FrontdeskError], exit_code: int, http: int) -> None:
     err = cls("something  went\nwrong", field="x")
     assert (err.exit_code, err.http_status) == (exit_code, http)

@@ -19,12 +19,14 @@ def clock() -> Clock:
 
 @pytest.fixture
 def membership() -> Membership:
-    return Membership.from_section({
-        "labs": {"physics": ["alice", "carol"]},
-        "projects": {"climate": {"users": ["alice", "erin"], "paths": ["/proj/climate"]}},
-        "admins": ["ops"],
-        "unix_groups": False,
-    })
+    return Membership.from_section(
+        {
+            "labs": {"physics": ["alice", "carol"]},
+            "projects": {"climate": {"users": ["alice", "erin"], "paths": ["/proj/climate"]}},
+            "admins": ["ops"],
+            "unix_groups": False,
+        }
+    )
 
 
 @pytest.fixture

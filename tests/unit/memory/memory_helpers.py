@@ -27,8 +27,10 @@ def ctx(memory: str | int | None = "4G", command: list[str] | None = None, **ext
     from frontdesk.spec.units import parse_memory
 
     res: dict[str, Any] = {"memory": parse_memory(memory) if memory is not None else None, **extra}
-    spec: dict[str, Any] = {"command": command or ["python", "/home/alice/proj/train.py", "--epochs", "3"],
-                            "resources": {k: v for k, v in res.items() if v is not None}}
+    spec: dict[str, Any] = {
+        "command": command or ["python", "/home/alice/proj/train.py", "--epochs", "3"],
+        "resources": {k: v for k, v in res.items() if v is not None},
+    }
     if "script" in extra:
         spec = {"script": extra["script"], "resources": {"memory": res["memory"]}}
     return context_of(spec)

@@ -22,8 +22,19 @@ def _state(path: Path) -> str | None:
 def test_corpus_is_large_and_covers_every_kind() -> None:
     assert len(FILES) >= 100
     kinds = {p.parent.name for p in FILES}
-    assert {"host_oom", "cuda_oom", "walltime", "missing_import", "missing_module", "missing_library",
-            "toolchain_mismatch", "disk_quota", "permission_denied", "node_failure", "exit_error"} <= kinds
+    assert {
+        "host_oom",
+        "cuda_oom",
+        "walltime",
+        "missing_import",
+        "missing_module",
+        "missing_library",
+        "toolchain_mismatch",
+        "disk_quota",
+        "permission_denied",
+        "node_failure",
+        "exit_error",
+    } <= kinds
     assert kinds <= set(load_catalog().kinds)
 
 
@@ -42,18 +53,21 @@ def test_hints_are_sound_on_the_corpus() -> None:
                 assert any(h in match.group(0).lower() for h in m.hints) or not m.hints, (m.id, path.name)
 
 
-@pytest.mark.parametrize(("name", "detail"), [
-    ("missing_import/torch-not-installed__FAILED.log", "torch"),
-    ("missing_import/submodule__FAILED.log", "tokenizers"),
-    ("missing_library/libcudart__FAILED.log", "libcudart.so"),
-    ("missing_library/libmpi__FAILED.log", "libmpi.so"),
-    ("missing_library/holdout-libpython__FAILED.log", "libpython3.11.so"),
-    ("missing_import/slurm-lab-captured__FAILED.log", "torch_nonexistent_mod"),
-    ("missing_module/lmod-unknown-cuda__FAILED.log", "cuda"),
-    ("missing_module/tcl-modules__FAILED.log", "intel"),
-    ("toolchain_mismatch/glibc-version__FAILED.log", "GLIBC"),
-    ("host_oom/slurm-stepd-batch__OUT_OF_MEMORY.log", ""),
-])
+@pytest.mark.parametrize(
+    ("name", "detail"),
+    [
+        ("missing_import/torch-not-installed__FAILED.log", "torch"),
+        ("missing_import/submodule__FAILED.log", "tokenizers"),
+        ("missing_library/libcudart__FAILED.log", "libcudart.so"),
+        ("missing_library/libmpi__FAILED.log", "libmpi.so"),
+        ("missing_library/holdout-libpython__FAILED.log", "libpython3.11.so"),
+        ("missing_import/slurm-lab-captured__FAILED.log", "torch_nonexistent_mod"),
+        ("missing_module/lmod-unknown-cuda__FAILED.log", "cuda"),
+        ("missing_module/tcl-modules__FAILED.log", "intel"),
+        ("toolchain_mismatch/glibc-version__FAILED.log", "GLIBC"),
+        ("host_oom/slurm-stepd-batch__OUT_OF_MEMORY.log", ""),
+    ],
+)
 def test_detail_tells_failures_of_one_kind_apart(name: str, detail: str) -> None:
     path = CORPUS / name
     assert classify(path.read_text(), _state(path)).detail == detail
@@ -88,8 +102,10 @@ def test_exit_code_only_and_completed() -> None:
 
 
 def test_normalise_strips_paths_numbers_ids_hex_and_times() -> None:
-    line = ("2026-11-30T04:12:55 job 5512093 at 0x7f3a0000 id 3f2a9c1b77e0 on 10.1.2.3 "
-            "wrote /scratch/alice/out_0017.h5 uuid 123e4567-e89b-12d3-a456-426614174000 at 11:02:03")
+    line = (
+        "2026-11-30T04:12:55 job 5512093 at 0x7f3a0000 id 3f2a9c1b77e0 on 10.1.2.3 "
+        "wrote /scratch/alice/out_0017.h5 uuid 123e4567-e89b-12d3-a456-426614174000 at 11:02:03"
+    )
     assert normalise(line) == ("<time> job <n> at <hex> id <hex> on <ip> wrote <path> uuid <id> at <time>")
     assert normalise("module cuda/12.9 and lib.so.12") == "module cuda/<n> and lib.so.<n>"
 

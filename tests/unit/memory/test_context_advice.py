@@ -18,21 +18,27 @@ def test_template_folds_home_dirs_and_whitespace() -> None:
     assert template_of(script) == "#!/bin/bash srun ~/bin/app"
 
 
-@pytest.mark.parametrize(("spec", "app"), [
-    ({"command": ["python", "-u", "/home/a/train.py"]}, "train.py"),
-    ({"command": ["torchrun", "--nproc_per_node", "4", "train.py"]}, "train.py"),
-    ({"command": ["gmx", "mdrun", "-deffnm", "md"]}, "gmx"),
-    ({"command": ["/opt/gromacs/bin/gmx_mpi", "mdrun"]}, "gmx_mpi"),
-    ({"script": "#!/bin/bash\n#SBATCH -N 2\nmodule load gcc/12\ncd $HOME\nexport X=1\n"
-                "srun ./lmp -in in.lj\n"}, "lmp"),
-])
+@pytest.mark.parametrize(
+    ("spec", "app"),
+    [
+        ({"command": ["python", "-u", "/home/a/train.py"]}, "train.py"),
+        ({"command": ["torchrun", "--nproc_per_node", "4", "train.py"]}, "train.py"),
+        ({"command": ["gmx", "mdrun", "-deffnm", "md"]}, "gmx"),
+        ({"command": ["/opt/gromacs/bin/gmx_mpi", "mdrun"]}, "gmx_mpi"),
+        (
+            {"script": "#!/bin/bash\n#SBATCH -N 2\nmodule load gcc/12\ncd $HOME\nexport X=1\nsrun ./lmp -in in.lj\n"},
+            "lmp",
+        ),
+    ],
+)
 def test_application(spec: dict, app: str) -> None:
     assert context_of(spec).application == app
 
 
 def test_modules_from_script_and_env_give_conditions() -> None:
-    c = context_of({"script": "module load gcc/12.2 openmpi/4.1.5\nml cuda/12.4\n./a\n"},
-                   env={"LOADEDMODULES": "python/3.11"})
+    c = context_of(
+        {"script": "module load gcc/12.2 openmpi/4.1.5\nml cuda/12.4\n./a\n"}, env={"LOADEDMODULES": "python/3.11"}
+    )
     assert c.modules == ["cuda/12.4", "gcc/12.2", "openmpi/4.1.5", "python/3.11"]
     assert c.conditions["versions"]["openmpi"] == "4.1.5"
 
@@ -51,10 +57,18 @@ def test_request_changes_and_fix_applied() -> None:
 
 
 def _run(state: str, **kw: object) -> dict:
-    req = {"memory_bytes": kw.get("mem", 64 * G), "cpus": kw.get("cpus", 1), "gpus": kw.get("gpus", 0),
-           "walltime_s": kw.get("wall", 3600)}
-    used = {"peak_rss_bytes": kw.get("peak"), "run_s": kw.get("run_s", 3000), "cpu_seconds": kw.get("cpu_s"),
-            "gpu_util_percent": kw.get("util")}
+    req = {
+        "memory_bytes": kw.get("mem", 64 * G),
+        "cpus": kw.get("cpus", 1),
+        "gpus": kw.get("gpus", 0),
+        "walltime_s": kw.get("wall", 3600),
+    }
+    used = {
+        "peak_rss_bytes": kw.get("peak"),
+        "run_s": kw.get("run_s", 3000),
+        "cpu_seconds": kw.get("cpu_s"),
+        "gpu_util_percent": kw.get("util"),
+    }
     return {"template": "t", "application": "app", "state": state, "requested": req, "used": used}
 
 

@@ -17,8 +17,12 @@ TOKEN = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
 
 
 def _plugin(tmp_path: Path) -> MemoryPlugin:
-    settings = Settings(home=tmp_path, runtime_dir=tmp_path, socket=tmp_path / "s",
-                        sections={"memory": {"unix_groups": False, "labs": {"physics": ["alice"]}}})
+    settings = Settings(
+        home=tmp_path,
+        runtime_dir=tmp_path,
+        socket=tmp_path / "s",
+        sections={"memory": {"unix_groups": False, "labs": {"physics": ["alice"]}}},
+    )
     plugin = MemoryPlugin(settings)
     # a database opened before the plug-in was imported: attach must create the memory tables itself
     conn = open_db(tmp_path / "other.db")
@@ -32,8 +36,7 @@ def _plugin(tmp_path: Path) -> MemoryPlugin:
 
 def test_admission_tells_the_owner_and_redacts_secrets_in_templates(tmp_path: Path) -> None:
     plugin = _plugin(tmp_path)
-    spec = validate_spec({"command": ["python", "/home/alice/t.py", "--token", TOKEN],
-                          "resources": {"memory": "4G"}})
+    spec = validate_spec({"command": ["python", "/home/alice/t.py", "--token", TOKEN], "resources": {"memory": "4G"}})
     ctx = plugin._context(spec.model_dump(mode="json", exclude_none=True), None, None, None)
     assert TOKEN not in ctx.template and "«redacted:github-token:" in ctx.template
     assert plugin.store is not None

@@ -87,8 +87,11 @@ def test_stale_after_age_then_revalidated_by_a_new_failure(store: LessonStore, c
 
 def test_changed_conditions_mark_a_lesson_for_revalidation(store: LessonStore) -> None:
     script = "module load gcc/12.2 openmpi/4.1.5\nsrun ./solver in.nml\n"
-    sig = classify("./solver: error while loading shared libraries: libmpi.so.40: cannot open shared object "
-                   "file: No such file or directory", "FAILED")
+    sig = classify(
+        "./solver: error while loading shared libraries: libmpi.so.40: cannot open shared object "
+        "file: No such file or directory",
+        "FAILED",
+    )
     [lesson] = fail(store, 1, "alice", ctx(script=script), sig)
     assert lesson.conditions["versions"] == {"gcc": "12.2", "openmpi": "4.1.5"}
     assert lesson.application == "solver"
@@ -208,8 +211,14 @@ def test_transient_endings_teach_nothing(store: LessonStore) -> None:
 
 
 def test_a_lesson_typed_in_by_a_person_keeps_its_provenance(store: LessonStore) -> None:
-    lesson = store.add("alice", "toolchain_mismatch", "OpenMPI 5 jobs need srun --mpi=pmix here",
-                       application="lmp", fix_text="launch with srun --mpi=pmix", source="person")
+    lesson = store.add(
+        "alice",
+        "toolchain_mismatch",
+        "OpenMPI 5 jobs need srun --mpi=pmix here",
+        application="lmp",
+        fix_text="launch with srun --mpi=pmix",
+        source="person",
+    )
     assert (lesson.source, lesson.created_by, lesson.scope) == ("person", "alice", "user")
     assert describe(lesson).endswith("; fix (person): launch with srun --mpi=pmix")
     from frontdesk.memory.context import context_of
@@ -241,8 +250,7 @@ def test_another_module_is_learned_as_the_fix_for_a_script(store: LessonStore) -
     from frontdesk.memory.context import context_of
 
     def script(cuda: str) -> str:
-        return (f"#!/bin/bash\n#SBATCH --gres=gpu:1\nmodule load gcc/12.2 cuda/{cuda}\n"
-                "python infer.py --bs 8\n")
+        return f"#!/bin/bash\n#SBATCH --gres=gpu:1\nmodule load gcc/12.2 cuda/{cuda}\npython infer.py --bs 8\n"
 
     sig = classify("ImportError: libcudart.so.12: cannot open shared object file: No such file", "FAILED")
     bad, good = context_of({"script": script("12.9")}), context_of({"script": script("12.4")})
@@ -260,13 +268,38 @@ def test_another_module_is_learned_as_the_fix_for_a_script(store: LessonStore) -
 def test_volatile_ids_do_not_make_a_new_template() -> None:
     from frontdesk.memory.context import template_of
 
-    a = template_of({"command": ["python", "run.py", "--out", "/scratch/r-2026-12-02T11:00:05", "--seed",
-                                 "1234567", "--lr", "0.001"]})
-    b = template_of({"command": ["python", "run.py", "--out", "/scratch/r-2026-12-03T09:10:00", "--seed",
-                                 "7654321", "--lr", "0.001"]})
+    a = template_of(
+        {
+            "command": [
+                "python",
+                "run.py",
+                "--out",
+                "/scratch/r-2026-12-02T11:00:05",
+                "--seed",
+                "1234567",
+                "--lr",
+                "0.001",
+            ]
+        }
+    )
+    b = template_of(
+        {
+            "command": [
+                "python",
+                "run.py",
+                "--out",
+                "/scratch/r-2026-12-03T09:10:00",
+                "--seed",
+                "7654321",
+                "--lr",
+                "0.001",
+            ]
+        }
+    )
     assert a == b == "python run.py --out /scratch/r-<time> --seed <id> --lr 0.001"
     assert template_of({"command": ["python", "run.py", "--lr", "0.01"]}) != template_of(
-        {"command": ["python", "run.py", "--lr", "0.001"]})
+        {"command": ["python", "run.py", "--lr", "0.001"]}
+    )
 
 
 def test_a_smaller_batch_on_the_command_line_is_learned_as_the_fix(store: LessonStore, clock: Clock) -> None:
@@ -286,5 +319,12 @@ def test_a_smaller_batch_on_the_command_line_is_learned_as_the_fix(store: Lesson
     assert invalid.id == lesson.id and invalid.status == "invalid"
     # a very different command line of the same program is not taken as the fix
     fail(store, 5, "alice", ctx(command=["python", "train.py", "--bs", "128"]), cuda_oom)
-    assert succeed(store, 6, "alice", ctx(command=["python", "train.py", "--model", "tiny", "--bs", "8",
-                                                   "--epochs", "1", "--no-eval"])) == []
+    assert (
+        succeed(
+            store,
+            6,
+            "alice",
+            ctx(command=["python", "train.py", "--model", "tiny", "--bs", "8", "--epochs", "1", "--no-eval"]),
+        )
+        == []
+    )

@@ -25,9 +25,7 @@ def test_units_and_partial_class_overrides() -> None:
         }
     )
     assert cfg.classify.agent_max_walltime == 1200 and cfg.classify.training_min_walltime == 3 * 3600
-    assert (
-        cfg.trial.walltime_cap == 300 and cfg.trial.max_memory == 8 * 1024**3 and cfg.trial.cooldown == 7200
-    )
+    assert cfg.trial.walltime_cap == 300 and cfg.trial.max_memory == 8 * 1024**3 and cfg.trial.cooldown == 7200
     assert cfg.priority.classes["agent"].drop_after == 60 and cfg.priority.classes["agent"].enter == 3
     assert "training" in cfg.priority.classes
 

@@ -35,9 +35,7 @@ def q(
     )
 
 
-def free(
-    cpus: int, gpus: tuple[int, ...] = (), running: tuple[QueuedJob, ...] = (), total: int = 8
-) -> FreeResources:
+def free(cpus: int, gpus: tuple[int, ...] = (), running: tuple[QueuedJob, ...] = (), total: int = 8) -> FreeResources:
     models = {i: "NVIDIA H100 80GB HBM3" for i in range(2)}
     return FreeResources(cpus, 32 * GiB, gpus, models, running, total, 32 * GiB)
 
@@ -74,9 +72,7 @@ def test_pool_slices_of_the_one_machine() -> None:
     )
     running = (q("r1", 9, cpus=2, partition="interactive"),)
     nodes = build_nodes(cfg, free(6, (0, 1), running), False)
-    assert (
-        nodes["agent"].free_cpus == 0 and nodes["batch"].free_cpus == 6 and nodes["batch"].gpu_model == "H100"
-    )
+    assert nodes["agent"].free_cpus == 0 and nodes["batch"].free_cpus == 6 and nodes["batch"].gpu_model == "H100"
     meta = {1: JobMeta("agent", "agent", False, "u"), 2: JobMeta("hpc", "batch", False, "u")}
     pick = make_picker(lambda: cfg, meta, None, lambda now: 12.0, lambda: False)
     queued = [

@@ -56,9 +56,7 @@ def test_eligible_least_scarce_model_is_chosen() -> None:
     cfg = parse_policy({"pools": [{"name": "p", "allocation": "pack"}]})
     nodes = {
         n.name: n
-        for n in gpu_nodes(2, "p", "H200", "h2")
-        + gpu_nodes(4, "p", "A100-80G", "a")
-        + gpu_nodes(2, "p", "L40S", "l")
+        for n in gpu_nodes(2, "p", "H200", "h2") + gpu_nodes(4, "p", "A100-80G", "a") + gpu_nodes(2, "p", "L40S", "l")
     }
     for n in ("a0", "a1", "a2"):
         nodes[n].used_gpus, nodes[n].jobs = 8, 1

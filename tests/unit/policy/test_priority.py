@@ -50,9 +50,7 @@ def test_fairshare_decays_with_half_life() -> None:
 
 
 def test_time_of_day_weights_wrap_midnight() -> None:
-    cfg = PriorityConfig(
-        time_weights=[TimeWeight(start_hour=22, end_hour=6, classes=["training"], weight=2.0)]
-    )
+    cfg = PriorityConfig(time_weights=[TimeWeight(start_hour=22, end_hour=6, classes=["training"], weight=2.0)])
     assert time_weight("training", 23.5, cfg) == 2.0
     assert time_weight("training", 3, cfg) == 2.0
     assert time_weight("training", 12, cfg) == 1.0

@@ -37,9 +37,7 @@ def test_swf_replay_under_every_policy() -> None:
 
 def test_gaming_agent_loses_the_trial_privilege_in_the_simulated_day() -> None:
     wl = agent_day(
-        AgentMix(
-            hours=8, warmup_hours=0, small_jobs_per_day=600, training_jobs_per_day=20, hpc_jobs_per_day=20
-        ),
+        AgentMix(hours=8, warmup_hours=0, small_jobs_per_day=600, training_jobs_per_day=20, hpc_jobs_per_day=20),
         seed=2,
     )
     fd = by_policy(compare(wl, ["frontdesk"]))["frontdesk"]

@@ -41,12 +41,8 @@ def test_generator_defaults_follow_the_published_measurement() -> None:
     agent = [j for j in small if j.agent]
     human = [j for j in small if not j.agent]
     assert abs(len(agent) / len(small) - m.agent_submission_share) < 0.04
-    short_a = sum(j.runtime < 60 for j in agent if not j.cancelled) / len(
-        [j for j in agent if not j.cancelled]
-    )
-    short_h = sum(j.runtime < 60 for j in human if not j.cancelled) / len(
-        [j for j in human if not j.cancelled]
-    )
+    short_a = sum(j.runtime < 60 for j in agent if not j.cancelled) / len([j for j in agent if not j.cancelled])
+    short_h = sum(j.runtime < 60 for j in human if not j.cancelled) / len([j for j in human if not j.cancelled])
     assert abs(short_a - 0.327) < 0.04 and abs(short_h - 0.093) < 0.03
     assert abs(median(j.runtime for j in agent if not j.cancelled) - 193) < 40
     assert abs(median(j.runtime for j in human if not j.cancelled) - 278) < 40

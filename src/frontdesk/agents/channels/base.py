@@ -59,8 +59,7 @@ def load_channels(settings: AgentSettings, **deps: Any) -> list[Channel]:
     for name in settings.channels:
         path = CHANNEL_PATHS.get(name)
         if path is None:
-            log.warning("unknown delivery channel %r in [agents] channels (known: %s)", name,
-                        ", ".join(CHANNEL_PATHS))
+            log.warning("unknown delivery channel %r in [agents] channels (known: %s)", name, ", ".join(CHANNEL_PATHS))
             continue
         module_name, _, cls_name = path.partition(":")
         try:

@@ -81,8 +81,7 @@ class HeadlessChannel:
         # (UserPromptSubmit) or wait on this very delivery (Stop), so they stand down (hooks.py).
         env = {**os.environ, "FRONTDESK_SESSION": session.id, "FRONTDESK_HOOKS": "off"}
         try:
-            res = await proc.run_async(argv, timeout=self.settings.headless_timeout_s, check=False, cwd=cwd,
-                                       env=env)
+            res = await proc.run_async(argv, timeout=self.settings.headless_timeout_s, check=False, cwd=cwd, env=env)
         except FrontdeskError:
             return False
         return res.returncode == 0

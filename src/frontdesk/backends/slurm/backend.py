@@ -127,8 +127,9 @@ class _Runner:
         return list(argv)
 
     async def __call__(self, argv: Sequence[str], check: bool = True, cwd: str | None = None) -> proc.Result:
-        return await proc.run_async(self.argv(argv), timeout=self._config.command_timeout, check=check,
-                                    env=self._env, cwd=cwd)
+        return await proc.run_async(
+            self.argv(argv), timeout=self._config.command_timeout, check=check, env=self._env, cwd=cwd
+        )
 
     def sync(self, argv: Sequence[str], check: bool = True) -> proc.Result:
         return proc.run(self.argv(argv), timeout=self._config.command_timeout, check=check, env=self._env)
@@ -189,8 +190,9 @@ class SlurmBackend:
     # -- jobs ---------------------------------------------------------------------------------
     async def submit(self, job: BackendJob) -> str:
         """Render and keep the script in job_dir, then `sbatch --parsable` it; the Slurm job id."""
-        text = render.render_script(job, default_partition=self.config.partition,
-                                    extra_directives=self.config.directives)
+        text = render.render_script(
+            job, default_partition=self.config.partition, extra_directives=self.config.directives
+        )
         script = job.job_dir / render.SCRIPT_FILE
 
         def write() -> None:
@@ -264,8 +266,9 @@ class SlurmBackend:
             self._chasing[bid] = tries + 1
             asyncio.get_running_loop().call_later(0.1, self._push, [bid])
 
-    async def _statuses(self, records: Mapping[str, parse.JobRecord],
-                        backend_ids: Sequence[str]) -> dict[str, BackendStatus]:
+    async def _statuses(
+        self, records: Mapping[str, parse.JobRecord], backend_ids: Sequence[str]
+    ) -> dict[str, BackendStatus]:
         found = [(bid, records[bid]) for bid in backend_ids if bid in records]
         out = await asyncio.to_thread(self._with_usage, found)
         missing = [bid for bid in backend_ids if bid not in out]
@@ -316,15 +319,32 @@ class SlurmBackend:
             if job_dir is None or rc is None:
                 continue
             state = JobState.COMPLETED if rc == 0 else JobState.FAILED
-            out[bid] = BackendStatus(backend_id=bid, state=state, exit_code=rc if rc < 128 else None,
-                                     signal=rc - 128 if rc > 128 else None, ended_at=ended, usage=usage,
-                                     stdout_path=job_dir / render.STDOUT_FILE,
-                                     stderr_path=job_dir / render.STDERR_FILE, raw_state="(usage file)")
+            out[bid] = BackendStatus(
+                backend_id=bid,
+                state=state,
+                exit_code=rc if rc < 128 else None,
+                signal=rc - 128 if rc > 128 else None,
+                ended_at=ended,
+                usage=usage,
+                stdout_path=job_dir / render.STDOUT_FILE,
+                stderr_path=job_dir / render.STDERR_FILE,
+                raw_state="(usage file)",
+            )
         return out
 
     async def _from_sacct(self, ids: Sequence[str]) -> dict[str, BackendStatus]:
-        result = await self._run(["sacct", "--parsable2", "--noheader", "--duplicates", "-j", ",".join(ids),
-                                  "--format=" + ",".join(parse.SACCT_FIELDS)], check=False)
+        result = await self._run(
+            [
+                "sacct",
+                "--parsable2",
+                "--noheader",
+                "--duplicates",
+                "-j",
+                ",".join(ids),
+                "--format=" + ",".join(parse.SACCT_FIELDS),
+            ],
+            check=False,
+        )
         if result.returncode != 0:
             return {}
         statuses = parse.sacct_to_statuses(parse.parse_sacct(result.stdout))
@@ -332,8 +352,13 @@ class SlurmBackend:
         for bid, st in statuses.items():
             job_dir = self._dirs.get(bid)
             if job_dir is not None:
-                st = BackendStatus(**{**st.__dict__, "stdout_path": job_dir / render.STDOUT_FILE,
-                                      "stderr_path": job_dir / render.STDERR_FILE})
+                st = BackendStatus(
+                    **{
+                        **st.__dict__,
+                        "stdout_path": job_dir / render.STDOUT_FILE,
+                        "stderr_path": job_dir / render.STDERR_FILE,
+                    }
+                )
             out[bid] = st
         return out
 
@@ -353,8 +378,16 @@ class SlurmBackend:
                     self._dirs.setdefault(bid, Path(stdout).parent)
         rest = [k for k in keys if k not in out]
         if rest and self._accounting:
-            argv = ["sacct", "--parsable2", "--noheader", "-X", "--starttime=now-7days",
-                    "--name", ",".join(rest), "--format=JobIDRaw,JobName,WorkDir"]
+            argv = [
+                "sacct",
+                "--parsable2",
+                "--noheader",
+                "-X",
+                "--starttime=now-7days",
+                "--name",
+                ",".join(rest),
+                "--format=JobIDRaw,JobName,WorkDir",
+            ]
             res = await self._run(argv, check=False)
             for line in res.stdout.splitlines():
                 bid, name, workdir = (line.split("|") + ["", ""])[:3]
@@ -373,8 +406,9 @@ class SlurmBackend:
     def _read_inventory(self) -> Inventory:
         nodes = self._run.sync(["scontrol", "-o", "show", "node"], check=False).stdout
         parts = self._run.sync(["scontrol", "-o", "show", "partition"], check=False).stdout
-        return parse.inventory_from_records(parse.parse_scontrol_records(nodes, "NodeName"),
-                                            parse.parse_scontrol_records(parts, "PartitionName"))
+        return parse.inventory_from_records(
+            parse.parse_scontrol_records(nodes, "NodeName"), parse.parse_scontrol_records(parts, "PartitionName")
+        )
 
 
 _ENDED = frozenset(s for s in JobState if s.terminal)

@@ -59,8 +59,7 @@ SLURM_STATES: Mapping[str, JobState] = {
 }
 """Every job state Slurm 22.05 reports (squeue, scontrol, sacct), mapped to ours."""
 
-SACCT_FIELDS = ("JobIDRaw", "JobName", "State", "ExitCode", "Submit", "Start", "End", "NodeList",
-                "TotalCPU", "MaxRSS")
+SACCT_FIELDS = ("JobIDRaw", "JobName", "State", "ExitCode", "Submit", "Start", "End", "NodeList", "TotalCPU", "MaxRSS")
 """The `sacct --format` fields `parse_sacct` expects, in this order."""
 
 _KEY = re.compile(r"(?:^| )([A-Z][A-Za-z0-9_]*(?:[:/][A-Za-z0-9_]+)*)=")
@@ -93,7 +92,7 @@ def parse_scontrol_records(text: str, first_key: str) -> list[JobRecord]:
         record: JobRecord = {}
         for i, m in enumerate(matches):
             end = matches[i + 1].start() if i + 1 < len(matches) else len(line)
-            record.setdefault(m.group(1), line[m.end():end])
+            record.setdefault(m.group(1), line[m.end() : end])
         records.append(record)
     return records
 
@@ -249,10 +248,14 @@ def sacct_to_statuses(rows: Iterable[Mapping[str, str]]) -> dict[str, BackendSta
         code, sig = parse_exit_code(row.get("ExitCode"))
         usage = Usage(cpu_seconds=cpu.get(job_id), peak_rss_bytes=peak.get(job_id))
         out[job_id] = BackendStatus(
-            backend_id=job_id, state=state,
-            exit_code=code if state.terminal else None, signal=sig if state.terminal else None,
-            submitted_at=parse_slurm_time(row.get("Submit")), started_at=parse_slurm_time(row.get("Start")),
-            ended_at=parse_slurm_time(row.get("End")) if state.terminal else None, usage=usage,
+            backend_id=job_id,
+            state=state,
+            exit_code=code if state.terminal else None,
+            signal=sig if state.terminal else None,
+            submitted_at=parse_slurm_time(row.get("Submit")),
+            started_at=parse_slurm_time(row.get("Start")),
+            ended_at=parse_slurm_time(row.get("End")) if state.terminal else None,
+            usage=usage,
             node=None if row.get("NodeList", "") in _EMPTY else row.get("NodeList"),
             raw_state=row["State"].split(" ", 1)[0],
         )
@@ -271,8 +274,7 @@ def _gres_gpus(gres: str) -> list[tuple[str | None, int]]:
     return out
 
 
-def inventory_from_records(nodes: Iterable[Mapping[str, str]],
-                           partitions: Iterable[Mapping[str, str]]) -> Inventory:
+def inventory_from_records(nodes: Iterable[Mapping[str, str]], partitions: Iterable[Mapping[str, str]]) -> Inventory:
     """The cluster as `scontrol -o show node` / `show partition` describe it."""
     cpus = 0
     memory = 0
@@ -285,11 +287,13 @@ def inventory_from_records(nodes: Iterable[Mapping[str, str]],
             gpus.append({"node": node.get("NodeName"), "type": gpu_type, "count": count})
     pools = []
     for part in partitions:
-        pools.append({
-            "name": part.get("PartitionName"),
-            "nodes": part.get("Nodes"),
-            "max_time_s": parse_slurm_duration(part.get("MaxTime")),
-            "default": part.get("Default") == "YES",
-            "state": part.get("State"),
-        })
+        pools.append(
+            {
+                "name": part.get("PartitionName"),
+                "nodes": part.get("Nodes"),
+                "max_time_s": parse_slurm_duration(part.get("MaxTime")),
+                "default": part.get("Default") == "YES",
+                "state": part.get("State"),
+            }
+        )
     return Inventory(cpus=cpus, memory_bytes=memory, gpus=tuple(gpus), pools=tuple(pools))

@@ -18,10 +18,37 @@ from frontdesk.errors import Conflict
 
 __all__ = ["SlurmPlugin", "VIEW_FIELDS", "view_row"]
 
-VIEW_FIELDS = ("JobId", "JobName", "UserId", "Account", "QOS", "Priority", "JobState", "Reason", "Dependency",
-               "ExitCode", "RunTime", "TimeLimit", "SubmitTime", "StartTime", "EndTime", "Partition",
-               "NodeList", "NumNodes", "NumCPUs", "MinMemoryNode", "MinMemoryCPU", "TresPerNode", "Command",
-               "WorkDir", "StdOut", "StdErr", "Comment", "ArrayJobId", "ArrayTaskId")
+VIEW_FIELDS = (
+    "JobId",
+    "JobName",
+    "UserId",
+    "Account",
+    "QOS",
+    "Priority",
+    "JobState",
+    "Reason",
+    "Dependency",
+    "ExitCode",
+    "RunTime",
+    "TimeLimit",
+    "SubmitTime",
+    "StartTime",
+    "EndTime",
+    "Partition",
+    "NodeList",
+    "NumNodes",
+    "NumCPUs",
+    "MinMemoryNode",
+    "MinMemoryCPU",
+    "TresPerNode",
+    "Command",
+    "WorkDir",
+    "StdOut",
+    "StdErr",
+    "Comment",
+    "ArrayJobId",
+    "ArrayTaskId",
+)
 """The scontrol fields the shims format (squeue %-codes, sacct fields); the rest stay on the gateway."""
 
 
@@ -49,7 +76,7 @@ class SlurmPlugin:
     def _backend(self) -> SlurmBackend:
         backend = getattr(self.gateway, "backend", None)
         if not isinstance(backend, SlurmBackend):
-            raise Conflict("this gateway does not run the slurm backend (set [gateway] backend = \"slurm\")")
+            raise Conflict('this gateway does not run the slurm backend (set [gateway] backend = "slurm")')
         return backend
 
     async def squeue_view(self, history: bool = False) -> dict[str, Any]:
@@ -59,8 +86,11 @@ class SlurmPlugin:
         self.served += 1
         owned = self._owned(records)
         out: dict[str, Any] = {
-            "as_of": as_of, "now": time.time(), "refresh_seconds": backend.config.refresh_seconds,
-            "jobs": [view_row(r) for r in records.values()], "frontdesk": owned,
+            "as_of": as_of,
+            "now": time.time(),
+            "refresh_seconds": backend.config.refresh_seconds,
+            "jobs": [view_row(r) for r in records.values()],
+            "frontdesk": owned,
         }
         if history:
             out["history"] = self._history(records)
@@ -74,15 +104,19 @@ class SlurmPlugin:
         rows = self.gateway.store.conn.execute(
             "SELECT id, name, state, backend_id, exit_code, signal, partition, principal, submitted_at, "
             "started_at, ended_at FROM jobs WHERE backend='slurm' AND backend_id IS NOT NULL "
-            "ORDER BY id DESC LIMIT 2000").fetchall()
+            "ORDER BY id DESC LIMIT 2000"
+        ).fetchall()
         return [dict(zip(r.keys(), r, strict=True)) for r in rows if str(r["backend_id"]) not in records]
 
     def cluster_info(self) -> dict[str, Any]:
         """Shield counters for /v1/cluster."""
         backend = getattr(self.gateway, "backend", None)
         queries = backend.table.queries if isinstance(backend, SlurmBackend) else 0
-        return {"shim_answers": self.served, "controller_queries": queries,
-                "refresh_seconds": self.config.refresh_seconds if self.config else None}
+        return {
+            "shim_answers": self.served,
+            "controller_queries": queries,
+            "refresh_seconds": self.config.refresh_seconds if self.config else None,
+        }
 
     def router(self) -> Any:
         """GET /v1/slurm/squeue[?history=true]."""

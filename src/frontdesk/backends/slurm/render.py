@@ -80,8 +80,9 @@ def _gres(job: BackendJob) -> str | None:
     return f"gpu:{job.gpus}"
 
 
-def render_script(job: BackendJob, *, default_partition: str | None = None,
-                  extra_directives: Sequence[str] = ()) -> str:
+def render_script(
+    job: BackendJob, *, default_partition: str | None = None, extra_directives: Sequence[str] = ()
+) -> str:
     """The sbatch script for one attempt: `#SBATCH` resources, environment, the command, usage sampling."""
     out_dir = job.job_dir
     lines = [
