@@ -1,0 +1,58 @@
+"""Kill points for fault-injection tests: `FRONTDESK_FAULT=<point>[:<n>]` SIGKILLs this process at the n-th hit.
+
+The variable is read once, by `arm()` (the gateway calls it at start, the shepherd may too); `point(name)` is a
+no-op (one comparison) unless that point is armed. `n` defaults to 1 (the first time the point is reached).
+Several points: `FRONTDESK_FAULT=after_state_stored:2,after_report_stored`.
+
+Points in the gateway's end path, in order (see `jobs/lifecycle.py`):
+- `after_state_stored`: the terminal state (and its report-pending mark) committed, nothing else.
+- `after_report_built`: the report built, not stored.
+- `after_report_stored`: the report and its terminal events committed, not fanned out.
+Other owners add their own points here (one line each, with where they sit).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+
+__all__ = ["arm", "armed", "point"]
+
+_ENV = "FRONTDESK_FAULT"
+_armed: dict[str, int] = {}
+_hits: dict[str, int] = {}
+
+
+def arm(spec: str | None = None) -> None:
+    """Read the kill points from `spec` (default: the environment variable); a bad entry raises ValueError."""
+    text = os.environ.get(_ENV, "") if spec is None else spec
+    _armed.clear()
+    _hits.clear()
+    for item in text.split(","):
+        item = item.strip()
+        if not item:
+            continue
+        name, _, count = item.partition(":")
+        if not name.replace("_", "").replace(".", "").isalnum():
+            raise ValueError(f"{_ENV}: bad kill point {item!r}")
+        try:
+            nth = int(count) if count else 1
+        except ValueError:
+            raise ValueError(f"{_ENV}: bad count in {item!r}") from None
+        if nth < 1:
+            raise ValueError(f"{_ENV}: count must be >= 1 in {item!r}")
+        _armed[name] = nth
+
+
+def armed() -> dict[str, int]:
+    """The armed points and the hit that kills (for logs and tests)."""
+    return dict(_armed)
+
+
+def point(name: str) -> None:
+    """A kill point: SIGKILL this process if `name` is armed and this is its n-th hit."""
+    if not _armed or name not in _armed:
+        return
+    _hits[name] = _hits.get(name, 0) + 1
+    if _hits[name] == _armed[name]:
+        os.kill(os.getpid(), signal.SIGKILL)
