@@ -1,17 +1,19 @@
-"""The backend seam: job states (Slurm's names), what a backend is handed, what it answers, and the Protocol.
+"""The backend seam: what a backend is handed, what it answers, and the Protocol.
 
 A backend does four things: submit, cancel, one batched state query, and a push of "these ids changed"
 hints (the gateway then queries them). Dependencies, retries and reports stay in the gateway, so every
-backend behaves the same to agents.
+backend behaves the same to agents. `JobState` and `TERMINAL_STATES` live in `frontdesk.jobs.state`
+(re-exported here).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
+
+from frontdesk.jobs.state import TERMINAL_STATES, JobState
 
 __all__ = [
     "Backend",
@@ -23,58 +25,6 @@ __all__ = [
     "TERMINAL_STATES",
     "Usage",
 ]
-
-
-class JobState(StrEnum):
-    """A job's state; the names are Slurm's so that agents see one vocabulary on every backend."""
-
-    PENDING = "PENDING"
-    """Queued: waiting for dependencies, resources or priority."""
-    RUNNING = "RUNNING"
-    """Started on its resources."""
-    SUSPENDED = "SUSPENDED"
-    """Stopped by the scheduler, keeping its allocation."""
-    COMPLETED = "COMPLETED"
-    """Ended with exit code 0."""
-    FAILED = "FAILED"
-    """Ended with a non-zero exit code or a signal it was not sent by frontdesk."""
-    CANCELLED = "CANCELLED"
-    """Cancelled by a user, an agent or an administrator."""
-    TIMEOUT = "TIMEOUT"
-    """Killed at the end of its walltime."""
-    OUT_OF_MEMORY = "OUT_OF_MEMORY"
-    """Killed for going over its memory limit."""
-    NODE_FAIL = "NODE_FAIL"
-    """Its node (or the local executor's shepherd) died under it."""
-    PREEMPTED = "PREEMPTED"
-    """Evicted for a higher-priority job."""
-    BOOT_FAIL = "BOOT_FAIL"
-    """Its node failed to boot."""
-    DEADLINE = "DEADLINE"
-    """Ended because it reached its deadline."""
-    DEPENDENCY_NEVER_SATISFIED = "DEPENDENCY_NEVER_SATISFIED"
-    """A dependency ended in a way that means this job can never run."""
-
-    @property
-    def terminal(self) -> bool:
-        """Whether the job has ended for good (this attempt)."""
-        return self in TERMINAL_STATES
-
-
-TERMINAL_STATES: frozenset[JobState] = frozenset(
-    {
-        JobState.COMPLETED,
-        JobState.FAILED,
-        JobState.CANCELLED,
-        JobState.TIMEOUT,
-        JobState.OUT_OF_MEMORY,
-        JobState.NODE_FAIL,
-        JobState.PREEMPTED,
-        JobState.BOOT_FAIL,
-        JobState.DEADLINE,
-        JobState.DEPENDENCY_NEVER_SATISFIED,
-    }
-)
 
 
 @dataclass(frozen=True)

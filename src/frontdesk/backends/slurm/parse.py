@@ -1,7 +1,7 @@
 """Pure parsing of what Slurm prints: `scontrol -o show job`, `sacct --parsable2`, the job's usage file.
 
-Also the one table from Slurm's job states to `JobState` (Slurm's names are ours; the transient ones
-fold into the nearest of ours, each row tested). No clock, no subprocess: text in, data out.
+The table from Slurm's job states to `JobState` is `frontdesk.jobs.state.SLURM_STATES` (re-exported here;
+each row tested). No clock, no subprocess: text in, data out.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from datetime import datetime
 from pathlib import Path
 
 from frontdesk.backends.base import BackendStatus, Inventory, JobState, Usage
+from frontdesk.jobs.state import SLURM_STATES
 
 __all__ = [
     "SLURM_STATES",
@@ -30,34 +31,6 @@ __all__ = [
     "record_to_status",
     "sacct_to_statuses",
 ]
-
-SLURM_STATES: Mapping[str, JobState] = {
-    "PENDING": JobState.PENDING,
-    "CONFIGURING": JobState.PENDING,  # allocated, nodes getting ready: nothing runs yet
-    "REQUEUED": JobState.PENDING,
-    "REQUEUE_FED": JobState.PENDING,
-    "REQUEUE_HOLD": JobState.PENDING,
-    "RESV_DEL_HOLD": JobState.PENDING,
-    "RUNNING": JobState.RUNNING,
-    "COMPLETING": JobState.RUNNING,  # the script ended; epilogs and cleanup still run
-    "RESIZING": JobState.RUNNING,
-    "SIGNALING": JobState.RUNNING,
-    "STAGE_OUT": JobState.RUNNING,
-    "SUSPENDED": JobState.SUSPENDED,
-    "STOPPED": JobState.SUSPENDED,
-    "COMPLETED": JobState.COMPLETED,
-    "FAILED": JobState.FAILED,
-    "SPECIAL_EXIT": JobState.FAILED,
-    "CANCELLED": JobState.CANCELLED,
-    "REVOKED": JobState.CANCELLED,  # a sibling of a federated job started elsewhere
-    "TIMEOUT": JobState.TIMEOUT,
-    "OUT_OF_MEMORY": JobState.OUT_OF_MEMORY,
-    "NODE_FAIL": JobState.NODE_FAIL,
-    "PREEMPTED": JobState.PREEMPTED,
-    "BOOT_FAIL": JobState.BOOT_FAIL,
-    "DEADLINE": JobState.DEADLINE,
-}
-"""Every job state Slurm 22.05 reports (squeue, scontrol, sacct), mapped to ours."""
 
 SACCT_FIELDS = ("JobIDRaw", "JobName", "State", "ExitCode", "Submit", "Start", "End", "NodeList", "TotalCPU", "MaxRSS")
 """The `sacct --format` fields `parse_sacct` expects, in this order."""
