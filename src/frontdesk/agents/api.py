@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from frontdesk.agents.channels.base import choose
 from frontdesk.agents.framing import frame_wake
 from frontdesk.agents.model import Session, TurnState
+from frontdesk.agents.procinfo import with_start
 from frontdesk.errors import UserError
 
 if TYPE_CHECKING:
@@ -91,7 +92,7 @@ def build_router(plugin: AgentsPlugin) -> APIRouter:
     @r.post("")
     async def register(body: RegisterBody, request: Request) -> dict[str, Any]:
         s, created = store().upsert(
-            body.session, _principal(request), plugin.clock(), body.harness, body.cwd, body.reach
+            body.session, _principal(request), plugin.clock(), body.harness, body.cwd, with_start(body.reach)
         )
         if created:
             from frontdesk.events.models import Event, EventKind
@@ -144,7 +145,8 @@ def build_router(plugin: AgentsPlugin) -> APIRouter:
     async def hook(sid: str, body: HookBody, request: Request) -> dict[str, Any]:
         """What a hook run needs in one round trip; may long-poll (Stop, rewake)."""
         st = store()
-        s, created = st.upsert(sid, _principal(request), plugin.clock(), body.harness, body.cwd, body.reach)
+        reach = with_start(body.reach)
+        s, created = st.upsert(sid, _principal(request), plugin.clock(), body.harness, body.cwd, reach)
         if created:
             from frontdesk.events.models import Event, EventKind
 

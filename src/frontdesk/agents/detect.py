@@ -21,8 +21,9 @@ def detect_context(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
     elif env.get("CODEX_THREAD_ID") or env.get("CODEX_SESSION_ID"):
         ctx["harness"] = "codex"
         ctx.setdefault("session", env.get("CODEX_THREAD_ID") or env.get("CODEX_SESSION_ID"))
-    if env.get("CLAUDE_PID", "").isdigit():
-        ctx["agent_pid"] = int(env["CLAUDE_PID"])
+    pid = env.get("CLAUDE_PID") or env.get("FRONTDESK_AGENT_PID") or ""
+    if pid.isdigit():  # the agent's own process (FRONTDESK_AGENT_PID for harnesses that do not say)
+        ctx["agent_pid"] = int(pid)
     if env.get("TMUX") and env.get("TMUX_PANE"):
         ctx["tmux_socket"] = env["TMUX"].split(",", 1)[0]
         ctx["tmux_pane"] = env["TMUX_PANE"]

@@ -18,10 +18,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from frontdesk.agents.batching import Batcher
-from frontdesk.agents.channels.base import Busy, Channel, choose, load_channels
+from frontdesk.agents.channels.base import Busy, Channel, Declined, choose, load_channels
 from frontdesk.agents.channels.hooks import HooksChannel, Waiter
 from frontdesk.agents.framing import frame_wake
 from frontdesk.agents.model import AgentSettings, Session, TurnState
+from frontdesk.agents.procinfo import with_start
 from frontdesk.agents.store import MIGRATIONS, SessionStore
 from frontdesk.events.models import Event, EventKind
 
@@ -89,11 +90,13 @@ class AgentsPlugin:
         if not sid or self.store is None:
             return None
         extra = ctx.extra or {}
-        reach = {
-            "pid": extra.get("agent_pid"),
-            "tmux_socket": extra.get("tmux_socket"),
-            "tmux_pane": extra.get("tmux_pane"),
-        }
+        reach = with_start(
+            {
+                "pid": extra.get("agent_pid"),
+                "tmux_socket": extra.get("tmux_socket"),
+                "tmux_pane": extra.get("tmux_pane"),
+            }
+        )
         self.store.upsert(
             sid, ctx.principal, self.clock(), ctx.harness, ctx.cwd, {k: v for k, v in reach.items() if v}
         )  # another user's session id: Denied
@@ -208,6 +211,7 @@ class AgentsPlugin:
             # a Stop hook is holding the end of this very turn: hand it over there, in the turn
             usable.remove(self.hooks)
             usable.insert(0, self.hooks)
+        declined: list[str] = []
         for ch in usable:
             try:
                 ok = await ch.deliver(s, text, job_ids)
@@ -215,6 +219,10 @@ class AgentsPlugin:
                 self.store.note(sid, ch.name, f"busy: {busy}")
                 self.batcher.defer(sid, self.clock() + max(self.cfg.batch_window_s, 1.0))
                 return
+            except Declined as no:
+                declined.append(f"{ch.name} declined: {no}")
+                self._wake_event(s, ch.name, job_ids, False, declined[-1])
+                continue
             except Exception as exc:
                 log.warning("channel %s failed for session %s: %s", ch.name, sid, exc)
                 ok = False
@@ -230,7 +238,8 @@ class AgentsPlugin:
             self._wake_event(s, ch.name, job_ids, False, "delivery failed")
         if usable:
             due = self.batcher.failed(sid, self.clock())
-            self.store.note(sid, None, f"every channel failed; retry in {due - self.clock():.0f}s")
+            why = f" ({'; '.join(declined)})" if declined else ""
+            self.store.note(sid, None, f"every channel failed{why}; retry in {due - self.clock():.0f}s")
         else:
             self.batcher.park(sid)
             self.store.note(sid, None, "waiting for the next hook (" + "; ".join(reasons) + ")")

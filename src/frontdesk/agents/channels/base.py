@@ -5,6 +5,7 @@ the reason is shown by `frontdesk sessions`), and `async deliver(session, text, 
 `deliver` returns True when the text was handed over, False when it failed (the next channel is tried,
 and the batch is retried later), or raises `Busy` when the session is reachable this way but not now
 (a turn in progress, a pane with fresh output): then no other channel is tried and it is retried soon.
+`Declined(reason)` is a refusal found at hand-over time (recorded, and the next channel is tried).
 Channels whose hand-over is confirmed later (a hook that acknowledges) set `confirms_later = True`.
 
 The order is data: `[agents] channels` (default: inbox, codex_live, hooks, tmux, headless); names whose
@@ -20,7 +21,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from frontdesk.agents.model import AgentSettings, Session
 
-__all__ = ["Busy", "Channel", "CHANNEL_PATHS", "load_channels", "choose"]
+__all__ = ["Busy", "Channel", "CHANNEL_PATHS", "Declined", "load_channels", "choose"]
 
 log = logging.getLogger("frontdesk.agents")
 
@@ -35,6 +36,10 @@ CHANNEL_PATHS: dict[str, str] = {
 
 class Busy(Exception):
     """The session can be reached this way, but not now (mid-turn, busy pane): retry the same channel."""
+
+
+class Declined(Exception):
+    """This channel must not deliver (the pane no longer runs the agent): the next channel is tried."""
 
 
 @runtime_checkable
