@@ -47,17 +47,23 @@ _TOKEN_RULES: list[tuple[str, str, int]] = [
         r"(?:.*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|.*\Z)",
         0,
     ),
-    ("anthropic-key", r"\bsk-ant-(?:api|admin|sid)?\d*-?[A-Za-z0-9_\-]{20,}", 0),
-    ("openai-key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}", 0),
-    ("huggingface-token", r"\bhf_[A-Za-z0-9]{30,}\b", 0),
-    ("github-token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})", 0),
-    ("gitlab-token", r"\bgl(?:pat|dt|ptt|rt|cbt|oas)-[A-Za-z0-9_\-]{20,}", 0),
-    ("slack-token", r"\bxox[abposr]-[A-Za-z0-9\-]{10,}", 0),
-    ("stripe-key", r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}", 0),
-    ("google-api-key", r"\bAIza[0-9A-Za-z_\-]{35}", 0),
-    ("aws-access-key", r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b", 0),
+    ("anthropic-key", r"sk-ant-(?:api|admin|sid)?\d*-?[A-Za-z0-9_\-]{20,}", 0),
+    # no \b before the prefix: a key glued to a preceding word ("tokensk-proj-...") is still a key;
+    # the digit and capital lookaheads keep words such as "disk-usage-report-for-cluster" out
+    (
+        "openai-key",
+        r"sk-(?:proj-|svcacct-|admin-)?(?=[A-Za-z0-9_\-]{0,80}\d)(?=[A-Za-z0-9_\-]{0,80}[A-Z])[A-Za-z0-9_\-]{20,}",
+        0,
+    ),
+    ("huggingface-token", r"hf_[A-Za-z0-9]{30,}(?![A-Za-z0-9])", 0),
+    ("github-token", r"(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})", 0),
+    ("gitlab-token", r"gl(?:pat|dt|ptt|rt|cbt|oas)-[A-Za-z0-9_\-]{20,}", 0),
+    ("slack-token", r"xox[abposr]-[A-Za-z0-9\-]{10,}", 0),
+    ("stripe-key", r"[rs]k_(?:live|test)_[A-Za-z0-9]{16,}", 0),
+    ("google-api-key", r"AIza[0-9A-Za-z_\-]{35}", 0),
+    ("aws-access-key", r"(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}(?![A-Z0-9])", 0),
     ("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", 0),
-    ("npm-token", r"\bnpm_[A-Za-z0-9]{36}\b", 0),
+    ("npm-token", r"npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])", 0),
     (
         "cli-password",
         r"(?:^|[\s;|&(])(?:curl|http|https)\b[^\n;|&]*?\s(?:-u|--user)[= ]?['\"]?[^\s:'\"$]+:"
@@ -65,7 +71,15 @@ _TOKEN_RULES: list[tuple[str, str, int]] = [
         1,
     ),
     ("wandb-key", r"(?<=WANDB_API_KEY=)[0-9a-f]{40}\b", 0),
-    ("url-password", r"\b[a-zA-Z][a-zA-Z0-9+.\-]{1,20}://[^\s:/@'\"]{1,128}:([^\s@/'\"]{1,256})@", 1),
+    # the user may be empty (redis://:pw@host) and the password may hold '@' (the last '@' ends it)
+    ("url-password", r"\b[a-zA-Z][a-zA-Z0-9+.\-]{1,20}://[^\s:/@'\"]{0,128}:([^\s/'\"]{1,256})@", 1),
+    ("url-token", r"\b[a-zA-Z][a-zA-Z0-9+.\-]{1,20}://([A-Za-z0-9_\-]{20,256})@", 1),
+    (
+        "url-query-secret",
+        r"(?i)[?&;](?:access_token|refresh_token|id_token|token|api_?key|key|sig|signature|password|passwd|pwd|"
+        r"secret|client_secret|auth|x-amz-signature|x-amz-credential)=([^&\s'\"#]{6,})",
+        1,
+    ),
     ("bearer-token", r"(?i)\bauthorization:\s*(?:bearer|token|basic)\s+([A-Za-z0-9._~+/=\-]{8,})", 1),
     (
         "cli-password",
@@ -86,8 +100,9 @@ _TOKEN_RULES: list[tuple[str, str, int]] = [
 # A key-like name followed by `=` or `:` and a value: masked when the value is long and random enough,
 # or whenever the name says password.
 _ASSIGN = (
-    r"(?i)(?P<name>(?:api[_\-]?key|apikey|secret|token|passw(?:or)?d|passwd|pwd|"
-    r"credential|access[_\-]?key|private[_\-]?key|auth[_\-]?key|client[_\-]?secret))"
+    r"(?i)(?P<name>(?:api[_\-]?key|apikey|secret|token|passw(?:or)?d|passwd|pwd|(?<![a-z])pass|"
+    r"credential|access[_\-]?key|private[_\-]?key|auth[_\-]?key|client[_\-]?secret|"
+    r"(?:secret|signing|encryption|master|session|app)[_\-]?key))"
     r"(?P<sep>['\"]?\s*(?:=|:|\s=>)\s*)(?P<q>['\"]?)(?P<value>[^\s'\"&;|,}]{1,512})"
 )
 _PLACEHOLDER = (
@@ -111,6 +126,8 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "npm-token": ("npm_",),
     "wandb-key": ("wandb",),
     "url-password": ("@",),
+    "url-token": ("@",),
+    "url-query-secret": ("=",),
     "bearer-token": ("authorization",),
     "cli-password": ("mysql", "mariadb", "sshpass", "--pass", "login", "-u", "--user"),
 }
@@ -169,6 +186,21 @@ _QUICK = (
 )
 
 
+# A line that is nothing but base64 (a PEM body line, 64 characters in PEM, 70 in OpenSSH keys), on its own
+# line or between the literal `\\n`s of a JSON-escaped key: masked even without its BEGIN line, which the
+# log's tail or a report's line limit may have cut off. Hex digests (one case only) are not matched.
+_KEY_LINE = r"(?m)(?:^[ \t]*|\\n)([A-Za-z0-9+/]{40,100}={0,2})(?=[ \t]*$|\\n|[ \t]*-----END )"
+
+
+def _is_key_line(value: str) -> bool:
+    return (
+        any(c.isupper() for c in value)
+        and any(c.islower() for c in value)
+        and any(c.isdigit() for c in value)
+        and _entropy(value) >= 4.0
+    )
+
+
 def _entropy(value: str) -> float:
     counts: dict[str, int] = {}
     for ch in value:
@@ -185,11 +217,27 @@ def _assignment_is_secret(name: str, value: str) -> bool:
     lname = name.lower()
     if "pass" in lname or lname.endswith("pwd"):
         return len(value) >= 4
+    if value.isdigit() or value.startswith(("/", "./", "~", "../", "http")):
+        return False  # numbers, paths and addresses are not secrets
+    if "secret" in lname or "private" in lname:  # SECRET_KEY=hunter2hunter2: the name says it all
+        return len(value) >= 8 and _entropy(value) >= 2.5
     if len(value) < 16:
         return False
     if value.isdigit() or value.startswith(("/", "./", "~", "../", "http")):
         return False  # numbers, paths and addresses are not secrets
     return _entropy(value) >= 3.2
+
+
+def _value_end(text: str, m: re.Match[str], name: str) -> int:
+    """Where a password ends: at its closing quote, or at the next blank (`&`, `;` and `,` may be in it)."""
+    end = m.end("value")
+    lname = name.lower()
+    if not ("pass" in lname or lname.endswith("pwd") or "secret" in lname):
+        return end
+    stops = m.group("q") or " \t\n'\""
+    while end < len(text) and text[end] not in stops and text[end] != "\n" and end - m.start("value") < 512:
+        end += 1
+    return end
 
 
 def _assignment_kind(name: str) -> str:
@@ -215,7 +263,7 @@ def remember(value: str, kind: str) -> None:
 def _find(text: str) -> list[Secret]:
     low = text.lower()
     known = [(v, k) for v, k in _KNOWN.items() if v in text]
-    if not known and not any(q in low for q in _QUICK):
+    if not known and not any(q in low for q in _QUICK) and not _rx(_KEY_LINE).search(text):
         return []
     found: list[Secret] = []
     taken: list[tuple[int, int]] = []
@@ -231,13 +279,17 @@ def _find(text: str) -> list[Secret]:
             continue
         for m in _rx(pattern, kind == "private-key").finditer(text):
             add(kind, m.start(grp), m.end(grp))
+    for m in _rx(_KEY_LINE).finditer(text):
+        if _is_key_line(m.group(1)):
+            add("private-key", m.start(1), m.end(1))
     for m in _rx(_ASSIGN).finditer(text):
         begin = m.start("name")
         while begin > 0 and (text[begin - 1].isalnum() or text[begin - 1] in "_.-"):
             begin -= 1  # the whole name (AWS_SECRET_ACCESS_KEY), scanned backwards: linear, unlike a regex
-        name, value = text[begin : m.end("name")], m.group("value")
-        if _assignment_is_secret(name, value):
-            add(_assignment_kind(name), m.start("value"), m.end("value"))
+        name = text[begin : m.end("name")]
+        end = _value_end(text, m, name)
+        if _assignment_is_secret(name, text[m.start("value") : end]):
+            add(_assignment_kind(name), m.start("value"), end)
     for value, kind in known:  # after the patterns: a remembered value only adds what no rule recognised
         start = text.find(value)
         while start >= 0:

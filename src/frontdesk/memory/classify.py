@@ -15,6 +15,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
+from frontdesk.guard.secrets import redact
+
 __all__ = ["Catalog", "KindInfo", "Matcher", "Signature", "classify", "load_catalog", "normalise"]
 
 _SCAN_BYTES = 256 * 1024
@@ -250,7 +252,7 @@ def _detail(kind: str, match: re.Match[str], matcher: Matcher) -> str:
         return raw.split("/")[0].lower()
     if kind == "toolchain_mismatch" and re.match(r"(GLIBC|GLIBCXX|CXXABI|GCC)_", raw):
         return raw.split("_")[0]
-    return normalise(raw, 120).lower() if kind != "missing_import" else raw
+    return normalise(raw, 120) if kind != "missing_import" else raw
 
 
 def _cause(info: KindInfo | None, kind: str, detail: str) -> str:
@@ -266,7 +268,8 @@ def classify(
     state = state.upper() if state else None
     if state == "COMPLETED":
         return Signature(state, "ok", "", "completed")
-    text = text[-_SCAN_BYTES:]
+    # Redacted before anything else reads it: details, causes, signatures and lessons are built from this text.
+    text = redact(text[-_SCAN_BYTES:])
     # ASCII bytes, one per character ('?' for the rest): offsets match `text`, and lowering is cheap
     lowered = text.encode("ascii", "replace").lower()
     implied = cat.states.get(state or "")
@@ -293,7 +296,7 @@ def classify(
         _, pos, matcher, match, _offset = best
         kind = matcher.kind
         line = _line_at(text, pos)
-        detail = normalise(line, 120).lower() if matcher.detail_from_line else _detail(kind, match, matcher)
+        detail = normalise(line, 120) if matcher.detail_from_line else _detail(kind, match, matcher)
         return Signature(
             state, kind, detail, _cause(cat.kinds.get(kind), kind, detail), line[:300], matcher.id, normalise(line)
         )
@@ -301,5 +304,5 @@ def classify(
     line = _last_error_line(text) if kind == "exit_error" else ""
     if kind == "exit_error" and not line and exit_code is not None:
         line = f"exit code {exit_code}"
-    detail = normalise(line, 120).lower() if kind == "exit_error" else ""
+    detail = normalise(line, 120) if kind == "exit_error" else ""
     return Signature(state, kind, detail, _cause(cat.kinds.get(kind), kind, detail), line[:300], None, normalise(line))

@@ -15,6 +15,7 @@ from dataclasses import replace
 from typing import Any
 
 from frontdesk.errors import Denied, NotFound, UserError
+from frontdesk.guard.secrets import redact
 from frontdesk.memory.classify import Signature, load_catalog
 from frontdesk.memory.context import (
     JobContext,
@@ -25,6 +26,7 @@ from frontdesk.memory.context import (
 )
 from frontdesk.memory.lesson import Lesson
 from frontdesk.memory.scopes import SCOPES, Membership, Scope
+from frontdesk.memory.share import scrubbed
 from frontdesk.store.db import register_schema
 
 __all__ = ["LessonStore", "MIGRATIONS", "NO_LESSON_KINDS"]
@@ -405,7 +407,8 @@ class LessonStore:
             raise UserError("a typed-in lesson comes from a 'person' or an 'agent'")
         if not (template or application):
             raise UserError("a lesson needs the command template or the application it is about")
-        detail = " ".join(cause.lower().split())[:120]
+        cause, template, fix_text = redact(cause), redact(template), redact(fix_text)
+        detail = " ".join(cause.split())[:120]
         sig = Signature(state, kind, detail, cause[:300])
         ctx = JobContext(template=scrub_private(" ".join(template.split()))[:500], application=application)
         lesson_id = self._insert(
@@ -437,7 +440,7 @@ class LessonStore:
         name = "*" if scope == "cluster" else name or self._default_name(principal, scope, lesson)
         if not self.membership.may_write(principal, scope, name):
             raise Denied(f"{principal} may not add lessons to the {scope} scope {name!r}")
-        fields = _scrubbed(lesson, principal)
+        fields = scrubbed(lesson, principal)
         now = self.clock()
         row = self.conn.execute(
             "SELECT id FROM memory_lessons WHERE scope=? AND scope_name=? AND signature=? AND template=?"
@@ -618,22 +621,3 @@ def _conditions_changed(recorded: dict[str, Any], ctx: JobContext) -> str:
         if name in now and now[name] != old
     ]
     return ", ".join(diffs)
-
-
-def _secret_finders() -> tuple[Callable[[str], str], Callable[[str], list[Any]]]:
-    try:
-        from frontdesk.guard.secrets import find_secrets, redact
-    except ImportError:  # the guard not installed: fold private paths only
-        return (lambda text: text), (lambda text: [])
-    return redact, lambda text: list(find_secrets(text))
-
-
-def _scrubbed(lesson: Lesson, principal: str) -> dict[str, Any]:
-    """The shareable text of a lesson: private paths folded, secrets redacted; refuse what still leaks."""
-    redact, find_secrets = _secret_finders()
-    texts = {key: redact(scrub_private(getattr(lesson, key))) for key in ("cause", "line", "template")}
-    for key, text in texts.items():
-        if find_secrets(text) or re.search(rf"/{re.escape(principal)}(/|\b)", text):
-            raise Denied(f"lesson {lesson.id} still holds private content in its {key} after redaction; not promoted")
-    evidence = [{"job": e.get("job"), "at": e.get("at"), "requested": e.get("requested")} for e in lesson.evidence]
-    return {**texts, "fix": lesson.fix, "evidence": evidence}

@@ -126,8 +126,10 @@ def build_report(
     run_s = (ended - started) if started and ended else None
     # clamped: Slurm's start times are whole seconds, so a prompt start can read as before submission
     wait_s = max(0.0, (started or ended) - submitted) if submitted and (started or ended) else None
-    out_tail = [redact(ln) for ln in tail_lines(stdout_text, lines)]
-    err_tail = [redact(ln) for ln in tail_lines(stderr_text, lines)]
+    # Redacted whole, before the line limits cut anything: a key's body lines are known by their BEGIN line,
+    # and a secret cut in half by the width limit would no longer be recognised.
+    out_tail = tail_lines(redact(stdout_text), lines)
+    err_tail = tail_lines(redact(stderr_text), lines)
     used = {"cpu_seconds": None, "peak_rss_bytes": None, "gpu_util_percent": None, "gpu_mem_peak_bytes": None}
     used.update({k: v for k, v in (usage or {}).items() if k in used})
     cls = classify_end(

@@ -92,7 +92,7 @@ def test_last_error_line_is_normalised_so_runs_match() -> None:
     a = classify("Traceback...\nValueError: expected 128 features, got 127 in /home/a/x.py\n", "FAILED")
     b = classify("ValueError: expected 64 features, got 63 in /home/b/y.py\n", "FAILED")
     assert a.kind == b.kind == "exit_error"
-    assert a.key == b.key == "FAILED:exit_error:valueerror: expected <n> features, got <n> in <path>"
+    assert a.key == b.key == "FAILED:exit_error:ValueError: expected <n> features, got <n> in <path>"
 
 
 def test_exit_code_only_and_completed() -> None:

@@ -174,7 +174,7 @@ def test_promotion_strips_secrets_and_home_dirs_and_refuses_other_private_paths(
     assert token not in promoted.template and "/home/alice" not in promoted.template
     assert "«redacted:" in promoted.template
     [private] = fail(store, 2, "alice", ctx(command=["python", "/scratch/alice/secret_project/run.py"]))
-    with pytest.raises(Denied, match="private content"):
+    with pytest.raises(Denied, match="private path of alice in its template"):
         store.promote(private.id, "alice", "lab")
 
 
