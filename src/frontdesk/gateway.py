@@ -25,6 +25,7 @@ from frontdesk.errors import Conflict, GatewayUnavailable, NotFound, SpecError
 from frontdesk.events.bus import Bus
 from frontdesk.events.models import Event, EventKind
 from frontdesk.guard.secrets import redact
+from frontdesk.jobs.record import JobRecord
 from frontdesk.plugins import Admission, Notice, SubmitContext, load_plugins
 from frontdesk.spec.model import JobSpec
 from frontdesk.store.db import open_db
@@ -233,7 +234,7 @@ class Gateway:
                 row = self.store.by_name(str(dep), principal)
             if row is None:
                 raise SpecError(f"depends_on: no job {dep!r}", field="depends_on")
-            out.append(int(row["id"]))
+            out.append(int(row.id))
         return out
 
     def _admit(self, spec: JobSpec, ctx: SubmitContext) -> Admission:
@@ -256,11 +257,11 @@ class Gateway:
         """The gateway's directory for one attempt (script, logs, provenance)."""
         return self.settings.jobs_dir / str(job_id) / f"attempt-{attempt}"
 
-    def _backend_job(self, row: sqlite3.Row) -> BackendJob:
-        spec = JobSpec.model_validate(json.loads(row["spec"]))
-        context = json.loads(row["context"] or "{}")
-        attempt = int(row["attempt"])
-        jdir = self.job_dir(int(row["id"]), attempt)
+    def _backend_job(self, row: JobRecord) -> BackendJob:
+        spec = JobSpec.model_validate(json.loads(row.spec))
+        context = json.loads(row.context or "{}")
+        attempt = int(row.attempt)
+        jdir = self.job_dir(int(row.id), attempt)
         jdir.mkdir(parents=True, exist_ok=True)
         cwd = Path(context.get("cwd") or str(Path.home()))
         workdir = Path(spec.workdir) if spec.workdir else cwd
@@ -272,11 +273,11 @@ class Gateway:
             script.write_text(spec.script)
             script.chmod(0o700)
             argv = [str(script)] if spec.script.startswith("#!") else ["/bin/bash", str(script)]
-        (jdir / "spec.json").write_text(row["spec"])
+        (jdir / "spec.json").write_text(row.spec)
         env = {
             **context.get("env", {}),
             **spec.env,
-            "FRONTDESK_JOB_ID": str(row["id"]),
+            "FRONTDESK_JOB_ID": str(row.id),
             "FRONTDESK_ATTEMPT": str(attempt),
         }
         if spec.name:
@@ -285,10 +286,10 @@ class Gateway:
         gpu_types = tuple(res.gpu.type) if res.gpu else ()
         extra: dict[str, Any] = {
             "policy": {
-                "class": row["job_class"],
-                "principal": row["principal"],
+                "class": row.job_class,
+                "principal": row.principal,
                 "trial": spec.trial,
-                "session": row["session"],
+                "session": row.session,
             }
         }
         if self.settings.section("local").get("landlock"):
@@ -303,9 +304,9 @@ class Gateway:
                 *[str(p) for p in scratch],
             ]
         return BackendJob(
-            job_id=int(row["id"]),
+            job_id=int(row.id),
             attempt=attempt,
-            name=spec.name or f"job{row['id']}",
+            name=spec.name or f"job{row.id}",
             argv=argv,
             workdir=workdir,
             env=env,
@@ -315,15 +316,15 @@ class Gateway:
             gpus=res.gpus,
             gpu_types=gpu_types,
             walltime_seconds=res.walltime,
-            partition=row["partition"],
-            priority=int(row["priority"] or 0),
-            qos=row["qos"],
+            partition=row.partition,
+            priority=int(row.priority or 0),
+            qos=row.qos,
             script_text=spec.script,
             extra=extra,
         )
 
-    async def _dispatch(self, row: sqlite3.Row) -> None:
-        job_id = int(row["id"])
+    async def _dispatch(self, row: JobRecord) -> None:
+        job_id = int(row.id)
         try:
             bjob = self._backend_job(row)
         except (OSError, ValueError) as exc:
@@ -347,24 +348,25 @@ class Gateway:
         """Query attempts (all active ones when None) in one batched call and apply the changes."""
         async with self._lock:
             if backend_ids is None:
-                rows = [r for r in self.store.active() if r["backend_id"]]
+                rows = [r for r in self.store.active() if r.backend_id]
             else:
                 rows = self.store.by_backend_ids(self.backend.name, backend_ids)
-                rows = [r for r in rows if not JobState(r["state"]).terminal]
-            if not rows:
+                rows = [r for r in rows if not JobState(r.state).terminal]
+            pairs = [(r, r.backend_id) for r in rows if r.backend_id is not None]
+            if not pairs:
                 return 0
-            statuses = await self.backend.query([r["backend_id"] for r in rows])
+            statuses = await self.backend.query([bid for _, bid in pairs])
             changed = 0
-            for row in rows:
-                status = statuses.get(row["backend_id"])
+            for row, bid in pairs:
+                status = statuses.get(bid)
                 if status is not None and await self._apply(row, status):
                     changed += 1
             return changed
 
-    async def _apply(self, row: sqlite3.Row, status: BackendStatus) -> bool:
-        job_id, prev = int(row["id"]), JobState(row["state"])
+    async def _apply(self, row: JobRecord, status: BackendStatus) -> bool:
+        job_id, prev = int(row.id), JobState(row.state)
         if status.state == prev and not status.state.terminal:
-            if status.reason and status.reason != row["reason"] and prev == JobState.PENDING:
+            if status.reason and status.reason != row.reason and prev == JobState.PENDING:
                 self.store.update_job(job_id, reason=status.reason)
             return False
         if status.state.terminal:
@@ -374,29 +376,29 @@ class Gateway:
             job_id,
             state=status.state.value,
             reason=status.reason,
-            started_at=status.started_at or row["started_at"] or time.time(),
+            started_at=status.started_at or row.started_at or time.time(),
         )
-        self.store.record_attempt(job_id, int(row["attempt"]), state=status.state.value, started_at=status.started_at)
+        self.store.record_attempt(job_id, int(row.attempt), state=status.state.value, started_at=status.started_at)
         self.publish(
             Event(
                 EventKind.JOB_STATE,
                 job_id=job_id,
-                session=row["session"],
-                principal=row["principal"],
+                session=row.session,
+                principal=row.principal,
                 data={
                     "state": status.state.value,
                     "previous": prev.value,
                     "reason": status.reason,
-                    "attempt": row["attempt"],
+                    "attempt": row.attempt,
                     "backend_id": status.backend_id,
                 },
             )
         )
         return True
 
-    async def _attempt_ended(self, row: sqlite3.Row, status: BackendStatus) -> None:
-        job_id, attempt = int(row["id"]), int(row["attempt"])
-        spec = json.loads(row["spec"])
+    async def _attempt_ended(self, row: JobRecord, status: BackendStatus) -> None:
+        job_id, attempt = int(row.id), int(row.attempt)
+        spec = json.loads(row.spec)
         retry = spec.get("retry") or {}
         self.store.record_attempt(
             job_id,
@@ -407,7 +409,7 @@ class Gateway:
             ended_at=status.ended_at,
         )
         retryable = status.state.value in retry.get("on", []) and status.state != JobState.CANCELLED
-        if retryable and attempt <= int(retry.get("count", 0)) and not row["reason"] == "cancel requested":
+        if retryable and attempt <= int(retry.get("count", 0)) and not row.cancel_requested:
             backoff = float(retry.get("backoff", 0))
             self.store.update_job(
                 job_id,
@@ -421,8 +423,8 @@ class Gateway:
                 Event(
                     EventKind.JOB_RETRY,
                     job_id=job_id,
-                    session=row["session"],
-                    principal=row["principal"],
+                    session=row.session,
+                    principal=row.principal,
                     data={
                         "attempt": attempt + 1,
                         "after": status.state.value,
@@ -440,7 +442,7 @@ class Gateway:
             exit_code=status.exit_code,
             signal=status.signal,
             reason=status.reason,
-            started_at=status.started_at or row["started_at"],
+            started_at=status.started_at or row.started_at,
             ended_at=status.ended_at or time.time(),
             usage=json.dumps(usage) if usage else None,
             stdout_path=str(status.stdout_path) if status.stdout_path else None,
@@ -460,12 +462,12 @@ class Gateway:
         row = self.store.get(job_id)
         assert row is not None
         job = job_record(row)
-        usage = json.loads(row["usage"]) if row["usage"] else None
+        usage = json.loads(row.usage) if row.usage else None
         report = build_report(
             job,
-            stdout_text=read_tail(row["stdout_path"]),
-            stderr_text=read_tail(row["stderr_path"]),
-            attempts=int(row["attempt"]),
+            stdout_text=read_tail(row.stdout_path),
+            stderr_text=read_tail(row.stderr_path),
+            attempts=int(row.attempt),
             usage=usage,
             redact=self.redact,
         )
@@ -531,29 +533,29 @@ class Gateway:
             except Exception:
                 log.exception("gateway tick failed")
 
-    async def _advance(self, rows: Sequence[sqlite3.Row], now: float) -> None:
+    async def _advance(self, rows: Sequence[JobRecord], now: float) -> None:
         """Dispatch jobs whose dependencies are met or whose retry backoff ran out; end the hopeless ones."""
         for row in rows:
-            spec = json.loads(row["spec"])
+            spec = json.loads(row.spec)
             deps = [self.store.get(int(d)) for d in spec.get("depends_on", [])]
             verdict = _dependency_verdict(deps, spec.get("fail_action", "abort"))
-            job_id = int(row["id"])
+            job_id = int(row.id)
             if verdict == "never":
-                bad = [f"{d['id']} ({d['state']})" for d in deps if d is not None and d["state"] != "COMPLETED"]
+                bad = [f"{d.id} ({d.state})" for d in deps if d is not None and d.state != "COMPLETED"]
                 await self._end_without_run(
                     job_id, JobState.DEPENDENCY_NEVER_SATISFIED, f"dependency {', '.join(bad)} did not complete"
                 )
                 continue
             timeout = spec.get("dependency_timeout")
             if verdict == "wait":
-                if timeout and now - row["submitted_at"] > timeout:
+                if timeout and now - row.submitted_at > timeout:
                     await self._end_without_run(
                         job_id, JobState.DEPENDENCY_NEVER_SATISFIED, f"dependencies not met within {timeout}s"
                     )
                 continue
-            if row["eligible_at"] is None:
+            if row.eligible_at is None:
                 self.store.update_job(job_id, eligible_at=now)
-            elif row["eligible_at"] > now:
+            elif row.eligible_at > now:
                 continue
             fresh = self.store.get(job_id)
             assert fresh is not None
@@ -561,22 +563,22 @@ class Gateway:
 
     async def _recover(self) -> None:
         """After a restart: find attempts handed over mid-crash, then reconcile every active attempt."""
-        stuck = [r for r in self.store.active() if r["submitting"]]
+        stuck = [r for r in self.store.active() if r.submitting]
         if stuck:
-            keys = {f"fd-{r['id']}.{r['attempt']}": r for r in stuck}
+            keys = {f"fd-{r.id}.{r.attempt}": r for r in stuck}
             found = await self.backend.lookup(list(keys))
             for key, row in keys.items():
                 if key in found:
-                    self.store.update_job(int(row["id"]), submitting=0, backend_id=found[key])
+                    self.store.update_job(int(row.id), submitting=0, backend_id=found[key])
                 else:
-                    self.store.update_job(int(row["id"]), submitting=0)
-                    fresh = self.store.get(int(row["id"]))
+                    self.store.update_job(int(row.id), submitting=0)
+                    fresh = self.store.get(int(row.id))
                     assert fresh is not None
                     await self._dispatch(fresh)
         await self.refresh(None)
 
     # -- queries used by the API ----------------------------------------------------------------------
-    def get_job(self, job_id: int) -> sqlite3.Row:
+    def get_job(self, job_id: int) -> JobRecord:
         """A job row, or NotFound."""
         row = self.store.get(job_id)
         if row is None:
@@ -586,22 +588,22 @@ class Gateway:
     async def cancel(self, job_id: int) -> dict[str, Any]:
         """Cancel a job: drop it if not yet handed over, else have the backend kill its tree."""
         row = self.get_job(job_id)
-        state = JobState(row["state"])
+        state = JobState(row.state)
         if state in TERMINAL_STATES:
             raise Conflict(f"job {job_id} already ended ({state.value})")
-        if row["backend_id"] is None:
+        if row.backend_id is None:
             await self._end_without_run(job_id, JobState.CANCELLED, "cancelled before it started")
         else:
-            self.store.update_job(job_id, reason="cancel requested")
-            await self.backend.cancel(row["backend_id"])
-            self._hinted.add(row["backend_id"])
+            self.store.update_job(job_id, reason="cancel requested", cancel_requested=1)
+            await self.backend.cancel(row.backend_id)
+            self._hinted.add(row.backend_id)
             self._wake.set()
         return job_record(self.get_job(job_id))
 
     def report(self, job_id: int) -> dict[str, Any] | None:
         """The stored report of an ended job (None while it runs)."""
         row = self.get_job(job_id)
-        return json.loads(row["report"]) if row["report"] else None
+        return json.loads(row.report) if row.report else None
 
     async def wait(self, ids: Sequence[int], mode: str, timeout: float | None) -> dict[str, Any]:
         """Block until any/all of the jobs have reports, or the timeout; no client-side polling."""
@@ -629,12 +631,12 @@ class Gateway:
                     pass
 
 
-def _dependency_verdict(deps: list[sqlite3.Row | None], fail_action: str) -> str:
+def _dependency_verdict(deps: list[JobRecord | None], fail_action: str) -> str:
     """'ready', 'wait' or 'never' for a job's dependencies."""
     for dep in deps:
         if dep is None:
             return "never"
-        state = JobState(dep["state"])
+        state = JobState(str(dep["state"]))
         if not state.terminal:
             return "wait"
         if state != JobState.COMPLETED and fail_action == "abort":

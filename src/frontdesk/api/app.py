@@ -220,7 +220,8 @@ def create_app(gw: Gateway) -> FastAPI:
         job_id: int, tail: int = Query(default=50, ge=1, le=10000), stream: Literal["stdout", "stderr"] = "stdout"
     ) -> dict[str, Any]:
         row = gw.get_job(job_id)
-        path = row[f"{stream}_path"] or str(gw.job_dir(job_id, int(row["attempt"])) / f"{stream}.log")
+        stored = row.stdout_path if stream == "stdout" else row.stderr_path
+        path = stored or str(gw.job_dir(job_id, row.attempt) / f"{stream}.log")
         text = await asyncio.to_thread(read_tail, path, 256 * 1024)
         lines = [gw.redact(ln) for ln in text.splitlines()[-tail:]]
         return {"job_id": job_id, "stream": stream, "path": path, "lines": lines}

@@ -5,43 +5,26 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
-from frontdesk.backends.base import TERMINAL_STATES
 from frontdesk.events.models import Event, EventKind
+from frontdesk.jobs.record import JobRecord
+from frontdesk.jobs.state import TERMINAL_STATES
 
 __all__ = ["JobStore", "job_record"]
 
 _TERMINAL = tuple(s.value for s in TERMINAL_STATES)
-_RECORD_FIELDS = (
-    "id",
-    "name",
-    "state",
-    "reason",
-    "backend",
-    "backend_id",
-    "attempt",
-    "principal",
-    "session",
-    "job_class",
-    "class_reason",
-    "partition",
-    "qos",
-    "priority",
-    "submitted_at",
-    "started_at",
-    "ended_at",
-    "exit_code",
-    "signal",
-)
 
 
-def job_record(row: sqlite3.Row) -> dict[str, Any]:
-    """The public JSON form of a job row (the `frontdesk status --json` schema)."""
-    rec = {k: row[k] for k in _RECORD_FIELDS}
-    rec["spec"] = json.loads(row["spec"])
-    return rec
+def job_record(record: JobRecord) -> dict[str, Any]:
+    """The public JSON form of a job (the `frontdesk status --json` schema)."""
+    return record.public()
+
+
+def _records(cur: sqlite3.Cursor) -> list[JobRecord]:
+    return [JobRecord.from_row(r) for r in cur]
 
 
 class JobStore:
@@ -63,37 +46,57 @@ class JobStore:
         sets = ", ".join(f"{k}=?" for k in fields)
         self.conn.execute(f"UPDATE jobs SET {sets} WHERE id=?", (*fields.values(), job_id))
 
-    def get(self, job_id: int) -> sqlite3.Row | None:
-        """One job row by id."""
-        row: sqlite3.Row | None = self.conn.execute("SELECT * FROM jobs WHERE id=?", (job_id,)).fetchone()
-        return row
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Everything inside commits together or not at all (the connection is in autocommit otherwise)."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
 
-    def by_idempotency_key(self, key: str) -> sqlite3.Row | None:
+    def _one(self, sql: str, args: Sequence[Any]) -> JobRecord | None:
+        row: sqlite3.Row | None = self.conn.execute(sql, tuple(args)).fetchone()
+        return None if row is None else JobRecord.from_row(row)
+
+    def get(self, job_id: int) -> JobRecord | None:
+        """One job by id."""
+        return self._one("SELECT * FROM jobs WHERE id=?", (job_id,))
+
+    def by_idempotency_key(self, key: str) -> JobRecord | None:
         """The job submitted earlier with this key."""
-        row: sqlite3.Row | None = self.conn.execute("SELECT * FROM jobs WHERE idempotency_key=?", (key,)).fetchone()
-        return row
+        return self._one("SELECT * FROM jobs WHERE idempotency_key=?", (key,))
 
-    def by_name(self, name: str, principal: str) -> sqlite3.Row | None:
+    def by_name(self, name: str, principal: str) -> JobRecord | None:
         """The newest job of this principal with this name."""
-        row: sqlite3.Row | None = self.conn.execute(
-            "SELECT * FROM jobs WHERE name=? AND principal=? ORDER BY id DESC LIMIT 1", (name, principal)
-        ).fetchone()
-        return row
+        return self._one("SELECT * FROM jobs WHERE name=? AND principal=? ORDER BY id DESC LIMIT 1", (name, principal))
 
-    def by_backend_ids(self, backend: str, ids: Iterable[str]) -> list[sqlite3.Row]:
+    def by_backend_ids(self, backend: str, ids: Iterable[str]) -> list[JobRecord]:
         """Jobs whose current attempt has one of these backend ids."""
         ids = list(ids)
         if not ids:
             return []
         marks = ",".join("?" for _ in ids)
-        return list(
+        return _records(
             self.conn.execute(f"SELECT * FROM jobs WHERE backend=? AND backend_id IN ({marks})", (backend, *ids))
         )
 
-    def active(self) -> list[sqlite3.Row]:
+    def active(self) -> list[JobRecord]:
         """Every job that has not ended."""
         marks = ",".join("?" for _ in _TERMINAL)
-        return list(self.conn.execute(f"SELECT * FROM jobs WHERE state NOT IN ({marks}) ORDER BY id", _TERMINAL))
+        return _records(self.conn.execute(f"SELECT * FROM jobs WHERE state NOT IN ({marks}) ORDER BY id", _TERMINAL))
+
+    def reports_pending(self) -> list[JobRecord]:
+        """Ended jobs whose report and terminal events are not stored yet (a crash in the end path)."""
+        return _records(self.conn.execute("SELECT * FROM jobs WHERE report_pending=1 ORDER BY id"))
+
+    def store_report(self, job_id: int, report_json: str, events: Sequence[Event]) -> list[Event]:
+        """The report, the end of report_pending and the job's terminal events, in one transaction."""
+        with self.transaction():
+            self.conn.execute("UPDATE jobs SET report=?, report_pending=0 WHERE id=?", (report_json, job_id))
+            return [self.append_event(e) for e in events]
 
     def select(
         self,
@@ -104,7 +107,7 @@ class JobStore:
         name: str | None = None,
         active: bool = False,
         limit: int = 200,
-    ) -> list[sqlite3.Row]:
+    ) -> list[JobRecord]:
         """Jobs matching the filters, newest first."""
         where, args = [], []  # type: ignore[var-annotated]
         if state:
@@ -118,11 +121,11 @@ class JobStore:
                 where.append(f"{col}=?")
                 args.append(val)
         sql = "SELECT * FROM jobs" + (" WHERE " + " AND ".join(where) if where else "")
-        return list(self.conn.execute(sql + " ORDER BY id DESC LIMIT ?", (*args, limit)))
+        return _records(self.conn.execute(sql + " ORDER BY id DESC LIMIT ?", (*args, limit)))
 
-    def dependents_waiting(self) -> list[sqlite3.Row]:
+    def dependents_waiting(self) -> list[JobRecord]:
         """PENDING jobs that have not been handed to the backend yet."""
-        return list(
+        return _records(
             self.conn.execute(
                 "SELECT * FROM jobs WHERE state='PENDING' AND backend_id IS NULL AND submitting=0 ORDER BY id"
             )

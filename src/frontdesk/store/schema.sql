@@ -56,3 +56,14 @@ CREATE INDEX events_job ON events(job_id);
 
 -- migration 2: the QOS a policy chose (reaches Slurm as --qos)
 ALTER TABLE jobs ADD COLUMN qos TEXT;
+
+-- migration 3: typed control flags (a cancel request is no longer the reason text), a job's end made recoverable
+-- (report_pending is set with the terminal state in one write and cleared with the report and its events), and
+-- plug-in metadata stored with the job (JSON object: plug-in name -> its data) so a restart loses nothing
+ALTER TABLE jobs ADD COLUMN cancel_requested INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN report_pending INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN plugin_meta TEXT NOT NULL DEFAULT '{}';
+UPDATE jobs SET cancel_requested=1 WHERE reason='cancel requested';
+UPDATE jobs SET report_pending=1 WHERE report IS NULL AND state IN ('COMPLETED', 'FAILED', 'CANCELLED', 'TIMEOUT',
+    'OUT_OF_MEMORY', 'NODE_FAIL', 'PREEMPTED', 'BOOT_FAIL', 'DEADLINE', 'DEPENDENCY_NEVER_SATISFIED');
+CREATE INDEX jobs_report_pending ON jobs(report_pending) WHERE report_pending=1;

@@ -1,0 +1,160 @@
+"""`JobRecord`: one stored job, frozen and typed, as the store returns it (never a `sqlite3.Row` or a dict).
+
+`public()` is the JSON form every client sees (`frontdesk status --json`; golden files in tests/golden/cli).
+Columns other components add by migration land in `others`; `record["column"]` still answers for code
+written against rows (transitional: new code reads the attributes).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from frontdesk.jobs.state import JobState
+
+__all__ = ["JobRecord", "PUBLIC_FIELDS", "Scalar"]
+
+Scalar = str | int | float | None
+"""What one SQLite column holds."""
+
+PUBLIC_FIELDS = (
+    "id",
+    "name",
+    "state",
+    "reason",
+    "backend",
+    "backend_id",
+    "attempt",
+    "principal",
+    "session",
+    "job_class",
+    "class_reason",
+    "partition",
+    "qos",
+    "priority",
+    "submitted_at",
+    "started_at",
+    "ended_at",
+    "exit_code",
+    "signal",
+)
+"""The job fields of the public JSON form, in order (then `spec`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class JobRecord:
+    """One job as stored: the current attempt's state and what the job's end left."""
+
+    id: int
+    name: str | None
+    spec: str
+    """The validated JobSpec as JSON text (`spec_data()` parses it)."""
+    context: str
+    """The submit context as JSON text (cwd, harness, source, env)."""
+    state: JobState
+    reason: str | None
+    backend: str
+    backend_id: str | None
+    attempt: int
+    submitting: bool
+    """Between handing the attempt to the backend and recording its id (healed on restart by lookup)."""
+    principal: str
+    session: str | None
+    job_class: str | None
+    class_reason: str | None
+    partition: str | None
+    priority: int
+    qos: str | None
+    idempotency_key: str | None
+    exit_code: int | None
+    signal: int | None
+    submitted_at: float
+    eligible_at: float | None
+    started_at: float | None
+    ended_at: float | None
+    usage: str | None
+    stdout_path: str | None
+    stderr_path: str | None
+    report: str | None
+    cancel_requested: bool = False
+    """A cancel was asked for while the attempt was (or was being) handed to the backend: it must win."""
+    report_pending: bool = False
+    """Terminal, but the report and its events are not stored yet (rebuilt on start after a crash)."""
+    plugin_meta: str = "{}"
+    """Plug-in name -> what it stored with the job at admission (JSON object text)."""
+    others: Mapping[str, Scalar] = field(default_factory=dict)
+    """Columns added by other components' migrations."""
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> JobRecord:
+        """The record of one `SELECT * FROM jobs` row."""
+        data: dict[str, Any] = {k: row[k] for k in row.keys()}
+        known = {f.name for f in fields(cls)} - {"others"}
+        kwargs = {k: data.pop(k) for k in list(data) if k in known}
+        kwargs["state"] = JobState(kwargs["state"])
+        for flag in ("submitting", "cancel_requested", "report_pending"):
+            if flag in kwargs:
+                kwargs[flag] = bool(kwargs[flag])
+        kwargs["priority"] = int(kwargs.get("priority") or 0)
+        return cls(**kwargs, others=data)
+
+    @property
+    def terminal(self) -> bool:
+        """Whether the job has ended for good."""
+        return self.state.terminal
+
+    def spec_data(self) -> dict[str, Any]:
+        """The spec as parsed JSON."""
+        data: dict[str, Any] = json.loads(self.spec)
+        return data
+
+    def context_data(self) -> dict[str, Any]:
+        """The submit context as parsed JSON."""
+        data: dict[str, Any] = json.loads(self.context or "{}")
+        return data
+
+    def report_data(self) -> dict[str, Any] | None:
+        """The stored report, None until it is built."""
+        if not self.report:
+            return None
+        data: dict[str, Any] = json.loads(self.report)
+        return data
+
+    def meta(self, plugin: str) -> dict[str, Any]:
+        """What plug-in `plugin` stored with this job ({} when nothing)."""
+        data = json.loads(self.plugin_meta or "{}").get(plugin) or {}
+        return dict(data)
+
+    def public(self) -> dict[str, Any]:
+        """The public JSON form (the `frontdesk status --json` schema)."""
+        rec: dict[str, Any] = {k: self[k] for k in PUBLIC_FIELDS}
+        rec["spec"] = self.spec_data()
+        return rec
+
+    # -- transitional row access (code written against sqlite3.Row) ---------------------------------
+    def __getitem__(self, key: str) -> Scalar:
+        if key in self.others:
+            return self.others[key]
+        if key not in _COLUMNS:
+            raise KeyError(key)
+        value = getattr(self, key)
+        if isinstance(value, JobState):
+            return value.value
+        if isinstance(value, bool):
+            return int(value)
+        if value is None or isinstance(value, str | int | float):
+            return value
+        raise KeyError(key)
+
+    def keys(self) -> list[str]:
+        """Column names, like `sqlite3.Row.keys()`."""
+        return [*_COLUMNS, *self.others]
+
+    def __iter__(self) -> Iterator[Scalar]:
+        return iter(self[k] for k in self.keys())
+
+
+_COLUMNS = tuple(f.name for f in fields(JobRecord) if f.name != "others")
