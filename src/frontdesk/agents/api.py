@@ -12,6 +12,7 @@ from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from frontdesk.agents.channels.base import choose
+from frontdesk.agents.delivery import route_line
 from frontdesk.agents.framing import frame_wake
 from frontdesk.agents.model import Session, TurnState
 from frontdesk.agents.procinfo import with_start
@@ -56,6 +57,14 @@ class AckBody(BaseModel):
     channel: str = Field(default="hooks", max_length=40)
 
 
+class ReadBody(BaseModel):
+    """POST /v1/sessions/{id}/read: reports the session read itself (wait, report, MCP)."""
+
+    model_config = ConfigDict(extra="forbid")
+    jobs: list[int] = Field(min_length=1, max_length=10000)
+    via: Literal["wait", "report", "run", "mcp-wait", "mcp-report"] = "report"
+
+
 class TurnBody(BaseModel):
     """POST /v1/sessions/{id}/turn."""
 
@@ -87,6 +96,7 @@ def build_router(plugin: AgentsPlugin) -> APIRouter:
             "unread": st.unread_counts([s.id])[s.id],
             "channel": usable[0].name if usable else None,
             "channels": reasons,
+            "route": route_line(plugin.channels, s),
         }
 
     @r.post("")
@@ -135,6 +145,11 @@ def build_router(plugin: AgentsPlugin) -> APIRouter:
             return {"acked": []}
         return {"acked": plugin.acknowledge(s, upto, body.channel)}
 
+    @r.post("/{sid}/read")
+    async def read(sid: str, body: ReadBody, request: Request) -> dict[str, Any]:
+        s = store().owned(sid, _principal(request))
+        return {"session": s.id, "marked": plugin.mark_read(s, body.jobs, body.via)}
+
     @r.post("/{sid}/turn")
     async def turn(sid: str, body: TurnBody, request: Request) -> dict[str, Any]:
         s = store().owned(sid, _principal(request))
@@ -145,7 +160,7 @@ def build_router(plugin: AgentsPlugin) -> APIRouter:
     async def hook(sid: str, body: HookBody, request: Request) -> dict[str, Any]:
         """What a hook run needs in one round trip; may long-poll (Stop, rewake)."""
         st = store()
-        reach = with_start(body.reach)
+        reach = with_start({**body.reach, "hooks_seen": True})
         s, created = st.upsert(sid, _principal(request), plugin.clock(), body.harness, body.cwd, reach)
         if created:
             from frontdesk.events.models import Event, EventKind

@@ -253,6 +253,15 @@ class AgentsPlugin:
             self._wake_event(s, channel, jobs, True)
         return jobs
 
+    def mark_read(self, s: Session, jobs: Sequence[int], via: str) -> list[int]:
+        """The session read these reports itself: delivered, and no hook or wake brings them again."""
+        assert self.store is not None
+        marked = self.store.mark_read(s.id, jobs, f"read:{via}", self.clock())
+        if marked:
+            self.store.note(s.id, f"read:{via}", f"read by the session: jobs {', '.join(map(str, marked))}")
+            self._wake_event(s, f"read:{via}", marked, True)
+        return marked
+
     # -- hook long-polls (called by the API) --------------------------------------------------------
     def claim_now(self, s: Session) -> dict[str, Any]:
         """Hand every unread report to the calling hook at once (SessionStart, UserPromptSubmit)."""

@@ -169,7 +169,10 @@ class SessionStore:
         s = self.get(sid)
         if s is None:
             return []
-        sql = "SELECT seq, job_id, name, state, text FROM agent_reports WHERE session=? AND seq>?"
+        sql = (
+            "SELECT seq, job_id, name, state, text FROM agent_reports "
+            "WHERE session=? AND seq>? AND delivered_at IS NULL"
+        )
         args: list[Any] = [sid, s.ack_seq]
         if upto is not None:
             sql += " AND seq<=?"
@@ -183,7 +186,8 @@ class SessionStore:
         if s is None:
             return None
         row = self.conn.execute(
-            "SELECT MAX(arrived_at) FROM agent_reports WHERE session=? AND seq>?", (sid, s.ack_seq)
+            "SELECT MAX(arrived_at) FROM agent_reports WHERE session=? AND seq>? AND delivered_at IS NULL",
+            (sid, s.ack_seq),
         ).fetchone()
         return row[0] if row and row[0] is not None else None
 
@@ -208,6 +212,32 @@ class SessionStore:
             )
         return [r[0] for r in rows]
 
+    def mark_read(self, sid: str, job_ids: Iterable[int], via: str, now: float) -> list[int]:
+        """Reports the session read itself (`wait`, `report`, MCP): delivered, never woken for again.
+
+        Only jobs of this session count. A report not stored yet (the read beat the bus) is stored as read,
+        so the later `add_report` finds it and queues nothing. Returns the jobs newly marked.
+        """
+        marked: list[int] = []
+        with self.conn:
+            for job in sorted(set(job_ids)):
+                row = self.conn.execute("SELECT session FROM jobs WHERE id=?", (job,)).fetchone()
+                if row is None or row[0] != sid:
+                    continue
+                self.conn.execute(
+                    "INSERT OR IGNORE INTO agent_reports(session, job_id, state, text, arrived_at) "
+                    "VALUES(?,?,'?','',?)",
+                    (sid, job, now),
+                )
+                cur = self.conn.execute(
+                    "UPDATE agent_reports SET delivered_at=?, channel=? "
+                    "WHERE session=? AND job_id=? AND delivered_at IS NULL",
+                    (now, via, sid, job),
+                )
+                if cur.rowcount:
+                    marked.append(job)
+        return marked
+
     def clear_lease(self, sid: str) -> None:
         """Drop a lease (the hook said it could not deliver)."""
         self.conn.execute("UPDATE agent_sessions SET lease_upto=0, lease_until=0 WHERE id=?", (sid,))
@@ -218,7 +248,7 @@ class SessionStore:
         for sid in sids:
             row = self.conn.execute(
                 "SELECT COUNT(*) FROM agent_reports r JOIN agent_sessions s ON s.id=r.session "
-                "WHERE r.session=? AND r.seq>s.ack_seq",
+                "WHERE r.session=? AND r.seq>s.ack_seq AND r.delivered_at IS NULL",
                 (sid,),
             ).fetchone()
             out[sid] = int(row[0])
@@ -228,7 +258,7 @@ class SessionStore:
         """Every session that has reports after its cursor (for the start-up sweep after a restart)."""
         rows = self.conn.execute(
             "SELECT DISTINCT r.session FROM agent_reports r JOIN agent_sessions s ON s.id=r.session "
-            "WHERE r.seq>s.ack_seq"
+            "WHERE r.seq>s.ack_seq AND r.delivered_at IS NULL"
         ).fetchall()
         return [r[0] for r in rows]
 

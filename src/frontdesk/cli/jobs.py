@@ -127,6 +127,11 @@ def _submitted(args: argparse.Namespace, job: dict[str, Any]) -> int:
         res = _client().wait([job["id"]], "all", args.timeout)
         return _print_wait(args, res, submitted=job)
     emit(args.json, job, str(job["id"]))
+    from frontdesk.agents.readmark import delivery_note
+
+    note = delivery_note(_client(5), job)  # issue 19: how the report will come back to the agent session
+    if note:
+        sys.stderr.write(note + "\n")
     return 0
 
 
@@ -197,6 +202,9 @@ def _print_wait(args: argparse.Namespace, res: dict[str, Any], submitted: dict[s
         for rep in res["reports"]:
             sys.stdout.write(rep["text"] + "\n\n")
         sys.stdout.flush()
+    from frontdesk.agents.readmark import mark_read
+
+    mark_read(_client(5), res["reports"], "run" if submitted else "wait")  # read here: no hook brings it again
     if not res["done"]:
         raise WaitTimeout(f"still running after the timeout: {', '.join(str(i) for i in res['pending'])}")
     bad = [r for r in res["reports"] if r["state"] != "COMPLETED"]
@@ -262,8 +270,11 @@ def cmd_logs(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     """The stored report."""
+    from frontdesk.agents.readmark import mark_read
+
     rep = _client().report(args.id)
     emit(args.json, rep, rep["text"])
+    mark_read(_client(5), [rep], "report")
     return 0
 
 

@@ -1,0 +1,52 @@
+"""Client side of "read means delivered" (issue 19, defect 2). Stdlib + client only: hot path.
+
+When the owning agent session reads a report itself (`frontdesk run --wait`, `wait`, `report`, the MCP
+`wait`/`report` tools), the client tells the gateway, which marks the report delivered: the Stop hook
+and the live channels do not bring it again. Outside an agent session this does nothing; a gateway
+that does not answer costs one failed request and nothing else.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+__all__ = ["delivery_note", "mark_read", "session_of"]
+
+
+def session_of(env: Mapping[str, str] | None = None) -> str | None:
+    """The agent session this process runs in, as the submit context names it."""
+    e = os.environ if env is None else env
+    return e.get("FRONTDESK_SESSION") or e.get("CLAUDE_CODE_SESSION_ID") or e.get("CODEX_THREAD_ID") or None
+
+
+def mark_read(client: Any, reports: Iterable[Mapping[str, Any]], via: str, session: str | None = None) -> list[int]:
+    """Tell the gateway the session read these reports; the jobs it marked (never raises)."""
+    from frontdesk.errors import FrontdeskError
+
+    sid = session or session_of()
+    jobs = sorted({int(r["job_id"]) for r in reports if isinstance(r.get("job_id"), int)})
+    if not sid or not jobs:
+        return []
+    try:
+        got = client.request("POST", f"/v1/sessions/{sid}/read", {"jobs": jobs, "via": via}, timeout=5)
+    except FrontdeskError:
+        return []  # not our session, an older gateway, the agents plug-in off: the hooks deliver as before
+    marked = got.get("marked") if isinstance(got, dict) else None
+    return [int(j) for j in marked] if isinstance(marked, list) else []
+
+
+def delivery_note(client: Any, job: Mapping[str, Any]) -> str | None:
+    """One stderr line for `frontdesk run`/`submit`: how this job's report will reach its agent session."""
+    from frontdesk.errors import FrontdeskError
+
+    sid = job.get("session")
+    if not isinstance(sid, str) or not sid:
+        return None
+    try:
+        got = client.request("GET", f"/v1/sessions/{sid}", timeout=5)
+    except FrontdeskError:
+        return None
+    route = got.get("route") if isinstance(got, dict) else None
+    return f"frontdesk: job {job.get('id')}: the report {route}" if isinstance(route, str) and route else None
