@@ -47,6 +47,21 @@ def _frontdesk_exe() -> str:
     return str(beside) if beside.exists() else "frontdesk"
 
 
+def _claude_env(base: dict[str, str], url: str, tmp_path: Path, path: str | None = None) -> dict[str, str]:
+    """The binary's environment: the stand-in API, a fresh HOME, `frontdesk` on PATH (project hooks)."""
+    env = {
+        **base,
+        "ANTHROPIC_BASE_URL": url,
+        "ANTHROPIC_API_KEY": "sk-test",
+        "HOME": str(tmp_path / "home"),
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "PATH": path if path is not None else f"{Path(sys.executable).parent}{os.pathsep}{base.get('PATH', '')}",
+    }
+    for key in ("CLAUDE_CODE_SESSION_ID", "CLAUDECODE", "FRONTDESK_SESSION"):
+        env.pop(key, None)
+    return env
+
+
 def test_stop_hook_brings_the_report_to_the_model(gateway_factory: Any, claude_bin: Path, tmp_path: Path) -> None:
     gw = gateway_factory(config="[agents]\nbatch_window_s = 0.5\n")
     project = tmp_path / "project"
@@ -57,15 +72,7 @@ def test_stop_hook_brings_the_report_to_the_model(gateway_factory: Any, claude_b
     submit = f"{_frontdesk_exe()} run --name e2e -- sh -c 'sleep 2; echo {marker}'"
     script = [("bash", submit), ("text", "Submitted; I will stop here."), ("text", "Read the report.")]
     with MessagesStandIn(script) as api:
-        env = {
-            **gw.env,
-            "ANTHROPIC_BASE_URL": api.url,
-            "ANTHROPIC_API_KEY": "sk-test",
-            "HOME": str(tmp_path / "home"),
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-        }
-        env.pop("CLAUDE_CODE_SESSION_ID", None)
-        env.pop("CLAUDECODE", None)
+        env = _claude_env(gw.env, api.url, tmp_path)
         argv = [str(claude_bin), "-p", "train the model", "--allowedTools", "Bash", "--output-format", "json"]
         run = subprocess.run(argv, cwd=project, env=env, capture_output=True, text=True, timeout=240)
     assert run.returncode == 0, run.stderr[-2000:]
@@ -73,8 +80,12 @@ def test_stop_hook_brings_the_report_to_the_model(gateway_factory: Any, claude_b
     sid = result["session_id"]
     loop = api.loop_requests
     assert len(loop) == 3, [MessagesStandIn.last_user_text(b)[:200] for b in loop]
-    job = MessagesStandIn.last_user_text(loop[1]).strip()  # `frontdesk run` prints the job id
+    job, note = MessagesStandIn.last_user_text(loop[1]).strip().split("\n")  # the id, and how it comes back
     assert job.isdigit()
+    assert (
+        note
+        == f"frontdesk: job {job}: the report comes back by the Stop hook when this turn ends (or at the next prompt)"
+    )
     after_stop = MessagesStandIn.last_user_text(loop[2])
     assert "Stop hook" in after_stop
     assert f"[frontdesk] job you submitted ended: {job} (e2e) COMPLETED" in after_stop
@@ -86,3 +97,58 @@ def test_stop_hook_brings_the_report_to_the_model(gateway_factory: Any, claude_b
     wakes = [e["data"] for e in gw.client.events(since=0) if e["kind"] == "session.wake"]
     assert len(wakes) == 1 and wakes[0]["ok"] and wakes[0]["channel"] == "hooks:Stop"
     assert os.path.exists(project / ".claude" / "settings.json")
+
+
+def _hook_outcomes(stdout: str) -> list[tuple[str, int, str]]:
+    """(hook name, exit code, outcome) of every hook run, from `--output-format stream-json`."""
+    out = []
+    for line in stdout.splitlines():
+        ev = json.loads(line) if line.startswith("{") else {}
+        if ev.get("subtype") == "hook_response":
+            out.append((ev["hook_name"], ev["exit_code"], ev["outcome"]))
+    return out
+
+
+def test_project_hooks_are_silent_on_a_machine_without_frontdesk(
+    gateway_factory: Any, claude_bin: Path, tmp_path: Path
+) -> None:
+    """Issue 19, defect 3: the committed settings run `frontdesk` from PATH and do nothing without it."""
+    gw = gateway_factory()
+    project = tmp_path / "project"
+    project.mkdir()
+    assert gw.cli("hooks", "install", "claude", "--project", "--dir", str(project)).returncode == 0
+    settings = (project / ".claude" / "settings.json").read_text()
+    assert sys.prefix not in settings
+    with MessagesStandIn([("bash", "echo hello"), ("text", "done")]) as api:
+        env = _claude_env(gw.env, api.url, tmp_path, path="/usr/bin:/bin")  # a colleague's machine
+        argv = [str(claude_bin), "-p", "hi", "--allowedTools", "Bash", "--output-format", "stream-json"]
+        argv += ["--verbose", "--include-hook-events"]
+        run = subprocess.run(argv, cwd=project, env=env, capture_output=True, text=True, timeout=240)
+    assert run.returncode == 0, run.stderr[-2000:]
+    outcomes = _hook_outcomes(run.stdout)
+    names = {name.split(":")[0] for name, _, _ in outcomes}
+    assert {"SessionStart", "UserPromptSubmit", "PreToolUse", "Stop"} <= names
+    assert all((code, outcome) == (0, "success") for _, code, outcome in outcomes), outcomes
+    assert "hook" not in run.stderr.lower(), run.stderr  # SessionEnd's failure would be printed here
+
+
+def test_a_report_read_with_run_wait_is_not_brought_again_by_the_stop_hook(
+    gateway_factory: Any, claude_bin: Path, tmp_path: Path
+) -> None:
+    """Issue 19, defect 2: the model read the report in its Bash result; the Stop hook lets the turn end."""
+    gw = gateway_factory(config="[agents]\nbatch_window_s = 0.5\n")
+    project = tmp_path / "project"
+    project.mkdir()
+    assert gw.cli("hooks", "install", "claude", "--project", "--dir", str(project)).returncode == 0
+    marker = f"waited-{uuid.uuid4().hex[:8]}"
+    script = [("bash", f"frontdesk run --wait -- sh -c 'sleep 1; echo {marker}'"), ("text", "Read it; done.")]
+    with MessagesStandIn(script) as api:
+        env = _claude_env(gw.env, api.url, tmp_path)
+        argv = [str(claude_bin), "-p", "run it", "--allowedTools", "Bash", "--output-format", "json"]
+        run = subprocess.run(argv, cwd=project, env=env, capture_output=True, text=True, timeout=240)
+    assert run.returncode == 0, run.stderr[-2000:]
+    loop = api.loop_requests
+    assert marker in json.dumps(loop[1])  # the report came back as the Bash tool's result
+    assert len(loop) == 2, [MessagesStandIn.last_user_text(b)[:300] for b in loop[2:]]  # and never again
+    sid = json.loads(run.stdout)["session_id"]
+    assert gw.client.request("GET", f"/v1/sessions/{sid}")["unread"] == 0

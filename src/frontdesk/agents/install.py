@@ -37,6 +37,8 @@ __all__ = [
     "target_paths",
     "hook_command",
     "is_ours",
+    "portable",
+    "PORTABLE",
 ]
 
 _OURS = re.compile(
@@ -66,8 +68,23 @@ def hook_argv(event: str, harness: str, budget: float | None = None, exe: str | 
     return argv + (["--budget", str(int(budget))] if budget is not None else [])
 
 
+PORTABLE = "portable"
+"""`exe` for project installs: the command finds `frontdesk` on PATH and is a silent no-op without it."""
+
+
+def portable(words: list[str]) -> str:
+    """A hook command that resolves on any machine: `frontdesk ...` from PATH, nothing when absent.
+
+    Project settings are committed and run on colleagues' machines, where the installer's virtualenv
+    does not exist (issue 19, defect 3). `exec` keeps the hook's exit code (the rewake hook's 2).
+    """
+    return "command -v frontdesk >/dev/null 2>&1 || exit 0; exec " + shlex.join(["frontdesk", *words])
+
+
 def hook_command(event: str, harness: str, budget: float | None = None, exe: str | None = None) -> str:
-    """The shell command a harness runs for one of our hooks."""
+    """The shell command a harness runs for one of our hooks (`exe=PORTABLE`: found on PATH)."""
+    if exe == PORTABLE:
+        return portable(["hook", *hook_argv(event, harness, budget, "python")[3:]])
     return shlex.join(hook_argv(event, harness, budget, exe))
 
 
@@ -111,7 +128,8 @@ def claude_entries(plan: HookPlan = HookPlan(), exe: str | None = None) -> dict[
 def guard_entry(timeout: int, exe: str | None = None) -> dict[str, Any]:
     """The guard as a PreToolUse hook: checks each Bash command before it runs (allow/ask/deny)."""
     argv = [exe or sys.executable, "-m", "frontdesk.cli.guard", "hook"]
-    return {"type": "command", "command": shlex.join(argv), "timeout": timeout}
+    cmd = portable(["guard", "hook"]) if exe == PORTABLE else shlex.join(argv)
+    return {"type": "command", "command": cmd, "timeout": timeout}
 
 
 def codex_entries(plan: HookPlan = HookPlan(), exe: str | None = None) -> dict[str, list[dict[str, Any]]]:
@@ -317,6 +335,8 @@ def install(
 ) -> list[str]:
     """Merge frontdesk's hooks into the harness settings; one message per file touched."""
     paths = target_paths(harness, scope, project)
+    if exe is None and scope == "project":
+        exe = PORTABLE  # committed with the project: must not name this machine's virtualenv
     if harness == "claude":
         return [_install_json(paths["hooks"], claude_entries(plan, exe))]
     msgs = [_install_json(paths["hooks"], codex_entries(plan, exe))]

@@ -182,3 +182,43 @@ def test_broken_settings_are_refused_not_clobbered(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="not valid JSON"):
         inst.install("claude", "project", proj, exe=EXE)
     assert (proj / ".claude" / "settings.json").read_text() == "{ not json"
+
+
+def _commands(path: Path) -> list[str]:
+    data = json.loads(path.read_text())
+    return [h["command"] for groups in data["hooks"].values() for g in groups for h in g["hooks"]]
+
+
+@pytest.mark.parametrize("harness,rel", [("claude", ".claude/settings.json"), ("codex", ".codex/hooks.json")])
+def test_project_hooks_name_no_path_of_this_machine(tmp_path: Path, harness: str, rel: str) -> None:
+    import sys
+
+    inst.install(harness, "project", tmp_path)
+    cmds = _commands(tmp_path / rel)
+    assert cmds and all(c.startswith("command -v frontdesk >/dev/null 2>&1 || exit 0; exec frontdesk ") for c in cmds)
+    assert not any(sys.prefix in c for c in cmds)
+    assert all(inst.is_ours({"command": c}) for c in cmds)
+    inst.uninstall(harness, "project", tmp_path)
+    assert not (tmp_path / rel).exists()
+
+
+def test_user_hooks_pin_the_interpreter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    inst.install("claude", "user")
+    assert all(c.startswith(sys.executable) for c in _commands(tmp_path / ".claude" / "settings.json"))
+
+
+def test_a_portable_hook_is_silent_without_frontdesk_and_runs_it_with(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    inst.install("claude", "project", tmp_path)
+    stop = next(c for c in _commands(tmp_path / ".claude" / "settings.json") if " hook stop " in c)
+    bare = subprocess.run(["sh", "-c", stop], env={"PATH": "/usr/bin:/bin"}, input="{}", capture_output=True, text=True)
+    assert (bare.returncode, bare.stdout, bare.stderr) == (0, "", "")
+    path = f"{os.path.dirname(sys.executable)}:/usr/bin:/bin"
+    ran = subprocess.run(["sh", "-c", stop], env={"PATH": path}, input="{}", capture_output=True, text=True)
+    assert ran.returncode == 0 and "no session id" in ran.stderr  # frontdesk's own hook answered
