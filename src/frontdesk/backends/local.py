@@ -21,7 +21,9 @@ from typing import Any
 
 from frontdesk.backends.base import BackendJob, BackendStatus, Inventory, JobState, PushHint, Usage
 from frontdesk.backends.shepherd import write_json
+from frontdesk.backends.tracking import fence, state_id
 from frontdesk.config import Settings
+from frontdesk.errors import BackendError
 
 __all__ = ["FreeResources", "LocalBackend", "QueuedJob", "Scheduler", "detect_gpus", "greedy_pick"]
 
@@ -138,6 +140,9 @@ class LocalBackend:
         self.settings = settings
         self.root = settings.home / "local"
         self.root.mkdir(parents=True, exist_ok=True)
+        self.state_id = state_id(self.root)
+        """Unique per state directory: names this gateway's cgroups and tags its jobs' processes."""
+        self.output_max_bytes = parse_memory(settings.section("local").get("output_max_bytes", _OUTPUT_MAX))
         gpus = detect_gpus()
         if settings.local_gpus is not None:
             gpus = (
@@ -178,6 +183,9 @@ class LocalBackend:
     async def submit(self, job: BackendJob) -> str:
         """Write the attempt's launch file and queue it."""
         bid = f"{job.job_id}.{job.attempt}"
+        never = self._never_fits(job)
+        if never:
+            raise BackendError(f"the job can never run here: {never}")
         adir = self.root / bid
         adir.mkdir(parents=True, exist_ok=True)
         env = {**os.environ, **job.env}
@@ -193,6 +201,8 @@ class LocalBackend:
             "memory_bytes": job.memory_bytes,
             "walltime_seconds": job.walltime_seconds,
             "notify_socket": str(self.settings.socket),
+            "cgroup": f"{self.state_id}-{bid}",
+            "output_max_bytes": self.output_max_bytes,
             "landlock_writable": job.extra.get("landlock_writable"),
             "queued": asdict(self._queued(bid, job)),
         }
@@ -253,15 +263,51 @@ class LocalBackend:
     def _write_result(self, bid: str, result: dict[str, Any]) -> None:
         write_json(self.root / bid / "result.json", result)
 
-    def _write_lost(self, bid: str) -> None:
-        """Record an attempt whose shepherd died without leaving a result."""
+    def _never_fits(self, job: BackendJob) -> str | None:
+        """Why a job can never fit this host (so it is refused, never PENDING forever), or None."""
+        from frontdesk.spec.units import format_bytes
+
+        inv = self._inventory
+        if job.cpus > inv.cpus:
+            return f"it asks for {job.cpus} CPUs and this host has {inv.cpus}"
+        if job.memory_bytes and job.memory_bytes > inv.memory_bytes:
+            have = format_bytes(inv.memory_bytes)
+            return f"it asks for {format_bytes(job.memory_bytes)} of memory and this host has {have}"
+        models = [str(g.get("model", "")).lower() for g in inv.gpus]
+        usable = [m for m in models if not job.gpu_types or m in {t.lower() for t in job.gpu_types}]
+        if job.gpus > len(usable):
+            kind = f" of type {'/'.join(job.gpu_types)}" if job.gpu_types else ""
+            return f"it asks for {job.gpus} GPUs{kind} and this host has {len(usable)}"
+        return None
+
+    def _fence(self, bid: str, timeout: float = 10.0) -> bool:
+        """Kill what is left of an attempt whose shepherd is gone; True once nothing of it runs."""
+        launch = self._read(bid, "launch.json") or {}
+        started = self._read(bid, "started.json") or {}
+        pid = started.get("pid")
+        return fence(launch, int(pid) if isinstance(pid, int) else None, timeout=timeout)
+
+    def _write_lost(self, bid: str) -> bool:
+        """Record an attempt whose shepherd died without leaving a result, once its processes are fenced
+        (killed and confirmed gone): only then may the gateway call it lost or run it again."""
+        if not self._fence(bid):
+            log.warning("attempt %s: its shepherd died and some of its processes survive a kill; retrying", bid)
+            return False
+        if (self.root / bid / "result.json").exists():
+            return True  # the shepherd wrote it after all
         if (self.root / bid / "cancel").exists():
             self._write_result(bid, {"state": "CANCELLED", "ended_at": time.time(), "reason": "cancelled"})
         else:
             self._write_result(
                 bid,
-                {"state": "NODE_FAIL", "ended_at": time.time(), "reason": "the job's shepherd died without a result"},
+                {
+                    "state": "NODE_FAIL",
+                    "ended_at": time.time(),
+                    "reason": "the job's shepherd died without a result; the job's processes were killed",
+                    "fenced": True,
+                },
             )
+        return True
 
     def _read(self, bid: str, name: str) -> dict[str, Any] | None:
         try:
@@ -323,8 +369,8 @@ class LocalBackend:
                 gpus = tuple(int(g) for g in launch["env"].get("CUDA_VISIBLE_DEVICES", "").split(",") if g.isdigit())
                 started = self._read(bid, "started.json") or {}
                 self.running[bid] = _Running(replace(queued, started_at=started.get("started_at")), gpus, pid)
-            elif not (adir / "result.json").exists():
-                self._write_lost(bid)
+            elif not self._write_lost(bid):
+                self.running[bid] = _Running(queued, (), pid)  # not fenced yet: _reap tries again
 
     def _shepherd_pid(self, bid: str) -> int | None:
         try:
@@ -372,7 +418,8 @@ class LocalBackend:
                 if owner and owner != run.pid and _alive(owner):
                     run.pid = owner  # a shepherd from before a restart owns this attempt: follow it
                     continue
-                self._write_lost(bid)
+                if not self._write_lost(bid):
+                    continue
             del self.running[bid]
             ended.append(bid)
         return ended
@@ -418,6 +465,10 @@ class LocalBackend:
         finally:
             os.close(log)
         self.running[bid] = _Running(job, gpus, pid=pid)
+
+
+_OUTPUT_MAX = "1G"
+"""Default cap on each of a job's output files ([local] output_max_bytes; 0 for none)."""
 
 
 def _alive(pid: int) -> bool:

@@ -9,6 +9,7 @@ O_EXCL pid file makes a second launch of the same attempt a no-op. Stdlib only: 
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import select
@@ -20,11 +21,20 @@ import time
 from pathlib import Path
 from typing import Any
 
+from frontdesk import faults
+from frontdesk.backends.tracking import (
+    TAG_VAR,
+    JobCgroup,
+    attempt_pids,
+    kill_all,
+    memory_cgroup_root,
+    set_child_subreaper,
+)
+
 __all__ = ["main", "memory_cgroup_root", "parse_gpu_sample", "write_json"]
 
 SAMPLE_SECONDS = 0.1
 KILL_GRACE_SECONDS = 2.0
-_PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
 def write_json(path: Path, data: dict[str, Any]) -> None:
@@ -34,133 +44,9 @@ def write_json(path: Path, data: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
-def memory_cgroup_root() -> tuple[str, Path] | None:
-    """('v2', dir) or ('v1', dir) where this process can create memory cgroups, else None.
-
-    FRONTDESK_NO_CGROUP=1 forces the resident-set watchdog (what unprivileged users get).
-    """
-    if os.environ.get("FRONTDESK_NO_CGROUP") == "1":
-        return None
-    v2 = Path("/sys/fs/cgroup")
-    try:
-        if "memory" in (v2 / "cgroup.controllers").read_text().split():
-            base = v2 / "frontdesk"
-            base.mkdir(exist_ok=True)
-            (v2 / "cgroup.subtree_control").write_text("+memory")
-            (base / "cgroup.subtree_control").write_text("+memory")
-            return ("v2", base)
-    except OSError:
-        pass
-    v1 = Path("/sys/fs/cgroup/memory")
-    try:
-        if (v1 / "memory.limit_in_bytes").exists():
-            base = v1 / "frontdesk"
-            base.mkdir(exist_ok=True)
-            if os.access(base, os.W_OK):
-                return ("v1", base)
-    except OSError:
-        pass
-    return None
-
-
-class _Cgroup:
-    def __init__(self, kind: str, path: Path, limit: int) -> None:
-        self.kind, self.path = kind, path
-        path.mkdir(exist_ok=True)
-        if kind == "v2":
-            (path / "memory.max").write_text(str(limit))
-            (path / "memory.swap.max").write_text("0") if (path / "memory.swap.max").exists() else None
-        else:
-            (path / "memory.limit_in_bytes").write_text(str(limit))
-            swap = path / "memory.memsw.limit_in_bytes"
-            if swap.exists():
-                try:
-                    swap.write_text(str(limit))
-                except OSError:
-                    pass
-
-    def join(self) -> None:
-        (self.path / "cgroup.procs").write_text("0")
-
-    def oom_killed(self) -> bool:
-        try:
-            name = "memory.events" if self.kind == "v2" else "memory.oom_control"
-            for line in (self.path / name).read_text().splitlines():
-                key, _, value = line.partition(" ")
-                if key == "oom_kill" and int(value) > 0:
-                    return True
-        except (OSError, ValueError):
-            pass
-        return False
-
-    def peak(self) -> int | None:
-        name = "memory.peak" if self.kind == "v2" else "memory.max_usage_in_bytes"
-        try:
-            return int((self.path / name).read_text())
-        except (OSError, ValueError):
-            return None
-
-    def pids(self) -> list[int]:
-        try:
-            return [int(p) for p in (self.path / "cgroup.procs").read_text().split()]
-        except (OSError, ValueError):
-            return []
-
-    def remove(self) -> None:
-        for _ in range(20):
-            try:
-                self.path.rmdir()
-                return
-            except OSError:
-                time.sleep(0.05)
-
-
-def _proc_table() -> dict[int, tuple[int, int, int]]:
-    """pid -> (ppid, pgrp, rss bytes) for every process."""
-    table = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as fh:
-                raw = fh.read().decode(errors="replace")
-        except OSError:
-            continue
-        fields = raw[raw.rfind(")") + 2 :].split()
-        try:
-            table[int(entry)] = (int(fields[1]), int(fields[2]), int(fields[21]) * _PAGE)
-        except (IndexError, ValueError):
-            continue
-    return table
-
-
-def _tree(root: int, pgid: int) -> dict[int, int]:
-    """The job's processes (its process group plus descendants that left it) -> their RSS."""
-    table = _proc_table()
-    children: dict[int, list[int]] = {}
-    for pid, (ppid, _, _) in table.items():
-        children.setdefault(ppid, []).append(pid)
-    found = {pid for pid, (_, pgrp, _) in table.items() if pgrp == pgid}
-    stack = [root]
-    while stack:
-        pid = stack.pop()
-        if pid in table:
-            found.add(pid)
-        stack.extend(c for c in children.get(pid, []) if c not in found)
-    return {pid: table[pid][2] for pid in found if pid in table}
-
-
-def _kill_tree(root: int, pgid: int, cgroup: _Cgroup | None, sig: int) -> None:
-    try:
-        os.killpg(pgid, sig)
-    except OSError:
-        pass
-    pids = set(_tree(root, pgid)) | set(cgroup.pids() if cgroup else [])
-    for pid in pids:
-        try:
-            os.kill(pid, sig)
-        except OSError:
-            pass
+def _kill_tree(root: int, pgid: int, cgroup: JobCgroup | None, sig: int) -> None:
+    """Signal the job's whole tree once (process group, cgroup, descendants of this subreaper)."""
+    kill_all(lambda: attempt_pids(pgid=pgid, cgroup=cgroup, ancestor=os.getpid()), sig=sig, timeout=0)
 
 
 def parse_gpu_sample(text: str) -> list[tuple[int, float, int]]:
@@ -243,8 +129,96 @@ def _notify(launch: dict[str, Any]) -> None:
         pass  # the gateway is down: result.json stays, and it reconciles on restart
 
 
-class _Stop(Exception):
-    pass
+def _make_cgroup(name: str, limit: int | None) -> JobCgroup | None:
+    root = memory_cgroup_root()
+    if root is None:
+        return None
+    try:
+        return JobCgroup.create(root[0], root[1] / name, limit)
+    except OSError:
+        return None
+
+
+def _start_error(launch: dict[str, Any], exc: OSError | ValueError) -> str:
+    if isinstance(exc, ValueError):
+        return f"cannot start {launch['argv'][0]!r}: {exc}"
+    if exc.filename == launch["cwd"] and not os.path.isdir(launch["cwd"]):
+        return f"cannot start: the working directory {launch['cwd']} does not exist"
+    return f"cannot start {launch['argv'][0]!r}: {exc.strerror}"
+
+
+def _reap_adopted(main_pid: int) -> None:
+    """Collect adopted orphans that exited (never the job's main process, which wait4 collects)."""
+    while True:
+        try:
+            info = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:
+            return
+        if info is None or info.si_pid == main_pid:
+            return
+        try:
+            os.waitpid(info.si_pid, os.WNOHANG)
+        except ChildProcessError:
+            return
+
+
+def _store_result(job_dir: Path, result: dict[str, Any]) -> None:
+    """Write result.json, waiting out a full disk: an ended job's result is never lost nor faked as NODE_FAIL."""
+    delay = 0.5
+    while True:
+        try:
+            write_json(job_dir / "result.json", result)
+            return
+        except OSError as exc:
+            if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+                raise
+            sys.stderr.write(f"frontdesk shepherd: cannot write the result ({exc.strerror}); retrying\n")
+            time.sleep(delay)
+            delay = min(delay * 2, 5.0)
+
+
+class _OutputCap:
+    """Keeps each output file under `output_max_bytes` (a site setting): past it, the older half is cut
+    and a line says how much; the result counts the bytes cut and stderr's last line says so."""
+
+    def __init__(self, launch: dict[str, Any]) -> None:
+        self.limit = int(launch.get("output_max_bytes") or 0)
+        self.paths = {"stdout": Path(launch["stdout"]), "stderr": Path(launch["stderr"])}
+        self.cut = {"stdout": 0, "stderr": 0}
+
+    def check(self) -> None:
+        if not self.limit:
+            return
+        for name, path in self.paths.items():
+            try:
+                size = path.stat().st_size
+                if size <= self.limit:
+                    continue
+                keep = self.limit // 2
+                with open(path, "r+b") as fh:
+                    fh.seek(size - keep)
+                    tail = fh.read(keep)
+                    fh.seek(0)
+                    fh.truncate(0)
+                    self.cut[name] += size - len(tail)
+                    fh.write(
+                        f"frontdesk: {self.cut[name]} bytes of {name} cut (output limit {self.limit} bytes)\n".encode()
+                    )
+                    fh.write(tail)
+            except OSError:
+                continue
+
+    def result(self) -> dict[str, Any]:
+        self.check()
+        if not any(self.cut.values()):
+            return {}
+        note = ", ".join(f"{n} {c} bytes" for n, c in self.cut.items() if c)
+        try:
+            with open(self.paths["stderr"], "ab") as fh:
+                fh.write(f"frontdesk: output was cut at the site limit of {self.limit} bytes ({note})\n".encode())
+        except OSError:
+            pass
+        return {"output_cut_bytes": {n: c for n, c in self.cut.items() if c}}
 
 
 def run(job_dir: Path) -> int:
@@ -269,14 +243,9 @@ def run(job_dir: Path) -> int:
         _notify(launch)
         return 0
     limit = launch.get("memory_bytes")
-    cgroup = None
-    if limit:
-        root = memory_cgroup_root()
-        if root:
-            try:
-                cgroup = _Cgroup(root[0], root[1] / launch["backend_id"], int(limit))
-            except OSError:
-                cgroup = None
+    tag = str(launch.get("cgroup") or launch["backend_id"])
+    set_child_subreaper()  # escapers (setsid, double fork) re-parent here, also where no cgroup can be made
+    cgroup = _make_cgroup(tag, int(limit) if limit else None)
     writable = launch.get("landlock_writable")
 
     def preexec() -> None:
@@ -296,29 +265,41 @@ def run(job_dir: Path) -> int:
             err.write(f"frontdesk: {describe(list(writable))}\n".encode())
             err.flush()
         try:
+            if not os.path.isdir(launch["cwd"]):
+                raise FileNotFoundError(2, f"the working directory {launch['cwd']} does not exist", launch["cwd"])
             child = subprocess.Popen(
                 launch["argv"],
                 cwd=launch["cwd"],
-                env=launch["env"],
+                env={**launch["env"], TAG_VAR: tag},
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=err,
                 start_new_session=True,
                 preexec_fn=preexec,
             )
-        except OSError as exc:
-            err.write(f"frontdesk: cannot start {launch['argv'][0]!r}: {exc.strerror}\n".encode())
+        except (OSError, ValueError) as exc:
+            msg = _start_error(launch, exc)
+            err.write(f"frontdesk: {msg}\n".encode())
             err.flush()
-            result.update(
-                state="FAILED", exit_code=127, signal=None, ended_at=time.time(), reason=f"cannot start: {exc.strerror}"
-            )
-            write_json(job_dir / "result.json", result)
+            result.update(state="FAILED", exit_code=127, signal=None, ended_at=time.time(), reason=msg)
+            if cgroup is not None:
+                cgroup.remove()  # a failed start leaves no cgroup behind
+            _store_result(job_dir, result)
             _notify(launch)
             return 0
-    write_json(
-        job_dir / "started.json",
-        {"pid": child.pid, "started_at": started, "enforcement": cgroup.kind if cgroup else ("rss" if limit else None)},
-    )
+    try:
+        write_json(
+            job_dir / "started.json",
+            {
+                "pid": child.pid,
+                "started_at": started,
+                "enforcement": cgroup.kind if cgroup else ("rss" if limit else None),
+            },
+        )
+    except OSError:
+        pass  # a full disk: the gateway still sees the shepherd alive (RUNNING); the result is what matters
+    faults.point("shepherd_started")
+    cap = _OutputCap(launch)
     pidfd = os.pidfd_open(child.pid)
     walltime = launch.get("walltime_seconds")
     gpus = _GpuSampler(launch["env"].get("CUDA_VISIBLE_DEVICES", ""))
@@ -332,9 +313,11 @@ def run(job_dir: Path) -> int:
             status, rusage = st, ru
             break
         now = time.time()
-        rss = sum(_tree(child.pid, child.pid).values())
+        _reap_adopted(child.pid)
+        rss = sum(attempt_pids(pgid=child.pid, cgroup=cgroup, ancestor=os.getpid()).values())
         peak = max(peak, rss)
         gpus.sample(now)
+        cap.check()
         if why is None:
             if cancelled["flag"]:
                 why = "CANCELLED"
@@ -349,8 +332,11 @@ def run(job_dir: Path) -> int:
             _kill_tree(child.pid, child.pid, cgroup, signal.SIGKILL)
             deadline_kill = None
     os.close(pidfd)
-    # Leftovers of the tree (daemons the job started) die with it.
-    _kill_tree(child.pid, child.pid, cgroup, signal.SIGKILL)
+    faults.point("shepherd_job_exited")
+    # Leftovers of the tree (daemons the job started, setsid/double-fork escapers) die with it, confirmed.
+    gone = kill_all(
+        lambda: attempt_pids(pgid=child.pid, cgroup=cgroup, ancestor=os.getpid(), tag=None if cgroup else tag)
+    )
     ended = time.time()
     code = os.waitstatus_to_exitcode(status)
     exit_code, sig = (code, None) if code >= 0 else (128 - code, -code)
@@ -373,11 +359,15 @@ def run(job_dir: Path) -> int:
         peak_rss_bytes=peak or None,
         reason=reason,
         enforcement=cgroup.kind if cgroup else ("rss" if limit else None),
+        tracking="cgroup" if cgroup else "subreaper",
+        leftovers_killed=gone,
+        **cap.result(),
         **gpus.result(),
     )
     if cgroup is not None:
         cgroup.remove()
-    write_json(job_dir / "result.json", result)
+    _store_result(job_dir, result)
+    faults.point("shepherd_result_written")
     _notify(launch)
     return 0
 
@@ -388,6 +378,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) != 1:
         sys.stderr.write("usage: python -m frontdesk.backends.shepherd DIR\n")
         return 2
+    faults.arm()
     return run(Path(args[0]))
 
 

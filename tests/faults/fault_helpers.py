@@ -1,0 +1,67 @@
+"""Helpers for the fault-injection suite: process liveness, pid files written by canary jobs, waits."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+
+def alive(pid: int) -> bool:
+    """A live (not zombie) process."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def pids_in(directory: Path, pattern: str = "*.pid") -> list[int]:
+    """Every pid a canary job wrote (one per file, or one per line)."""
+    out = []
+    for path in sorted(directory.glob(pattern)):
+        out += [int(x) for x in path.read_text().split() if x.isdigit()]
+    return out
+
+
+def until(check: Callable[[], bool], timeout: float = 30.0, what: str = "condition") -> None:
+    """Poll `check` until true (no hidden fixed sleep), failing with `what` after `timeout`."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def shepherd_pid(home: Path, backend_id: str) -> int:
+    """The shepherd of one attempt on the embedded backend."""
+    path = home / "local" / backend_id / "shepherd.pid"
+    until(path.exists, what=f"shepherd of {backend_id}")
+    until(lambda: path.read_text().strip().isdigit(), what="shepherd pid")
+    return int(path.read_text())
+
+
+def cgroup_dir(home: Path, backend_id: str) -> Path:
+    """Where this gateway's cgroup for an attempt lives (v1 memory hierarchy on these machines)."""
+    state = (home / "local" / "state-id").read_text().strip()
+    return Path("/sys/fs/cgroup/memory/frontdesk") / f"{state}-{backend_id}"
+
+
+def cgroups_usable() -> bool:
+    """Whether this process can make memory cgroups (root on cgroup v1 here)."""
+    return os.geteuid() == 0 and os.access("/sys/fs/cgroup/memory", os.W_OK)
+
+
+def escaping_tree(out: Path, leaves: int = 3) -> str:
+    """A canary job: processes that leave with setsid and a double fork, each writing its pid, then waits.
+
+    Bounded: `leaves` sleeps of each kind; nothing destructive."""
+    q = str(out)
+    return (
+        f"cd '{q}'; "
+        f"for i in $(seq {leaves}); do setsid sh -c 'echo $$ > setsid-'$i'.pid; exec sleep 300' & done; "
+        f"for i in $(seq {leaves}); do ( ( sh -c 'echo $$ > double-'$i'.pid; exec sleep 300' & ) & ) ; done; "
+        f"echo $$ > main.pid; "
+        f"while [ $(ls *.pid | wc -l) -lt {2 * leaves + 1} ]; do sleep 0.05; done; touch ready; exec sleep 300"
+    )
