@@ -181,7 +181,11 @@ class Client:
         context: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """Submit a spec (as data or as YAML/JSON text); the job record (with `warnings`)."""
-        body: dict[str, Any] = {"context": context or {}}
+        body: dict[str, Any] = {"context": dict(context or {})}
+        if "env" not in body["context"]:  # every client's jobs get the submitter's environment
+            from frontdesk.jobenv import capture_env
+
+            body["context"]["env"] = capture_env()
         if spec is not None:
             body["spec"] = spec
         else:

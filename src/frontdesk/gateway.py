@@ -25,6 +25,7 @@ from frontdesk.errors import Conflict, GatewayUnavailable, NotFound, SpecError
 from frontdesk.events.bus import Bus
 from frontdesk.events.models import Event, EventKind
 from frontdesk.guard.secrets import redact
+from frontdesk.jobenv import site_filter
 from frontdesk.jobs.record import JobRecord
 from frontdesk.plugins import Admission, Notice, SubmitContext, load_plugins
 from frontdesk.spec.model import JobSpec
@@ -35,20 +36,6 @@ from frontdesk.tails import read_tail
 __all__ = ["Gateway", "make_backend"]
 
 log = logging.getLogger("frontdesk.gateway")
-
-_PASS_ENV = (
-    "PATH",
-    "VIRTUAL_ENV",
-    "CONDA_PREFIX",
-    "PYTHONPATH",
-    "LD_LIBRARY_PATH",
-    "HOME",
-    "USER",
-    "LANG",
-    "LOADEDMODULES",
-    "MODULEPATH",
-)
-"""The submitter's environment a job inherits (Slurm's --export would pass all; secrets stay out)."""
 
 
 def make_backend(settings: Settings) -> Backend:
@@ -162,7 +149,8 @@ class Gateway:
             "cwd": ctx.cwd,
             "harness": ctx.harness,
             "source": ctx.source,
-            "env": {k: v for k, v in ctx.env.items() if k in _PASS_ENV},
+            "env": site_filter(ctx.env, self.settings.section("env")),
+            "uid": ctx.uid,
         }
         try:
             job_id = self.store.insert_job(
@@ -321,6 +309,7 @@ class Gateway:
             qos=row.qos,
             script_text=spec.script,
             extra=extra,
+            uid=context.get("uid"),
         )
 
     async def _dispatch(self, row: JobRecord) -> None:

@@ -57,7 +57,9 @@ class BackendJob:
     """The command to run; a `script` spec is written to a file and run as [interpreter, file]."""
     workdir: Path
     env: Mapping[str, str]
-    """Extra environment on top of the gateway's (already includes FRONTDESK_JOB_ID)."""
+    """The job's whole environment: the submitter's (filtered by the site list), the spec's, FRONTDESK_JOB_ID.
+
+    Never the gateway's own: a backend lays it over the submitting user's login defaults only."""
     job_dir: Path
     """The gateway's directory for this attempt: script, logs, provenance."""
     cpus: int = 1
@@ -71,6 +73,8 @@ class BackendJob:
     qos: str | None = None
     script_text: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+    uid: int | None = None
+    """The submitter's Unix uid (from the kernel's peer credentials): the job runs as this user."""
 
     @property
     def key(self) -> str:

@@ -40,7 +40,9 @@ KILL_GRACE_SECONDS = 2.0
 def write_json(path: Path, data: dict[str, Any]) -> None:
     """Write JSON atomically (a crash leaves the old file or the new one, never half of one)."""
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data))
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)  # job files are private
+    with os.fdopen(fd, "w") as fh:
+        fh.write(json.dumps(data))
     os.replace(tmp, path)
 
 
@@ -247,10 +249,15 @@ def run(job_dir: Path) -> int:
     set_child_subreaper()  # escapers (setsid, double fork) re-parent here, also where no cgroup can be made
     cgroup = _make_cgroup(tag, int(limit) if limit else None)
     writable = launch.get("landlock_writable")
+    from frontdesk.backends.runas import RunAs, become, job_argv, open_output
+
+    who = RunAs.from_json(launch["run_as"]) if launch.get("run_as") else None
+    argv, fds = job_argv(launch["argv"], launch.get("script"), who)
 
     def preexec() -> None:
         if cgroup is not None:
             cgroup.join()
+        become(who, launch["cwd"])  # cgroup set up as root, then the job's own user from here on
         if writable:
             from frontdesk.guard.landlock import restrict_writes
 
@@ -258,7 +265,7 @@ def run(job_dir: Path) -> int:
 
     started = time.time()
     result: dict[str, Any] = {"started_at": started}
-    with open(launch["stdout"], "ab") as out, open(launch["stderr"], "ab") as err:
+    with open_output(launch["stdout"], who) as out, open_output(launch["stderr"], who) as err:
         if writable:
             from frontdesk.guard.landlock import describe
 
@@ -268,13 +275,14 @@ def run(job_dir: Path) -> int:
             if not os.path.isdir(launch["cwd"]):
                 raise FileNotFoundError(2, f"the working directory {launch['cwd']} does not exist", launch["cwd"])
             child = subprocess.Popen(
-                launch["argv"],
+                argv,
                 cwd=launch["cwd"],
                 env={**launch["env"], TAG_VAR: tag},
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=err,
                 start_new_session=True,
+                pass_fds=fds,
                 preexec_fn=preexec,
             )
         except (OSError, ValueError) as exc:

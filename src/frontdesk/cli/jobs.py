@@ -19,28 +19,12 @@ def _client(timeout: float = 30.0) -> Any:
 
 
 def _context(source: str) -> dict[str, Any]:
-    import os
-
     from frontdesk.agents.detect import detect_context
+    from frontdesk.jobenv import capture_env
 
     ctx = detect_context()
     ctx["source"] = source
-    ctx["env"] = {
-        k: os.environ[k]
-        for k in (
-            "PATH",
-            "VIRTUAL_ENV",
-            "CONDA_PREFIX",
-            "PYTHONPATH",
-            "LD_LIBRARY_PATH",
-            "HOME",
-            "USER",
-            "LANG",
-            "LOADEDMODULES",
-            "MODULEPATH",
-        )
-        if k in os.environ
-    }
+    ctx["env"] = capture_env()  # the whole environment (sbatch --export=ALL); the gateway applies the denylist
     return ctx
 
 

@@ -1,0 +1,152 @@
+"""A job's environment: the submitter's, captured by the client, filtered by a site list; never the gateway's.
+
+Like `sbatch --export=ALL`, the client sends its whole environment with each submission (`context.env`),
+less frontdesk's own credentials (CLIENT_DROP). The gateway is where the policy lives: before it stores a
+job it drops every variable matching the built-in denylist (DEFAULT_DENY: tokens, secrets, passwords, keys)
+or the site's `[env] deny`; the site's `[env] allow` and the submitter's own `FRONTDESK_ENV_ALLOW`
+(comma-separated patterns) exempt names from the built-in list, never from the site's. What is dropped is
+never stored, logged or passed on. Backends start from `login_env` (what a login of the submitting user
+gives: HOME, USER, SHELL, a default PATH) and lay the stored environment over it; the gateway's own
+environment reaches no job. Stdlib only and no `re`/`fnmatch`: every client imports it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+
+__all__ = [
+    "CLIENT_DROP",
+    "DEFAULT_DENY",
+    "MAX_ENV_BYTES",
+    "USER_ALLOW_VAR",
+    "capture_env",
+    "filter_env",
+    "login_env",
+    "matches",
+    "shepherd_env",
+    "site_filter",
+]
+
+DEFAULT_DENY: tuple[str, ...] = (
+    "FRONTDESK_TOKEN",
+    "*TOKEN*",
+    "*SECRET*",
+    "*PASSWORD*",
+    "*PASSWD*",
+    "*_API_KEY",
+    "*_ACCESS_KEY*",
+    "*PRIVATE_KEY*",
+    "*CREDENTIAL*",
+    "PWD",
+    "OLDPWD",
+    "SHLVL",
+    "_",
+)
+"""Names (with `*` wildcards, case-sensitive) that never travel into a job unless the site allows them.
+
+Secrets by the usual naming conventions (tokens, secrets, passwords, API and access keys, credentials),
+plus the shell's per-process bookkeeping, which means nothing in another process.
+"""
+
+CLIENT_DROP: tuple[str, ...] = ("FRONTDESK_TOKEN", "FRONTDESK_TOKENS_FILE", "CLAUDE_CODE_MESSAGING_TOKEN")
+"""frontdesk's own credentials: a client never sends them as part of a job's environment."""
+
+USER_ALLOW_VAR = "FRONTDESK_ENV_ALLOW"
+"""In the submitter's environment: comma-separated names or patterns they want their jobs to see anyway."""
+
+MAX_ENV_BYTES = 1 << 20
+"""The most a submitted environment may weigh (names plus values); more is refused, not truncated."""
+
+_DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
+
+
+def matches(name: str, pattern: str) -> bool:
+    """Whether `name` matches a pattern where `*` stands for any run of characters (nothing else is special)."""
+    parts = pattern.split("*")
+    if len(parts) == 1:
+        return name == pattern
+    first, last = parts[0], parts[-1]
+    if not name.startswith(first) or len(name) < len(first) + len(last) or not name.endswith(last):
+        return False
+    pos, end = len(first), len(name) - len(last)
+    for middle in parts[1:-1]:
+        found = name.find(middle, pos, end)
+        if found < 0:
+            return False
+        pos = found + len(middle)
+    return True
+
+
+def filter_env(
+    env: Mapping[str, str],
+    deny: Iterable[str] = DEFAULT_DENY,
+    allow: Iterable[str] = (),
+    site_deny: Iterable[str] = (),
+) -> dict[str, str]:
+    """The variables of `env` to keep: none matching `site_deny`; of the rest, those matching `allow` or no `deny`."""
+    deny, allow, site_deny = tuple(deny), tuple(allow), tuple(site_deny)
+    return {
+        k: v
+        for k, v in env.items()
+        if not any(matches(k, d) for d in site_deny)
+        and (any(matches(k, a) for a in allow) or not any(matches(k, d) for d in deny))
+    }
+
+
+def capture_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """What a client sends as `context.env`: its whole environment less frontdesk's own credentials."""
+    env = os.environ if environ is None else environ
+    return {k: v for k, v in env.items() if k not in CLIENT_DROP}
+
+
+def _check(env: Mapping[str, object]) -> dict[str, str]:
+    from frontdesk.errors import UserError
+
+    out: dict[str, str] = {}
+    size = 0
+    for key, value in env.items():
+        if not isinstance(key, str) or not isinstance(value, str):
+            raise UserError(f"context.env: names and values must be strings (got {key!r})")
+        if not key or "=" in key or "\0" in key or "\0" in value:
+            raise UserError(f"context.env: not an environment variable: {key[:64]!r}")
+        size += len(key) + len(value) + 2
+        out[key] = value
+    if size > MAX_ENV_BYTES:
+        raise UserError(f"context.env: {size} bytes, more than the {MAX_ENV_BYTES} allowed")
+    return out
+
+
+def site_filter(env: Mapping[str, object], section: Mapping[str, object]) -> dict[str, str]:
+    """The gateway's filter: validate a submitted environment, then apply the built-in and the site's lists.
+
+    `section` is frontdesk.toml's `[env]`: `deny` drops more names (always), `allow` exempts names from
+    the built-in denylist (a site that wants jobs to see, say, `HF_TOKEN` lists it there), as does the
+    submitter's own FRONTDESK_ENV_ALLOW.
+    """
+    from frontdesk.errors import ConfigError
+
+    lists: dict[str, tuple[str, ...]] = {}
+    for key in ("deny", "allow"):
+        raw = section.get(key, [])
+        if not isinstance(raw, list) or not all(isinstance(p, str) and p for p in raw):
+            raise ConfigError(f"[env] {key} must be a list of variable names or patterns")
+        lists[key] = tuple(raw)
+    checked = _check(env)
+    mine = tuple(p.strip() for p in checked.get(USER_ALLOW_VAR, "").split(",") if p.strip())
+    return filter_env(checked, DEFAULT_DENY, lists["allow"] + mine, lists["deny"] + CLIENT_DROP)
+
+
+def login_env(name: str, home: str, shell: str) -> dict[str, str]:
+    """What a login of this user gives before the submitted environment is laid over it."""
+    return {"HOME": home, "USER": name, "LOGNAME": name, "SHELL": shell or "/bin/sh", "PATH": _DEFAULT_PATH}
+
+
+_SHEPHERD_KEEP = ("PATH", "PYTHONPATH", "PYTHONHOME", "LANG", "LC_ALL", "TZ")
+
+
+def shepherd_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The shepherd's own environment: what Python and its FRONTDESK_* switches need, no gateway secrets."""
+    env = os.environ if environ is None else environ
+    kept = {k: v for k, v in env.items() if k in _SHEPHERD_KEEP or k.startswith("FRONTDESK_")}
+    return filter_env(kept)
