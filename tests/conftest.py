@@ -36,6 +36,7 @@ class GatewayProc:
                 self.env.pop(key, None)
         if config is not None:
             (home / "frontdesk.toml").write_text(config)
+            (home / "frontdesk.toml").chmod(0o600)  # a config holding tokens must be 0600 (else refused)
         self.socket = home / "run" / "gateway.sock"
         self.client = Client(socket_path=self.socket, timeout=30)
         self.proc: subprocess.Popen[bytes] | None = None

@@ -54,15 +54,28 @@ class _Response:
         self.file.readline(1024)
         return data
 
+    def _chunk_strict(self) -> bytes:
+        line = self.file.readline(1024)
+        if not line.endswith(b"\n"):
+            raise OSError("the answer was cut off mid-body")
+        size = int(line.split(b";")[0].strip() or b"0", 16)
+        data = self.file.read(size) if size else b""
+        if len(data) < size or not self.file.readline(1024).endswith(b"\n"):
+            raise OSError("the answer was cut off mid-body")
+        return data
+
     def read(self) -> bytes:
-        """The whole body."""
+        """The whole body; OSError when the connection ends before the body does (a 200 cut off is no answer)."""
         if self.chunked:
             out = [self._buf]
-            while chunk := self._chunk():
+            while chunk := self._chunk_strict():
                 out.append(chunk)
             return b"".join(out)
         if self._left >= 0:
-            return self.file.read(self._left)
+            data = self.file.read(self._left)
+            if len(data) < self._left:
+                raise OSError(f"the answer was cut off mid-body ({len(data)} of {self._left} bytes)")
+            return data
         return self.file.read()
 
     def readline(self) -> bytes:
@@ -97,7 +110,8 @@ class Client:
 
         self.url = url or os.environ.get("FRONTDESK_URL") or None
         self.socket_path = str(socket_path or socket_path_from_env())
-        self.token = token or os.environ.get("FRONTDESK_TOKEN") or None
+        self.token = token or os.environ.get("FRONTDESK_TOKEN") or _token_file() or None
+        self.munge = os.environ.get("FRONTDESK_AUTH", "").lower() == "munge"
         self.timeout = timeout
 
     def _where(self) -> str:
@@ -108,10 +122,15 @@ class Client:
             hostport = self.url.split("://", 1)[-1].split("/", 1)[0]
             host, _, port = hostport.rpartition(":")
             return socket.create_connection((host.strip("[]") or "localhost", int(port or 80)), timeout=timeout)
+        from frontdesk.paths import check_listener, check_rendezvous, trusted_uids
+
+        trusted = trusted_uids()
+        check_rendezvous(self.socket_path, trusted)  # a squatter's directory or socket: refuse, send nothing
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.settimeout(timeout)
         try:
             sock.connect(self.socket_path)
+            check_listener(sock, self.socket_path, trusted)
         except BaseException:
             sock.close()
             raise
@@ -128,7 +147,11 @@ class Client:
         ]
         if body is not None:
             head.append("Content-Type: application/json")
-        if self.token:
+        if self.url and self.munge:
+            from frontdesk.identity import munge_credential
+
+            head.append(f"Authorization: MUNGE {munge_credential()}")
+        elif self.token and self.url:  # on the Unix socket the kernel says who we are: no token needed
             head.append(f"Authorization: Bearer {self.token}")
         sock = self._connect(timeout)
         try:
@@ -141,6 +164,8 @@ class Client:
     def _send(self, method: str, path: str, body: Any, timeout: float | None) -> _Response:
         try:
             return self._open(method, path, body, timeout)
+        except FrontdeskError:
+            raise
         except FileNotFoundError:
             raise GatewayUnavailable(
                 f"no gateway socket at {self._where()} (start one with `frontdesk serve`)"
@@ -164,6 +189,8 @@ class Client:
         try:
             payload = json.loads(raw) if raw else None
         except ValueError:
+            if resp.status < 300:  # a success whose body does not parse is a broken answer, not a result
+                raise GatewayUnavailable(f"the gateway sent a broken answer (HTTP {resp.status})") from None
             raise FrontdeskError(f"gateway sent a non-JSON answer (HTTP {resp.status})") from None
         if resp.status >= 400:
             if isinstance(payload, dict) and "error" in payload:
@@ -257,6 +284,21 @@ class Client:
         """The gateway's liveness answer."""
         result: dict[str, Any] = self.request("GET", "/v1/health", timeout=5)
         return result
+
+
+def _token_file() -> str | None:
+    """The token in FRONTDESK_TOKEN_FILE (a 0600 file of the user's), never one from the command line."""
+    name = os.environ.get("FRONTDESK_TOKEN_FILE")
+    if not name:
+        return None
+    try:
+        st = os.stat(name)
+        if st.st_mode & 0o077:
+            raise GatewayUnavailable(f"FRONTDESK_TOKEN_FILE {name} is readable by others: chmod 600 it")
+        with open(name) as fh:
+            return fh.read().strip() or None
+    except OSError as exc:
+        raise GatewayUnavailable(f"FRONTDESK_TOKEN_FILE {name}: {exc.strerror}") from None
 
 
 def _jid(job_id: int | str) -> int:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from frontdesk.errors import ConfigError
-from frontdesk.paths import _default_runtime_dir, default_home, socket_path_from_env
+from frontdesk.paths import FACILITY_SOCKET, _default_runtime_dir, default_home, site_config_path, socket_path_from_env
 
 __all__ = ["Settings", "load_settings", "default_home", "socket_path_from_env"]
 
@@ -26,6 +26,8 @@ class Settings:
     runtime_dir: Path
     socket: Path
     config_file: Path | None = None
+    mode: str = "user"
+    """"user" (one user's gateway, socket 0600) or "facility" (one gateway for all, identity from the kernel)."""
     backend: str = "local"
     listen: str | None = None
     token: str | None = None
@@ -54,6 +56,7 @@ class Settings:
 
 _ENV_KEYS: dict[str, tuple[str, type]] = {
     "FRONTDESK_BACKEND": ("backend", str),
+    "FRONTDESK_MODE": ("mode", str),
     "FRONTDESK_LISTEN": ("listen", str),
     "FRONTDESK_TOKEN": ("token", str),
     "FRONTDESK_TICK": ("tick_seconds", float),
@@ -64,6 +67,7 @@ _ENV_KEYS: dict[str, tuple[str, type]] = {
 
 _TOML_KEYS: dict[str, tuple[str, str, type]] = {
     "backend": ("gateway", "backend", str),
+    "mode": ("gateway", "mode", str),
     "listen": ("gateway", "listen", str),
     "token": ("gateway", "token", str),
     "tick_seconds": ("gateway", "tick_seconds", float),
@@ -119,16 +123,39 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: {exc.strerror}") from None
 
 
+def _holds_tokens(data: dict[str, Any]) -> bool:
+    gw = data.get("gateway", {})
+    return isinstance(gw, dict) and bool(gw.get("token") or gw.get("tokens"))
+
+
+def _read_checked(path: Path) -> dict[str, Any]:
+    """Read a config file; one that holds tokens must be 0600 (or stricter) and ours, else it is refused."""
+    data = read_toml(path)
+    if _holds_tokens(data):
+        from frontdesk.identity import check_private_file
+
+        check_private_file(path, "config file")
+    return data
+
+
+def _merged(site: dict[str, Any], own: dict[str, Any]) -> dict[str, Any]:
+    out = dict(site)
+    for key, value in own.items():
+        base = out.get(key)
+        out[key] = {**base, **value} if isinstance(base, dict) and isinstance(value, dict) else value
+    return out
+
+
 def load_settings(config: str | Path | None = None, **flags: Any) -> Settings:
-    """Build Settings from defaults, the config file, FRONTDESK_* variables and explicit flags."""
+    """Build Settings from defaults, the site's and the user's config files, FRONTDESK_* variables and flags."""
     home = default_home()
     runtime = _default_runtime_dir(home)
     values: dict[str, Any] = {}
     path = _find_config(config, home)
-    sections: dict[str, Any] = {}
-    if path is not None:
-        data = read_toml(path)
-        sections = data
+    site = site_config_path()
+    data = _merged(_read_checked(site) if site else {}, _read_checked(path) if path else {})
+    sections: dict[str, Any] = data
+    if data:
         for key, (table, name, typ) in _TOML_KEYS.items():
             tbl = data.get(table, {})
             if isinstance(tbl, dict) and name in tbl:
@@ -139,6 +166,18 @@ def load_settings(config: str | Path | None = None, **flags: Any) -> Settings:
     values.update({k: v for k, v in flags.items() if v is not None})
     if values.get("backend", "local") not in ("local", "slurm"):
         raise ConfigError(f"backend must be 'local' or 'slurm', got {values['backend']!r}")
-    sock = Path(os.environ["FRONTDESK_SOCKET"]) if os.environ.get("FRONTDESK_SOCKET") else runtime / "gateway.sock"
+    if values.get("mode", "user") not in ("user", "facility"):
+        raise ConfigError(f"[gateway] mode must be 'user' or 'facility', got {values['mode']!r}")
+    sock = _socket(values.get("mode", "user"), data, runtime)
     settings = Settings(home=home, runtime_dir=sock.parent, socket=sock, config_file=path, sections=sections)
     return replace(settings, **values)
+
+
+def _socket(mode: str, data: dict[str, Any], runtime: Path) -> Path:
+    """FRONTDESK_SOCKET, else `[gateway] socket`, else /run/frontdesk/gateway.sock (facility) or the user's."""
+    if os.environ.get("FRONTDESK_SOCKET"):
+        return Path(os.environ["FRONTDESK_SOCKET"])
+    gw = data.get("gateway", {})
+    if isinstance(gw, dict) and isinstance(gw.get("socket"), str):
+        return Path(gw["socket"])
+    return FACILITY_SOCKET if mode == "facility" else runtime / "gateway.sock"

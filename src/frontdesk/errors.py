@@ -5,9 +5,11 @@
     │   ├── SpecError                   exit 2, HTTP 422   a spec that does not validate (field, value, expected)
     │   ├── ConfigError                 exit 2, HTTP 400   frontdesk.toml or a setting that does not validate
     │   └── Denied                      exit 2, HTTP 403   a guard or access rule said no
+    │       └── Forbidden               exit 77, HTTP 403  the caller may not read or act on another's object
     ├── NotFound                        exit 3, HTTP 404   unknown job, session, lesson
     ├── Conflict                        exit 4, HTTP 409   the request clashes with the current state
     ├── GatewayUnavailable              exit 69, HTTP 503  no gateway at the socket/address, or it went away
+    │   └── RendezvousRefused           exit 69            the socket or its directory belongs to someone untrusted
     ├── WaitTimeout                     exit 124, HTTP 408 a wait ran past its --timeout
     └── BackendError                    exit 70, HTTP 502  the backend (a subprocess, Slurm) failed
         └── CommandFailed                                   one subprocess failed: argv, exit code, stderr tail
@@ -26,9 +28,11 @@ __all__ = [
     "ConfigError",
     "Conflict",
     "Denied",
+    "Forbidden",
     "FrontdeskError",
     "GatewayUnavailable",
     "NotFound",
+    "RendezvousRefused",
     "SpecError",
     "UserError",
     "WaitTimeout",
@@ -81,6 +85,13 @@ class Denied(UserError):
     code = "denied"
 
 
+class Forbidden(Denied):
+    """The caller is not allowed to read or act on this object (another user's job, session, lesson)."""
+
+    exit_code = 77  # EX_NOPERM (sysexits.h), next to 69 EX_UNAVAILABLE and 70 EX_SOFTWARE
+    code = "forbidden"
+
+
 class NotFound(FrontdeskError):
     """An unknown job, session, lesson or other object."""
 
@@ -103,6 +114,12 @@ class GatewayUnavailable(FrontdeskError):
     exit_code = 69
     http_status = 503
     code = "unavailable"
+
+
+class RendezvousRefused(GatewayUnavailable):
+    """The socket (or its directory) belongs to an untrusted user or others may replace it: nothing was sent."""
+
+    code = "rendezvous"
 
 
 class WaitTimeout(FrontdeskError):
@@ -147,9 +164,11 @@ _BY_CODE: dict[str, type[FrontdeskError]] = {
         SpecError,
         ConfigError,
         Denied,
+        Forbidden,
         NotFound,
         Conflict,
         GatewayUnavailable,
+        RendezvousRefused,
         WaitTimeout,
         BackendError,
     )

@@ -1,4 +1,9 @@
-"""Start the gateway: bind the Unix socket (0600) and optional TCP, take the state lock, run uvicorn."""
+"""Start the gateway: bind the Unix socket and optional TCP, take the state lock, run uvicorn.
+
+The socket's directory: created here with mode 0700 (per-user) or 0755 (facility) when missing; an existing
+one must belong to us (or root) and be writable by nobody else, and its mode is never changed. The socket
+is 0600 per-user, 0666 in facility mode (every user connects; the kernel says who, SO_PEERCRED).
+"""
 
 from __future__ import annotations
 
@@ -15,14 +20,40 @@ from typing import Any
 from frontdesk.config import Settings, load_settings
 from frontdesk.errors import ConfigError, Conflict, UserError
 
-__all__ = ["serve", "bind_unix"]
+__all__ = ["serve", "bind_unix", "socket_dir"]
 
 
-def bind_unix(path: Path) -> socket.socket:
-    """Bind the gateway socket with mode 0600, replacing a stale socket file but never a live gateway."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    os.chmod(path.parent, stat.S_IRWXU)
-    if path.exists():
+def socket_dir(directory: Path, facility: bool = False) -> None:
+    """Make the socket's directory ours with the right mode, or refuse a directory someone else controls."""
+    want = 0o755 if facility else 0o700
+    try:
+        directory.parent.mkdir(parents=True, exist_ok=True)
+        os.mkdir(directory, want)
+        os.chmod(directory, want)  # ours, just made: the umask must not loosen or tighten it
+        return
+    except FileExistsError:
+        pass
+    st = os.stat(directory)
+    if not stat.S_ISDIR(st.st_mode):
+        raise ConfigError(f"socket directory {directory} is not a directory")
+    if st.st_uid not in (os.geteuid(), 0):
+        raise ConfigError(
+            f"socket directory {directory} belongs to uid {st.st_uid}, not to us: refusing to start there"
+        )
+    sticky_root = st.st_uid == 0 and st.st_mode & stat.S_ISVTX
+    if st.st_mode & 0o022 and not sticky_root:
+        raise ConfigError(
+            f"socket directory {directory} is writable by others (mode {stat.S_IMODE(st.st_mode):04o}): "
+            "refusing to start there"
+        )
+
+
+def bind_unix(path: Path, facility: bool = False) -> socket.socket:
+    """Bind the gateway socket (0600, or 0666 in facility mode), replacing a stale socket but never a live gateway."""
+    socket_dir(path.parent, facility)
+    if path.exists() or path.is_symlink():
+        if not stat.S_ISSOCK(os.lstat(path).st_mode):
+            raise ConfigError(f"{path} exists and is not a socket: refusing to replace it")
         probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             probe.connect(str(path))
@@ -38,7 +69,7 @@ def bind_unix(path: Path) -> socket.socket:
         sock.bind(str(path))
     finally:
         os.umask(old)
-    os.chmod(path, 0o600)
+    os.chmod(path, 0o666 if facility else 0o600)
     sock.listen(512)
     return sock
 
@@ -77,6 +108,7 @@ def serve(
     token: str | None = None,
     log_level: str = "warning",
     announce_json: bool = False,
+    facility: bool = False,
 ) -> int:
     """Run until stopped; returns the exit code."""
     import uvicorn
@@ -84,19 +116,40 @@ def serve(
     from frontdesk.api.app import create_app
     from frontdesk.gateway import Gateway
 
-    settings = load_settings(config, backend=backend, listen=listen, token=token)
-    if settings.listen and not settings.token:
-        raise ConfigError("--listen needs a bearer token (--token, FRONTDESK_TOKEN or [gateway] token)")
+    if token is not None:
+        raise ConfigError(
+            "--token would show the token to every user (ps): put it in FRONTDESK_TOKEN, or its sha256 in "
+            "[gateway] tokens_file / [gateway.tokens] of a 0600 frontdesk.toml"
+        )
+    settings = load_settings(config, backend=backend, listen=listen, mode="facility" if facility else None)
+    if settings.listen:
+        from frontdesk.api.auth import tokens_from_settings
+
+        munge = settings.section("gateway").get("munge") is True
+        if not settings.token and not len(tokens_from_settings(settings)) and not munge:
+            raise ConfigError(
+                "--listen needs a bearer token (FRONTDESK_TOKEN, [gateway] tokens_file or [gateway.tokens]) "
+                "or MUNGE ([gateway] munge = true)"
+            )
     logging.basicConfig(
         level=log_level.upper(), stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     lock = _lock(settings)
-    sockets = [bind_unix(settings.socket)]
+    sockets = [bind_unix(settings.socket, settings.mode == "facility")]
     if settings.listen:
         sockets.append(_bind_tcp(settings.listen))
     gw = Gateway(settings)
     app = create_app(gw)
-    cfg = uvicorn.Config(app, log_level=log_level, access_log=False, lifespan="on", timeout_graceful_shutdown=2)
+    from frontdesk.api.auth import peer_protocol
+
+    cfg = uvicorn.Config(
+        app,
+        http=peer_protocol(),
+        log_level=log_level,
+        access_log=False,
+        lifespan="on",
+        timeout_graceful_shutdown=2,
+    )
 
     class _Server(uvicorn.Server):
         def handle_exit(self, sig: int, frame: Any) -> None:
@@ -109,6 +162,7 @@ def serve(
         "socket": str(settings.socket),
         "listen": settings.listen,
         "backend": settings.backend,
+        "mode": settings.mode,
         "home": str(settings.home),
         "pid": os.getpid(),
     }

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import hmac
 import json
 import os
 import pwd
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any, Literal
 
@@ -17,9 +16,12 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from frontdesk.api.access import Access, Action
+from frontdesk.api.auth import Authenticator, Unauthenticated, tokens_from_settings
 from frontdesk.errors import FrontdeskError, UserError
 from frontdesk.events.models import Event
 from frontdesk.gateway import Gateway
+from frontdesk.identity import Caller, Roles
 from frontdesk.plugins import SubmitContext
 from frontdesk.spec.model import parse_spec_text, validate_spec
 from frontdesk.store.jobs import job_record
@@ -75,17 +77,6 @@ def unix_groups(user: str) -> tuple[str, ...]:
     return (primary, *others)
 
 
-def _tokens(gw: Gateway) -> dict[str, str]:
-    """Bearer token -> principal: the gateway token is the owner's; [gateway.tokens] adds others."""
-    out: dict[str, str] = {}
-    if gw.settings.token:
-        out[gw.settings.token] = _owner()
-    extra = gw.settings.section("gateway").get("tokens", {})
-    if isinstance(extra, dict):
-        out.update({str(k): str(v) for k, v in extra.items()})
-    return out
-
-
 def create_app(gw: Gateway) -> FastAPI:
     """The FastAPI app over one gateway; the gateway starts and stops with the app."""
 
@@ -98,21 +89,21 @@ def create_app(gw: Gateway) -> FastAPI:
             await gw.stop()
 
     app = FastAPI(title="frontdesk", version="0.1.0", lifespan=lifespan)
-    owner = _owner()
-    tokens = _tokens(gw)
+    facility = gw.settings.mode == "facility"
+    roles = Roles.from_section(gw.settings.section("access"), owner=None if facility else _owner())
+    access = Access(roles, gw.publish, lambda sid: _session_owner(gw, sid))
+    authn = Authenticator(gw.settings, roles, tokens_from_settings(gw.settings))
+    app.state.access = access
 
     @app.middleware("http")
-    async def principal_mw(request: Request, call_next: Any) -> Any:
-        # Unix socket (mode 0600): the peer is the gateway's own user. TCP: a bearer token is required.
-        if not request.scope.get("client"):  # uvicorn gives no client address on a Unix socket
-            request.state.principal = owner
-        else:
-            auth = request.headers.get("authorization", "")
-            given = auth.removeprefix("Bearer ").strip() if auth.startswith("Bearer ") else ""
-            match = next((p for t, p in tokens.items() if given and hmac.compare_digest(t, given)), None)
-            if match is None:
-                return JSONResponse({"error": "denied", "message": "a valid bearer token is required"}, 401)
-            request.state.principal = match
+    async def identify(request: Request, call_next: Any) -> Any:
+        # The kernel (SO_PEERCRED) on the Unix socket; a MUNGE credential or a bearer token on TCP.
+        try:
+            caller = await authn.caller(request.scope, request.headers)
+        except Unauthenticated as exc:
+            return JSONResponse(exc.to_payload(), exc.http_status)
+        request.state.caller = caller
+        request.state.principal = caller.user  # plug-ins written before identities read this name
         return await call_next(request)
 
     @app.exception_handler(FrontdeskError)
@@ -152,10 +143,11 @@ def create_app(gw: Gateway) -> FastAPI:
         c = body.context
         raw_env = c.get("env")
         env: dict[str, Any] = raw_env if isinstance(raw_env, dict) else {}
+        caller: Caller = request.state.caller
         ctx = SubmitContext(
-            principal=request.state.principal,
-            uid=os.getuid(),
-            groups=unix_groups(request.state.principal),
+            principal=caller.user,
+            uid=caller.uid,
+            groups=caller.groups or unix_groups(caller.user),
             session=_str(c.get("session")),
             harness=_str(c.get("harness")),
             cwd=_str(c.get("cwd")),
@@ -167,6 +159,7 @@ def create_app(gw: Gateway) -> FastAPI:
 
     @r.get("/jobs")
     async def list_jobs(
+        request: Request,
         state: list[str] = Query(default=[]),
         session: str | None = None,
         principal: str | None = None,
@@ -174,6 +167,11 @@ def create_app(gw: Gateway) -> FastAPI:
         active: bool = False,
         limit: int = Query(default=200, ge=1, le=100000),
     ) -> list[dict[str, Any]]:
+        caller: Caller = request.state.caller
+        if not access.may(caller, None, Action.LIST) and not roles.labmates_read_jobs:
+            if principal not in (None, caller.user):
+                return []  # others' jobs are private: filtered out, as squeue does with PrivateData=jobs
+            principal = caller.user
         rows = gw.store.select(
             state=[s.upper() for s in state],
             session=session,
@@ -182,11 +180,12 @@ def create_app(gw: Gateway) -> FastAPI:
             active=active,
             limit=limit,
         )
-        return [job_record(r) for r in rows]
+        return [job_record(r) for r in rows if access.may(caller, _owner_of(r), Action.LIST)]
 
     @r.get("/queue")
-    async def queue() -> dict[str, Any]:
-        rows = gw.store.active()
+    async def queue(request: Request) -> dict[str, Any]:
+        caller: Caller = request.state.caller
+        rows = [r for r in gw.store.active() if access.may(caller, _owner_of(r), Action.LIST)]
         return {"jobs": [job_record(r) for r in rows], "inventory": gw.backend.inventory().to_dict()}
 
     @r.get("/cluster")
@@ -198,16 +197,23 @@ def create_app(gw: Gateway) -> FastAPI:
                 out[plugin.name] = info()
         return out
 
+    def job_for(request: Request, job_id: int, action: Action, verb: str) -> Any:
+        row = gw.get_job(job_id)
+        access.job(request.state.caller, job_id, _owner_of(row), action, verb)
+        return row
+
     @r.get("/jobs/{job_id}")
-    async def get_job(job_id: int) -> dict[str, Any]:
-        return job_record(gw.get_job(job_id))
+    async def get_job(job_id: int, request: Request) -> dict[str, Any]:
+        return job_record(job_for(request, job_id, Action.LIST, "see"))
 
     @r.post("/jobs/{job_id}/cancel")
-    async def cancel(job_id: int) -> dict[str, Any]:
+    async def cancel(job_id: int, request: Request) -> dict[str, Any]:
+        job_for(request, job_id, Action.ACT, "cancel")
         return await gw.cancel(job_id)
 
     @r.get("/jobs/{job_id}/report")
-    async def report(job_id: int) -> dict[str, Any]:
+    async def report(job_id: int, request: Request) -> dict[str, Any]:
+        job_for(request, job_id, Action.READ, "read the report of")
         rep = gw.report(job_id)
         if rep is None:
             from frontdesk.errors import Conflict
@@ -217,9 +223,12 @@ def create_app(gw: Gateway) -> FastAPI:
 
     @r.get("/jobs/{job_id}/logs")
     async def logs(
-        job_id: int, tail: int = Query(default=50, ge=1, le=10000), stream: Literal["stdout", "stderr"] = "stdout"
+        job_id: int,
+        request: Request,
+        tail: int = Query(default=50, ge=1, le=10000),
+        stream: Literal["stdout", "stderr"] = "stdout",
     ) -> dict[str, Any]:
-        row = gw.get_job(job_id)
+        row = job_for(request, job_id, Action.LOGS, "read the logs of")
         stored = row.stdout_path if stream == "stdout" else row.stderr_path
         path = stored or str(gw.job_dir(job_id, row.attempt) / f"{stream}.log")
         text = await asyncio.to_thread(read_tail, path, 256 * 1024)
@@ -227,7 +236,9 @@ def create_app(gw: Gateway) -> FastAPI:
         return {"job_id": job_id, "stream": stream, "path": path, "lines": lines}
 
     @r.post("/wait")
-    async def wait(body: WaitBody) -> dict[str, Any]:
+    async def wait(body: WaitBody, request: Request) -> dict[str, Any]:
+        for job_id in body.ids:
+            job_for(request, job_id, Action.READ, "wait for")
         return await gw.wait(body.ids, body.mode, body.timeout)
 
     @r.post("/notify")
@@ -237,14 +248,18 @@ def create_app(gw: Gateway) -> FastAPI:
 
     @r.get("/events", response_model=None)
     async def events(
+        request: Request,
         since: int = Query(default=0, ge=0),
         follow: bool = False,
         job: int | None = None,
         kind: list[str] = Query(default=[]),
     ) -> Any:
+        caller: Caller = request.state.caller
         if not follow:
-            return [e.to_dict() for e in gw.store.events_since(since, job_id=job, kinds=kind)]
-        return StreamingResponse(_stream(gw, since, job, kind), media_type="text/event-stream")
+            found = gw.store.events_since(since, job_id=job, kinds=kind)
+            return [e.to_dict() for e in found if access.sees_event(caller, e)]
+        stream = _stream(gw, since, job, kind, lambda e: access.sees_event(caller, e))
+        return StreamingResponse(stream, media_type="text/event-stream")
 
     app.include_router(r)
     for plugin in gw.plugins:
@@ -254,19 +269,38 @@ def create_app(gw: Gateway) -> FastAPI:
     return app
 
 
+def _session_owner(gw: Gateway, sid: str) -> str | None:
+    """The user an agent session belongs to (None when unknown or without the agents plug-in)."""
+    for plugin in gw.plugins:
+        store = getattr(plugin, "store", None) if getattr(plugin, "name", "") == "agents" else None
+        session = store.get(sid) if store is not None else None
+        if session is not None:
+            return str(session.user)
+    return None
+
+
+def _owner_of(row: Any) -> str | None:
+    """The principal owning a stored job (a row or a JobRecord)."""
+    owner = row["principal"]
+    return None if owner is None else str(owner)
+
+
 def _str(value: Any) -> str | None:
     return str(value) if value not in (None, "") else None
 
 
-async def _stream(gw: Gateway, since: int, job: int | None, kinds: list[str]) -> AsyncIterator[bytes]:
-    """Server-sent events: the stored journal after `since`, then live events, each exactly once."""
+async def _stream(
+    gw: Gateway, since: int, job: int | None, kinds: list[str], visible: Callable[[Event], bool]
+) -> AsyncIterator[bytes]:
+    """Server-sent events the caller may see: the stored journal after `since`, then live events, each once."""
     queue: asyncio.Queue[Event] = asyncio.Queue()
     unsubscribe = gw.bus.subscribe(queue.put_nowait)
     try:
         last = since
         for event in gw.store.events_since(since, job_id=job, kinds=kinds):
             last = event.seq
-            yield _sse(event)
+            if visible(event):
+                yield _sse(event)
         idle = 0.0
         while not gw.closing:  # a stopping gateway ends its streams; clients resume with --since
             try:
@@ -279,6 +313,9 @@ async def _stream(gw: Gateway, since: int, job: int | None, kinds: list[str]) ->
                 continue
             idle = 0.0
             if event.seq <= last or (job is not None and event.job_id != job) or (kinds and event.kind not in kinds):
+                continue
+            if not visible(event):
+                last = event.seq
                 continue
             last = event.seq
             yield _sse(event)

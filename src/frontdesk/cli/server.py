@@ -15,8 +15,9 @@ def register(sub: Any) -> None:
     p = sub.add_parser("serve", help="run the gateway in the foreground")
     p.add_argument("--config", help="frontdesk.toml to load (default: $FRONTDESK_CONFIG, then the home's)")
     p.add_argument("--backend", choices=["local", "slurm"], help="where jobs run (default: local)")
-    p.add_argument("--listen", metavar="HOST:PORT", help="also serve TCP (needs --token or FRONTDESK_TOKEN)")
-    p.add_argument("--token", help="bearer token for TCP clients")
+    p.add_argument("--listen", metavar="HOST:PORT", help="also serve TCP (needs a token from the env/a file, or MUNGE)")
+    p.add_argument("--token", help=argparse.SUPPRESS)  # refused: a token on the command line is public (ps)
+    p.add_argument("--facility", action="store_true", help="one gateway for all users (run as root or a service user)")
     p.add_argument("--socket", help="Unix socket path (default: $XDG_RUNTIME_DIR/frontdesk/gateway.sock)")
     p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
     p.add_argument("--json", action="store_true", help="print the listening addresses as JSON on start")
@@ -41,6 +42,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         token=args.token,
         log_level=args.log_level,
         announce_json=args.json,
+        facility=args.facility,
     )
 
 

@@ -37,6 +37,8 @@ class EventKind(StrEnum):
     """A lesson was recorded or updated: lesson id, signature, scope."""
     NODE_DRAINED = "node.drained"
     """A node failed a health check: node, check, detail."""
+    ACCESS_DENIED = "access.denied"
+    """A caller was refused a read or an action: action, target, owner, via (the principal is the caller)."""
 
 
 @dataclass(frozen=True)

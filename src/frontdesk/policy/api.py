@@ -29,6 +29,10 @@ class DrainBody(BaseModel):
 
 
 def _admin(request: Request) -> None:
+    access = getattr(request.app.state, "access", None)
+    if access is not None:  # identities (frontdesk.api.access): admins only, refusals journalled
+        access.admin(request.state.caller, "change")
+        return
     principal = getattr(request.state, "principal", None)
     if principal not in (pwd.getpwuid(os.getuid()).pw_name, "root"):
         raise Denied(f"only the gateway's owner may change the policy (you are {principal})")

@@ -1,0 +1,101 @@
+"""Authorization: may this caller read or act on that object? Every refusal is journalled.
+
+Rules (docs/facility.md):
+- a job's owner and the admins read and act on it (cancel, hold, release);
+- a labmate reads others' job records and reports only with `[access] labmates_read_jobs = true`, never
+  their logs, never acts;
+- everyone else sees others' job records (name, state, times) only with `[access] private_jobs = false`
+  (like Slurm without `PrivateData=jobs`); capacity (the inventory) is for all;
+- events reach the caller when they are about the caller (its jobs, its sessions, its refusals); admins see all;
+- policy changes (reload, rollback, drain) are for admins.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from enum import StrEnum
+from typing import Any
+
+from frontdesk.errors import Forbidden
+from frontdesk.events.models import Event, EventKind
+from frontdesk.identity import Caller, Roles
+
+__all__ = ["Access", "Action"]
+
+
+class Action(StrEnum):
+    """What a caller wants to do with a job."""
+
+    LIST = "list"
+    """See the job's record (name, state, times)."""
+    READ = "read"
+    """Read its report, or wait for it."""
+    LOGS = "logs"
+    """Read its raw output."""
+    ACT = "act"
+    """Cancel, hold, release."""
+
+
+_PUBLIC_EVENTS = frozenset({EventKind.POLICY_LOADED, EventKind.NODE_DRAINED})
+"""Events about the facility, not about anyone's work."""
+
+
+class Access:
+    """The decisions, over the site's roles; `publish` stores the audit events."""
+
+    def __init__(self, roles: Roles, publish: Any, session_owner: Callable[[str], str | None] | None = None) -> None:
+        self.roles = roles
+        self.publish = publish
+        self.session_owner = session_owner or (lambda sid: None)
+
+    def may(self, caller: Caller, owner: str | None, action: Action) -> bool:
+        """Whether `caller` may do `action` on an object owned by `owner`."""
+        if caller.admin or caller.owns(owner):
+            return True
+        if action is Action.LIST and not self.roles.private_jobs:
+            return True
+        if action in (Action.LIST, Action.READ) and self.roles.labmates_read_jobs and owner:
+            return bool(set(caller.labs) & set(self.roles.labs_of(owner)))
+        return False
+
+    def deny(self, caller: Caller, action: str, target: str, owner: str | None, job_id: int | None = None) -> Forbidden:
+        """Journal a refusal (an `access.denied` event naming the caller) and return the error to raise."""
+        self.publish(
+            Event(
+                EventKind.ACCESS_DENIED,
+                job_id=job_id,
+                principal=caller.user,
+                data={
+                    "action": action,
+                    "target": target,
+                    "owner": owner,
+                    "via": str(caller.via),
+                    "uid": caller.uid,
+                },
+            )
+        )
+        return Forbidden(f"{caller.user} may not {action} {target}", target=target)
+
+    def job(self, caller: Caller, job_id: int, owner: str | None, action: Action, verb: str | None = None) -> None:
+        """Raise Forbidden (and journal it) unless the caller may do `action` on this job of `owner`."""
+        if not self.may(caller, owner, action):
+            raise self.deny(caller, verb or str(action), f"job {job_id}", owner, job_id)
+
+    def session(self, caller: Caller, sid: str, verb: str) -> None:
+        """Raise Forbidden (and journal it) when the session belongs to another user (unknown sessions pass)."""
+        owner = self.session_owner(sid)
+        if owner is not None and not (caller.admin or caller.owns(owner)):
+            raise self.deny(caller, verb, f"session {sid}", owner)
+
+    def admin(self, caller: Caller, verb: str) -> None:
+        """Raise Forbidden (and journal it) unless the caller is an admin."""
+        if not caller.admin:
+            raise self.deny(caller, verb, "the policy", None)
+
+    def sees_event(self, caller: Caller, event: Event) -> bool:
+        """Whether an event of the journal reaches this caller."""
+        if caller.admin or event.kind in _PUBLIC_EVENTS or caller.owns(event.principal):
+            return True
+        if event.job_id is None or event.kind is EventKind.ACCESS_DENIED:
+            return False
+        return self.may(caller, event.principal, Action.READ)

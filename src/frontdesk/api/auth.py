@@ -1,0 +1,99 @@
+"""Who sent this request: SO_PEERCRED on the Unix socket, a MUNGE credential or a bearer token on TCP.
+
+`peer_protocol()` is the uvicorn HTTP protocol that reads the peer's credentials once per connection and
+puts them in every request's ASGI scope (`scope["frontdesk.peer"]`); `Authenticator.caller` turns a
+request into an `identity.Caller` or raises `Unauthenticated`. Identity never comes from a name the
+client sends. Tokens are never logged; a Unix-socket caller is the kernel's answer even if it sends one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from frontdesk.config import Settings
+from frontdesk.errors import ConfigError, FrontdeskError
+from frontdesk.identity import Caller, PeerCred, Roles, TokenTable, Via, peer_credentials, unmunge_credential, user_name
+
+__all__ = ["Authenticator", "Unauthenticated", "peer_protocol", "tokens_from_settings"]
+
+PEER_KEY = "frontdesk.peer"
+
+
+class Unauthenticated(FrontdeskError):
+    """No acceptable credential on a TCP request (HTTP 401)."""
+
+    exit_code = 77
+    http_status = 401
+    code = "denied"
+
+
+def peer_protocol() -> type[Any]:
+    """uvicorn's HTTP protocol, plus the Unix-socket peer's credentials in each request's scope."""
+    from uvicorn.protocols.http.auto import AutoHTTPProtocol
+
+    class PeerCredProtocol(AutoHTTPProtocol):  # type: ignore[misc, valid-type]
+        def connection_made(self, transport: asyncio.Transport) -> None:
+            super().connection_made(transport)
+            cred = peer_credentials(transport.get_extra_info("socket"))
+            inner: Any = self.app  # type: ignore[has-type]
+
+            async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+                scope[PEER_KEY] = cred
+                await inner(scope, receive, send)
+
+            self.app = app
+
+    return PeerCredProtocol
+
+
+def tokens_from_settings(settings: Settings) -> TokenTable:
+    """The gateway's token table: `[gateway] token` (the service's own user), `[gateway.tokens]`, `tokens_file`."""
+    gw = settings.section("gateway")
+    entries: dict[str, str] = {}
+    if settings.token:
+        entries[settings.token] = user_name(os.geteuid())
+    extra = gw.get("tokens", {})
+    if not isinstance(extra, dict):
+        raise ConfigError("[gateway.tokens]: expected a table of token (or sha256:HEX) = user")
+    entries.update({str(k): str(v) for k, v in extra.items()})
+    file = gw.get("tokens_file") or os.environ.get("FRONTDESK_TOKENS_FILE")
+    return TokenTable(entries, Path(str(file)) if file else None)
+
+
+class Authenticator:
+    """Resolves requests to Callers for one gateway."""
+
+    def __init__(self, settings: Settings, roles: Roles, tokens: TokenTable) -> None:
+        self.settings = settings
+        self.roles = roles
+        self.tokens = tokens
+        self.facility = settings.mode == "facility"
+        self.munge = settings.section("gateway").get("munge") is True
+        self._owner = user_name(os.geteuid())
+
+    async def caller(self, scope: Mapping[str, Any], headers: Mapping[str, str]) -> Caller:
+        """The Caller of one request, or Unauthenticated."""
+        if not scope.get("client"):  # a Unix socket: uvicorn has no client address there
+            cred: PeerCred | None = scope.get(PEER_KEY)
+            if cred is not None:
+                return self.roles.caller_for_uid(cred.uid, cred.gid, Via.UNIX)
+            if self.facility:
+                raise Unauthenticated("no peer credentials on this connection")
+            return self.roles.caller_for_name(self._owner, Via.UNIX)  # in-process (tests): the owner's socket
+        auth = headers.get("authorization", "")
+        scheme, _, value = auth.partition(" ")
+        if scheme.lower() == "munge" and self.munge:
+            try:
+                cred = await asyncio.to_thread(unmunge_credential, value.strip())
+            except FrontdeskError:
+                raise Unauthenticated("the MUNGE credential was refused (bad, expired or replayed)") from None
+            return self.roles.caller_for_uid(cred.uid, cred.gid, Via.MUNGE)
+        if scheme.lower() == "bearer":
+            user = self.tokens.user_for(value.strip())
+            if user is not None:
+                return self.roles.caller_for_name(user, Via.TOKEN)
+        raise Unauthenticated("a valid bearer token or MUNGE credential is required")
