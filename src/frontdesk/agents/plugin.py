@@ -20,7 +20,7 @@ from typing import Any
 from frontdesk.agents.batching import Batcher
 from frontdesk.agents.channels.base import Busy, Channel, Declined, choose, load_channels
 from frontdesk.agents.channels.hooks import HooksChannel, Waiter
-from frontdesk.agents.framing import frame_wake
+from frontdesk.agents.framing import excerpt_lines, frame_wake
 from frontdesk.agents.model import AgentSettings, Session, TurnState
 from frontdesk.agents.procinfo import with_start
 from frontdesk.agents.store import MIGRATIONS, SessionStore
@@ -132,10 +132,26 @@ class AgentsPlugin:
             event.session, event.job_id, report.get("name"), str(report.get("state", "?")), text, now
         )
         if seq is not None:
+            self._remember_output(event.job_id, text)
             self.batcher.arrived(event.session, now)
             if not self.store.active_jobs(event.session):  # nothing else can end soon: no need to batch
                 self.batcher.kick(event.session, now, settle_from=now - self.cfg.batch_window_s)
             self.poke()
+
+    def _remember_output(self, job_id: int, text: str) -> None:
+        """Index the report's excerpt in the guard's taint store: a command copied from it is traced and asked."""
+        from frontdesk.guard.taint import JOB_OUTPUT, TaintStore
+
+        lines = excerpt_lines(text)
+        home = getattr(self.settings, "home", None)
+        if not lines or home is None:
+            return
+        try:
+            store = TaintStore.open(home)
+            if store.record_text(lines, f"{JOB_OUTPUT} {job_id}"):
+                store.save()
+        except Exception:  # the guard's bookkeeping must never stop a delivery
+            log.exception("could not record job %s's output for the guard", job_id)
 
     def poke(self) -> None:
         """Wake the delivery loop (something became due or a channel became available)."""

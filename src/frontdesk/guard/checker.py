@@ -15,6 +15,7 @@ from frontdesk.guard import rules as rules_mod
 from frontdesk.guard.model import Decision, GuardContext, Verdict
 from frontdesk.guard.secrets import find_secrets, redact
 from frontdesk.guard.shell import DYNAMIC, Invocation, Parsed, parse
+from frontdesk.guard.taint import JOB_OUTPUT
 
 __all__ = ["check", "fetch_targets", "RUNTIME_VARS"]
 
@@ -81,6 +82,9 @@ def check(command: str, context: GuardContext | None = None) -> Verdict:
     fetches = tuple(t for inv in parsed.invocations for t in fetch_targets(inv))
     traced = ctx.taint_text(command)
     if not hits:
+        if traced and traced.startswith(JOB_OUTPUT):  # issue 19: copied out of a job's (untrusted) output
+            reason = f"command text copied from the {traced} (untrusted program output); confirm it is yours"
+            return Verdict(Decision.ASK, "copied-from-job-output", reason, None, ("copied-from-job-output",), traced)
         return Verdict(Decision.ALLOW, taint_source=traced, fetches=fetches)
     worst = max(hits, key=lambda h: h.rule.action.rank)  # max keeps the first of equal rank
     reason = worst.rule.reason + (f": {worst.detail}" if worst.detail else "")

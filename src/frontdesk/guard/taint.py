@@ -12,11 +12,15 @@ import json
 import os
 import re
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["TaintStore", "normalise_line"]
+__all__ = ["TaintStore", "normalise_line", "JOB_OUTPUT"]
+
+JOB_OUTPUT = "output of frontdesk job"
+"""The `where` prefix of lines that came from a job report's excerpt (agents/plugin.py records them)."""
 
 _DOC_NAME = r"(?i)^(readme|install|setup|getting[_-]?started|quickstart|usage)[^/]*$|\.(md|rst|txt)$"
 _MAX_DOCS = 40
@@ -108,6 +112,22 @@ class TaintStore:
             if norm and (hit := self.lines.get(_hash(norm))):
                 return hit
         return None
+
+    def record_text(self, lines: Iterable[str], where: str) -> int:
+        """Index lines of untrusted text that reached an agent under `where` (issue 19: report excerpts).
+
+        Each line is indexed whole, each `code span` in it, and what follows its last `: ` (so a command
+        copied out of "now run: CMD" traces too). A later command with that text is traced to `where`.
+        """
+        n = 0
+        for line in lines:
+            tail = re.split(r":\s+", line)[-1]
+            for cand in (line, tail, *re.findall(r"`([^`\n]{6,400})`", line)):
+                norm = normalise_line(cand)
+                if 6 <= len(norm) <= 400:
+                    self.lines[_hash(norm)] = where
+                    n += 1
+        return n
 
     def _index_new(self) -> bool:
         changed = False
