@@ -65,3 +65,45 @@ def escaping_tree(out: Path, leaves: int = 3) -> str:
         f"echo $$ > main.pid; "
         f"while [ $(ls *.pid | wc -l) -lt {2 * leaves + 1} ]; do sleep 0.05; done; touch ready; exec sleep 300"
     )
+
+
+def raw_request(sock_path: Path, method: str, path: str, body: bytes = b"", chunked: bool = False) -> tuple[int, bytes]:
+    """One HTTP/1.1 request over the gateway's Unix socket, bytes as given; (status, body). For hostile bodies
+    the client would refuse to build."""
+    import socket
+
+    head = [f"{method} {path} HTTP/1.1", "Host: localhost", "Connection: close", "Content-Type: application/json"]
+    head.append("Transfer-Encoding: chunked" if chunked else f"Content-Length: {len(body)}")
+    payload = body
+    if chunked:
+        step = 64 * 1024
+        parts = [b"%x\r\n%s\r\n" % (len(body[i : i + step]), body[i : i + step]) for i in range(0, len(body), step)]
+        payload = b"".join(parts) + b"0\r\n\r\n"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(60)
+        sock.connect(str(sock_path))
+        try:
+            sock.sendall(("\r\n".join(head) + "\r\n\r\n").encode() + payload)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the gateway answered and closed before reading everything: read what it said
+        data = b""
+        while True:
+            try:
+                chunk = sock.recv(65536)
+            except ConnectionResetError:
+                break
+            if not chunk:
+                break
+            data += chunk
+    header, _, rest = data.partition(b"\r\n\r\n")
+    status = int(header.split(b" ", 2)[1])
+    if b"transfer-encoding: chunked" in header.lower():
+        out, buf = b"", rest
+        while buf:
+            size_text, _, buf = buf.partition(b"\r\n")
+            size = int(size_text, 16)
+            if size == 0:
+                break
+            out, buf = out + buf[:size], buf[size + 2 :]
+        rest = out
+    return status, rest

@@ -18,11 +18,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from frontdesk.api.access import Access, Action
 from frontdesk.api.auth import Authenticator, Unauthenticated, tokens_from_settings
+from frontdesk.api.limits import Limits, max_body_from
 from frontdesk.errors import FrontdeskError, UserError
 from frontdesk.events.models import Event
 from frontdesk.gateway import Gateway
 from frontdesk.identity import Caller, Roles
 from frontdesk.plugins import SubmitContext
+from frontdesk.spec.bounds import check_text
 from frontdesk.spec.model import parse_spec_text, validate_spec
 from frontdesk.store.jobs import job_record
 from frontdesk.tails import read_tail
@@ -89,6 +91,8 @@ def create_app(gw: Gateway) -> FastAPI:
             await gw.stop()
 
     app = FastAPI(title="frontdesk", version="0.1.0", lifespan=lifespan)
+    gw_section = gw.settings.section("gateway")
+    app.add_middleware(Limits, max_body=max_body_from(gw_section), home=str(gw.settings.home))  # 413, 507
     facility = gw.settings.mode == "facility"
     roles = Roles.from_section(gw.settings.section("access"), owner=None if facility else _owner())
     access = Access(roles, gw.publish, lambda sid: _session_owner(gw, sid))
@@ -141,6 +145,7 @@ def create_app(gw: Gateway) -> FastAPI:
         else:
             raise UserError("a job needs 'spec' or 'spec_text'")
         c = body.context
+        check_text(c, "context")  # lone surrogates and NUL bytes cannot be stored: 422, not 500
         raw_env = c.get("env")
         env: dict[str, Any] = raw_env if isinstance(raw_env, dict) else {}
         caller: Caller = request.state.caller

@@ -10,6 +10,15 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from frontdesk.errors import SpecError
+from frontdesk.spec.bounds import (
+    MAX_ALIASES,
+    MAX_DEPENDS_ON,
+    MAX_EXPANDED_NODES,
+    bound_message,
+    check_text,
+    expanded_size,
+    preview,
+)
 from frontdesk.spec.units import parse_duration, parse_memory
 
 __all__ = ["GpuConstraints", "JobSpec", "JobType", "Resources", "RetryPolicy", "load_spec", "parse_spec_text"]
@@ -107,7 +116,9 @@ class JobSpec(_Strict):
     type: JobType | None = None
     resources: Resources = Field(default_factory=Resources)
     trial: bool = False
-    depends_on: list[int | str] = Field(default_factory=list)
+    depends_on: list[Annotated[int, Field(ge=1, le=2**63 - 1)] | Annotated[str, Field(max_length=128)]] = Field(
+        default_factory=list, max_length=MAX_DEPENDS_ON
+    )
     retry: RetryPolicy = Field(default_factory=RetryPolicy)
     fail_action: Literal["abort", "continue"] = "abort"
     dependency_timeout: int | None = None
@@ -143,7 +154,10 @@ class JobSpec(_Strict):
     @field_validator("depends_on", mode="before")
     @classmethod
     def _deps(cls, v: Any) -> Any:
-        return [v] if isinstance(v, int | str) else v
+        items = [v] if isinstance(v, int | str) else v
+        if isinstance(items, list) and len(items) <= MAX_DEPENDS_ON * 10:
+            return list(dict.fromkeys(items))  # a repeated dependency counts once
+        return items
 
     @model_validator(mode="after")
     def _one_of_command_script(self) -> JobSpec:
@@ -168,7 +182,22 @@ def _yaml_load(text: str) -> Any:
     import yaml
 
     class _Loader(yaml.SafeLoader):  # type: ignore[misc]
-        pass
+        """Refuses alias bombs while composing, before anything walks the expanded document."""
+
+        aliases = 0
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            if self.check_event(yaml.events.AliasEvent):
+                self.aliases += 1
+                if self.aliases > MAX_ALIASES:
+                    raise SpecError(f"spec: cannot parse: more than {MAX_ALIASES} YAML aliases")
+            return super().compose_node(parent, index)
+
+        def compose_document(self) -> Any:
+            node = super().compose_document()
+            if node is not None and expanded_size(node) > MAX_EXPANDED_NODES:
+                raise SpecError(f"spec: cannot parse: more than {MAX_EXPANDED_NODES} values once YAML aliases expand")
+            return node
 
     _Loader.yaml_implicit_resolvers = {
         k: [(tag, rx) for tag, rx in v if tag != "tag:yaml.org,2002:bool"]
@@ -186,10 +215,7 @@ def _format_error(exc: ValidationError) -> str:
     msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")
     if err.get("type") == "extra_forbidden":
         return f"{path}: unknown field"
-    value = err.get("input")
-    shown = json.dumps(value, default=str)
-    if len(shown) > 60:
-        shown = shown[:57] + "..."
+    shown = preview(err.get("input"))  # never serialise the whole value: it may be an expanded alias bomb
     more = f" (and {len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else ""
     got = "" if "got " in msg else f"; got {shown}"
     return f"{path}: {msg}{got}{more}"
@@ -203,9 +229,11 @@ def parse_spec_text(text: str, fmt: str | None = None, source: str = "spec") -> 
             data = json.loads(text)
         else:
             data = _yaml_load(text)
+    except SpecError as exc:
+        raise SpecError(bound_message(str(exc).replace("spec:", f"{source}:", 1))) from None
     except (ValueError, Exception) as exc:  # yaml.YAMLError and json errors alike
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise SpecError(f"{source}: cannot parse: {first}") from None
+        raise SpecError(bound_message(f"{source}: cannot parse: {first}")) from None
     return validate_spec(data, source)
 
 
@@ -213,12 +241,13 @@ def validate_spec(data: Any, source: str = "spec") -> JobSpec:
     """Validate already-parsed data into a JobSpec."""
     if not isinstance(data, dict):
         raise SpecError(f"{source}: expected a mapping of fields, got {type(data).__name__}")
+    check_text(data, bound_message(source, 80))
     try:
         return JobSpec.model_validate(data)
     except ValidationError as exc:
         err = exc.errors(include_url=False)[0]
         raise SpecError(
-            f"{source}: {_format_error(exc)}",
+            bound_message(f"{source}: {_format_error(exc)}"),
             field=".".join(str(p) for p in err.get("loc", ())),
         ) from None
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 
 __all__ = ["parse_memory", "parse_duration", "format_bytes", "format_duration"]
@@ -12,6 +13,10 @@ _DUR = re.compile(
     r"^\s*(\d+(?:\.\d+)?)\s*(s|sec|secs|seconds?|m|min|mins|minutes?|h|hr|hrs|hours?|d|days?)?\s*$", re.IGNORECASE
 )
 _DUR_MULT = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+MAX_DURATION = 100 * 365 * 86400
+"""The longest duration accepted (seconds): past it, stores and schedulers overflow."""
+MAX_MEMORY = 2**60
+"""The largest size accepted (bytes)."""
 
 
 def parse_memory(value: str | int) -> int:
@@ -21,12 +26,29 @@ def parse_memory(value: str | int) -> int:
     if isinstance(value, int):
         if value < 0:
             raise ValueError("a size cannot be negative")
-        return value
-    m = _MEM.match(str(value))
+        return _max_memory(value)
+    m = _MEM.match(str(value)) if len(str(value)) <= 100 else None
     if not m:
-        raise ValueError(f"expected a size such as 512M or 16G, got {value!r}")
+        raise ValueError(f"expected a size such as 512M or 16G, got {str(value)[:40]!r}")
     number, unit = float(m.group(1)), m.group(2).lower()
-    return int(number * _MULT[unit])
+    return _max_memory(int(number * _MULT[unit]))
+
+
+def _max_memory(n: int) -> int:
+    if n > MAX_MEMORY:
+        raise ValueError(f"a size of at most {MAX_MEMORY} bytes (1024P) is accepted")
+    return n
+
+
+def _seconds(x: float) -> int:
+    """Whole seconds, a fraction rounding up (`0.5` is one second, not zero), within MAX_DURATION."""
+    if not math.isfinite(x):
+        raise ValueError("a duration must be a finite number")
+    if x <= 0:
+        raise ValueError("a duration must be positive")
+    if x > MAX_DURATION:
+        raise ValueError(f"a duration of at most {MAX_DURATION} seconds (100 years) is accepted")
+    return math.ceil(x)
 
 
 def parse_duration(value: str | int | float) -> int:
@@ -34,32 +56,30 @@ def parse_duration(value: str | int | float) -> int:
     if isinstance(value, bool):
         raise ValueError("expected a duration such as 10m")
     if isinstance(value, int | float):
-        if value <= 0:
-            raise ValueError("a duration must be positive")
-        return int(value)
+        return _seconds(value)
     text = str(value).strip()
+    if len(text) > 100:
+        raise ValueError(f"expected a duration such as 90s, 10m or 2h, got {text[:40]!r}...")
     if ":" in text or re.match(r"^\d+-", text):
         days = 0
         if "-" in text:
             d, _, text = text.partition("-")
             if not d.isdigit():
-                raise ValueError(f"expected D-HH:MM:SS, got {value!r}")
+                raise ValueError(f"expected D-HH:MM:SS, got {str(value)[:40]!r}")
             days = int(d)
         parts = text.split(":")
         if not all(p.isdigit() for p in parts) or len(parts) > 3:
-            raise ValueError(f"expected HH:MM:SS, got {value!r}")
+            raise ValueError(f"expected HH:MM:SS, got {str(value)[:40]!r}")
         nums = [int(p) for p in parts]
         while len(nums) < 3:
             nums.insert(0, 0)
-        total = days * 86400 + nums[0] * 3600 + nums[1] * 60 + nums[2]
+        total = _seconds(days * 86400 + nums[0] * 3600 + nums[1] * 60 + nums[2])
     else:
         m = _DUR.match(text)
         if not m:
-            raise ValueError(f"expected a duration such as 90s, 10m or 2h, got {value!r}")
+            raise ValueError(f"expected a duration such as 90s, 10m or 2h, got {str(value)[:40]!r}")
         unit = (m.group(2) or "s")[0].lower()
-        total = int(float(m.group(1)) * _DUR_MULT[unit])
-    if total <= 0:
-        raise ValueError("a duration must be positive")
+        total = _seconds(float(m.group(1)) * _DUR_MULT[unit])
     return total
 
 
