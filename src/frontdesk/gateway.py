@@ -280,6 +280,8 @@ class Gateway:
                 "session": row.session,
             }
         }
+        if spec.slurm is not None:
+            extra["slurm"] = spec.slurm  # the sbatch shim's options, for the Slurm backend
         if self.settings.section("local").get("landlock"):
             # The write sandbox: the job's workdir, its own directory (logs) and temp dirs, plus site scratch.
             scratch = self.settings.section("local").get("landlock_writable", [])
@@ -329,6 +331,9 @@ class Gateway:
             return
         self.store.update_job(job_id, submitting=0, backend_id=bid)
         self.store.record_attempt(job_id, bjob.attempt, backend_id=bid, state=JobState.PENDING.value)
+        after = self.store.get(job_id)
+        if after is not None and after.cancel_requested:
+            await self.backend.cancel(bid)  # a cancel arrived while the backend was submitting
         self._hinted.add(bid)
         self._wake.set()
 
@@ -361,11 +366,13 @@ class Gateway:
         if status.state.terminal:
             await self._attempt_ended(row, status)
             return True
+        paths = {f"{k}_path": str(v) for k, v in (("stdout", status.stdout_path), ("stderr", status.stderr_path)) if v}
         self.store.update_job(
             job_id,
             state=status.state.value,
             reason=status.reason,
             started_at=status.started_at or row.started_at or time.time(),
+            **paths,  # where the running job writes (`logs` reads it before the job ends)
         )
         self.store.record_attempt(job_id, int(row.attempt), state=status.state.value, started_at=status.started_at)
         self.publish(
@@ -580,7 +587,10 @@ class Gateway:
         state = JobState(row.state)
         if state in TERMINAL_STATES:
             raise Conflict(f"job {job_id} already ended ({state.value})")
-        if row.backend_id is None:
+        if row.backend_id is None and row.submitting:
+            # sbatch is in flight: _dispatch cancels the backend job as soon as it has an id
+            self.store.update_job(job_id, reason="cancel requested", cancel_requested=1)
+        elif row.backend_id is None:
             await self._end_without_run(job_id, JobState.CANCELLED, "cancelled before it started")
         else:
             self.store.update_job(job_id, reason="cancel requested", cancel_requested=1)

@@ -1,37 +1,66 @@
-"""`sbatch` through the gateway, so guardrails, memory and policy see every submission.
+"""`sbatch` through the gateway: every submission passes the guard with the script's real content.
 
-Reads the script's `#SBATCH` lines and the command line (which wins): -p, -c, --mem, --mem-per-cpu,
--t, --gres, -G/--gpus, -J, -D, --wrap, --export, -n 1, -N 1, --wait, --parsable. Prints Slurm's job id,
-as sbatch does. Any other flag (-o/-e, -A, -d, arrays...) sends the whole line to the real sbatch.
+The command line and the script's `#SBATCH` lines (the command line wins) are split with sbatch's own option
+table (backends/slurm/options.py). The script is copied at submission and sent as the job's `script`, so the
+guard, the failure memory and the report see what really runs; `--wrap` becomes the script sbatch would
+write. Resources the policy reads (-p, -c, --mem, -t, GPUs) go into the spec; everything else sbatch knows
+(-N, -n, -A, --qos, --array, --dependency, --hold...) travels in `spec.slurm.options` to the real sbatch on
+the gateway, with the submitter's environment (`--export`). Nothing a user types bypasses the gateway:
+an unknown option fails as sbatch fails; only --help/--version/--test-only (which submit nothing) reach
+the real sbatch directly.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import shlex
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from frontdesk.shims.common import ShimArgs, exec_real
-from frontdesk.shims.parser import ShimParser
+from frontdesk.backends.slurm.options import Kind, OptionError, SbatchOption, split_command_line
+from frontdesk.shims.common import exec_real
 
-__all__ = ["main", "build_spec", "parse_directives", "slurm_memory", "slurm_time"]
+__all__ = ["SbatchError", "Submission", "build_spec", "main", "parse_directives", "slurm_memory", "slurm_time"]
+
+SUBMIT_WINDOW = 20.0
+"""Seconds the gateway has to accept a submission; later it refuses it (the shim has reported a failure)."""
+CLIENT_TIMEOUT = 75.0
+"""Longer than the window plus the backend's sbatch timeout: the answer of an accepted job arrives."""
+_WRAP = "#!/bin/sh\n# This script was created by sbatch --wrap.\n\n{}\n"
+_NOT_SCRIPT = (
+    "sbatch: error: This does not look like a batch script.  The first\n"
+    "sbatch: error: line must start with #! followed by the path to an interpreter.\n"
+    "sbatch: error: For instance: #!/bin/sh\n"
+)
+
+
+class SbatchError(Exception):
+    """A command line sbatch would refuse: the message sbatch prints, exit status 1."""
+
+
+@dataclass
+class Submission:
+    """A parsed sbatch command line: the spec to submit and what the shim itself does after."""
+
+    spec: dict[str, Any]
+    parsable: bool = False
+    quiet: bool = False
+    wait: bool = False
+    info: bool = False
 
 
 def slurm_time(text: str) -> int:
     """Seconds from sbatch's --time: `M`, `M:S`, `H:M:S`, `D-H`, `D-H:M`, `D-H:M:S`."""
     text = text.strip()
-    days = 0
     if "-" in text:
         d, _, text = text.partition("-")
-        days = int(d)
         parts = [int(p) for p in text.split(":")]
         parts += [0] * (3 - len(parts))
-        return days * 86400 + parts[0] * 3600 + parts[1] * 60 + parts[2]
+        return int(d) * 86400 + parts[0] * 3600 + parts[1] * 60 + parts[2]
     nums = [int(p) for p in text.split(":")]
     if len(nums) == 1:
         return nums[0] * 60
@@ -51,30 +80,6 @@ def slurm_memory(text: str) -> int:
     return int(float(m.group(1)) * {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}[unit])
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = ShimParser(prog="sbatch", add_help=False, allow_abbrev=False)
-    p.add_argument("-p", "--partition")
-    p.add_argument("-c", "--cpus-per-task", type=int)
-    p.add_argument("--mem")
-    p.add_argument("--mem-per-cpu")
-    p.add_argument("-t", "--time")
-    p.add_argument("--gres")
-    p.add_argument("-G", "--gpus")
-    p.add_argument("-J", "--job-name")
-    p.add_argument("-D", "--chdir")
-    p.add_argument("--wrap")
-    p.add_argument("-o", "--output")
-    p.add_argument("-e", "--error")
-    p.add_argument("--export")
-    p.add_argument("-d", "--dependency")
-    p.add_argument("-n", "--ntasks", type=int)
-    p.add_argument("-N", "--nodes")
-    p.add_argument("-W", "--wait", action="store_true", default=None)
-    p.add_argument("--parsable", action="store_true", default=None)
-    p.add_argument("-Q", "--quiet", action="store_true", default=None)
-    return p
-
-
 def parse_directives(text: str) -> list[str]:
     """The arguments of the leading `#SBATCH` lines of a batch script (as sbatch reads them)."""
     out: list[str] = []
@@ -89,246 +94,169 @@ def parse_directives(text: str) -> list[str]:
     return out
 
 
-def _gpus(ns: argparse.Namespace) -> tuple[int, str | None]:
-    if ns.gres:
-        items = [g for g in ns.gres.split(",") if g.startswith("gpu")]
-        if len(items) != len(ns.gres.split(",")) or len(items) != 1:
-            raise ShimArgs(f"--gres={ns.gres}")
+def _merge(*layers: list[tuple[SbatchOption, str | None]]) -> dict[str, str | None]:
+    """Options by name; a later layer (the command line after the script) wins."""
+    out: dict[str, str | None] = {}
+    for layer in layers:
+        for opt, value in layer:
+            if opt.kind is Kind.REFUSED:
+                raise SbatchError(f"sbatch: error: frontdesk: --{opt.name} is not accepted through the gateway")
+            out[opt.name] = value
+    return out
+
+
+def _gpus(opts: dict[str, str | None]) -> tuple[int, list[str]] | None:
+    """(count, types) for a GPU-only --gres or --gpus; None when it is something else (passed through)."""
+    if opts.get("gres"):
+        items = str(opts["gres"]).split(",")
+        if len(items) != 1 or not items[0].startswith("gpu"):
+            return None
         parts = items[0].split(":")
+        if parts[0] != "gpu" or len(parts) > 3:
+            return None
         if len(parts) == 1:
-            return 1, None
+            return 1, []
         if len(parts) == 2:
-            return (int(parts[1]), None) if parts[1].isdigit() else (1, parts[1])
-        return int(parts[2]), parts[1]
-    if ns.gpus:
-        kind, _, count = ns.gpus.rpartition(":")
-        return int(count), kind or None
-    return 0, None
+            return (int(parts[1]), []) if parts[1].isdigit() else (1, [parts[1]])
+        return int(parts[2]), [parts[1]]
+    if opts.get("gpus"):
+        kind, _, count = str(opts["gpus"]).rpartition(":")
+        return int(count), [kind] if kind else []
+    return 0, []
 
 
-def _env(export: str | None) -> dict[str, str]:
-    env: dict[str, str] = {}
-    for item in (export or "").split(","):
-        item = item.strip()
-        if not item or item in ("ALL", "NONE", "NIL"):
-            continue
-        key, sep, value = item.partition("=")
-        if sep:
-            env[key] = value
-        elif key in os.environ:
-            env[key] = os.environ[key]
-    return env
-
-
-_VALUED = {
-    "-p",
-    "--partition",
-    "-c",
-    "--cpus-per-task",
-    "--mem",
-    "--mem-per-cpu",
-    "-t",
-    "--time",
-    "--gres",
-    "-G",
-    "--gpus",
-    "-J",
-    "--job-name",
-    "-D",
-    "--chdir",
-    "--wrap",
-    "--export",
-    "-n",
-    "--ntasks",
-    "-N",
-    "--nodes",
-    "-o",
-    "--output",
-    "-e",
-    "--error",
-    "-d",
-    "--dependency",
-}
-_TEE = (
-    "o=$0 e=$1; shift; o=${o//__FD_JOB__/${SLURM_JOB_ID:-$FRONTDESK_JOB_ID}}; "
-    "e=${e//__FD_JOB__/${SLURM_JOB_ID:-$FRONTDESK_JOB_ID}}; "
-    'if [ "$o" = "$e" ]; then exec > >(tee -a -- "$o") 2>&1; '
-    'else exec > >(tee -a -- "$o") 2> >(tee -a -- "$e" >&2); fi; '
-    '"$@"; rc=$?; exec >&- 2>&-; wait; exit $rc'
-)
-"""Copies the job's output to sbatch's files (slurm-%j.out by default) as well as to the gateway's logs."""
-
-
-def _pattern(path: str, name: str, user: str) -> str:
-    """Slurm's file name pattern with %x, %u, %% filled in and %j left for the job to fill."""
-    out, i = [], 0
-    while i < len(path):
-        if path[i] == "%" and i + 1 < len(path):
-            code = path[i + 1]
-            fill = {"j": "__FD_JOB__", "A": "__FD_JOB__", "x": name, "u": user, "%": "%"}
-            out.append(fill.get(code, "%" + code))
-            i += 2
-        else:
-            out.append(path[i])
-            i += 1
-    return "".join(out)
-
-
-def _split(argv: Sequence[str]) -> tuple[list[str], list[str]]:
-    """(sbatch's options, [script, script args...]): everything after the script belongs to it."""
-    i = 0
-    while i < len(argv):
-        arg = argv[i]
-        if not arg.startswith("-") or arg == "-":
-            break
-        if arg in _VALUED:
-            i += 1
-        i += 1
-    return list(argv[:i]), list(argv[i:])
-
-
-def _dependencies(text: str, resolve: Callable[[str], int | None]) -> tuple[list[int], str]:
-    """Gateway ids and fail_action for `afterok:1:2` / `afterany:3`; jobs the gateway did not submit
-    (or other dependency kinds) cannot be expressed."""
-    kinds = set()
-    ids: list[int] = []
-    for part in text.split(","):
-        kind, _, rest = part.partition(":")
-        if kind not in ("afterok", "afterany") or not rest or "?" in part:
-            raise ShimArgs(f"--dependency={text}")
-        kinds.add(kind)
-        for slurm_id in rest.split(":"):
-            gw_id = resolve(slurm_id) if slurm_id.isdigit() else None
-            if gw_id is None:
-                raise ShimArgs(f"dependency on {slurm_id}, a job the gateway did not submit")
-            ids.append(gw_id)
-    if len(kinds) != 1:
-        raise ShimArgs(f"--dependency={text}")
-    return ids, "abort" if kinds == {"afterok"} else "continue"
-
-
-Resolver = Callable[[str], int | None]
-
-
-def build_spec(
-    argv: Sequence[str], cwd: str, read: Any = None, resolve: Resolver | None = None
-) -> tuple[dict[str, Any], argparse.Namespace]:
-    """(job spec, parsed flags) for an sbatch command line; raises ShimArgs for what it cannot express.
-
-    `resolve` maps a Slurm job id to the gateway's id (for --dependency)."""
-    parser = _parser()
-    options, rest = _split(argv)
-    ns = parser.parse_args(options)
-    spec: dict[str, Any] = {}
-    if ns.wrap is not None:
-        if rest:
-            raise ShimArgs("--wrap with a script")
-        spec["command"] = ["/bin/sh", "-c", ns.wrap]
-        default_name = "wrap"
-    else:
-        if not rest:
-            raise ShimArgs("script on standard input")
-        path = os.path.join(cwd, rest[0])
-        text = (read or (lambda p: open(p, encoding="utf-8").read()))(path)
-        directives = parse_directives(text)
-        if directives:
-            from_script, extra = parser.parse_known_args(directives)
-            if extra:
-                raise ShimArgs(f"#SBATCH {extra[0]}")
-            ns = parser.parse_args(options, namespace=from_script)
-        spec["command"] = ["/bin/bash", os.path.abspath(path), *rest[1:]]
-        default_name = os.path.basename(rest[0])
-    user = os.environ.get("USER") or str(os.getuid())
-    out = _pattern(ns.output or "slurm-%j.out", ns.job_name or default_name, user)
-    err = _pattern(ns.error, ns.job_name or default_name, user) if ns.error else out
-    spec["command"] = ["/bin/bash", "-c", _TEE, out, err, *spec["command"]]
-    if (ns.ntasks or 1) != 1 or (ns.nodes or "1") not in ("1", "1-1"):
-        raise ShimArgs("more than one task or node")
-    name = re.sub(r"[^A-Za-z0-9_.@+-]", "_", ns.job_name or default_name)[:128]
-    spec["name"] = name
-    spec["workdir"] = os.path.join(cwd, ns.chdir) if ns.chdir else cwd
-    resources: dict[str, Any] = {}
-    if ns.cpus_per_task:
-        resources["cpus"] = ns.cpus_per_task
+def _resources(opts: dict[str, str | None], passthrough: list[str]) -> dict[str, Any]:
+    res: dict[str, Any] = {}
     try:
-        if ns.mem:
-            resources["memory"] = slurm_memory(ns.mem)
-        elif ns.mem_per_cpu:
-            resources["memory"] = slurm_memory(ns.mem_per_cpu) * (ns.cpus_per_task or 1)
-        if ns.time:
-            resources["walltime"] = slurm_time(ns.time)
-        gpus, gpu_type = _gpus(ns)
+        if opts.get("cpus-per-task"):
+            res["cpus"] = int(str(opts["cpus-per-task"]))
+        if opts.get("mem"):
+            mem = slurm_memory(str(opts["mem"]))
+            if mem:
+                res["memory"] = mem
+            else:
+                passthrough.append("--mem=0")  # all of each node's memory
+        if opts.get("time"):
+            if str(opts["time"]).lower() in ("unlimited", "infinite"):
+                passthrough.append(f"--time={opts['time']}")
+            else:
+                res["walltime"] = slurm_time(str(opts["time"]))
+        gpus = _gpus(opts)
     except ValueError as exc:
-        raise ShimArgs(f"cannot read {exc}") from None
-    if gpus:
-        resources["gpus"] = gpus
-        if gpu_type:
-            resources["gpu"] = {"type": [gpu_type]}
+        raise SbatchError(f"sbatch: error: Invalid value: {exc}") from None
+    if gpus is None:
+        passthrough.append(f"--gres={opts['gres']}")
+    elif gpus[0]:
+        res["gpus"] = gpus[0]
+        if gpus[1]:
+            res["gpu"] = {"type": gpus[1]}
+    return res
+
+
+def _script(opts: dict[str, str | None], rest: list[str], cwd: str, stdin: Any) -> tuple[str, str, list[str]]:
+    """(script text, default job name, script args)."""
+    if opts.get("wrap") is not None:
+        if rest:
+            raise SbatchError("sbatch: error: Script arguments not permitted with --wrap option")
+        return _WRAP.format(opts["wrap"]), "wrap", []
+    if not rest:
+        return stdin.read(), "sbatch", []
+    path = os.path.join(cwd, rest[0])
+    try:
+        with open(path, encoding="utf-8", errors="surrogateescape") as fh:
+            text = fh.read()
+    except OSError:
+        raise SbatchError(f"sbatch: error: Unable to open file {rest[0]}") from None
+    return text, os.path.basename(rest[0]), rest[1:]
+
+
+def build_spec(argv: Sequence[str], cwd: str, stdin: Any = None) -> Submission:
+    """The submission for one sbatch command line; raises SbatchError with sbatch's message."""
+    try:
+        cli, rest = split_command_line(argv)
+    except OptionError as exc:
+        raise SbatchError(f'sbatch: {exc}\nTry "sbatch --help" for more information') from None
+    first = _merge(cli)
+    if any(opt.kind is Kind.INFO for opt, _ in cli):
+        return Submission(spec={}, info=True)
+    text, default_name, args = _script(first, rest, cwd, stdin or sys.stdin)
+    if not text.startswith("#!"):
+        raise SbatchError(_NOT_SCRIPT.rstrip("\n"))
+    try:
+        from_script, _ = split_command_line(parse_directives(text))
+    except (OptionError, ValueError) as exc:
+        raise SbatchError(f"sbatch: error: in the script's #SBATCH lines: {exc}") from None
+    opts = _merge(from_script, cli)
+    passthrough = [
+        f"--{name}" + ("" if value is None else f"={value}")
+        for (name, value) in opts.items()
+        if _kind(name) is Kind.PASS
+    ]
+    name = opts.get("job-name") or default_name
+    slurm: dict[str, Any] = {"options": passthrough, "job_name": name, "args": args}
+    for key in ("output", "error", "export"):
+        if opts.get(key):
+            slurm[key] = opts[key]
+    spec: dict[str, Any] = {
+        "script": text,
+        "name": re.sub(r"[^A-Za-z0-9_.@+-]", "_", name)[:128] or "sbatch",
+        "workdir": os.path.join(cwd, str(opts["chdir"])) if opts.get("chdir") else cwd,
+        "slurm": slurm,
+    }
+    resources = _resources(opts, passthrough)
     if resources:
         spec["resources"] = resources
-    if ns.partition:
-        spec["pool"] = ns.partition
-    env = _env(ns.export)
-    if env:
-        spec["env"] = env
-    if ns.dependency:
-        spec["depends_on"], spec["fail_action"] = _dependencies(ns.dependency, resolve or (lambda _: None))
-    return spec, ns
+    if opts.get("partition"):
+        spec["pool"] = opts["partition"]
+    return Submission(spec=spec, parsable="parsable" in opts, quiet="quiet" in opts, wait="wait" in opts)
 
 
-def _slurm_id(client: Any, record: dict[str, Any]) -> str:
+def _kind(name: str) -> Kind:
+    from frontdesk.backends.slurm.options import OPTIONS
+
+    return OPTIONS[name].kind
+
+
+def _context() -> dict[str, Any]:
+    from frontdesk.agents.detect import detect_context
+
+    # no "env": Client.submit captures the submitter's whole environment (less secrets: jobenv.capture_env)
+    return {**detect_context(), "source": "shim", "cwd": os.getcwd()}
+
+
+def _slurm_id(client: Any, record: dict[str, Any]) -> str | None:
+    """The Slurm id of a just-submitted job (a policy queue may hand it to Slurm a moment later)."""
     deadline = time.monotonic() + 10
     while not record.get("backend_id") and time.monotonic() < deadline:
         if record.get("state") not in ("PENDING", None):
             break
         time.sleep(0.1)
         record = client.job(record["id"])
-    return str(record.get("backend_id") or f"fd{record['id']}")
+    return str(record["backend_id"]) if record.get("backend_id") else None
 
 
-def _resolver() -> Callable[[str], int | None]:
-    owned: dict[str, int] | None = None
-
-    def resolve(slurm_id: str) -> int | None:
-        nonlocal owned
-        if owned is None:
-            from frontdesk.errors import FrontdeskError
-            from frontdesk.shims.common import fetch_view
-
-            try:
-                owned = {str(k): int(v) for k, v in fetch_view().get("frontdesk", {}).items()}
-            except FrontdeskError:
-                owned = {}
-        return owned.get(slurm_id)
-
-    return resolve
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the shim; sbatch's exit status (with --wait, the job's)."""
-    args_in = list(sys.argv[1:] if argv is None else argv)
-    try:
-        spec, ns = build_spec(args_in, os.getcwd(), resolve=_resolver())
-    except ShimArgs as exc:
-        exec_real("sbatch", args_in, str(exc))
-    except OSError as exc:
-        sys.stderr.write(f"sbatch: error: Unable to open file {exc.filename}\n")
-        return 1
-    from frontdesk.agents.detect import detect_context
+def _submit(sub: Submission) -> int:
     from frontdesk.client import Client
     from frontdesk.errors import FrontdeskError
 
-    client = Client()
-    context = {**detect_context(), "source": "shim"}
+    sub.spec["slurm"]["submit_by"] = time.time() + SUBMIT_WINDOW
+    client = Client(timeout=CLIENT_TIMEOUT)
     try:
-        record = client.submit(spec=spec, context=context)
+        record = client.submit(spec=sub.spec, context=_context())
         for warning in record.get("warnings") or []:
             sys.stderr.write(f"sbatch: frontdesk: {warning}\n")
         slurm_id = _slurm_id(client, record)
-        if not ns.quiet:
-            sys.stdout.write(f"{slurm_id}\n" if ns.parsable else f"Submitted batch job {slurm_id}\n")
+        if slurm_id is None:
+            job = client.job(record["id"])
+            reason = job.get("reason") or job.get("state")
+            sys.stderr.write(f"sbatch: error: Batch job submission failed: {reason}\n")
+            if job.get("state") == "PENDING":  # never handed to Slurm: do not let it run later
+                client.cancel(record["id"])
+            return 1
+        if not sub.quiet:
+            sys.stdout.write(f"{slurm_id}\n" if sub.parsable else f"Submitted batch job {slurm_id}\n")
             sys.stdout.flush()
-        if not ns.wait:
+        if not sub.wait:
             return 0
         client.wait([record["id"]], mode="all", timeout=None)
         job = client.job(record["id"])
@@ -338,3 +266,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if job["state"] == "COMPLETED":
         return 0
     return int(job.get("exit_code") or 1)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the shim; sbatch's exit status (with --wait, the job's)."""
+    args_in = list(sys.argv[1:] if argv is None else argv)
+    try:
+        sub = build_spec(args_in, os.getcwd())
+    except SbatchError as exc:
+        sys.stderr.write(f"{exc}\n")
+        return 1
+    if sub.info:
+        exec_real("sbatch", args_in, "submits nothing")
+    return _submit(sub)

@@ -21,7 +21,16 @@ from frontdesk.spec.bounds import (
 )
 from frontdesk.spec.units import parse_duration, parse_memory
 
-__all__ = ["GpuConstraints", "JobSpec", "JobType", "Resources", "RetryPolicy", "load_spec", "parse_spec_text"]
+__all__ = [
+    "GpuConstraints",
+    "JobSpec",
+    "JobType",
+    "Resources",
+    "RetryPolicy",
+    "SlurmOptions",
+    "load_spec",
+    "parse_spec_text",
+]
 
 _RETRYABLE = {"FAILED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "CANCELLED"}
 
@@ -105,6 +114,33 @@ class RetryPolicy(_Strict):
         return 0 if v in (None, 0, "0") else parse_duration(v)
 
 
+class SlurmOptions(_Strict):
+    """What an `sbatch` command line asks of Slurm beyond the resources (filled by the sbatch shim).
+
+    `options` are sbatch long options passed to the real sbatch unchanged; the Slurm plug-in checks them
+    against its table (backends/slurm/options.py) before anything is stored."""
+
+    options: list[str] = Field(default_factory=list)
+    job_name: Annotated[str, Field(min_length=1, max_length=200)] | None = None
+    """Slurm's job name exactly as given (SLURM_JOB_NAME, squeue -n, scancel --name)."""
+    output: str | None = None
+    """sbatch's -o pattern (Slurm fills %j, %x...), relative to the working directory."""
+    error: str | None = None
+    export: str | None = None
+    """sbatch's --export: ALL (default), NONE, or [ALL,]NAME[=value],..."""
+    args: list[str] = Field(default_factory=list)
+    """The batch script's own arguments."""
+    submit_by: float | None = None
+    """Epoch seconds after which the submitter has given up: a late first submission is refused."""
+
+    @field_validator("job_name", "output", "error", "export")
+    @classmethod
+    def _one_line(cls, v: str | None) -> str | None:
+        if v is not None and any(c in v for c in "\n\r\0"):
+            raise ValueError("must be one line")
+        return v
+
+
 class JobSpec(_Strict):
     """One job: what to run, with what, after what, and whom to tell."""
 
@@ -125,6 +161,8 @@ class JobSpec(_Strict):
     idempotency_key: Annotated[str, Field(min_length=1, max_length=200)] | None = None
     session: str | None = None
     pool: str | None = None
+    slurm: SlurmOptions | None = None
+    """sbatch options, read by the Slurm backend only."""
 
     @field_validator("command", mode="before")
     @classmethod

@@ -105,3 +105,25 @@ def test_policy_decisions_reach_slurm_as_qos_and_nice() -> None:
     assert f"#SBATCH --nice={slurm_nice(9000)}\n" in text and slurm_nice(9000) == 999
     plain = render_script(job())
     assert "--nice" not in plain and "--qos" not in plain
+
+
+def test_a_shim_job_keeps_the_users_name_files_and_options(golden: Any) -> None:
+    from frontdesk.backends.slurm.render import command_line
+    from frontdesk.spec.model import SlurmOptions
+
+    given = SlurmOptions(
+        options=["--nodes=2", "--ntasks-per-node=1", "--mem-per-cpu=100"],
+        job_name="eval X=1 run",
+        output="logs/%x-%j.out",
+        export="ALL,EXTRA=a b",
+        args=["--lr", "0.1"],
+    )
+    shim_job = job(argv=[str(JOB_DIR / "script")], memory_bytes=200 * 2**20, cpus=2, extra={"slurm": given})
+    argv = sbatch_argv(JOB_DIR / "sbatch.sh", options=command_line(shim_job, "fd-12.1@abc"))
+    golden.check("shim.sbatch", render_script(shim_job) + "# argv: " + repr(argv) + "\n")
+    assert "--ntasks=1" not in render_script(shim_job) and "--mem=" not in render_script(shim_job)
+
+
+def test_the_job_environment_is_not_written_into_the_script() -> None:
+    text = render_script(job(env={"FRONTDESK_JOB_ID": "12", "MY_TOKEN": "s3cret"}))
+    assert "s3cret" not in text and "export FRONTDESK_JOB_ID=12\n" in text

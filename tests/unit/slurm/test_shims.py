@@ -1,4 +1,4 @@
-"""The shims' pure parts: squeue/sacct formatting (golden), filters, and sbatch's command-line reading."""
+"""The shims' pure parts: squeue/sacct formatting (golden) and filters (sbatch: test_sbatch_options.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 
 from frontdesk.shims.common import ShimArgs, fmt_duration, short_state
 from frontdesk.shims.sacct import format_sacct, rows_from_view
-from frontdesk.shims.sbatch import build_spec, parse_directives, slurm_memory, slurm_time
 from frontdesk.shims.squeue import DEFAULT_FORMAT, LONG_FORMAT, _parser, _states, format_rows, select_rows
 
 
@@ -136,91 +135,6 @@ def test_short_states() -> None:
     ]
 
 
-SCRIPT = """#!/bin/bash
-#SBATCH -J train-it
-#SBATCH --mem=4G -c 4   # four cores
-#SBATCH -p training
-#SBATCH --gres=gpu:a100:2
-#SBATCH --time=1-02:00:00
-#SBATCH -o logs/%x-%j.out
-
-python train.py
-#SBATCH --mem=1G
-"""
-
-
-def _spec(argv: list[str], script: str = SCRIPT) -> dict[str, object]:
-    spec, _ = build_spec(argv, "/home/ada/w d", read=lambda p: script)
-    return spec
-
-
-def test_sbatch_reads_directives_and_the_command_line_wins() -> None:
-    spec = _spec(["--time=30", "--export=ALL,A=1", "run.sh", "x", "-p", "y"])
-    assert spec["name"] == "train-it" and spec["pool"] == "training" and spec["env"] == {"A": "1"}
-    assert spec["resources"] == {
-        "cpus": 4,
-        "memory": 4 * 2**30,
-        "walltime": 1800,
-        "gpus": 2,
-        "gpu": {"type": ["a100"]},
-    }
-    cmd = spec["command"]
-    assert isinstance(cmd, list) and cmd[3:] == [
-        "logs/train-it-__FD_JOB__.out",
-        "logs/train-it-__FD_JOB__.out",
-        "/bin/bash",
-        "/home/ada/w d/run.sh",
-        "x",
-        "-p",
-        "y",
-    ]
-    assert spec["workdir"] == "/home/ada/w d"
-
-
-def test_sbatch_wrap_and_default_output() -> None:
-    spec = _spec(["--wrap", "echo hi", "-D", "sub", "--mem-per-cpu=100", "-c", "2", "-G", "h100:1"])
-    assert spec["command"][3:] == ["slurm-__FD_JOB__.out", "slurm-__FD_JOB__.out", "/bin/sh", "-c", "echo hi"]
-    assert spec["workdir"] == "/home/ada/w d/sub" and spec["name"] == "wrap"
-    assert spec["resources"] == {"cpus": 2, "memory": 200 * 2**20, "gpus": 1, "gpu": {"type": ["h100"]}}
-
-
-@pytest.mark.parametrize(
-    "argv",
-    [
-        ["-A", "proj", "r.sh"],
-        ["--array=1-3", "r.sh"],
-        ["-n", "4", "r.sh"],
-        ["--dependency=afterok:1", "r.sh"],
-        [],
-        ["--gres=gpu:1,nic:1", "r.sh"],
-    ],
-)
-def test_sbatch_flags_it_cannot_express_pass_through(argv: list[str]) -> None:
-    with pytest.raises(ShimArgs):
-        _spec(argv, "#!/bin/sh\ntrue\n")
-
-
-def test_unknown_directive_in_the_script_passes_through() -> None:
-    with pytest.raises(ShimArgs):
-        _spec(["r.sh"], "#!/bin/sh\n#SBATCH --account=x\ntrue\n")
-
-
-def test_directives_stop_at_the_first_command() -> None:
-    assert parse_directives(SCRIPT)[-2:] == ["-o", "logs/%x-%j.out"]
-
-
-@given(st.integers(0, 9), st.integers(0, 23), st.integers(0, 59), st.integers(0, 59))
-def test_slurm_time_forms(d: int, h: int, m: int, s: int) -> None:
-    assert slurm_time(f"{d}-{h}:{m}:{s}") == d * 86400 + h * 3600 + m * 60 + s
-    assert slurm_time(f"{h}:{m}:{s}") == h * 3600 + m * 60 + s
-    assert slurm_time(f"{m}:{s}") == m * 60 + s
-    assert slurm_time(str(m)) == m * 60
-
-
-def test_slurm_memory_bare_number_is_megabytes() -> None:
-    assert slurm_memory("500") == 500 * 2**20 and slurm_memory("2G") == 2 * 2**30 and slurm_memory("8gb") == 8 * 2**30
-
-
 def test_shim_install_and_pass_through(tmp_path: Path) -> None:
     import subprocess
     import sys
@@ -245,22 +159,6 @@ def test_shim_install_and_pass_through(tmp_path: Path) -> None:
     assert out.stdout == "REAL -h\n"  # no gateway: status questions still get an answer
     assert (shims / "sbatch").read_text().startswith(f"#!{sys.executable}\n")
     json.loads(json.dumps({"ok": True}))
-
-
-def test_sbatch_dependencies_on_gateway_jobs_become_depends_on() -> None:
-    owned = {"101": 7, "102": 8}
-    spec, _ = build_spec(["-d", "afterok:101:102", "--wrap", "true"], "/w", resolve=owned.get)
-    assert spec["depends_on"] == [7, 8] and spec["fail_action"] == "abort"
-    spec, _ = build_spec(["--dependency=afterany:101", "--wrap", "true"], "/w", resolve=owned.get)
-    assert spec["depends_on"] == [7] and spec["fail_action"] == "continue"
-
-
-@pytest.mark.parametrize(
-    "dep", ["afterok:999", "afternotok:101", "afterok:101?afterok:102", "singleton", "afterok:101,afterany:102"]
-)
-def test_sbatch_dependencies_it_cannot_express_pass_through(dep: str) -> None:
-    with pytest.raises(ShimArgs):
-        build_spec(["-d", dep, "--wrap", "true"], "/w", resolve={"101": 7, "102": 8}.get)
 
 
 @given(st.text(alphabet="%.0123456789ijuTtMlDRrNCmPVSebZaqpoEk |-:x", max_size=40), st.booleans())

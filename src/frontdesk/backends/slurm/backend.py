@@ -15,14 +15,16 @@ import logging
 import os
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from frontdesk import proc
 from frontdesk.backends.base import BackendJob, BackendStatus, Inventory, JobState, PushHint, Usage
 from frontdesk.backends.slurm import parse, render
+from frontdesk.backends.slurm.options import OptionError, validate_passthrough
+from frontdesk.backends.slurm.runner import JobTable, Runner
 from frontdesk.errors import BackendError, ConfigError
+from frontdesk.spec.model import SlurmOptions
 
 __all__ = ["JobTable", "SlurmBackend", "SlurmConfig", "notify_dir_from"]
 
@@ -82,59 +84,6 @@ def notify_dir_from(config: SlurmConfig) -> Path | None:
     return lab / "gateways" if (lab / "gateways").is_dir() else None
 
 
-@dataclass
-class _Snapshot:
-    records: dict[str, parse.JobRecord] = field(default_factory=dict)
-    as_of: float = 0.0
-
-
-class JobTable:
-    """A single-flight, time-bounded snapshot of `scontrol -o show job` shared by every caller."""
-
-    def __init__(self, runner: _Runner) -> None:
-        self._run = runner
-        self._snap = _Snapshot()
-        self._lock = asyncio.Lock()
-        self.queries = 0
-        """Real controller queries made (for tests and the bench)."""
-
-    async def fetch(self, max_age: float = 0.0) -> tuple[dict[str, parse.JobRecord], float]:
-        """Records by Slurm id, at most `max_age` seconds old; concurrent callers share one query."""
-        asked = time.time()
-        async with self._lock:
-            if self._snap.as_of >= asked - max_age:
-                return self._snap.records, self._snap.as_of
-            started = time.time()
-            result = await self._run(["scontrol", "-o", "show", "job"])
-            self.queries += 1
-            records = {r["JobId"]: r for r in parse.parse_scontrol_jobs(result.stdout)}
-            self._snap = _Snapshot(records, started)
-            return records, started
-
-
-class _Runner:
-    """Runs one Slurm command through frontdesk.proc with the site's SLURM_CONF and bin dir."""
-
-    def __init__(self, config: SlurmConfig) -> None:
-        self._config = config
-        self._env: dict[str, str] | None = None
-        if config.conf:
-            self._env = {**os.environ, "SLURM_CONF": config.conf}
-
-    def argv(self, argv: Sequence[str]) -> list[str]:
-        if self._config.bin_dir:
-            return [str(Path(self._config.bin_dir) / argv[0]), *argv[1:]]
-        return list(argv)
-
-    async def __call__(self, argv: Sequence[str], check: bool = True, cwd: str | None = None) -> proc.Result:
-        return await proc.run_async(
-            self.argv(argv), timeout=self._config.command_timeout, check=check, env=self._env, cwd=cwd
-        )
-
-    def sync(self, argv: Sequence[str], check: bool = True) -> proc.Result:
-        return proc.run(self.argv(argv), timeout=self._config.command_timeout, check=check, env=self._env)
-
-
 class SlurmBackend:
     """The Backend Protocol on a Slurm cluster (tested against the lab: scripts/slurm-lab)."""
 
@@ -143,7 +92,7 @@ class SlurmBackend:
     def __init__(self, settings: Any) -> None:
         self.settings = settings
         self.config = SlurmConfig.from_settings(settings)
-        self._run = _Runner(self.config)
+        self._run = Runner(self.config)
         self.table = JobTable(self._run)
         self._dirs: dict[str, Path] = {}
         self._inventory = Inventory(cpus=0, memory_bytes=0)
@@ -189,7 +138,15 @@ class SlurmBackend:
 
     # -- jobs ---------------------------------------------------------------------------------
     async def submit(self, job: BackendJob) -> str:
-        """Render and keep the script in job_dir, then `sbatch --parsable` it; the Slurm job id."""
+        """Render and keep the script in job_dir, then `sbatch --parsable` it with the job's environment."""
+        given = job.extra.get("slurm")
+        if isinstance(given, SlurmOptions):
+            try:
+                validate_passthrough(given.options)
+            except OptionError as exc:
+                raise BackendError(f"sbatch options: {exc}") from None
+            if job.attempt == 1 and given.submit_by and time.time() > given.submit_by:
+                raise BackendError("the submitter gave up waiting before the job reached sbatch; not submitted")
         text = render.render_script(
             job, default_partition=self.config.partition, extra_directives=self.config.directives
         )
@@ -200,13 +157,32 @@ class SlurmBackend:
             script.write_text(text)
 
         await asyncio.to_thread(write)
-        result = await self._run(render.sbatch_argv(script), cwd=str(job.job_dir))
+        argv = render.sbatch_argv(script, options=render.command_line(job, self._tag(job)))
+        result = await self._run(argv, cwd=str(job.job_dir), env=self._job_env(job))
         backend_id = result.stdout.strip().split(";", 1)[0]
         if not backend_id.isdigit():
             raise BackendError(f"sbatch printed no job id: {result.stdout.strip()[:200]!r}")
         self._dirs[backend_id] = job.job_dir
         await asyncio.to_thread(self._remember, backend_id, job.job_dir)
         return backend_id
+
+    def _tag(self, job: BackendJob) -> str:
+        """`fd-N.A@<gateway>`: the attempt's key plus which gateway's (its home) for lookup after a crash."""
+        return f"{job.key}@{self._tag_suffix()}"
+
+    def _tag_suffix(self) -> str:
+        return hashlib.sha1(str(self.settings.home).encode()).hexdigest()[:10]
+
+    def _job_env(self, job: BackendJob) -> dict[str, str]:
+        """sbatch's environment = the job's (Slurm exports it: --export=ALL), never the gateway's own.
+
+        sbatch's input variables (SBATCH_*) and an outer job's SLURM_* would change what sbatch does, so
+        they are left out; SLURM_CONF names this backend's cluster."""
+        env = {k: v for k, v in job.env.items() if not k.startswith(("SBATCH_", "SLURM_"))}
+        conf = self.config.conf or os.environ.get("SLURM_CONF")
+        if conf:
+            env["SLURM_CONF"] = conf
+        return env
 
     @property
     def _ids_dir(self) -> Path:
@@ -368,8 +344,13 @@ class SlurmBackend:
         wanted = set(keys)
         out: dict[str, str] = {}
         home = str(self.settings.home).rstrip("/") + "/"
+        suffix = "@" + self._tag_suffix()
         for bid in sorted(records, key=lambda b: int(b) if b.isdigit() else 0):
             name = records[bid].get("JobName", "")
+            comment = records[bid].get("Comment", "")
+            if comment.endswith(suffix) and comment[: -len(suffix)] in wanted:
+                out[comment[: -len(suffix)]] = bid  # a job from the sbatch shim keeps the user's name
+                continue
             # another gateway's attempt may have the same key: only ours write under our home
             if name in wanted and records[bid].get("StdOut", "").startswith(home):
                 out[name] = bid

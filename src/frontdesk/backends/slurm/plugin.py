@@ -13,8 +13,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from frontdesk.backends.slurm.backend import SlurmBackend, SlurmConfig
+from frontdesk.backends.slurm.options import OptionError, validate_passthrough
 from frontdesk.backends.slurm.parse import JobRecord
-from frontdesk.errors import Conflict
+from frontdesk.errors import Conflict, SpecError
 
 __all__ = ["SlurmPlugin", "VIEW_FIELDS", "view_row"]
 
@@ -72,6 +73,21 @@ class SlurmPlugin:
     def attach(self, gateway: Any) -> None:
         """Remember the gateway (its backend holds the shared JobTable)."""
         self.gateway = gateway
+
+    def admit(self, spec: Any, ctx: Any) -> None:
+        """Check a job's sbatch options (spec.slurm) before anything is stored; SpecError names the bad one."""
+        given = getattr(spec, "slurm", None)
+        if given is None:
+            return None
+        if self.config is None:
+            raise SpecError("sbatch options (spec.slurm) need a gateway on the slurm backend", field="slurm")
+        try:
+            validate_passthrough(given.options)
+        except OptionError as exc:
+            raise SpecError(f"slurm.options: {exc}", field="slurm.options") from None
+        if given.submit_by is not None and time.time() > given.submit_by:
+            raise SpecError("the submitter gave up before the gateway took the job (slurm.submit_by)", field="slurm")
+        return None
 
     def _backend(self) -> SlurmBackend:
         backend = getattr(self.gateway, "backend", None)

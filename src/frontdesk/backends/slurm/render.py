@@ -16,12 +16,14 @@ from pathlib import Path
 
 from frontdesk.backends.base import BackendJob
 from frontdesk.errors import SpecError
+from frontdesk.spec.model import SlurmOptions
 
 __all__ = [
     "SCRIPT_FILE",
     "STDERR_FILE",
     "STDOUT_FILE",
     "USAGE_FILE",
+    "command_line",
     "format_time_limit",
     "render_script",
     "sbatch_argv",
@@ -80,22 +82,24 @@ def _gres(job: BackendJob) -> str | None:
     return f"gpu:{job.gpus}"
 
 
-def render_script(
-    job: BackendJob, *, default_partition: str | None = None, extra_directives: Sequence[str] = ()
-) -> str:
-    """The sbatch script for one attempt: `#SBATCH` resources, environment, the command, usage sampling."""
-    out_dir = job.job_dir
-    lines = [
-        "#!/bin/bash",
-        f"# frontdesk job {job.job_id} attempt {job.attempt} ({job.name}); generated, kept for provenance.",
-        f"#SBATCH --job-name={job.key}",
-        "#SBATCH --ntasks=1",
-        f"#SBATCH --cpus-per-task={job.cpus}",
-    ]
+def _slurm_options(job: BackendJob) -> SlurmOptions | None:
+    value = job.extra.get("slurm")
+    return value if isinstance(value, SlurmOptions) else None
+
+
+def _resource_lines(job: BackendJob, given: SlurmOptions | None, default_partition: str | None) -> list[str]:
+    lines = []
+    if given is None:
+        lines += ["#SBATCH --ntasks=1", f"#SBATCH --cpus-per-task={job.cpus}"]
+    elif job.cpus > 1:
+        lines.append(f"#SBATCH --cpus-per-task={job.cpus}")
     partition = job.partition or default_partition
     if partition:
         lines.append(f"#SBATCH --partition={partition}")
-    if job.memory_bytes:
+    per_unit = given is not None and any(
+        o.startswith(("--mem-per-cpu", "--mem-per-gpu", "--mem=")) for o in given.options
+    )
+    if job.memory_bytes and not per_unit:
         lines.append(f"#SBATCH --mem={max(1, math.ceil(job.memory_bytes / 2**20))}M")
     gres = _gres(job)
     if gres:
@@ -104,27 +108,74 @@ def render_script(
         lines.append(f"#SBATCH --time={format_time_limit(job.walltime_seconds)}")
     if job.qos:
         lines.append(f"#SBATCH --qos={job.qos}")
-    if job.priority > 0:
+    if job.priority > 0 and not (given and any(o.startswith("--nice") for o in given.options)):
         from frontdesk.policy.priority import slurm_nice
 
         lines.append(f"#SBATCH --nice={slurm_nice(job.priority)}")  # the policy's order, within the partition
-    lines += [
-        f"#SBATCH --output={_directive_path(out_dir / STDOUT_FILE)}",
-        f"#SBATCH --error={_directive_path(out_dir / STDERR_FILE)}",
-        f"#SBATCH --chdir={_directive_path(out_dir, pattern=False)}",
+    return lines
+
+
+def render_script(
+    job: BackendJob, *, default_partition: str | None = None, extra_directives: Sequence[str] = ()
+) -> str:
+    """The sbatch script for one attempt: `#SBATCH` resources, the command, usage sampling.
+
+    The job's environment is not written here: it is the environment sbatch runs with (`--export`).
+    A job from the sbatch shim keeps the user's name, files and options, given on sbatch's command line
+    (`command_line`), so no user text is ever parsed as an `#SBATCH` line."""
+    out_dir = job.job_dir
+    given = _slurm_options(job)
+    lines = [
+        "#!/bin/bash",
+        f"# frontdesk job {job.job_id} attempt {job.attempt} ({job.name}); generated, kept for provenance.",
     ]
+    if given is None:
+        lines.append(f"#SBATCH --job-name={job.key}")
+    lines += _resource_lines(job, given, default_partition)
+    if given is None:
+        lines += [
+            f"#SBATCH --output={_directive_path(out_dir / STDOUT_FILE)}",
+            f"#SBATCH --error={_directive_path(out_dir / STDERR_FILE)}",
+            f"#SBATCH --chdir={_directive_path(out_dir, pattern=False)}",
+        ]
     lines += [f"#SBATCH {d}" for d in extra_directives]
     lines.append("")
     for key in sorted(job.env):
         if not _ENV_NAME.match(key):
             raise SpecError(f"not an environment variable name: {key!r}")
-        lines.append(f"export {key}={shlex.quote(job.env[key])}")
+        if key.startswith("FRONTDESK_"):  # kept even under --export=NONE
+            lines.append(f"export {key}={shlex.quote(job.env[key])}")
     lines.append(f"cd -- {shlex.quote(str(job.workdir))} || exit 1")
-    lines.append(shlex.join(job.argv))
+    lines.append(shlex.join([*job.argv, *(given.args if given else [])]))
     lines.append(_USAGE_TAIL.strip("\n").replace("{usage}", shlex.quote(str(out_dir / USAGE_FILE))))
     return "\n".join(lines) + "\n"
 
 
-def sbatch_argv(script_path: Path, sbatch: str = "sbatch") -> list[str]:
+def command_line(job: BackendJob, tag: str) -> list[str]:
+    """sbatch options for the command line: the sbatch shim's (name, files, --export, pass-through options).
+
+    `tag` goes into --comment (unless the user set one) so a restarted gateway finds the attempt again."""
+    given = _slurm_options(job)
+    if given is None:
+        return [f"--export={_export(None)}"]
+    array = any(o.startswith("--array") for o in given.options)
+    out = [
+        f"--job-name={given.job_name or job.name}",
+        f"--output={given.output or ('slurm-%A_%a.out' if array else 'slurm-%j.out')}",
+        f"--chdir={job.workdir}",
+        f"--export={_export(given.export)}",
+    ]
+    if given.error:
+        out.append(f"--error={given.error}")
+    if not any(o.startswith("--comment") for o in given.options):
+        out.append(f"--comment={tag}")
+    return out + list(given.options)
+
+
+def _export(value: str | None) -> str:
+    return value or "ALL"
+
+
+def sbatch_argv(script_path: Path, sbatch: str = "sbatch", options: Sequence[str] = ()) -> list[str]:
     """The sbatch command line for a rendered script (`--parsable`: prints `id[;cluster]`)."""
-    return [sbatch, "--parsable", str(script_path)]
+    return [sbatch, "--parsable", *options, str(script_path)]

@@ -1,0 +1,79 @@
+"""How the Slurm backend talks to the controller: one runner for every command, one shared job table."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from frontdesk import proc
+from frontdesk.backends.slurm import parse
+
+if TYPE_CHECKING:
+    from frontdesk.backends.slurm.backend import SlurmConfig
+
+__all__ = ["JobTable", "Runner"]
+
+
+@dataclass
+class _Snapshot:
+    records: dict[str, parse.JobRecord] = field(default_factory=dict)
+    as_of: float = 0.0
+
+
+class JobTable:
+    """A single-flight, time-bounded snapshot of `scontrol -o show job` shared by every caller."""
+
+    def __init__(self, runner: Runner) -> None:
+        self._run = runner
+        self._snap = _Snapshot()
+        self._lock = asyncio.Lock()
+        self.queries = 0
+        """Real controller queries made (for tests and the bench)."""
+
+    async def fetch(self, max_age: float = 0.0) -> tuple[dict[str, parse.JobRecord], float]:
+        """Records by Slurm id, at most `max_age` seconds old; concurrent callers share one query."""
+        asked = time.time()
+        async with self._lock:
+            if self._snap.as_of >= asked - max_age:
+                return self._snap.records, self._snap.as_of
+            started = time.time()
+            result = await self._run(["scontrol", "-o", "show", "job"])
+            self.queries += 1
+            records = {r["JobId"]: r for r in parse.parse_scontrol_jobs(result.stdout)}
+            self._snap = _Snapshot(records, started)
+            return records, started
+
+
+class Runner:
+    """Runs one Slurm command through frontdesk.proc with the site's SLURM_CONF and bin dir."""
+
+    def __init__(self, config: SlurmConfig) -> None:
+        self._config = config
+        self._env: dict[str, str] | None = None
+        if config.conf:
+            self._env = {**os.environ, "SLURM_CONF": config.conf}
+
+    def argv(self, argv: Sequence[str]) -> list[str]:
+        if self._config.bin_dir:
+            return [str(Path(self._config.bin_dir) / argv[0]), *argv[1:]]
+        return list(argv)
+
+    async def __call__(
+        self, argv: Sequence[str], check: bool = True, cwd: str | None = None, env: Mapping[str, str] | None = None
+    ) -> proc.Result:
+        """Run one command; `env` replaces the gateway's environment (the binary is found on the gateway's PATH)."""
+        full = self.argv(argv)
+        if env is not None:
+            full[0] = shutil.which(full[0]) or full[0]
+        return await proc.run_async(
+            full, timeout=self._config.command_timeout, check=check, env=self._env if env is None else env, cwd=cwd
+        )
+
+    def sync(self, argv: Sequence[str], check: bool = True) -> proc.Result:
+        return proc.run(self.argv(argv), timeout=self._config.command_timeout, check=check, env=self._env)
