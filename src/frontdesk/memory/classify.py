@@ -24,7 +24,7 @@ _SCAN_BYTES = 256 * 1024
 
 # States whose meaning wins over whatever else the log says; a matcher of another kind cannot explain them.
 _STRICT_STATES = {"TIMEOUT", "DEADLINE", "OUT_OF_MEMORY", "NODE_FAIL", "BOOT_FAIL", "PREEMPTED"}
-_CANCELLED_KINDS = {"walltime", "node_failure", "host_oom"}
+_CANCELLED_KINDS = {"walltime", "node_failure", "host_oom", "preempted"}
 _NO_DETAIL_KINDS = {
     "host_oom",
     "cuda_oom",
@@ -34,6 +34,16 @@ _NO_DETAIL_KINDS = {
     "permission_denied",
     "cancelled",
     "preempted",
+    "dependency",
+    "nan_loss",
+    "address_in_use",
+    "device_mismatch",
+    "segfault",
+    "illegal_instruction",
+    "no_gpu",
+    "driver_mismatch",
+    "mpi_launch",
+    "package_resolution",
 }
 
 
@@ -46,6 +56,16 @@ class KindInfo:
     next_step: str
     substrate: bool
     """Whether it comes from the shared substrate (toolchain, libraries, nodes), not the job itself."""
+    next_step_plain: str = ""
+    """The next step when the log gave no detail (`next_step` may name `{detail}`)."""
+
+    def advice(self, detail: str = "") -> str:
+        """The next step, made specific with the detail the log gave (a module, a library, a capability)."""
+        if "{detail}" not in self.next_step:
+            return self.next_step
+        if not detail:
+            return self.next_step_plain or self.next_step.replace("{detail}", "it")
+        return self.next_step.replace("{detail}", detail)
 
 
 @dataclass(frozen=True)
@@ -156,7 +176,9 @@ def _compile(entry: dict[str, Any]) -> Matcher:
 def parse_catalog(data: dict[str, Any]) -> Catalog:
     """Build a Catalog from parsed TOML data (raises ValueError on an unknown kind)."""
     kinds = {
-        name: KindInfo(name, str(v["summary"]), str(v["next_step"]), bool(v.get("substrate")))
+        name: KindInfo(
+            name, str(v["summary"]), str(v["next_step"]), bool(v.get("substrate")), str(v.get("next_step_plain", ""))
+        )
         for name, v in data.get("kinds", {}).items()
     }
     # highest priority first: once a match is found, lower priorities cannot win and are skipped
@@ -183,6 +205,25 @@ _ERROR_WORDS = re.compile(
 )
 _PY_EXC = re.compile(r"^\s*[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Warning)\b")
 _NOISE = re.compile(r"^\s*(Traceback \(most recent call last\)|File \"|\^+\s*$|During handling)")
+# The last line of a traceback, also behind a rank or log prefix (`[rank0]: RuntimeError: ...`).
+_FINAL = re.compile(
+    r"^(?:\S*[\]>|:]\s*)?(?:[A-Za-z_][\w.]*\.)?[A-Za-z_]\w*(?:Error|Exception|Exit)\b(?::|\s*$)|^Fatal Python error",
+    re.M,
+)
+# Lines that only warn: a TensorFlow `W .../dso_loader.cc` line, a UserWarning, `[W ...]`, `WARNING`.
+_WARNING = re.compile(
+    r"(?:^|\s|\])[WI](?:\d{4}\s|\s+[\w/.-]+\.(?:cc|cpp|py):\d+\])|\b\w*Warning\b|^\s*\[W |\bWARNING\b|"
+    r"Ignore above cudart dlerror",
+)
+# A scheduler's verdict or a fatal signal: decisive wherever it sits.
+_VERDICT = re.compile(
+    r"slurmstepd|\*\*\* (?:JOB|STEP) |srun: error|DUE TO |oom[-_]kill|Killed process|Out of memory: Kill|"
+    r"Segmentation fault|Illegal instruction|Bus error|core dumped|SIG(?:SEGV|ILL|BUS|KILL)\b",
+    re.I,
+)
+
+
+_CAPABILITY = re.compile(r"CUDA capability (sm_\d+)|compute capability:? (\d+\.\d+)", re.I)
 
 
 def _line_at(text: str, pos: int) -> str:
@@ -197,33 +238,52 @@ def _last_error_line(text: str) -> str:
         if _PY_EXC.match(ln):
             return ln
     for ln in reversed(lines):
-        if _ERROR_WORDS.search(ln) and not _NOISE.match(ln):
+        if _ERROR_WORDS.search(ln) and not _NOISE.match(ln) and not _WARNING.search(ln):
             return ln
     return lines[-1] if lines else ""
 
 
+def _final_error_at(text: str) -> int:
+    """Where the last traceback's final line starts (-1 when the log's end holds none)."""
+    start = max(0, len(text) - 16384)
+    last = -1
+    for m in _FINAL.finditer(text, start):
+        if not _WARNING.search(_line_at(text, m.start())):
+            last = m.start()
+    return last
+
+
+def _tier(text: str, pos: int, final_at: int) -> int:
+    """How decisive the line at `pos` is: 0 a warning, 1 an error line, 2 the final line or a verdict."""
+    line_start = text.rfind("\n", 0, pos) + 1
+    line = _line_at(text, pos)
+    if line_start == final_at or _VERDICT.search(line):
+        return 2
+    return 0 if _WARNING.search(line) else 1
+
+
 def _window(text: str, pos: int) -> tuple[int, int]:
-    """The line holding `pos` with its neighbours (messages such as Lmod's wrap onto the next line)."""
+    """The line holding `pos` with its neighbours (messages such as Lmod's wrap onto the next lines)."""
     line_start = text.rfind("\n", 0, pos) + 1
     start = text.rfind("\n", 0, max(line_start - 1, 0)) + 1 if line_start else 0
-    end = text.find("\n", pos)
-    if end >= 0:
+    end = pos
+    for _ in range(3):  # and the two lines after it (a name may follow a blank line)
         nxt = text.find("\n", end + 1)
-        end = nxt if nxt >= 0 else len(text)
-    else:
-        end = len(text)
+        if nxt < 0:
+            return start, len(text)
+        end = nxt
     return start, end
 
 
-def _last_match(m: Matcher, text: str, lowered: bytes) -> tuple[re.Match[str], int] | None:
-    """The last match of `m` and the offset of the window it was found in.
+def _last_match(m: Matcher, text: str, lowered: bytes) -> re.Match[str] | None:
+    """The last match of `m`.
 
     Only the lines holding one of the matcher's hints are searched, from the end backwards, so a
     plain substring search does the scanning and the first hit found is the last one in the log.
     """
     if not m.hints:
         found = list(m.regex.finditer(text))
-        return (found[-1], 0) if found else None
+        return found[-1] if found else None
     cursors = {h: lowered.rfind(h) for h in m.hint_bytes}
     tested_to = len(text) + 1
     while True:
@@ -236,7 +296,7 @@ def _last_match(m: Matcher, text: str, lowered: bytes) -> tuple[re.Match[str], i
         start, end = _window(text, pos)
         found = list(m.regex.finditer(text, start, end))
         if found:
-            return found[-1], 0
+            return found[-1]
         tested_to = text.rfind("\n", 0, pos) + 1
 
 
@@ -244,20 +304,55 @@ def _detail(kind: str, match: re.Match[str], matcher: Matcher) -> str:
     if kind in _NO_DETAIL_KINDS:
         return ""
     raw = next((v for k, v in match.groupdict().items() if k.startswith("detail") and v), None)
+    if kind == "nccl_error":
+        return "timeout" if "timeout" in match.group(0).lower() else (raw or "error")
     if raw is None:
-        raw = match.group(0)
+        raw = "" if kind in ("no_kernel_image", "hub_offline", "glibc_version") else match.group(0)
     if kind == "missing_library":
         return re.sub(r"\.so[\d.]*$", ".so", raw)
     if kind == "missing_module":
         return raw.split("/")[0].lower()
-    if kind == "toolchain_mismatch" and re.match(r"(GLIBC|GLIBCXX|CXXABI|GCC)_", raw):
+    if kind == "glibc_version":
         return raw.split("_")[0]
-    return normalise(raw, 120) if kind != "missing_import" else raw
+    return normalise(raw, 120) if kind not in ("missing_import", "hub_offline", "no_kernel_image") else raw
 
 
 def _cause(info: KindInfo | None, kind: str, detail: str) -> str:
     summary = info.summary if info else kind
     return f"{summary}: {detail}" if detail else summary
+
+
+def _allowed(m: Matcher, state: str | None, implied: str | None) -> bool:
+    if m.states is not None and (state is None or state not in m.states):
+        return False
+    if state in _STRICT_STATES and m.kind != implied:
+        return False
+    return not (state == "CANCELLED" and m.kind not in _CANCELLED_KINDS)
+
+
+def _best(cat: Catalog, text: str, lowered: bytes, state: str | None) -> tuple[int, Matcher, re.Match[str]] | None:
+    """The decisive match: by tier (warning < error line < final line or verdict), then priority, then position."""
+    implied = cat.states.get(state or "")
+    final_at = _final_error_at(text)
+    best: tuple[tuple[int, int, int], Matcher, re.Match[str]] | None = None
+    for m in cat.matchers:
+        if best is not None and best[0][0] == 2 and m.priority < best[0][1]:
+            break  # sorted by priority: nothing later can outrank a decisive match
+        if m.hints and not any(h in lowered for h in m.hint_bytes):
+            continue
+        if not _allowed(m, state, implied):
+            continue
+        match = _last_match(m, text, lowered)
+        if match is None:
+            continue
+        rank = (_tier(text, match.start(), final_at), m.priority, match.start())
+        if best is None or rank > best[0]:
+            best = (rank, m, match)
+    if best is None:
+        return None
+    if best[0][0] == 0 and final_at > best[0][2] and state not in _STRICT_STATES:
+        return None  # only warnings matched, and a later error line decided the ending
+    return best[0][0], best[1], best[2]
 
 
 def classify(
@@ -272,34 +367,19 @@ def classify(
     text = redact(text[-_SCAN_BYTES:])
     # ASCII bytes, one per character ('?' for the rest): offsets match `text`, and lowering is cheap
     lowered = text.encode("ascii", "replace").lower()
-    implied = cat.states.get(state or "")
-    best: tuple[int, int, Matcher, re.Match[str], int] | None = None
-    for m in cat.matchers:
-        if best is not None and m.priority < best[0]:
-            break
-        if m.hints and not any(h in lowered for h in m.hint_bytes):
-            continue
-        if m.states is not None and (state is None or state not in m.states):
-            continue
-        if state in _STRICT_STATES and m.kind != implied:
-            continue
-        if state == "CANCELLED" and m.kind not in _CANCELLED_KINDS:
-            continue
-        found = _last_match(m, text, lowered)
-        if found is None:
-            continue
-        match, offset = found
-        rank = (m.priority, offset + match.start())
-        if best is None or rank > (best[0], best[1]):
-            best = (m.priority, offset + match.start(), m, match, offset)
-    if best is not None:
-        _, pos, matcher, match, _offset = best
+    found = _best(cat, text, lowered, state)
+    if found is not None:
+        _tier_, matcher, match = found
         kind = matcher.kind
-        line = _line_at(text, pos)
+        line = _line_at(text, match.start())
         detail = normalise(line, 120) if matcher.detail_from_line else _detail(kind, match, matcher)
+        if kind == "no_kernel_image" and not detail:
+            cap = _CAPABILITY.search(text)  # often on an earlier warning line
+            detail = (cap.group(1) or f"sm_{cap.group(2).replace('.', '')}") if cap else ""
         return Signature(
             state, kind, detail, _cause(cat.kinds.get(kind), kind, detail), line[:300], matcher.id, normalise(line)
         )
+    implied = cat.states.get(state or "")
     kind = implied or ("exit_error" if text.strip() or exit_code else "unknown")
     line = _last_error_line(text) if kind == "exit_error" else ""
     if kind == "exit_error" and not line and exit_code is not None:

@@ -64,7 +64,10 @@ def test_hints_are_sound_on_the_corpus() -> None:
         ("missing_import/slurm-lab-captured__FAILED.log", "torch_nonexistent_mod"),
         ("missing_module/lmod-unknown-cuda__FAILED.log", "cuda"),
         ("missing_module/tcl-modules__FAILED.log", "intel"),
-        ("toolchain_mismatch/glibc-version__FAILED.log", "GLIBC"),
+        ("glibc_version/glibc-version__FAILED.log", "GLIBC"),
+        ("nccl_error/watchdog-timeout__FAILED.log", "timeout"),
+        ("no_kernel_image/torch-sm__FAILED.log", "sm_90"),
+        ("hub_offline/transformers-offline__FAILED.log", "gpt2"),
         ("host_oom/slurm-stepd-batch__OUT_OF_MEMORY.log", ""),
     ],
 )
@@ -122,3 +125,35 @@ def test_normalise_is_idempotent_and_digit_free(text: str) -> None:
     once = normalise(text)
     assert normalise(once) == once
     assert not any(ch.isdigit() for ch in once)
+
+
+def test_failure_kinds_are_the_catalog_kinds() -> None:
+    from frontdesk.memory.kinds import FailureKind
+
+    assert {k.value for k in FailureKind} - {"ok", "unknown"} == set(load_catalog().kinds)
+
+
+def test_every_kind_has_a_next_step_and_details_make_it_specific() -> None:
+    kinds = load_catalog().kinds
+    assert all(info.advice("") and "{detail}" not in info.advice("") for info in kinds.values())
+    assert "flash_attn" in kinds["missing_import"].advice("flash_attn")
+    assert "sm_90" in kinds["no_kernel_image"].advice("sm_90")
+    assert "not a driver problem" in kinds["no_kernel_image"].advice("")
+
+
+def test_decisive_error_wins_over_an_earlier_warning() -> None:
+    warn = (
+        "2024-01-01 10:00:00.1: W tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could not load "
+        "dynamic library 'libcudart.so.11.0'; dlerror: libcudart.so.11.0: cannot open shared object file\n"
+    )
+    assert classify(warn, "FAILED").kind == "missing_library"  # nothing else said: the warning is all there is
+    sig = classify(warn + "Traceback (most recent call last):\nKeyError: 'label'\n", "FAILED")
+    assert sig.kind == "exit_error" and sig.detail == "KeyError: 'label'"
+    oom = warn + "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor\n"
+    assert classify(oom, "FAILED").kind == "cuda_oom"
+
+
+def test_final_traceback_line_outranks_earlier_errors() -> None:
+    text = "mkdir: cannot create directory '/x': Permission denied\n[rank0]: RuntimeError: NCCL error: unhandled system error\n"
+    sig = classify(text, "FAILED")
+    assert sig.kind == "nccl_error" and sig.detail == "unhandled system error"
