@@ -102,6 +102,7 @@ class Gateway:
     def begin_shutdown(self) -> None:
         """Called (on the loop) when a stop signal arrives: long-polls answer 503 at once instead of hanging."""
         self.closing = True
+        self.bus.waiters.wake_all()
         cond = self.bus.changed
 
         async def _wake_all() -> None:
@@ -609,9 +610,10 @@ class Gateway:
         for job_id in ids:
             self.get_job(job_id)
         deadline = None if timeout is None else time.monotonic() + timeout
-        cond = self.bus.changed
-        async with cond:  # held while checking, so no report can slip in between check and wait
+        flag = self.bus.waiters.watch(ids)  # woken only by events of these jobs (events/waiters.py)
+        try:
             while True:
+                flag.clear()  # before the check: a report stored after it sets the flag again
                 reports = {i: self.report(i) for i in ids}
                 done_ids = [i for i, r in reports.items() if r is not None]
                 done = bool(done_ids) if mode == "any" else len(done_ids) == len(ids)
@@ -625,9 +627,11 @@ class Gateway:
                     }
                 remaining = 30.0 if deadline is None else max(0.0, deadline - time.monotonic())
                 try:
-                    await asyncio.wait_for(cond.wait(), timeout=min(remaining, 30.0))
+                    await asyncio.wait_for(flag.wait(), timeout=min(remaining, 30.0))
                 except TimeoutError:
                     pass
+        finally:
+            self.bus.waiters.unwatch(ids, flag)
 
 
 def _dependency_verdict(deps: list[JobRecord | None], fail_action: str) -> str:

@@ -11,6 +11,7 @@ import logging
 from collections.abc import Callable
 
 from frontdesk.events.models import Event
+from frontdesk.events.waiters import Waiters
 
 __all__ = ["Bus"]
 
@@ -18,11 +19,12 @@ log = logging.getLogger("frontdesk.events")
 
 
 class Bus:
-    """Subscribers get every event; `changed` wakes long-polls and streams."""
+    """Subscribers get every event; `waiters` wakes the long-polls of the event's job; `changed` anyone else."""
 
     def __init__(self) -> None:
         self._subscribers: list[Callable[[Event], None]] = []
         self._changed: asyncio.Condition | None = None
+        self.waiters = Waiters()
 
     @property
     def changed(self) -> asyncio.Condition:
@@ -43,6 +45,8 @@ class Bus:
                 callback(event)
             except Exception:  # a sink must never break the gateway
                 log.exception("event subscriber %r failed on %s", callback, event.kind)
+        if event.job_id is not None:
+            self.waiters.wake(event.job_id)
         cond = self.changed
 
         async def _notify() -> None:
