@@ -154,6 +154,9 @@ def test_decisive_error_wins_over_an_earlier_warning() -> None:
 
 
 def test_final_traceback_line_outranks_earlier_errors() -> None:
-    text = "mkdir: cannot create directory '/x': Permission denied\n[rank0]: RuntimeError: NCCL error: unhandled system error\n"
+    text = (
+        "mkdir: cannot create directory '/x': Permission denied\n"
+        "[rank0]: RuntimeError: NCCL error: unhandled system error\n"
+    )
     sig = classify(text, "FAILED")
     assert sig.kind == "nccl_error" and sig.detail == "unhandled system error"
