@@ -2,7 +2,10 @@
 
 Tools: submit, queue, cluster, wait, report, logs, cancel, memory_search. Resources: recent reports
 (`frontdesk://reports/recent`) and one report (`frontdesk://reports/{job_id}`). Results are compact
-by design: the report text, never the raw log (logs is an explicit, bounded excerpt). Every call goes
+by design: the report text, never the raw log (logs is an explicit, bounded excerpt). Every tool answers
+with readable text only (`structured_output=False`): Claude Code shows the model the structured copy
+when there is one, which would be the report as JSON inside a string (issue 19). A report the owning
+session reads through `wait` or `report` is marked delivered, so no hook brings it again. Every call goes
 through the thin client to the gateway, in a worker thread, as the user who started the server; the
 submit context names the agent session this server runs in (detect_context), so reports come back
 to that session through its hooks.
@@ -22,7 +25,7 @@ from frontdesk.agents.detect import detect_context
 from frontdesk.client import Client
 from frontdesk.errors import FrontdeskError, NotFound
 
-__all__ = ["build_server", "serve"]
+__all__ = ["build_server", "lesson_lines", "serve"]
 
 T = TypeVar("T")
 
@@ -49,10 +52,41 @@ def _compact_job(j: dict[str, Any]) -> dict[str, Any]:
     return {k: j.get(k) for k in keys if j.get(k) is not None}
 
 
+def lesson_lines(got: Any) -> str:
+    """`memory_search`'s answer: one line per lesson (id, kind, cause, fix), not its whole JSON record."""
+    lessons = got.get("lessons") if isinstance(got, dict) else None
+    if not isinstance(lessons, list) or not lessons:
+        note = got.get("note") if isinstance(got, dict) else None
+        return str(note or "no lesson matches")
+    out = []
+    for item in lessons:
+        if not isinstance(item, dict):
+            continue
+        line = f"lesson {item.get('id')} [{item.get('kind')}] {item.get('cause') or item.get('line') or ''}".rstrip()
+        fix = item.get("fix")
+        fix_text = fix.get("text") if isinstance(fix, dict) else fix
+        if fix_text:
+            line += f"; fix: {fix_text}"
+        if item.get("scope"):
+            line += f" ({item['scope']}{', ' + str(item['state']) if item.get('state') else ''})"
+        out.append(" ".join(line.split()))
+    return "\n".join(out)
+
+
 def build_server(client_factory: Callable[[], Client] = Client) -> MCPServer:
     """The MCP server with frontdesk's tools and resources."""
-    server = MCPServer(name="frontdesk", instructions=_INSTRUCTIONS)
+    from frontdesk import __version__
+
+    server = MCPServer(name="frontdesk", instructions=_INSTRUCTIONS, version=__version__)
     context = {**detect_context(), "source": "mcp"}
+    tool = server.tool(structured_output=False)
+
+    def read(reports: list[dict[str, Any]], via: str) -> None:
+        from frontdesk.agents.readmark import mark_read
+
+        session = context.get("session")
+        if session:
+            mark_read(client_factory(), reports, via, session=str(session))
 
     async def call(fn: Callable[[Client], T]) -> T:
         try:
@@ -60,7 +94,7 @@ def build_server(client_factory: Callable[[], Client] = Client) -> MCPServer:
         except FrontdeskError as exc:
             raise ToolError(exc.message) from None
 
-    @server.tool()
+    @tool
     async def submit(
         command: str | None = None,
         spec_yaml: str | None = None,
@@ -91,7 +125,7 @@ def build_server(client_factory: Callable[[], Client] = Client) -> MCPServer:
             out["warnings"] = rec["warnings"]
         return json.dumps(out)
 
-    @server.tool()
+    @tool
     async def queue(active_only: bool = True, this_session_only: bool = False, limit: int = 50) -> str:
         """Jobs in the queue (compact records): active ones by default."""
         sid = context.get("session") if this_session_only else None
@@ -100,31 +134,33 @@ def build_server(client_factory: Callable[[], Client] = Client) -> MCPServer:
         )
         return json.dumps([_compact_job(r) for r in rows])
 
-    @server.tool()
+    @tool
     async def cluster() -> str:
         """The cluster's pools, nodes and GPUs, free and used."""
         return json.dumps(await call(lambda c: c.request("GET", "/v1/cluster")))
 
-    @server.tool()
+    @tool
     async def wait(job_ids: list[int], mode: str = "all", timeout_s: float = 600) -> str:
         """Block (server side, no polling) until any/all of the jobs end; returns their reports."""
         if mode not in ("any", "all"):
             raise ToolError("mode is 'any' or 'all'")
         got = await call(lambda c: c.wait(list(job_ids), mode=mode, timeout=timeout_s))
         reports = got.get("reports") or {}
-        items = reports.values() if isinstance(reports, dict) else reports
-        texts = [r.get("text", "") for r in items if isinstance(r, dict)]
+        items = [r for r in (reports.values() if isinstance(reports, dict) else reports) if isinstance(r, dict)]
+        texts = [r.get("text", "") for r in items]
+        await asyncio.to_thread(read, items, "mcp-wait")
         pending = got.get("pending") or []
         tail = f"\n\nstill running: {', '.join(map(str, pending))}" if pending else ""
         return ("\n\n".join(texts) or "no job ended yet") + tail
 
-    @server.tool()
+    @tool
     async def report(job_id: int) -> str:
         """The short report of an ended job (state, usage, cause and next step, log tails)."""
         rep = await call(lambda c: c.report(job_id))
+        await asyncio.to_thread(read, [rep], "mcp-report")
         return str(rep.get("text") or json.dumps(rep))
 
-    @server.tool()
+    @tool
     async def logs(job_id: int, tail: int = 50, stream: str = "stdout") -> str:
         """The last lines of a job's stdout or stderr (at most 200; secrets redacted)."""
         if stream not in ("stdout", "stderr"):
@@ -133,12 +169,12 @@ def build_server(client_factory: Callable[[], Client] = Client) -> MCPServer:
         lines = got.get("lines") if isinstance(got, dict) else None
         return "\n".join(lines) if isinstance(lines, list) else json.dumps(got)
 
-    @server.tool()
+    @tool
     async def cancel(job_id: int) -> str:
         """Cancel a job (and its process tree)."""
         return json.dumps(_compact_job(await call(lambda c: c.cancel(job_id))))
 
-    @server.tool()
+    @tool
     async def memory_search(query: str, limit: int = 5) -> str:
         """Search the failure memory: lessons from earlier jobs that failed like this."""
         from urllib.parse import urlencode
@@ -151,7 +187,7 @@ def build_server(client_factory: Callable[[], Client] = Client) -> MCPServer:
             except NotFound:
                 return {"results": [], "note": "the memory plug-in is not enabled on this gateway"}
 
-        return json.dumps(await call(go))
+        return lesson_lines(await call(go))
 
     @server.resource(
         "frontdesk://reports/recent",

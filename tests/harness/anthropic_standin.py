@@ -2,7 +2,8 @@
 
 It serves `POST /v1/messages` (streamed as server-sent events, or plain JSON), records every request body,
 and answers the agent-loop requests (those that carry `tools`) from a script: a list of replies, each
-either `("text", "...")` or `("bash", "<command>")` (a `tool_use` of the Bash tool). Requests without
+either `("text", "...")`, `("bash", "<command>")` (a `tool_use` of the Bash tool) or `("tool", JSON)` with
+`{"name": ..., "input": ...}` (a `tool_use` of any tool, e.g. an MCP tool `mcp__frontdesk__report`). Requests without
 tools (titles, summaries) get a short text. Stdlib only; run in a thread by the tests.
 """
 
@@ -32,6 +33,11 @@ def _events(reply: tuple[str, str], n: int) -> list[tuple[str, dict[str, Any]]]:
     if kind == "bash":
         block = {"type": "tool_use", "id": f"toolu_{n}", "name": "Bash", "input": {}}
         delta = {"type": "input_json_delta", "partial_json": json.dumps({"command": value, "description": "run it"})}
+        stop = "tool_use"
+    elif kind == "tool":  # value: {"name": TOOL, "input": {...}} as JSON (an MCP tool, mcp__server__tool)
+        call = json.loads(value)
+        block = {"type": "tool_use", "id": f"toolu_{n}", "name": call["name"], "input": {}}
+        delta = {"type": "input_json_delta", "partial_json": json.dumps(call["input"])}
         stop = "tool_use"
     else:
         block = {"type": "text", "text": ""}

@@ -152,3 +152,40 @@ def test_a_report_read_with_run_wait_is_not_brought_again_by_the_stop_hook(
     assert len(loop) == 2, [MessagesStandIn.last_user_text(b)[:300] for b in loop[2:]]  # and never again
     sid = json.loads(run.stdout)["session_id"]
     assert gw.client.request("GET", f"/v1/sessions/{sid}")["unread"] == 0
+
+
+def _tool_results(body: dict[str, Any]) -> list[Any]:
+    """The tool_result blocks' content of the last user message, as the model receives them."""
+    msgs = [m for m in body.get("messages", []) if m.get("role") == "user"]
+    content = msgs[-1].get("content") if msgs else None
+    return [b.get("content") for b in content or [] if isinstance(b, dict) and b.get("type") == "tool_result"]
+
+
+def test_mcp_report_reaches_the_model_as_readable_text_once(
+    gateway_factory: Any, claude_bin: Path, tmp_path: Path
+) -> None:
+    """Issue 19, defect 4: the model gets the report text (no JSON in a string); it is not delivered again."""
+    gw = gateway_factory(config="[agents]\nbatch_window_s = 0.5\n")
+    project = tmp_path / "project"
+    project.mkdir()
+    assert gw.cli("hooks", "install", "claude", "--project", "--dir", str(project)).returncode == 0
+    mcp = {"mcpServers": {"frontdesk": {"command": sys.executable, "args": ["-m", "frontdesk.cli.main", "mcp"]}}}
+    (project / "mcp.json").write_text(json.dumps(mcp))
+    marker = f"mcp-line-{uuid.uuid4().hex[:8]}"
+    submit = json.dumps({"name": "mcp__frontdesk__submit", "input": {"command": f"sh -c 'echo {marker}'"}})
+    wait = json.dumps({"name": "mcp__frontdesk__wait", "input": {"job_ids": [1], "timeout_s": 60}})  # a fresh gateway
+    script = [("tool", submit), ("tool", wait), ("text", "Read it; done.")]
+    with MessagesStandIn(script) as api:
+        env = _claude_env(gw.env, api.url, tmp_path)
+        argv = [str(claude_bin), "-p", "run it", "--output-format", "json", "--mcp-config", str(project / "mcp.json")]
+        argv += ["--allowedTools", "mcp__frontdesk__submit,mcp__frontdesk__wait"]
+        run = subprocess.run(argv, cwd=project, env=env, capture_output=True, text=True, timeout=240)
+    assert run.returncode == 0, run.stderr[-2000:]
+    loop = api.loop_requests
+    waited = _tool_results(loop[2])
+    text = waited[0] if isinstance(waited[0], str) else "".join(b.get("text", "") for b in waited[0])
+    assert text.startswith("frontdesk job 1: COMPLETED") and marker in text and "\n" in text
+    assert not text.lstrip().startswith("{") and '"result"' not in text  # not JSON in a string
+    assert len(loop) == 3  # the Stop hook did not bring it again
+    sid = json.loads(run.stdout)["session_id"]
+    assert gw.client.request("GET", f"/v1/sessions/{sid}")["unread"] == 0

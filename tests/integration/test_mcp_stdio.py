@@ -55,9 +55,13 @@ def test_submit_wait_report_logs_queue_cancel(gateway: Any) -> None:
             )
             job = sub["job"]["id"]
             assert sub["job"]["session"] == sid
-            waited = _text(await c.call_tool("wait", {"job_ids": [job], "timeout_s": 60}))
+            waited_res = await c.call_tool("wait", {"job_ids": [job], "timeout_s": 60})
+            assert waited_res.structured_content is None  # readable text only, no JSON-in-a-string copy
+            waited = _text(waited_res)
             assert waited.startswith(f"frontdesk job {job} (hello): COMPLETED") and "mcp-says-hi" in waited
-            assert "mcp-says-hi" in _text(await c.call_tool("report", {"job_id": job}))
+            assert "\\n" not in waited and "\n" in waited
+            rep = await c.call_tool("report", {"job_id": job})
+            assert "mcp-says-hi" in _text(rep) and rep.structured_content is None
             assert "mcp-says-hi" in _text(await c.call_tool("logs", {"job_id": job, "tail": 5}))
             long = json.loads(_text(await c.call_tool("submit", {"command": "sleep 60"})))["job"]["id"]
             queue = json.loads(_text(await c.call_tool("queue", {})))
@@ -70,12 +74,34 @@ def test_submit_wait_report_logs_queue_cancel(gateway: Any) -> None:
             assert "mcp-says-hi" in "".join(getattr(x, "text", "") for x in one.contents)
             cluster = json.loads(_text(await c.call_tool("cluster", {})))
             assert isinstance(cluster, dict)
-            mem = json.loads(_text(await c.call_tool("memory_search", {"query": "CUDA out of memory"})))
-            assert mem["query"] == "CUDA out of memory" and isinstance(mem["lessons"], list)
+            mem = _text(await c.call_tool("memory_search", {"query": "CUDA out of memory"}))
+            assert mem in ("no lesson matches", "the memory plug-in is not enabled on this gateway")
 
     _run(go())
-    # the server registered the session it runs in
-    assert gateway.client.request("GET", f"/v1/sessions/{sid}")["harness"] == "claude-code"
+    # the server registered the session it runs in, and what it read there is not delivered again
+    s = gateway.client.request("GET", f"/v1/sessions/{sid}")
+    assert s["harness"] == "claude-code" and s["unread"] == 0
+    wakes = [e["data"] for e in gateway.client.events(since=0) if e["kind"] == "session.wake" and e["session"] == sid]
+    assert [w["channel"] for w in wakes][:1] == ["read:mcp-wait"]
+
+
+def test_server_version_and_memory_search_one_line_per_lesson(gateway: Any) -> None:
+    from frontdesk import __version__
+
+    for cause in ("CUDA out of memory in the forward pass", "CUDA out of memory during eval"):
+        body = {"kind": "cuda_oom", "cause": cause, "fix": "halve the batch size", "application": "train.py"}
+        gateway.client.request("POST", "/v1/memory/lessons", body)
+
+    async def go() -> None:
+        async with Client(_params(gateway)) as c:
+            assert c.server_info.version == __version__ and c.server_info.name == "frontdesk"
+            res = await c.call_tool("memory_search", {"query": "CUDA out of memory"})
+            lines = _text(res).splitlines()
+            assert res.structured_content is None and len(lines) == 2
+            assert all(" [cuda_oom] CUDA out of memory" in x and "; fix: halve the batch size" in x for x in lines)
+            assert all(len(x) < 200 for x in lines)
+
+    _run(go())
 
 
 def test_errors_are_tool_errors_with_the_gateway_message(gateway: Any) -> None:
