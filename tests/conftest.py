@@ -30,7 +30,7 @@ class GatewayProc:
     ) -> None:
         self.home = home
         self.args = args or []
-        self.env = {**os.environ, "FRONTDESK_HOME": str(home), **(env or {})}
+        self.env = {**os.environ, "FRONTDESK_HOME": str(home), "FRONTDESK_NO_AUTOSTART": "1", **(env or {})}
         for key in ("FRONTDESK_SOCKET", "FRONTDESK_URL", "FRONTDESK_TOKEN", "FRONTDESK_CONFIG"):
             if key not in (env or {}):
                 self.env.pop(key, None)

@@ -129,7 +129,14 @@ class Client:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.settimeout(timeout)
         try:
-            sock.connect(self.socket_path)
+            try:
+                sock.connect(self.socket_path)
+            except (FileNotFoundError, ConnectionRefusedError):
+                from frontdesk.autostart import start_if_allowed
+
+                if not start_if_allowed(self.socket_path):  # zero setup: the user's own gateway, started once
+                    raise
+                sock.connect(self.socket_path)
             check_listener(sock, self.socket_path, trusted)
         except BaseException:
             sock.close()
