@@ -9,6 +9,9 @@ Points in the gateway's end path, in order (see `jobs/lifecycle.py`):
 - `after_report_built`: the report built, not stored.
 - `after_report_stored`: the report and its terminal events committed, not fanned out.
 Other owners add their own points here (one line each, with where they sit).
+- `shepherd_started` (shepherd): the job's process started, started.json written, nothing waited on yet.
+- `shepherd_job_exited` (shepherd): the job exited (status collected), no result.json yet.
+- `shepherd_result_written` (shepherd): result.json written, the gateway not yet notified.
 """
 
 from __future__ import annotations
