@@ -126,3 +126,19 @@ def test_lookup_ignores_another_gateways_attempt_with_the_same_key(slurm_setting
 
     found_mine, found_theirs, my_id, their_id = run(go())
     assert list(found_mine.values()) == [my_id] and list(found_theirs.values()) == [their_id]
+
+
+def test_a_site_time_format_does_not_corrupt_times(slurm_settings: Settings, monkeypatch: Any) -> None:
+    import time
+
+    monkeypatch.setenv("SLURM_TIME_FORMAT", "relative")  # "Tomorr 08:00"-style text in every time field
+
+    async def go() -> BackendStatus:
+        b = await started(slurm_settings)
+        bid = await b.submit(make_job(slurm_settings, ["true"]))
+        return (await until_ended(b, [bid]))[bid]
+
+    before = time.time()
+    st = run(go())
+    assert st.submitted_at is not None and st.ended_at is not None
+    assert before - 5 <= st.submitted_at <= st.ended_at <= time.time() + 5

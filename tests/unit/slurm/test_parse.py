@@ -201,3 +201,19 @@ def test_inventory() -> None:
     assert inv.cpus == 24 and inv.memory_bytes == 48000 * 2**20
     assert inv.gpus == ({"node": "a100n1", "type": "a100", "count": 2},)
     assert inv.pools[0]["name"] == "agent" and inv.pools[0]["max_time_s"] == 1800
+
+
+def test_a_key_inside_a_job_name_is_part_of_the_name() -> None:
+    line = (
+        "JobId=7 JobName=eval X=1 run UserId=root(0) GroupId=root(0) JobState=RUNNING "
+        "Comment=lr=0.1 Note=x WorkDir=/w/a=b StdOut=/w/a=b/out Nice=0"
+    )
+    rec = parse_scontrol_jobs(line)[0]
+    assert rec["JobName"] == "eval X=1 run" and rec["UserId"] == "root(0)" and rec["JobState"] == "RUNNING"
+    assert rec["Comment"] == "lr=0.1 Note=x" and rec["WorkDir"] == "/w/a=b" and rec["Nice"] == "0"
+
+
+@given(st.text(alphabet="abcXYZ =_-.", min_size=1, max_size=30).filter(lambda t: t.strip() == t and t))
+def test_any_job_name_round_trips(name: str) -> None:
+    rec = parse_scontrol_jobs(f"JobId=7 JobName={name} UserId=ada(1000) JobState=PENDING")[0]
+    assert rec["JobName"] == name and rec["UserId"] == "ada(1000)"

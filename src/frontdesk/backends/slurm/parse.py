@@ -62,12 +62,53 @@ def parse_scontrol_records(text: str, first_key: str) -> list[JobRecord]:
         if not line.startswith(first_key + "="):
             continue
         matches = list(_KEY.finditer(line))
+        if first_key == "JobId":
+            matches = _real_keys(matches)
         record: JobRecord = {}
         for i, m in enumerate(matches):
             end = matches[i + 1].start() if i + 1 < len(matches) else len(line)
             record.setdefault(m.group(1), line[m.end() : end])
         records.append(record)
     return records
+
+
+_USER_TEXT = frozenset(
+    {
+        "JobName",
+        "Comment",
+        "AdminComment",
+        "SystemComment",
+        "Command",
+        "WorkDir",
+        "StdErr",
+        "StdIn",
+        "StdOut",
+        "MailUser",
+    }
+)
+"""Values a user writes: a `Key=` inside them (a job named `eval X=1 run`) is text unless scontrol prints that key."""
+_JOB_KEYS = frozenset(
+    "Account AccrueTime AdminComment AllocNode:Sid ArrayJobId ArrayTaskId ArrayTaskThrottle BatchFlag BatchHost "
+    "BurstBuffer BurstBufferState CPUs/Task Command Comment Container ContainerID Contiguous CoreSpec CpusPerTres "
+    "Deadline DelayBoot Dependency DerivedExitCode EligibleTime EndTime ExcNodeList ExitCode Features GroupId "
+    "HetJobId HetJobIdSet HetJobOffset JobId JobName JobState KillOInInvalidDependent LastSchedEval Licenses "
+    "MCS_label MailType MailUser MemPerTres MinCPUsNode MinMemoryCPU MinMemoryNode MinTmpDiskNode Network Nice "
+    "NodeList NtasksPerN:B:S:C NtasksPerTRES NumCPUs NumNodes NumTasks OverSubscribe Partition Power "
+    "PreemptEligibleTime PreemptTime Prefer Priority QOS Reason Reboot ReqB:S:C:T ReqNodeList Requeue Reservation "
+    "ResizeTime Restarts RunTime SchedNodeList Scheduler SecsPreSuspend Socks/Node StartTime StdErr StdIn StdOut "
+    "SubmitTime SuspendTime Switches SystemComment TRES ThreadSpec TimeLimit TimeMin TresBind TresFreq TresPerJob "
+    "TresPerNode TresPerSocket TresPerTask UserId Wait-for-Switch WorkDir".split()
+)
+
+
+def _real_keys(matches: list[re.Match[str]]) -> list[re.Match[str]]:
+    """Drop `Word=` matches inside a user-written value unless scontrol itself prints that key."""
+    out: list[re.Match[str]] = []
+    for m in matches:
+        if out and out[-1].group(1) in _USER_TEXT and m.group(1) not in _JOB_KEYS:
+            continue
+        out.append(m)
+    return out
 
 
 def parse_slurm_time(raw: str | None) -> float | None:

@@ -128,9 +128,11 @@ class SlurmPlugin:
         """Shield counters for /v1/cluster."""
         backend = getattr(self.gateway, "backend", None)
         queries = backend.table.queries if isinstance(backend, SlurmBackend) else 0
+        calls = dict(backend.runner.calls) if isinstance(backend, SlurmBackend) else {}
         return {
             "shim_answers": self.served,
             "controller_queries": queries,
+            "controller_commands": calls,
             "refresh_seconds": self.config.refresh_seconds if self.config else None,
         }
 
