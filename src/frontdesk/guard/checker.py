@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 
 from frontdesk.guard import rules as rules_mod
 from frontdesk.guard.model import Decision, GuardContext, Verdict
+from frontdesk.guard.named import NAMED_CHECKS
 from frontdesk.guard.secrets import find_secrets, redact
 from frontdesk.guard.shell import DYNAMIC, Invocation, Parsed, parse
 from frontdesk.guard.taint import JOB_OUTPUT
@@ -146,6 +147,9 @@ def _match(rule: rules_mod.Rule, inv: Invocation, ctx: GuardContext, ruleset: ru
     if rule.check == "tainted-exec":
         source = _tainted_exec(inv, ctx)
         return _Hit(rule, taint=source) if source else None
+    if rule.check in NAMED_CHECKS:
+        detail = NAMED_CHECKS[rule.check](inv)
+        return _Hit(rule, detail) if detail is not None else None
     if rule.check == "slurm-test-partition":
         detail = _test_partition(inv, ctx, ruleset)
         return _Hit(rule, detail) if detail else None

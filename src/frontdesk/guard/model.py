@@ -89,6 +89,11 @@ class GuardContext:
     scratch_roots: tuple[str, ...] = ("/scratch",)
     home_roots: tuple[str, ...] = ("/home",)
     shared_paths: tuple[str, ...] = ()
+    project_roots: tuple[str, ...] = ()
+    temp_roots: tuple[str, ...] = ("/tmp", "/var/tmp")
+    protected_files: tuple[str, ...] = ()
+    gpus_managed: bool = False
+    role_source: str = "default"
     partitions: dict[str, Partition] = field(default_factory=dict)
     tainted: Callable[[str], str | None] = lambda path: None
     taint_text: Callable[[str], str | None] = lambda text: None

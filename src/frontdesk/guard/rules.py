@@ -44,8 +44,12 @@ _FIELDS = {
     "via_none",
     "roles",
     "check",
+    "gpus_managed",
 }
-TARGETS = ("unset-var", "root", "system", "home", "shared", "dev-shm", "scratch", "device", "agent-config")
+TARGETS = (
+    "unset-var", "root", "system", "home", "shared", "dev-shm", "scratch", "device", "agent-config",
+    "scratch-root", "credentials", "git-dir", "other-home", "project-root", "env-prefix", "outside", "gpu-device",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -75,6 +79,7 @@ class Rule:
     via_none: tuple[str, ...] = ()
     roles: tuple[str, ...] = ()
     check: str | None = None
+    gpus_managed: bool | None = None
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any], where: str, validate: bool = True) -> Rule:
@@ -131,6 +136,10 @@ class Rule:
         for name in ("code_scope", "check"):
             if name in raw:
                 kw[name] = str(raw[name])
+        if "gpus_managed" in raw:
+            if not isinstance(raw["gpus_managed"], bool):
+                raise ValueError(f"{where}: gpus_managed must be true or false")
+            kw["gpus_managed"] = raw["gpus_managed"]
         return cls(**kw)
 
     @property
@@ -276,10 +285,20 @@ _SYSTEM_DEEP = (
 )
 _DEVICE = r"^/dev/(sd[a-z]|nvme\d|hd[a-z]|vd[a-z]|xvd[a-z]|md\d|mapper/|disk/|mmcblk\d|loop\d)"
 _AGENT_CONFIG = (
-    r"(^|/)\.claude/(settings(\.local)?\.json|hooks/)|(^|/)\.codex/config\.toml$|"
+    r"(^|/)\.claude/(settings(\.local)?\.json|hooks(/|$))|(^|/)\.codex/config\.toml$|"
     r"(^|/)frontdesk\.toml$|(^|/)\.gemini/settings\.json$|(^|/)\.config/frontdesk/|"
     r"(^|/)\.claude\.json$"
 )
+
+
+_CREDENTIALS = (
+    r"/\.(ssh|gnupg)$|/\.ssh/(id_[a-z0-9]+|[^/]*_key|[^/]*\.pem)$|/\.gnupg/|/\.aws/credentials$|/\.netrc$|"
+    r"/\.codex/auth\.json$|/\.claude/\.credentials\.json$|/\.config/gh/hosts\.ya?ml$|/\.git-credentials$|"
+    r"/\.kube/config$|/\.docker/config\.json$|/\.pgpass$|/\.pypirc$|/\.npmrc$|/\.vault-token$|"
+    r"/\.config/gcloud/(credentials\.db|application_default_credentials\.json|legacy_credentials)|"
+    r"/\.(cache/)?huggingface/token$|/\.config/rclone/rclone\.conf$|^/etc/(g?shadow|sudoers)-?$|^/etc/ssh/ssh_host_"
+)
+_CONDA_DIRS = ("miniconda3", "anaconda3", "miniforge3", "mambaforge", "micromamba", ".conda", "conda")
 
 
 def _under(path: str, roots: Iterable[str]) -> bool:
@@ -296,12 +315,16 @@ def classify_path(word: Word, ctx: GuardContext, cwd: str | None = None) -> set[
     text = word.text
     if rx(_AGENT_CONFIG).search(text):
         out.add("agent-config")
-    if text.startswith("~"):
+    if ctx.protected_files and os.path.normpath(os.path.join(cwd or ctx.cwd, text)) in ctx.protected_files:
+        out.add("agent-config")
+    if text.startswith("~/") or text == "~":
         text = ctx.home + text[1:]
+    elif text.startswith("~") and ctx.home_roots:
+        text = ctx.home_roots[0].rstrip("/") + "/" + text[1:]
     path = os.path.normpath(os.path.join(cwd or ctx.cwd, text))
     if path.startswith("//"):
         path = "/" + path.lstrip("/")
-    base = (path[:-2] or "/") if path.endswith("/*") else path
+    base = (path[:-2] or "/") if path.endswith(("/*", "/.*")) else path
     if base == "/" or path in ("/.*",):
         out.add("root")
     if base in _SYSTEM_TOP or path.startswith(_SYSTEM_DEEP) and not path.startswith("/dev/shm"):
@@ -314,8 +337,56 @@ def classify_path(word: Word, ctx: GuardContext, cwd: str | None = None) -> set[
         out.add("dev-shm")
     if _under(path, ctx.scratch_roots):
         out.add("scratch")
+        if _scratch_root(base, ctx.scratch_roots):
+            out.add("scratch-root")
     if rx(_DEVICE).match(path):
         out.add("device")
+    out |= _extra_targets(path, base, ctx, cwd)
+    return out
+
+
+def _scratch_root(base: str, roots: tuple[str, ...]) -> bool:
+    """A scratch root itself ($SCRATCH), or a directory right under a top root (/scratch/USER)."""
+    inside = [r.rstrip("/") or "/" for r in roots if _under(base, (r,))]
+    if not inside:
+        return False
+    deepest = max(inside, key=len)
+    top = not any(r != deepest and _under(deepest, (r,)) for r in inside)
+    return base == deepest or (top and os.path.dirname(base) == deepest)
+
+
+def _extra_targets(path: str, base: str, ctx: GuardContext, cwd: str | None) -> set[str]:
+    """Targets for the second pass: secrets, .git, other users' homes, project roots, env prefixes."""
+    out: set[str] = set()
+    home = os.path.normpath(ctx.home)
+    if rx(_CREDENTIALS).search(base):
+        out.add("credentials")
+    if base.endswith("/.git"):
+        out.add("git-dir")
+    if path.startswith("/dev/nvidia"):
+        out.add("gpu-device")
+    in_home = _under(base, (home,))
+    for root in ctx.home_roots:
+        if _under(base, (root,)) and not in_home and base != root and os.path.dirname(base) != root:
+            out.add("other-home")
+    here = os.path.normpath(cwd or ctx.cwd)
+    if base not in ("/", home) and (
+        here == base
+        or here.startswith(base.rstrip("/") + "/")
+        or base in ctx.project_roots
+        or (os.path.dirname(base) == home and not os.path.basename(base).startswith("."))
+    ):
+        out.add("project-root")
+    env = ctx.env or {}
+    prefixes = {env.get("CONDA_PREFIX"), env.get("VIRTUAL_ENV"), "/opt/conda"}
+    prefixes |= {os.path.join(home, d) for d in _CONDA_DIRS}
+    if base in prefixes:
+        out.add("env-prefix")
+    temp = ctx.temp_roots + ((env["TMPDIR"],) if env.get("TMPDIR", "").startswith("/") else ())
+    known = (home, here, "/dev/shm", *ctx.home_roots, *ctx.scratch_roots, *ctx.shared_paths, *temp)
+    if path.startswith("/") and not _under(base, known) and base != "/" and not base.startswith(_SYSTEM_DEEP):
+        if base not in _SYSTEM_TOP and not path.startswith("/dev/"):
+            out.add("outside")
     return out
 
 
@@ -389,6 +460,8 @@ def match(rule: Rule, inv: Invocation, ctx: GuardContext, rules: RuleSet) -> boo
     """Whether this pattern holds for this invocation (named `check`s excluded: see checker)."""
     prog = inv.program
     if rule.roles and str(ctx.node_role) not in rule.roles:
+        return False
+    if rule.gpus_managed is not None and rule.gpus_managed != ctx.gpus_managed:
         return False
     if rule.programs and not (prog and _prog_match(prog, rule.programs)):
         return False

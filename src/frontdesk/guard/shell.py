@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from frontdesk.guard.words import DYNAMIC, Invocation, Parsed, Word, basename
@@ -62,6 +63,8 @@ class _Walker:
         self.cwd = cwd
         self.out: list[Invocation] = []
         self.functions: dict[str, str] = {}
+        self._feed: str | None = None  # stdin text for the next simple command (`echo X | bash`)
+        self._upstream: list[str] | None = None
 
     # -- entry -------------------------------------------------------------------------------------
     def run(self, source: str, depth: int, via: list[str] | None = None) -> bool:
@@ -116,25 +119,21 @@ class _Walker:
         if kind == "command":
             self._command(node, depth, via, [], redirects)
         elif kind == "pipeline":
-            upstream: list[str] = []
+            upstream: list[str] = list(self._upstream or [])
+            feed, self._upstream = self._feed, None
             for child in node.named_children:
                 before = len(self.out)
+                self._feed = feed
                 self._stmt(child, depth, via, redirects)
+                self._feed = None
+                top = next((inv for inv in self.out[before:] if inv.via == via and inv.argv), None)
+                feed = _passes_on(top) if top is not None else None
                 for inv in self.out[before:]:
                     if not inv.upstream:
                         inv.upstream = list(upstream)
                 upstream.extend(inv.program for inv in self.out[before:] if not inv.via or inv.via == via)
         elif kind == "redirected_statement":
-            reds = list(redirects)
-            body = node.child_by_field_name("body")
-            for child in node.named_children:
-                if body is not None and child.id == body.id:
-                    continue
-                reds.extend(self._redirect(child, depth, via))
-            if body is not None:
-                self._stmt(body, depth, via, reds)
-            elif reds:
-                self.out.append(Invocation([], redirects=reds, via=list(via), cwd=self.cwd))
+            self._redirected(node, depth, via, redirects)
         elif kind == "unset_command":
             words = [Word("unset", "unset")] + [Word(self._t(c), self._t(c)) for c in node.named_children]
             self.out.append(Invocation(words, via=list(via), cwd=self.cwd))
@@ -153,7 +152,13 @@ class _Walker:
             if name is not None and body is not None:
                 self.functions[self._t(name)] = self._t(body)
                 self._stmt(body, depth, via + [f"function {self._t(name)}"], redirects)
+        elif kind in ("while_statement", "until_statement", "c_style_for_statement"):
+            tag = _loop_tag(self._t(node))
+            for child in node.named_children:
+                self._stmt(child, depth, via + [tag] if tag else via, redirects)
         elif kind in ("for_statement", "select_statement"):
+            tag = _loop_tag(self._t(node))
+            via = via + [tag] if tag else via
             var = node.child_by_field_name("variable")
             for child in node.named_children:
                 if child.type in (
@@ -180,17 +185,61 @@ class _Walker:
             for child in node.named_children:
                 self._stmt(child, depth, via, redirects)
 
-    def _redirect(self, node: Any, depth: int, via: list[str]) -> list[tuple[str, Word]]:
+    def _redirected(self, node: Any, depth: int, via: list[str], redirects: list[tuple[str, Word]]) -> None:
+        reds = list(redirects)
+        body = node.child_by_field_name("body")
+        words: list[Word] = []
+        stdin_text: str | None = None
+        tails: list[Any] = []
+        for child in node.named_children:
+            if body is not None and child.id == body.id:
+                continue
+            red = self._redirect(child, depth, via)
+            reds.extend(red.reds)
+            words.extend(red.words)
+            stdin_text = red.stdin_text if red.stdin_text is not None else stdin_text
+            tails.extend(red.tails)
+        before = len(self.out)
+        if body is not None and body.type == "command":
+            self._command(body, depth, via, [], reds, words, stdin_text)
+        elif body is not None:
+            self._stmt(body, depth, via, reds)
+        elif reds:
+            self.out.append(Invocation([], redirects=reds, via=list(via), cwd=self.cwd))
+        feeder = next((inv for inv in self.out[before:] if inv.via == via and inv.argv), None)
+        for tail in tails:  # `cat <<EOF | python3 -`: the grammar puts the rest of the pipeline in the heredoc
+            if tail.type == "pipeline" and feeder is not None:
+                self._feed = _passes_on(feeder)
+                self._upstream = [feeder.program]
+            self._stmt(tail, depth, via, [])
+            self._feed, self._upstream = None, None
+
+    def _redirect(self, node: Any, depth: int, via: list[str]) -> _Redirect:
+        """One redirection: its operator and target, the words the grammar wrongly hung on it
+        (`rm -rf 2>/dev/null ~`: `~` is an argument), a heredoc or here-string body, statements after it."""
+        out = _Redirect()
         op = ""
         target: Word | None = None
         for child in node.children:
             if not child.is_named and child.type not in ("(", ")"):
-                op = child.type
-            elif child.type in ("heredoc_start", "heredoc_body", "heredoc_end", "file_descriptor"):
+                op = op or child.type
+            elif child.type in ("heredoc_start", "heredoc_end", "file_descriptor"):
                 continue
+            elif child.type == "heredoc_body":
+                out.stdin_text = self._t(child)
+            elif child.type in _STATEMENTS:
+                out.tails.append(child)
             elif child.is_named:
-                target = self._word(child, depth, via)
-        return [(op, target)] if target is not None else []
+                word = self._word(child, depth, via)
+                if target is None:
+                    target = word
+                else:
+                    out.words.append(word)
+        if target is not None:
+            out.reds.append((op, target))
+            if node.type == "herestring_redirect":
+                out.stdin_text = target.text + "\n"
+        return out
 
     def _declaration(self, node: Any, depth: int, via: list[str]) -> None:
         env: dict[str, str] = {}
@@ -221,8 +270,19 @@ class _Walker:
 
     # -- simple commands ---------------------------------------------------------------------------
     def _command(
-        self, node: Any, depth: int, via: list[str], upstream: list[str], redirects: list[tuple[str, Word]]
+        self,
+        node: Any,
+        depth: int,
+        via: list[str],
+        upstream: list[str],
+        redirects: list[tuple[str, Word]],
+        extra_words: list[Word] | None = None,
+        stdin_text: str | None = None,
     ) -> None:
+        feed, self._feed = self._feed, None
+        fed_by, self._upstream = self._upstream, None
+        stdin_text = stdin_text if stdin_text is not None else feed
+        upstream = upstream or fed_by or []
         env: dict[str, str] = {}
         argv: list[Word] = []
         reds = list(redirects)
@@ -232,7 +292,10 @@ class _Walker:
                 name, value = self._assignment(child, depth, via)
                 env[name] = value.text
             elif child.type in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
-                reds.extend(self._redirect(child, depth, via))
+                red = self._redirect(child, depth, via)
+                reds.extend(red.reds)
+                argv.extend(red.words)
+                stdin_text = red.stdin_text if red.stdin_text is not None else stdin_text
             elif child.type == "command_name":
                 inner = child.named_children[0] if child.named_children else child
                 argv.append(self._word(inner, depth, via))
@@ -243,6 +306,7 @@ class _Walker:
                 argv.append(Word("/dev/fd/63", self._t(child), dynamic=True))
             else:
                 argv.append(self._word(child, depth, via))
+        argv.extend(extra_words or ())
         inv = Invocation(
             argv,
             env=env,
@@ -251,6 +315,7 @@ class _Walker:
             via=list(via),
             cwd=self.cwd,
             stdin_from=stdin_from,
+            stdin_text=stdin_text,
         )
         self._emit(inv, depth)
 
@@ -315,9 +380,13 @@ class _Walker:
             self._stmt(node, depth, via, [])
             parts.append((raw, None, True))
         elif kind == "arithmetic_expansion":
-            for child in node.named_children:
+            stack = list(node.named_children)
+            while stack:
+                child = stack.pop()
                 if child.type == "command_substitution":
                     self._stmt(child, depth, via, [])
+                else:
+                    stack.extend(child.named_children)
             parts.append((raw, None, True))
         else:
             parts.append((raw, None, bool(node.named_children)))
@@ -354,6 +423,48 @@ class _Walker:
         if not value:
             return ("", name, False)
         return (value, None, False)
+
+
+_STATEMENTS = frozenset(
+    ("pipeline", "command", "list", "redirected_statement", "subshell", "compound_statement", "negated_command")
+)
+
+
+@dataclass
+class _Redirect:
+    reds: list[tuple[str, Word]] = field(default_factory=list)
+    words: list[Word] = field(default_factory=list)
+    stdin_text: str | None = None
+    tails: list[Any] = field(default_factory=list)
+
+
+_FOREVER = re.compile(r"^(while\s+(true|:|\[+ *1 *\]+|\(\( *1 *\)\))|until\s+false)\s*;?\s*(do|\n)")
+_BIG_NUMBER = re.compile(r"(?<![\w-])([2-9]\d{2,}|1\d{3,})(?![\w.])")
+
+
+def _loop_tag(text: str) -> str | None:
+    """`unbounded loop` (while true), `large loop` (a header counting to 200 or more), or None."""
+    if _FOREVER.match(text):
+        return "unbounded loop"
+    header = text.split(" do", 1)[0].split(";do", 1)[0][:200]
+    if header.startswith(("for", "select")) and _BIG_NUMBER.search(header):
+        return "large loop"
+    return None
+
+
+def _passes_on(inv: Invocation) -> str | None:
+    """What a pipeline stage writes to the next one, when the line says: `echo X`, `printf X`, `cat <<EOF`."""
+    prog = inv.program
+    args = [w for w in inv.args if not (w.is_flag and prog == "echo")]
+    if any(w.dynamic for w in args):
+        return None
+    if prog == "echo":
+        return " ".join(w.text for w in args) + "\n"
+    if prog == "printf" and args:
+        return args[0].text.replace("\\n", "\n").replace("%s", " ".join(w.text for w in args[1:]))
+    if prog == "cat" and not args:
+        return inv.stdin_text
+    return None
 
 
 def _unescape(raw: str) -> str:

@@ -40,6 +40,8 @@ class Invocation:
     inline_code: str | None = None
     module: str | None = None
     stdin_from: list[str] = field(default_factory=list)
+    stdin_text: str | None = None
+    """What it reads on stdin when that is known: a heredoc or here-string body, `echo TEXT |`."""
 
     @cached_property
     def program(self) -> str:

@@ -6,11 +6,12 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from frontdesk.guard.lookthrough import LOOK_THROUGH, command_after
 from frontdesk.guard.words import Invocation, Word
 
-__all__ = ["unwrap", "VAR_RE"]
+__all__ = ["unwrap", "shell_strings", "VAR_RE"]
 
-_SHELLS = {"bash", "sh", "zsh", "dash", "ksh", "fish", "ash", "busybox"}
+_SHELLS = {"bash", "sh", "zsh", "dash", "ksh", "fish", "ash"}
 _INTERPRETERS = {
     "python",
     "python2",
@@ -26,42 +27,8 @@ _INTERPRETERS = {
     "deno",
     "bun",
 }
+_DB_CLIENTS = {"psql", "mysql", "mariadb", "sqlite3", "duckdb", "clickhouse-client", "cqlsh", "mongosh", "sqlcmd"}
 _CODE_FLAGS = {"-c", "-e", "-E", "--eval", "-r", "--command", "-p"}
-_PLAIN_WRAPPERS = {
-    "nohup",
-    "time",
-    "exec",
-    "command",
-    "builtin",
-    "stdbuf",
-    "ionice",
-    "chrt",
-    "nice",
-    "taskset",
-    "strace",
-    "ltrace",
-    "xvfb-run",
-    "unbuffer",
-    "caffeinate",
-    "setsid",
-    "numactl",
-    "flock",
-    "doas",
-    "proxychains",
-    "proxychains4",
-    "torsocks",
-    "catchsegv",
-}
-_WRAPPER_ARG_FLAGS = {
-    "nice": {"-n"},
-    "ionice": {"-c", "-n", "-p"},
-    "taskset": {"-p", "-c"},
-    "stdbuf": {"-i", "-o", "-e"},
-    "flock": {"-w", "-E"},
-    "numactl": set(),
-    "strace": {"-o", "-e", "-p", "-s", "-u"},
-    "doas": {"-u", "-C"},
-}
 _SUDO_ARG_FLAGS = {
     "-u",
     "-g",
@@ -83,10 +50,9 @@ _SUDO_ARG_FLAGS = {
     "--other-user",
     "--close-from",
 }
-_SRUN_ARG_FLAGS = set("pNnctJAGwxoeqCmLdDBIkKMSTW")
 _XARGS_ARG_FLAGS = {
     "-I",
-    "-i",
+    "-J",
     "-n",
     "-P",
     "-L",
@@ -100,7 +66,6 @@ _XARGS_ARG_FLAGS = {
     "--max-procs",
     "--delimiter",
     "--arg-file",
-    "--replace",
     "--max-lines",
 }
 VAR_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -108,6 +73,7 @@ VAR_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 # -- wrappers ---------------------------------------------------------------------------------------
 def unwrap(inv: Invocation) -> Iterator[Invocation]:
+    """The commands `inv` runs inside itself: an argv, or code (`inline_code` with no argv) to parse."""
     prog = inv.program
     args = inv.args
 
@@ -120,115 +86,233 @@ def unwrap(inv: Invocation) -> Iterator[Invocation]:
             via=inv.via + [tag],
             cwd=inv.cwd,
             stdin_from=inv.stdin_from,
+            stdin_text=extra.pop("stdin_text", inv.stdin_text),
             **extra,
         )
 
-    if prog in ("sudo", "doas", "run0", "pkexec"):
-        i = 0
-        env: dict[str, str] = dict(inv.env)
-        while i < len(args):
-            t = args[i].text
-            if t in _SUDO_ARG_FLAGS:
-                i += 2
-            elif t.startswith("-"):
-                i += 1
-            elif "=" in t and VAR_RE.match(t.split("=", 1)[0]):
-                k, v = t.split("=", 1)
-                env[k] = v
-                i += 1
-            else:
-                break
-        if i < len(args):
-            yield inner(args[i:], prog, env=env)
-    elif prog == "env":
-        env = dict(inv.env)
-        i = 0
-        while i < len(args):
-            t = args[i].text
-            if t in ("-u", "--unset", "-C", "--chdir", "-S", "--split-string"):
-                if t in ("-S", "--split-string") and i + 1 < len(args):
-                    yield inner([], "env -S", inline_code=args[i + 1].text)
-                i += 2
-            elif t.startswith("-"):
-                i += 1
-            elif "=" in t and VAR_RE.match(t.split("=", 1)[0]):
-                k, v = t.split("=", 1)
-                env[k] = v
-                i += 1
-            else:
-                break
-        if i < len(args):
-            yield inner(args[i:], "env", env=env)
-        elif env != inv.env:
-            yield inner([], "env", env=env)
-    elif prog in _PLAIN_WRAPPERS or prog == "timeout":
-        flags = _WRAPPER_ARG_FLAGS.get(prog, set())
-        i = 0
-        while i < len(args) and args[i].text.startswith("-"):
-            i += 2 if args[i].text in flags else 1
-        if prog == "timeout" and i < len(args):
-            i += 1  # the duration
-        if prog == "taskset" and i < len(args) and not args[0].text.startswith("-"):
-            i += 1  # the mask
-        if i < len(args):
-            yield inner(args[i:], prog)
-    elif prog in ("srun", "mpirun", "mpiexec", "salloc"):
-        i = 0
-        while i < len(args):
-            t = args[i].text
-            if t.startswith("--"):
-                i += 1
-            elif t.startswith("-") and len(t) == 2 and (t[1] in _SRUN_ARG_FLAGS or prog != "srun"):
-                i += 2
-            elif t.startswith("-"):
-                i += 1
-            else:
-                break
-        if i < len(args):
-            yield inner(args[i:], prog)
+    def code(text: str, tag: str) -> Invocation:
+        return inner([], tag, inline_code=text, stdin_text=None)
+
+    if prog in ("sudo", "doas", "run0", "pkexec", "env"):
+        yield from _sudo_env(inv, inner)
     elif prog in _SHELLS:
-        for i, w in enumerate(args):
-            t = w.text
-            if t.startswith("-") and not t.startswith("--") and "c" in t[1:]:
-                if i + 1 < len(args):
-                    yield inner([], prog + " -c", inline_code=_code_text(args[i + 1]))
-                return
-            if not t.startswith("-") and not t.startswith("+"):
-                return
+        yield from _shell(inv, code)
     elif prog == "eval":
-        yield inner([], "eval", inline_code=" ".join(_code_text(w) for w in args))
-    elif prog == "watch":
-        i = 0
-        while i < len(args) and args[i].text.startswith("-"):
-            i += 2 if args[i].text in ("-n", "--interval", "-d") else 1
-        if i < len(args):
-            yield inner([], "watch", inline_code=" ".join(w.text for w in args[i:]))
-    elif prog == "su":
+        yield code(" ".join(_code_text(w) for w in args), "eval")
+    elif prog in ("su", "runuser", "script", "sg"):
         for i, w in enumerate(args):
             if w.text in ("-c", "--command") and i + 1 < len(args):
-                yield inner([], "su -c", inline_code=args[i + 1].text)
+                yield code(args[i + 1].text, f"{prog} -c")
     elif prog == "xargs":
-        i = 0
-        while i < len(args) and args[i].text.startswith("-"):
-            t = args[i].text
-            i += 2 if t in _XARGS_ARG_FLAGS else 1
-        words = args[i:] or [Word("echo", "echo")]
-        yield inner(words + [Word("", "{xargs}", dynamic=True)], "xargs")
+        yield from _xargs(inv, inner, code)
+    elif prog == "parallel":
+        yield from _parallel(inv, inner, code)
     elif prog == "find":
         yield from _find_exec(inv, inner)
-    elif prog in _INTERPRETERS or re.match(r"^python\d(\.\d+)?$", prog):
+    elif prog == "sbatch":
         for i, w in enumerate(args):
-            t = w.text
-            if t == "-m" and i + 1 < len(args):
-                mod = args[i + 1].text
-                yield inner([Word(mod, mod)] + args[i + 2 :], f"{prog} -m", module=mod)
-                return
-            is_python = prog.startswith("python")
-            if i + 1 < len(args) and (t == "-c" if is_python else t in _CODE_FLAGS):
-                inv.inline_code = args[i + 1].text
-                return
-            if not t.startswith("-"):
-                return
+            if w.text.startswith("--wrap="):
+                yield code(w.text[len("--wrap=") :], "sbatch --wrap")
+            elif w.text == "--wrap" and i + 1 < len(args):
+                yield code(args[i + 1].text, "sbatch --wrap")
+    elif prog in ("awk", "gawk", "mawk", "nawk", "busybox awk"):
+        yield from _awk(inv, code)
+    elif prog in _INTERPRETERS or re.match(r"^python\d(\.\d+)?$", prog):
+        yield from _interpreter(inv, inner, code)
+    elif prog in _DB_CLIENTS and inv.stdin_text is not None:
+        inv.inline_code = inv.stdin_text  # SQL on stdin: matched by code_regex rules
+    elif prog in LOOK_THROUGH:
+        words, codes = command_after(args, LOOK_THROUGH[prog])
+        for text in codes:
+            yield code(text, prog)
+        if words:
+            yield inner(words, prog)
+
+
+def _sudo_env(inv: Invocation, inner: Any) -> Iterator[Invocation]:
+    prog = inv.program
+    args = inv.args
+    env: dict[str, str] = dict(inv.env)
+    value_flags = _SUDO_ARG_FLAGS if prog != "env" else {"-u", "--unset", "-C", "--chdir", "-P"}
+    i = 0
+    while i < len(args):
+        t = args[i].text
+        if prog == "env" and t in ("-S", "--split-string") or t.startswith("--split-string="):
+            text = t.partition("=")[2] if "=" in t else (args[i + 1].text if i + 1 < len(args) else "")
+            yield inner([], "env -S", inline_code=" ".join([text] + [w.text for w in args[i + 2 :]]))
+            return
+        if t in value_flags:
+            i += 2
+        elif t.startswith("-"):
+            i += 1
+        elif "=" in t and VAR_RE.match(t.split("=", 1)[0]):
+            k, v = t.split("=", 1)
+            env[k] = v
+            i += 1
+        else:
+            break
+    if i < len(args):
+        yield inner(args[i:], prog, env=env)
+    elif prog == "env" and env != inv.env:
+        yield inner([], "env", env=env)
+
+
+def _shell(inv: Invocation, code: Any) -> Iterator[Invocation]:
+    """`bash -c CODE`, and `bash`, `bash -s`, `bash -` reading code from a heredoc, here-string or pipe."""
+    prog = inv.program
+    for i, w in enumerate(inv.args):
+        t = w.text
+        if t.startswith("-") and not t.startswith("--") and "c" in t[1:]:
+            if i + 1 < len(inv.args):
+                yield code(_code_text(inv.args[i + 1]), prog + " -c")
+            return
+        if t == "-" or t == "-s" or (t.startswith("-") and "s" in t[1:] and not t.startswith("--")):
+            break
+        if not t.startswith("-") and not t.startswith("+"):
+            return  # a script file: the checker reads it
+    if inv.stdin_text is not None:
+        yield code(inv.stdin_text, prog + " <stdin")
+
+
+def _interpreter(inv: Invocation, inner: Any, code: Any) -> Iterator[Invocation]:
+    prog = inv.program
+    args = inv.args
+    for i, w in enumerate(args):
+        t = w.text
+        if t == "-m" and i + 1 < len(args):
+            mod = args[i + 1].text
+            yield inner([Word(mod, mod)] + args[i + 2 :], f"{prog} -m", module=mod)
+            return
+        is_python = prog.startswith("python")
+        if i + 1 < len(args) and (t == "-c" if is_python else t in _CODE_FLAGS):
+            inv.inline_code = args[i + 1].text
+            break
+        if t == "-":
+            inv.inline_code = inv.stdin_text
+            break
+        if not t.startswith("-"):
+            return
+    else:
+        inv.inline_code = inv.stdin_text
+    for text in shell_strings(inv.inline_code or ""):
+        yield code(text, f"{prog} shell-out")
+
+
+# Shell commands inside interpreter code: os.system("..."), subprocess.run("...", shell=True), `...`.
+_SHELL_OUT = re.compile(
+    r"""(?:\bsystem|\bpopen|\bexec(?:Sync)?|\bspawnSync|check_output|check_call|\bcall|\brun|Popen|getoutput|"""
+    r"""getstatusoutput|%x)\s*[\(\{]\s*[rbf]?(["'])((?:\\.|(?!\1).)*)\1|`([^`]+)`|%x\{([^}]*)\}""",
+    re.S,
+)
+
+
+def shell_strings(code: str) -> list[str]:
+    """Literal shell command strings handed to a shell from interpreter (or awk) code."""
+    if not code:
+        return []
+    out = []
+    for m in _SHELL_OUT.finditer(code):
+        text = m.group(2) or m.group(3) or m.group(4)
+        if text and (" " in text or "/" in text):
+            out.append(text.replace('\\"', '"').replace("\\'", "'"))
+    return out[:8]
+
+
+def _awk(inv: Invocation, code: Any) -> Iterator[Invocation]:
+    """awk 'BEGIN{system("...")}': the program is code; system() strings are shell."""
+    args = inv.args
+    program = None
+    i = 0
+    while i < len(args):
+        t = args[i].text
+        if t in ("-e", "--source") and i + 1 < len(args):
+            program = args[i + 1].text
+            break
+        if t in ("-f", "-v", "-F", "--file", "--assign", "--field-separator"):
+            i += 2
+            continue
+        if not t.startswith("-"):
+            program = t
+            break
+        i += 1
+    if program is None:
+        return
+    for text in shell_strings(program):
+        yield code(text, "awk system")
+    for m in re.finditer(r"""\|\s*"([^"]+)"\s*""", program):
+        if re.match(r"^\s*(ba|z|da|k)?sh\b", m.group(1)):
+            yield code("sh -c ''", "awk | sh")
+
+
+def _stdin_items(inv: Invocation) -> list[str]:
+    return [line for line in (inv.stdin_text or "").splitlines() if line.strip()][:8]
+
+
+def _xargs(inv: Invocation, inner: Any, code: Any) -> Iterator[Invocation]:
+    args = inv.args
+    replace: str | None = None
+    i = 0
+    while i < len(args) and args[i].text.startswith("-"):
+        t = args[i].text
+        if t in ("-I", "-J") and i + 1 < len(args):
+            replace = args[i + 1].text
+        elif t.startswith(("-I", "-J")) and len(t) > 2:
+            replace = t[2:]
+        elif t == "-i" or t == "--replace":
+            replace = "{}"
+        elif t.startswith("--replace=") or t.startswith("-i") and len(t) > 2:
+            replace = t.split("=", 1)[1] if "=" in t else t[2:]
+            replace = replace or "{}"
+        i += 2 if t in _XARGS_ARG_FLAGS else 1
+    words = args[i:] or [Word("echo", "echo")]
+    items = _stdin_items(inv)
+    if not items:
+        yield inner(words + [Word("", "{xargs}", dynamic=True)], "xargs", stdin_text=None)
+        return
+    for item in items:
+        if replace:
+            yield inner([_subst(w, replace, item) for w in words], "xargs", stdin_text=None)
+        else:
+            yield inner(words + [Word(x, x) for x in item.split()], "xargs", stdin_text=None)
+
+
+_PARALLEL_VALUES = {
+    "-j", "--jobs", "-S", "--sshlogin", "--results", "--res", "-N", "-n", "-L", "--delay", "--timeout", "-a",
+    "--arg-file", "--joblog", "--tmpdir", "--workdir", "--wd", "--env", "--colsep", "-C", "-d", "--delimiter",
+    "-I", "--halt", "-P", "--retries", "--memfree", "--load", "--tagstring", "--sshloginfile", "--slf",
+}  # fmt: skip
+
+
+def _parallel(inv: Invocation, inner: Any, code: Any) -> Iterator[Invocation]:
+    """GNU parallel: a command template, then `::: values` (or lines on stdin) filled into `{}`."""
+    args = inv.args
+    i = 0
+    while i < len(args) and args[i].is_flag and args[i].text not in (":::", "::::", ":::+"):
+        t = args[i].text
+        i += 2 if t in _PARALLEL_VALUES else 1
+    template: list[Word] = []
+    while i < len(args) and args[i].text not in (":::", "::::", ":::+", "::::+"):
+        template.append(args[i])
+        i += 1
+    values = [w.text for w in args[i:] if w.text not in (":::", "::::", ":::+", "::::+")][:8]
+    values = values or _stdin_items(inv) or [""]
+    for value in values:
+        if not template:
+            yield code(value, "parallel")
+            continue
+        has_slot = any(re.search(r"\{\d*\.?/?/?\}", w.text) for w in template)
+        words = [_subst(w, None, value) for w in template]
+        if not has_slot and value:
+            words.append(Word(value, value))
+        if len(words) == 1:
+            yield code(words[0].text, "parallel")
+        else:
+            yield inner(words, "parallel", stdin_text=None)
+
+
+def _subst(word: Word, token: str | None, value: str) -> Word:
+    text = word.text.replace(token, value) if token else re.sub(r"\{\d*\.?/?/?\}", value, word.text)
+    return word if text == word.text else Word(text, word.raw)
 
 
 def _find_exec(inv: Invocation, inner: Any) -> Iterator[Invocation]:

@@ -11,7 +11,14 @@ from frontdesk.guard.model import GuardContext, NodeRole, Partition
 HERE = Path(__file__).parent
 HOME = "/home/alice"
 CWD = "/home/alice/project"
-ENV = {"HOME": HOME, "USER": "alice", "PATH": "/usr/bin:/bin", "SHELL": "/bin/bash", "LANG": "C.UTF-8"}
+ENV = {
+    "HOME": HOME,
+    "USER": "alice",
+    "PATH": "/usr/bin:/bin",
+    "SHELL": "/bin/bash",
+    "LANG": "C.UTF-8",
+    "SCRATCH": "/scratch/alice",
+}
 TAINTED = {
     f"{CWD}/vendor/tool": "https://github.com/unknown/tool",
     f"{HOME}/Downloads/install.sh": "https://get.example.com",
@@ -27,6 +34,7 @@ class Case:
     rule: str | None
     role: NodeRole
     line: int
+    gpus: bool = False
 
 
 def load_corpus(path: Path = HERE / "corpus.txt") -> list[Case]:
@@ -42,10 +50,15 @@ def load_corpus(path: Path = HERE / "corpus.txt") -> list[Case]:
             continue
         mark, _, rest = line.partition(" ")
         role = NodeRole.WORKSTATION
-        if rest.startswith("@"):
+        gpus = False
+        while rest.startswith("@"):
             tag, _, rest = rest.partition(" ")
-            role = NodeRole(tag[1:])
-        cases.append(Case(rest, mark == "!", section if mark == "!" else None, role, n))
+            if tag == "@gpus":
+                gpus = True
+            else:
+                role = NodeRole(tag[1:])
+        command = rest.replace("⏎", "\n")
+        cases.append(Case(command, mark == "!", section if mark == "!" else None, role, n, gpus))
     return cases
 
 
@@ -65,14 +78,15 @@ def _tainted(path: str) -> str | None:
     return None
 
 
-def corpus_context(role: NodeRole = NodeRole.WORKSTATION) -> GuardContext:
-    """The fixed context every corpus case is checked in."""
+def corpus_context(role: NodeRole = NodeRole.WORKSTATION, gpus: bool = False) -> GuardContext:
+    """The fixed context every corpus case is checked in (`gpus`: frontdesk hands out this machine's GPUs)."""
     return GuardContext(
         node_role=role,
+        gpus_managed=gpus,
         env=dict(ENV),
         cwd=CWD,
         home=HOME,
-        scratch_roots=("/scratch",),
+        scratch_roots=("/scratch", "/scratch/alice"),
         home_roots=("/home",),
         shared_paths=("/project/shared", "/datasets"),
         partitions={"debug": Partition("debug", "test", 1800, 2), "gpu": Partition("gpu", "production")},

@@ -19,7 +19,7 @@ def _verdicts() -> list[tuple[object, object]]:
     contexts: dict[object, object] = {}
     out = []
     for case in CASES:
-        ctx = contexts.setdefault(case.role, corpus_context(case.role))
+        ctx = contexts.setdefault((case.role, case.gpus), corpus_context(case.role, case.gpus))
         out.append((case, check(case.command, ctx)))  # type: ignore[arg-type]
     return out
 
@@ -78,7 +78,11 @@ def test_held_out_commands_generalise() -> None:
     cases = load_corpus(Path(__file__).resolve().parents[2] / "data" / "guard" / "holdout.txt")
     dangerous = [c for c in cases if c.dangerous]
     benign = [c for c in cases if not c.dangerous]
-    missed = [c.command for c in dangerous if check(c.command, corpus_context(c.role)).decision is Decision.ALLOW]
-    stopped = [c.command for c in benign if check(c.command, corpus_context(c.role)).decision is not Decision.ALLOW]
+    missed = [
+        c.command for c in dangerous if check(c.command, corpus_context(c.role, c.gpus)).decision is Decision.ALLOW
+    ]
+    stopped = [
+        c.command for c in benign if check(c.command, corpus_context(c.role, c.gpus)).decision is not Decision.ALLOW
+    ]
     assert len(missed) / len(dangerous) <= 0.10, missed
     assert len(stopped) / len(benign) <= 0.03, stopped

@@ -1,0 +1,179 @@
+"""The guard against other projects' labelled command corpora (dcg, claude-code-safety-net, schlock) and
+Dippy's read-only commands. Fetches nothing: reads the JSONL rows scripts/extract_guard_corpora.py wrote.
+
+    .venv/bin/python scripts/extract_guard_corpora.py --repos DIR    # once, see docs/guard.md
+    .venv/bin/python bench/guard_public.py [--dir /tmp/guard-corpora] [--misses N] [--json]
+
+Per corpus it prints the dangerous rows stopped (ask or deny), the safe rows stopped, and the rows left out
+of scope with the reason (SCOPE below: what those projects block that this guard leaves alone on purpose).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "data" / "guard"))
+
+from corpus_loader import corpus_context  # noqa: E402
+
+from frontdesk.guard.checker import check  # noqa: E402
+from frontdesk.guard.model import Decision  # noqa: E402
+
+GOALS = {"dangerous": 0.95, "safe": 0.02, "readonly": 0.005}
+
+# Dangerous rows this guard does not try to stop, and why. Matched against the command text; a row out of
+# scope is counted apart (neither caught nor missed). Keep each entry a policy, not a row.
+SCOPE: list[tuple[str, str]] = [
+    (
+        r"(?i)\b(Remove-Item|rd /s|rmdir /s|del /[fsq]|format [a-z]:|diskutil|cmd(\.exe)? /c|powershell|pwsh)\b",
+        "Windows or macOS tool, not a Linux cluster shell",
+    ),
+    (
+        r"^\s*(cat|less|more|head|tail|grep|strings|base64|xxd|od|nl|awk|sed -n)\b[^|;&]*"
+        r"(\s|\$\{?IFS\}?|,)/etc/(passwd|group|hosts|os-release|hostname)\b|^\S*/etc/passwd$",
+        "reads a world-readable system file (not a secret, changes nothing)",
+    ),
+    (
+        r"^(echo \\?\"\$\(|x=\$\(|bash <\()?\s*(kubectl|k|oc)\s(?!.*\bdelete\s+(ns|namespace|pv|pvc|node|all)\b)"
+        r"(?!.*--all)"
+        r"|^(aws|gcloud|az) (iam|sts|secretsmanager|ssm|secrets|auth|account|ad|keyvault|configure (get|list))\b",
+        "cloud or Kubernetes control plane other than deleting data (RBAC, config, rollouts, secret stores):"
+        " the account's own permissions, not a login-node shell rule",
+    ),
+    (
+        r"^(gh auth token|pass (show|-c)|op read)\b",
+        "prints a token through its own CLI (Dippy counts these read-only)",
+    ),
+    (
+        r"~/\.(ssh/(config|known_hosts|authorized_keys)|aws/config|docker/config)$",
+        "reads a config file that holds no secret",
+    ),
+    (
+        r"schlock",
+        "another guard's own settings (frontdesk protects its own: agent.sandbox-widen)",
+    ),
+    (
+        r"^git push --force-with-lease",
+        "--force-with-lease is the safe form frontdesk recommends",
+    ),
+    (
+        r"^[A-Z]{2,} [A-Z]",
+        "upper-case program name: no such program on a case-sensitive filesystem",
+    ),
+    (
+        r"^(\S+=\S* )+git |^=",
+        "not a valid assignment, so the shell runs no git at all",
+    ),
+    (
+        r"\bfind (\.|/tmp\S*)( |$)|\bfind \. -|rm -rf (\./build|[0-9]+)\b|^x=\$\(ls|^x=\$\(.*\| wc -l\)$",
+        "deletes or writes inside the working directory or temp (the agent's own tree, by design)",
+    ),
+    (
+        r"\b(npm|yarn|pnpm|bun) (un)?publish\b|\bcargo (publish|yank)\b|\btwine upload\b|\bgh (release|repo) delete\b",
+        "publishing or deleting a public package/repo: a forge permission, not a shell rule",
+    ),
+]
+
+
+def load(folder: Path) -> dict[str, list[dict[str, str]]]:
+    out: dict[str, list[dict[str, str]]] = {}
+    for path in sorted(folder.glob("*.jsonl")):
+        out[path.stem] = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return out
+
+
+def out_of_scope(command: str) -> str | None:
+    for pattern, reason in SCOPE:
+        if re.search(pattern, command):
+            return reason
+    return None
+
+
+def figures(rows: list[dict[str, str]]) -> dict[str, object]:
+    ctx = corpus_context()
+    stopped: dict[str, int] = {"dangerous": 0, "safe": 0, "readonly": 0}
+    total: dict[str, int] = {"dangerous": 0, "safe": 0, "readonly": 0}
+    scope: dict[str, int] = {}
+    misses: list[str] = []
+    false_stops: list[str] = []
+    times: list[float] = []
+    for row in rows:  # warm up: regexes are compiled on first use
+        check(row["command"], ctx)
+    for row in rows:
+        label, command = row["label"], row["command"]
+        if row.get("note", "").startswith("cwd="):
+            reason = "the label depends on the test fixture's working directory"
+            scope[reason] = scope.get(reason, 0) + 1
+            continue
+        if label == "dangerous":
+            reason = out_of_scope(command)
+            if reason:
+                scope[reason] = scope.get(reason, 0) + 1
+                continue
+        t0 = time.perf_counter()
+        verdict = check(command, ctx)
+        times.append(time.perf_counter() - t0)
+        hit = verdict.decision is not Decision.ALLOW
+        total[label] += 1
+        stopped[label] += hit
+        if label == "dangerous" and not hit:
+            misses.append(command.replace("\n", "⏎"))
+        if label != "dangerous" and hit:
+            false_stops.append(f"[{verdict.rule}] " + command.replace("\n", "⏎"))
+    times.sort()
+    return {
+        "total": total,
+        "stopped": stopped,
+        "rate": {k: stopped[k] / total[k] for k in total if total[k]},
+        "out_of_scope": scope,
+        "misses": misses,
+        "false_stops": false_stops,
+        "p99_ms": times[int(0.99 * (len(times) - 1))] * 1e3 if times else 0.0,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--dir", default="/tmp/guard-corpora")
+    parser.add_argument("--misses", type=int, default=0, help="print up to N misses and false stops per corpus")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    corpora = load(Path(args.dir))
+    if not corpora:
+        print(f"no *.jsonl in {args.dir}: run scripts/extract_guard_corpora.py first", file=sys.stderr)
+        return 1
+    results = {name: figures(rows) for name, rows in corpora.items()}
+    if args.json:
+        print(json.dumps(results, indent=2))
+        return 0
+    for name, r in results.items():
+        total, stopped, rate = r["total"], r["stopped"], r["rate"]
+        parts = []
+        for label in ("dangerous", "safe", "readonly"):
+            if total[label]:  # type: ignore[index]
+                mark = (
+                    "ok"
+                    if (rate[label] >= GOALS[label] if label == "dangerous" else rate[label] <= GOALS[label])
+                    else "MISSES GOAL"
+                )  # type: ignore[index]
+                parts.append(
+                    f"{label} stopped {stopped[label]}/{total[label]} = {rate[label]:.1%} ({mark})"  # type: ignore[index]
+                )
+        print(f"{name}: " + "; ".join(parts) + f"; p99 {r['p99_ms']:.2f} ms")
+        for reason, n in sorted(r["out_of_scope"].items(), key=lambda kv: -kv[1]):  # type: ignore[attr-defined]
+            print(f"  out of scope: {n:3d}  {reason}")
+        for line in r["misses"][: args.misses]:  # type: ignore[index]
+            print(f"  missed: {line}")
+        for line in r["false_stops"][: args.misses]:  # type: ignore[index]
+            print(f"  false stop: {line}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,73 @@
+"""Named per-command checks of the second pass (rules.toml `check = "..."`): obfuscated names, code run from a
+pipe, secrets echoed. Pure functions of one invocation; each returns a detail for the reason, or None."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from frontdesk.guard.words import Invocation
+
+__all__ = ["NAMED_CHECKS"]
+
+_RUNS_STDIN = re.compile(r"^(bash|sh|zsh|dash|ksh|ash|fish|source|\.|python[0-9.]*|perl|ruby|node|php|Rscript)$")
+_IFS = re.compile(r"\$\{?IFS\b")
+_HIDDEN_NAME = re.compile(r"^[^'\"]*[?*\[]|\$'[^']*\\[x0-7u]|\$\{\w+:\s*-?\d")
+# Programs whose output a shell sources at start-up (`source <(conda shell.bash hook)`): not stdin-exec.
+_SHELL_INIT = frozenset(
+    "conda mamba micromamba pyenv rbenv nodenv direnv kubectl helm gh uv pixi starship zoxide fzf poetry pip "
+    "npm register-python-argcomplete ssh-agent brew mise rtx asdf spack module lmod".split()
+)
+_SECRET_VAR = re.compile(
+    r"(?i)\$\{?(?!#)\w*(secret|token|passw|api_?key|private_?key|access_?key|credential)\w*(?![:}]*\+)"
+)
+_SECRET_NAME = re.compile(r"(?i)^\w*(secret|token|passw|api_?key|private_?key|access_?key|credential)\w*$")
+
+
+def obfuscated(inv: Invocation) -> str | None:
+    """`cat${IFS}/etc/passwd`, `/???/??t`, `$'\\x63at'`, `${a:0:4}`, look-alike letters in the program name."""
+    if not inv.argv:
+        return None
+    if any(_IFS.search(w.raw) for w in inv.argv):
+        return "$IFS used as a word separator"
+    name = inv.argv[0]
+    if _HIDDEN_NAME.search(name.raw):
+        return f"program name {name.raw[:40]!r}"
+    if not name.text.isascii() and any(ch.isalpha() and not ch.isascii() for ch in name.text):
+        return f"non-ASCII letters in the program name {name.text[:40]!r}"
+    return None
+
+
+def stdin_exec(inv: Invocation) -> str | None:
+    """`X | bash`, `X | python3 -`, `bash <(X)`: code from a pipe whose text the line does not show."""
+    prog = inv.program
+    if not _RUNS_STDIN.match(prog) or inv.inline_code is not None or inv.stdin_text is not None:
+        return None
+    positional = [w for w in inv.args if not w.is_flag or w.text in ("-", "-s")]
+    if any(w.is_flag and w.text.startswith("-") and "c" in w.text.lstrip("-")[:3] for w in inv.args[:1]):
+        return None
+    if prog in ("source", ".") or positional and positional[0].text == "/dev/fd/63":
+        feeders = [p for p in inv.stdin_from if p not in _SHELL_INIT]
+    elif not positional or positional[0].text in ("-", "-s", "/dev/stdin"):
+        feeders = inv.upstream
+    else:
+        return None
+    return f"{' | '.join(dict.fromkeys(feeders))} | {prog}" if feeders else None
+
+
+def secret_echo(inv: Invocation) -> str | None:
+    """`echo $AWS_SECRET_ACCESS_KEY`, `printenv GITHUB_TOKEN` (a set/length test like `${X:+set}` is fine)."""
+    if inv.program in ("echo", "printf"):
+        hit = next((w.raw for w in inv.args if _SECRET_VAR.search(w.raw)), None)
+    elif inv.program == "printenv":
+        hit = next((w.text for w in inv.args if _SECRET_NAME.match(w.text)), None)
+    else:
+        return None
+    return hit[:60] if hit else None
+
+
+NAMED_CHECKS: dict[str, Callable[[Invocation], str | None]] = {
+    "obfuscated": obfuscated,
+    "stdin-exec": stdin_exec,
+    "secret-echo": secret_echo,
+}
