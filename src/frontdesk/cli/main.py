@@ -23,6 +23,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "frontdesk.cli.policy",
     "frontdesk.cli.memory",
     "frontdesk.cli.guard",
+    "frontdesk.cli.service",
 )
 
 
@@ -40,6 +41,7 @@ COMMAND_TO_MODULE: dict[str, str] = {
     **dict.fromkeys(("cluster", "policy", "simulate"), "frontdesk.cli.policy"),
     "memory": "frontdesk.cli.memory",
     "guard": "frontdesk.cli.guard",
+    "service": "frontdesk.cli.service",
 }
 
 
