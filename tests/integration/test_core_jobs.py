@@ -72,7 +72,7 @@ def test_memory_over_limit_ends_out_of_memory(gateway, workdir: Path) -> None:
     res = json.loads(r.stdout)
     rep = res["reports"][0]
     assert rep["state"] == "OUT_OF_MEMORY"
-    assert rep["classification"]["kind"] == "oom"
+    assert rep["classification"]["kind"] == "host_oom"
     assert "--mem" in rep["classification"]["next_step"]
     assert rep["used"]["peak_rss_bytes"] >= 90 * 1024**2
     assert r.returncode == 1
@@ -84,7 +84,7 @@ def test_walltime_ends_timeout_and_kills_tree(gateway, workdir: Path) -> None:
     r = gateway.cli("run", "--time", "2s", "--wait", "--json", "--", "/bin/sh", "-c", cmd, cwd=workdir)
     rep = json.loads(r.stdout)["reports"][0]
     assert rep["state"] == "TIMEOUT"
-    assert rep["classification"]["kind"] == "timeout"
+    assert rep["classification"]["kind"] == "walltime"
     assert 1.5 <= rep["run_s"] < 8
     child = int(marker.read_text())
     assert not _alive(child), "the job's background child survived the timeout"

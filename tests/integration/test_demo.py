@@ -29,5 +29,5 @@ def test_demo_campaign_ends_as_expected() -> None:
     }
     by_name = {rep["name"]: rep for rep in reports}
     assert by_name["flaky-eval"]["attempts"] == 2
-    assert by_name["big-batch"]["classification"]["kind"] == "oom"
+    assert by_name["big-batch"]["classification"]["kind"] == "host_oom"
     assert "end states" in r.stdout

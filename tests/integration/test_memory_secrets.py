@@ -5,8 +5,10 @@ reaches the report, the events, the lessons, a promoted lesson or the bytes of t
 from __future__ import annotations
 
 import json
+import shutil
 import socket
-import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -58,28 +60,35 @@ physics = ["alice", "carol"]
     return gw
 
 
-def test_planted_secrets_reach_no_report_event_lesson_or_database_byte(lab: Any, tmp_path: Path) -> None:
+@pytest.fixture
+def shared_dir() -> Iterator[Path]:
+    """A directory the job can read whichever Unix user it runs as (pytest's tmp_path is root's, mode 0700)."""
+    path = Path(tempfile.mkdtemp(prefix="fd-secrets-", dir="/tmp"))
+    path.chmod(0o755)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def test_planted_secrets_reach_no_report_event_lesson_or_database_byte(lab: Any, shared_dir: Path) -> None:
+    tmp_path = shared_dir
     planted = tmp_path / "planted.txt"
     # Every case on stdout and on stderr, then the decisive error line holding secrets of several kinds.
     final = next(c for c in CASES if c["note"] == "in an exception" and c["kind"] == "aws-access-key")["text"]
     final2 = next(c for c in CASES if c["note"] == "in an exception" and c["kind"] == "password")["text"]
     planted.write_text("\n".join(c["text"] for c in CASES) + "\n")
     (tmp_path / "final.txt").write_text(f"{final2}\n{final}\n")
+    for f in (planted, tmp_path / "final.txt"):
+        f.chmod(0o644)
     # the secrets live in files only: the command (stored as the job's spec, which must run) holds none
-    script = (
-        "import sys; t = open(sys.argv[1]).read(); sys.stdout.write(t); sys.stderr.write(t); "
-        "sys.stderr.write(open(sys.argv[2]).read()); sys.exit(3)"
-    )
-    spec = {
-        "name": "leaky",
-        "command": [sys.executable, "-c", script, str(planted), str(tmp_path / "final.txt")],
-        "resources": {"walltime": "1m"},
-    }
+    # sh, not this venv's python: the job runs as the submitter's Unix user, who may not read the venv
+    script = 'cat "$1"; cat "$1" >&2; cat "$2" >&2; exit 3'
+    command = ["/bin/sh", "-c", script, "sh", str(planted), str(tmp_path / "final.txt")]
+    spec = {"name": "leaky", "command": command, "resources": {"walltime": "1m"}}
     job = lab.alice.submit(spec=spec, context={"session": "s-secrets", "cwd": str(tmp_path)})
     report = lab.alice.wait([job["id"]], "all", 60)["reports"][0]
     assert report["state"] == "FAILED"
     # the job really printed them (its own log files hold them); the logs endpoint shows them masked
-    assert all(c["secret"] in Path(report_path(lab, job["id"])).read_text() for c in CASES)
+    assert all(c["secret"] in Path(report_path(lab, job["id"])).read_text() for c in CASES), report["text"]
     logs = lab.alice.request("GET", f"/v1/jobs/{job['id']}/logs?stream=stderr&tail=500")
     assert "«redacted:" in json.dumps(logs, ensure_ascii=False)
     assert _leaked(json.dumps(logs, ensure_ascii=False)) == []

@@ -7,13 +7,19 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from frontdesk.memory.classify import Signature, classify, load_catalog
+from frontdesk.memory.kinds import FailureKind
 from frontdesk.spec.units import format_bytes, format_duration
 
-__all__ = ["build_report", "classify_end", "suggest_memory", "suggest_walltime", "tail_lines"]
+__all__ = ["build_report", "classify_end", "suggest_memory", "suggest_oom_memory", "suggest_walltime", "tail_lines"]
 
 _ERROR_LINE = re.compile(
     r"(error|exception|fatal|traceback|killed|denied|not found|no such|failed|abort)", re.IGNORECASE
 )
+
+
+_CLASSIFY_BYTES = 32 * 1024
+"""How much of each stream the classifier reads (stderr last: its final line is usually the decisive one)."""
 
 
 def tail_lines(text: str, n: int, width: int = 200) -> list[str]:
@@ -26,10 +32,23 @@ def tail_lines(text: str, n: int, width: int = 200) -> list[str]:
 
 def suggest_memory(peak: int | None, requested: int | None) -> int:
     """A memory request with headroom over what was seen: 1.5× the larger of peak and request, in whole G/M."""
-    base = max(peak or 0, requested or 0, 64 * 1024**2)
-    want = int(base * 1.5)
+    return _round_mem(int(max(peak or 0, requested or 0, 64 * 1024**2) * 1.5))
+
+
+def _round_mem(want: int) -> int:
     g = 1024**3
     return ((want + g - 1) // g) * g if want >= g else ((want + 1024**2 - 1) // 1024**2) * 1024**2
+
+
+def suggest_oom_memory(peak: int | None, requested: int | None) -> tuple[int, str]:
+    """The --mem that should be enough after an out-of-memory ending, and why.
+
+    A job killed at its limit peaks at the limit: its peak says nothing about what it needed, so the
+    suggestion doubles the limit; a peak well under the limit (an allocation that failed) gets 1.5x it.
+    """
+    if requested and (peak is None or peak >= requested * 0.9):
+        return _round_mem(2 * requested), "twice the limit: killed at its limit, the job needed more than it showed"
+    return suggest_memory(peak, requested), "1.5x the peak"
 
 
 def suggest_walltime(elapsed: float | None, requested: int | None) -> int:
@@ -45,6 +64,43 @@ def _last_error(lines: Sequence[str]) -> str | None:
     return lines[-1].strip() if lines else None
 
 
+def _by_state(state: str, sig: Signature, reason: str | None, res: _Usage) -> tuple[str, str] | None:
+    """Summary and next step that the end state (and its figures) decide, or None."""
+    if state == "OUT_OF_MEMORY" or (sig.kind == FailureKind.HOST_OOM and res.peak):
+        sug, why = suggest_oom_memory(res.peak, res.mem_req)
+        return (
+            f"out of memory: peak {format_bytes(res.peak)} against a limit of {format_bytes(res.mem_req)}",
+            f"resubmit with --mem {format_bytes(sug)} ({why}), or reduce the working set",
+        )
+    if state == "TIMEOUT":
+        sug_s = suggest_walltime(res.run_s, res.wall_req)
+        return (
+            f"walltime ran out after {format_duration(res.run_s)} (limit {format_duration(res.wall_req)})",
+            f"resubmit with --time {format_duration(sug_s)} or checkpoint and resume",
+        )
+    if state == "CANCELLED":
+        return f"cancelled{': ' + reason if reason else ''}", ""
+    if state == "DEPENDENCY_NEVER_SATISFIED":
+        return reason or "a dependency did not complete", _advice(sig)
+    if state in ("NODE_FAIL", "BOOT_FAIL"):
+        return reason or "the node running the job failed", _advice(sig)
+    if state == "PREEMPTED":
+        return "preempted by a higher-priority job", _advice(sig)
+    return None
+
+
+def _advice(sig: Signature) -> str:
+    info = load_catalog().kinds.get(sig.kind)
+    return info.advice(sig.detail) if info else ""
+
+
+class _Usage:
+    """The figures an ending's advice is computed from."""
+
+    def __init__(self, peak: int | None, mem_req: int | None, run_s: float | None, wall_req: int | None) -> None:
+        self.peak, self.mem_req, self.run_s, self.wall_req = peak, mem_req, run_s, wall_req
+
+
 def classify_end(
     state: str,
     exit_code: int | None,
@@ -57,56 +113,22 @@ def classify_end(
     stderr_tail: Sequence[str],
     stdout_tail: Sequence[str],
     reason: str | None,
+    log_text: str | None = None,
 ) -> dict[str, str]:
-    """One-line failure classification with a suggested next step for the common cases."""
+    """The ending's kind (`FailureKind`), a one-line summary and the next step, from the state and the log."""
     if state == "COMPLETED":
-        return {"kind": "ok", "summary": "completed successfully", "next_step": ""}
-    if state == "OUT_OF_MEMORY":
-        sug = suggest_memory(peak, mem_req)
-        return {
-            "kind": "oom",
-            "summary": f"out of memory: peak {format_bytes(peak)} against a limit of {format_bytes(mem_req)}",
-            "next_step": f"resubmit with --mem {format_bytes(sug)} (or reduce batch size / data in memory)",
-        }
-    if state == "TIMEOUT":
-        sug = suggest_walltime(run_s, wall_req)
-        return {
-            "kind": "timeout",
-            "summary": f"walltime ran out after {format_duration(run_s)} (limit {format_duration(wall_req)})",
-            "next_step": f"resubmit with --time {format_duration(sug)} or checkpoint and resume",
-        }
-    if state == "CANCELLED":
-        return {"kind": "cancelled", "summary": f"cancelled{': ' + reason if reason else ''}", "next_step": ""}
-    if state == "DEPENDENCY_NEVER_SATISFIED":
-        return {
-            "kind": "dependency",
-            "summary": reason or "a dependency did not complete",
-            "next_step": "fix and resubmit the failed dependency, then this job",
-        }
-    if state in ("NODE_FAIL", "BOOT_FAIL"):
-        return {
-            "kind": "node_fail",
-            "summary": reason or "the node running the job failed",
-            "next_step": "resubmit; the failure was not the job's",
-        }
-    if state == "PREEMPTED":
-        return {
-            "kind": "preempted",
-            "summary": "preempted by a higher-priority job",
-            "next_step": "resubmit, or checkpoint so a preemption costs less",
-        }
-    err = _last_error(stderr_tail) or _last_error(stdout_tail)
-    if signal:
-        summary = f"killed by signal {signal}"
-    else:
-        summary = f"exit code {exit_code}"
-    if err:
-        summary += f": {err}"
-    return {
-        "kind": "signal" if signal else "exit",
-        "summary": summary[:300],
-        "next_step": "read the error line above; fix the cause and resubmit",
-    }
+        return {"kind": FailureKind.OK.value, "summary": "completed successfully", "next_step": "", "detail": ""}
+    text = log_text if log_text is not None else "\n".join([*stderr_tail, *stdout_tail])
+    sig = classify(text, state, exit_code)
+    decided = _by_state(state, sig, reason, _Usage(peak, mem_req, run_s, wall_req))
+    if decided is None:
+        err = sig.line or _last_error(stderr_tail) or _last_error(stdout_tail)
+        head = f"killed by signal {signal}" if signal else f"exit code {exit_code}"
+        info = load_catalog().kinds.get(sig.kind)
+        if info is not None and sig.kind != FailureKind.EXIT_ERROR:
+            head += f" ({info.summary})"
+        decided = (f"{head}: {err}" if err else head)[:300], _advice(sig)
+    return {"kind": sig.kind, "summary": decided[0], "next_step": decided[1], "detail": sig.detail}
 
 
 def build_report(
@@ -128,8 +150,9 @@ def build_report(
     wait_s = max(0.0, (started or ended) - submitted) if submitted and (started or ended) else None
     # Redacted whole, before the line limits cut anything: a key's body lines are known by their BEGIN line,
     # and a secret cut in half by the width limit would no longer be recognised.
-    out_tail = tail_lines(redact(stdout_text), lines)
-    err_tail = tail_lines(redact(stderr_text), lines)
+    stdout_text, stderr_text = redact(stdout_text), redact(stderr_text)
+    out_tail = tail_lines(stdout_text, lines)
+    err_tail = tail_lines(stderr_text, lines)
     used = {"cpu_seconds": None, "peak_rss_bytes": None, "gpu_util_percent": None, "gpu_mem_peak_bytes": None}
     used.update({k: v for k, v in (usage or {}).items() if k in used})
     cls = classify_end(
@@ -143,6 +166,7 @@ def build_report(
         stderr_tail=err_tail,
         stdout_tail=out_tail,
         reason=job.get("reason"),
+        log_text=stdout_text[-_CLASSIFY_BYTES:] + "\n" + stderr_text[-_CLASSIFY_BYTES:],
     )
     return {
         "job_id": job["id"],

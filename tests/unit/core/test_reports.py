@@ -108,11 +108,16 @@ def test_report_golden(name: str) -> None:
 
 def test_classification_and_suggestions() -> None:
     oom = _build(CASES["oom"])
-    assert oom["classification"]["kind"] == "oom" and "--mem 7G" in oom["classification"]["next_step"]
+    assert (
+        oom["classification"]["kind"] == "host_oom"
+        and "--mem 8G (twice the limit" in oom["classification"]["next_step"]
+    )
     to = _build(CASES["timeout"])
-    assert to["classification"]["kind"] == "timeout" and "--time 21m00s" in to["classification"]["next_step"]
+    assert to["classification"]["kind"] == "walltime" and "--time 21m00s" in to["classification"]["next_step"]
     failed = _build(CASES["failed"])
     assert "ModuleNotFoundError: No module named 'flash_attn'" in failed["classification"]["summary"]
+    assert failed["classification"]["kind"] == "missing_import"
+    assert "install `flash_attn`" in failed["classification"]["next_step"]
     assert failed["queue_wait_s"] == 12.5 and failed["run_s"] == 387.5
 
 
