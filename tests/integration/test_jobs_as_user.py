@@ -151,7 +151,7 @@ def _check_modes(home: Path, job_id: int, owner: int) -> None:
                 assert mode in (0o600, 0o700), f"{path}: mode {mode:o}"
                 assert st.st_uid == owner, f"{path}: owned by uid {st.st_uid}, not {owner}"
             else:  # the gateway's control files (launch, result): private to the gateway
-                assert mode == 0o600 or path.name == "cancel", f"{path}: mode {mode:o}"
+                assert mode == 0o600, f"{path}: mode {mode:o}"
             checked += 1
     assert checked >= 6
 
@@ -187,6 +187,7 @@ def test_job_environment_is_the_submitters_never_the_gateways(gateway_factory: A
     assert canary.encode() not in Path(f"/proc/{pid}/environ").read_bytes()
     assert seen["FRONTDESK_JOB_ID"] == str(long_id)
     assert seen["HOME"] == env["HOME"] and seen["PATH"] == env["PATH"]
+    assert seen["FRONTDESK_SOCKET"] == str(gw.socket)  # a `frontdesk` call inside the job reaches this gateway
 
     # A job that prints its whole environment: the output, the report and the logs carry no canary.
     done = _cli(gw, "run", "--wait", "--json", "--", "env", env=env, cwd=workdir)

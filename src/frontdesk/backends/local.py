@@ -21,10 +21,12 @@ from typing import Any
 
 from frontdesk.backends.base import BackendJob, BackendStatus, Inventory, JobState, PushHint, Usage
 from frontdesk.backends.runas import RunAs, for_job, own
+from frontdesk.backends.runas import RunAs, for_job, own
 from frontdesk.backends.shepherd import write_json
 from frontdesk.backends.tracking import fence, state_id
 from frontdesk.config import Settings
 from frontdesk.errors import BackendError
+from frontdesk.jobenv import login_env, shepherd_env
 from frontdesk.jobenv import login_env, shepherd_env
 
 __all__ = ["FreeResources", "LocalBackend", "QueuedJob", "Scheduler", "detect_gpus", "greedy_pick"]
@@ -193,7 +195,9 @@ class LocalBackend:
         who = for_job(job.uid, job.extra.get("policy", {}).get("principal"))
         _give_job_files(job.job_dir, who)
         # The submitter's login defaults and the stored (submitted, site-filtered) environment; never ours.
-        env = {**login_env(who.name, who.home, who.shell), **job.env}
+        # FRONTDESK_SOCKET (unless the submitter set one): a `frontdesk` call inside the job reaches this gateway.
+        base = {**login_env(who.name, who.home, who.shell), "FRONTDESK_SOCKET": str(self.settings.socket)}
+        env = {**base, **job.env}
         launch = {
             "backend_id": bid,
             "key": job.key,
@@ -211,6 +215,8 @@ class LocalBackend:
             "landlock_writable": job.extra.get("landlock_writable"),
             "run_as": who.to_json(),
             "script": str(job.job_dir / "script") if job.script_text is not None else None,
+            "run_as": who.to_json(),
+            "script": str(job.job_dir / "script") if job.script_text is not None else None,
             "queued": asdict(self._queued(bid, job)),
         }
         write_json(adir / "launch.json", launch)
@@ -226,7 +232,7 @@ class LocalBackend:
             self._push([backend_id])
             return
         run = self.running.get(backend_id)
-        (self.root / backend_id / "cancel").touch()
+        (self.root / backend_id / "cancel").touch(mode=0o600)
         if run:
             try:
                 os.kill(run.pid, signal.SIGTERM)
@@ -476,6 +482,16 @@ class LocalBackend:
 
 _OUTPUT_MAX = "1G"
 """Default cap on each of a job's output files ([local] output_max_bytes; 0 for none)."""
+
+
+def _give_job_files(job_dir: Path, who: RunAs) -> None:
+    """The attempt's files become the job user's (0600, a script 0700); its directories stay ours, 0700."""
+    for d in (job_dir.parent, job_dir):
+        d.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.chmod(d, 0o700)
+    for f in job_dir.iterdir():
+        if f.is_file() and not f.is_symlink():
+            own(f, who, 0o700 if f.name == "script" else 0o600)
 
 
 def _give_job_files(job_dir: Path, who: RunAs) -> None:
