@@ -67,6 +67,8 @@ def lesson_lines(got: Any) -> str:
         fix_text = fix.get("text") if isinstance(fix, dict) else fix
         if fix_text:
             line += f"; fix: {fix_text}"
+        elif item.get("next_step"):
+            line += f"; next: {item['next_step']}"
         if item.get("scope"):
             line += f" ({item['scope']}{', ' + str(item['state']) if item.get('state') else ''})"
         out.append(" ".join(line.split()))

@@ -200,3 +200,16 @@ def test_cli_classify_works_without_a_gateway(tmp_path: Path) -> None:
     out = json.loads(r.stdout)
     assert out["kind"] == "walltime" and out["matcher"] == "slurm-time-limit"
     assert "DUE TO TIME LIMIT" in out["line"]
+    assert out["next_step"].startswith("request a longer walltime")
+    # the text form says the next step too, specific where the log names the cause
+    log.write_text("Traceback (most recent call last):\nModuleNotFoundError: No module named 'flash_attn'\n")
+    r = subprocess.run(
+        [PY, "-m", "frontdesk.cli.main", "memory", "classify", str(log)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert r.returncode == 0, r.stderr
+    assert "missing_import: a Python module is not installed: flash_attn" in r.stdout
+    assert "next: install `flash_attn` in the job's environment" in r.stdout

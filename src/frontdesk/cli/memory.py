@@ -79,6 +79,8 @@ def cmd_classify(args: argparse.Namespace) -> int:
     lines = [f"{sig.kind}: {sig.cause}", f"signature: {sig.key}"]
     if sig.line:
         lines.append(f"line: {sig.line}")
+    if sig.next_step:
+        lines.append(f"next: {sig.next_step}")
     emit(args.json, data, "\n".join(lines))
     return 0
 

@@ -123,7 +123,14 @@ class Signature:
             "line": self.line,
             "normalised_line": self.normalised_line,
             "matcher": self.matcher,
+            "next_step": self.next_step,
         }
+
+    @property
+    def next_step(self) -> str:
+        """What to do about it, made specific with the detail ('' for a completed job)."""
+        info = load_catalog().kinds.get(self.kind)
+        return info.advice(self.detail) if info else ""
 
 
 # ------------------------------------------------------------------------------------------ normalise

@@ -82,6 +82,14 @@ class Lesson:
         )
 
     @property
+    def next_step(self) -> str:
+        """The catalog's next step for this lesson's kind, made specific with its detail."""
+        from frontdesk.memory.classify import load_catalog
+
+        info = load_catalog().kinds.get(self.kind)
+        return info.advice(self.detail) if info else ""
+
+    @property
     def is_fact(self) -> bool:
         """Only active lessons are stated as facts; stale ones are hedged, invalid ones never shown."""
         return self.status == "active"
@@ -122,6 +130,7 @@ class Lesson:
             "fact": self.is_fact,
             "evidence": self.evidence,
             "text": describe(self),
+            "next_step": self.next_step,
         }
 
 

@@ -47,6 +47,7 @@ def _summary(lesson: Lesson) -> dict[str, Any]:
         "times_seen": lesson.times_seen,
         "times_held": lesson.times_held,
         "text": describe(lesson),
+        "next_step": lesson.next_step,
     }
 
 
@@ -109,6 +110,7 @@ class MemoryPlugin:
                         "fact": lesson.is_fact,
                         "scope": lesson.scope,
                         "fix": lesson.fix,
+                        "next_step": lesson.next_step,
                     },
                 )
             )

@@ -101,3 +101,21 @@ def test_membership_config() -> None:
     assert not m.may_write("alice", "cluster", "*") and m.may_write("root", "cluster", "*")
     with pytest.raises(ConfigError, match=r"\[memory.labs\].bad"):
         Membership.from_section({"labs": {"bad": 3}})
+
+
+def test_mcp_memory_search_lines_carry_the_next_step() -> None:
+    from frontdesk.mcp_server import lesson_lines
+
+    got = {
+        "lessons": [
+            {
+                "id": 3,
+                "kind": "missing_import",
+                "cause": "a Python module is not installed: flash_attn",
+                "fix": None,
+                "next_step": "install `flash_attn` in the job's environment",
+                "scope": "user",
+            }
+        ]
+    }
+    assert "next: install `flash_attn`" in lesson_lines(got)
