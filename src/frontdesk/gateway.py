@@ -19,14 +19,29 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from frontdesk.backends.base import TERMINAL_STATES, Backend, BackendJob, BackendStatus, JobState
+from frontdesk import faults
+from frontdesk.backends.base import Backend, BackendJob, JobState
 from frontdesk.config import Settings
 from frontdesk.errors import Conflict, GatewayUnavailable, NotFound, SpecError
 from frontdesk.events.bus import Bus
 from frontdesk.events.models import Event, EventKind
 from frontdesk.guard.secrets import redact
 from frontdesk.jobenv import site_filter
-from frontdesk.jobs.record import JobRecord
+from frontdesk.jobs.lifecycle import (
+    Action,
+    BackendSaid,
+    CancelAsked,
+    DepsSeen,
+    Launched,
+    LaunchFailed,
+    Launching,
+    PrepareFailed,
+    Signal,
+    Transition,
+    dependency_verdict,
+    step,
+)
+from frontdesk.jobs.record import EndStage, JobRecord
 from frontdesk.plugins import Admission, Notice, SubmitContext, load_plugins
 from frontdesk.spec.model import JobSpec
 from frontdesk.store.db import open_db
@@ -56,6 +71,7 @@ class Gateway:
         self.settings = settings
         settings.home.mkdir(parents=True, exist_ok=True)
         os.chmod(settings.home, stat.S_IRWXU)
+        faults.arm()  # FRONTDESK_FAULT, read once: kill points for the fault-injection tests
         self.plugins = load_plugins(settings)  # first: importing a plug-in registers its schema
         self.store = JobStore(open_db(settings.db_path))
         self.backend = backend or make_backend(settings)
@@ -316,27 +332,24 @@ class Gateway:
         )
 
     async def _dispatch(self, row: JobRecord) -> None:
-        job_id = int(row.id)
         try:
             bjob = self._backend_job(row)
         except (OSError, ValueError) as exc:
-            await self._end_without_run(job_id, JobState.FAILED, f"cannot prepare the job: {exc}")
+            await self._step(row, PrepareFailed(str(exc)))
             return
-        self.store.update_job(job_id, submitting=1, reason="Queued")
+        await self._step(row, Launching())
         try:
             bid = await self.backend.submit(bjob)
         except Exception as exc:
-            log.exception("backend refused job %s", job_id)
-            self.store.update_job(job_id, submitting=0)
-            await self._end_without_run(job_id, JobState.FAILED, f"the backend refused the job: {exc}")
+            log.exception("backend refused job %s", row.id)
+            await self._step(self._fresh(row.id), LaunchFailed(str(exc)))
             return
-        self.store.update_job(job_id, submitting=0, backend_id=bid)
-        self.store.record_attempt(job_id, bjob.attempt, backend_id=bid, state=JobState.PENDING.value)
-        after = self.store.get(job_id)
-        if after is not None and after.cancel_requested:
-            await self.backend.cancel(bid)  # a cancel arrived while the backend was submitting
-        self._hinted.add(bid)
-        self._wake.set()
+        await self._step(self._fresh(row.id), Launched(bid))  # a cancel may have come in meanwhile
+
+    def _fresh(self, job_id: int) -> JobRecord:
+        rec = self.store.get(job_id)
+        assert rec is not None
+        return rec
 
     # -- state changes --------------------------------------------------------------------------------
     async def refresh(self, backend_ids: Sequence[str] | None = None) -> int:
@@ -346,7 +359,7 @@ class Gateway:
                 rows = [r for r in self.store.active() if r.backend_id]
             else:
                 rows = self.store.by_backend_ids(self.backend.name, backend_ids)
-                rows = [r for r in rows if not JobState(r.state).terminal]
+                rows = [r for r in rows if not r.terminal]
             pairs = [(r, r.backend_id) for r in rows if r.backend_id is not None]
             if not pairs:
                 return 0
@@ -354,117 +367,97 @@ class Gateway:
             changed = 0
             for row, bid in pairs:
                 status = statuses.get(bid)
-                if status is not None and await self._apply(row, status):
-                    changed += 1
+                if status is not None:
+                    done = await self._step(self._fresh(row.id), BackendSaid(status))
+                    changed += bool(done.changes or done.events)
             return changed
 
-    async def _apply(self, row: JobRecord, status: BackendStatus) -> bool:
-        job_id, prev = int(row.id), JobState(row.state)
-        if status.state == prev and not status.state.terminal:
-            if status.reason and status.reason != row.reason and prev == JobState.PENDING:
-                self.store.update_job(job_id, reason=status.reason)
-            return False
-        if status.state.terminal:
-            await self._attempt_ended(row, status)
-            return True
-        paths = {f"{k}_path": str(v) for k, v in (("stdout", status.stdout_path), ("stderr", status.stderr_path)) if v}
-        self.store.update_job(
-            job_id,
-            state=status.state.value,
-            reason=status.reason,
-            started_at=status.started_at or row.started_at or time.time(),
-            **paths,  # where the running job writes (`logs` reads it before the job ends)
-        )
-        self.store.record_attempt(job_id, int(row.attempt), state=status.state.value, started_at=status.started_at)
-        self.publish(
-            Event(
-                EventKind.JOB_STATE,
-                job_id=job_id,
-                session=row.session,
-                principal=row.principal,
-                data={
-                    "state": status.state.value,
-                    "previous": prev.value,
-                    "reason": status.reason,
-                    "attempt": row.attempt,
-                    "backend_id": status.backend_id,
-                },
-            )
-        )
-        return True
-
-    async def _attempt_ended(self, row: JobRecord, status: BackendStatus) -> None:
-        job_id, attempt = int(row.id), int(row.attempt)
-        spec = json.loads(row.spec)
-        retry = spec.get("retry") or {}
-        self.store.record_attempt(
-            job_id,
-            attempt,
-            state=status.state.value,
-            exit_code=status.exit_code,
-            started_at=status.started_at,
-            ended_at=status.ended_at,
-        )
-        retryable = status.state.value in retry.get("on", []) and status.state != JobState.CANCELLED
-        if retryable and attempt <= int(retry.get("count", 0)) and not row.cancel_requested:
-            backoff = float(retry.get("backoff", 0))
-            self.store.update_job(
-                job_id,
-                state=JobState.PENDING.value,
-                attempt=attempt + 1,
-                backend_id=None,
-                reason=f"Retry after {status.state.value}",
-                eligible_at=time.time() + backoff,
-            )
-            self.publish(
-                Event(
-                    EventKind.JOB_RETRY,
-                    job_id=job_id,
-                    session=row.session,
-                    principal=row.principal,
-                    data={
-                        "attempt": attempt + 1,
-                        "after": status.state.value,
-                        "exit_code": status.exit_code,
-                        "backoff": backoff,
-                    },
-                )
-            )
+    async def _step(self, rec: JobRecord, signal: Signal) -> Transition:
+        """Apply one lifecycle step: its writes (one transaction), its events, then its action."""
+        done = step(rec, signal, time.time())
+        with self.store.transaction():
+            if done.changes:
+                self.store.update_job(rec.id, **done.changes)
+            if done.attempt is not None:
+                self.store.record_attempt(rec.id, rec.attempt, **done.attempt)
+            stored = [self.store.append_event(e) for e in done.events]
+        for event in stored:
+            self.bus.fanout(event)
+        bid = signal.backend_id if isinstance(signal, Launched) else rec.backend_id
+        if done.action is Action.FINISH:
+            faults.point("after_state_stored")
+            await self._finish(rec.id)
+        elif done.action is Action.DISPATCH:
+            await self._dispatch(self._fresh(rec.id))
+        elif done.action is Action.CANCEL_BACKEND and bid is not None:
+            await self.backend.cancel(bid)
+            self._hinted.add(bid)
             self._wake.set()
-            return
-        usage = status.usage.to_dict() if status.usage else None
-        self.store.update_job(
-            job_id,
-            state=status.state.value,
-            exit_code=status.exit_code,
-            signal=status.signal,
-            reason=status.reason,
-            started_at=status.started_at or row.started_at,
-            ended_at=status.ended_at or time.time(),
-            usage=json.dumps(usage) if usage else None,
-            stdout_path=str(status.stdout_path) if status.stdout_path else None,
-            stderr_path=str(status.stderr_path) if status.stderr_path else None,
-        )
-        await self._finish(job_id)
-
-    async def _end_without_run(self, job_id: int, state: JobState, reason: str) -> None:
-        self.store.update_job(job_id, state=state.value, reason=reason, ended_at=time.time(), backend_id=None)
-        await self._finish(job_id)
+        elif done.action is Action.WAKE:
+            if bid is not None:
+                self._hinted.add(bid)
+            self._wake.set()
+        return done
 
     async def _finish(self, job_id: int) -> None:
-        """Build the report once, let plug-ins enrich it, store it, then tell everyone."""
+        """Build the report once, let plug-ins enrich it, store it with the terminal events, then tell everyone.
+
+        Each stage is stored before the next begins (`EndStage` in `report_pending`), so a crash anywhere is
+        finished on the next start: a job's end is never lost and never told twice with two reports.
+        """
+        rec = self._fresh(job_id)
+        if rec.report_pending is EndStage.EVENTS_STORED:
+            stored = self._stored_end_events(job_id)
+        else:
+            report = self._build_report(rec)
+            faults.point("after_report_built")
+            data = {
+                "state": rec.state.value,
+                "previous": None,
+                "reason": rec.reason,
+                "exit_code": rec.exit_code,
+                "attempt": rec.attempt,
+                "backend_id": rec.backend_id,
+            }
+            events = [
+                Event(EventKind.JOB_STATE, job_id=job_id, session=rec.session, principal=rec.principal, data=data),
+                Event(
+                    EventKind.JOB_REPORT,
+                    job_id=job_id,
+                    session=rec.session,
+                    principal=rec.principal,
+                    data={"report": report},
+                ),
+            ]
+            stored = self.store.store_report(job_id, json.dumps(report), events)
+            faults.point("after_report_stored")
+        for event in stored:
+            self.bus.fanout(event)
+        self.store.update_job(job_id, report_pending=int(EndStage.DONE))
+        self._deps_dirty = True
+        self._wake.set()
+
+    def _stored_end_events(self, job_id: int) -> list[Event]:
+        """The terminal job.state and job.report events stored before a crash (fanned out again)."""
+        kinds = (str(EventKind.JOB_STATE), str(EventKind.JOB_REPORT))
+        found = self.store.events_since(0, job_id=job_id, kinds=kinds, limit=1_000_000)
+        report = [e for e in found if e.kind is EventKind.JOB_REPORT][-1:]
+        if not report:
+            return []
+        state = [e for e in found if e.kind is EventKind.JOB_STATE and e.seq < report[0].seq][-1:]
+        return [*state, *report]
+
+    def _build_report(self, rec: JobRecord) -> dict[str, Any]:
         from frontdesk.reports.build import build_report
         from frontdesk.reports.render import render_text
 
-        row = self.store.get(job_id)
-        assert row is not None
-        job = job_record(row)
-        usage = json.loads(row.usage) if row.usage else None
+        job = job_record(rec)
+        usage = json.loads(rec.usage) if rec.usage else None
         report = build_report(
             job,
-            stdout_text=read_tail(row.stdout_path),
-            stderr_text=read_tail(row.stderr_path),
-            attempts=int(row.attempt),
+            stdout_text=read_tail(rec.stdout_path),
+            stderr_text=read_tail(rec.stderr_path),
+            attempts=rec.attempt,
             usage=usage,
             redact=self.redact,
         )
@@ -475,34 +468,12 @@ class Gateway:
             try:
                 extra = enrich(job, report)
             except Exception:
-                log.exception("plug-in %s failed to enrich the report of job %s", plugin.name, job_id)
+                log.exception("plug-in %s failed to enrich the report of job %s", plugin.name, rec.id)
                 continue
             if extra:
                 report["extra"][plugin.name] = extra
         report["text"] = self.redact(render_text(report, self.settings.report_max_bytes))
-        self.store.update_job(job_id, report=json.dumps(report))
-        data = {
-            "state": job["state"],
-            "previous": None,
-            "reason": job["reason"],
-            "exit_code": job["exit_code"],
-            "attempt": job["attempt"],
-            "backend_id": job["backend_id"],
-        }
-        self.publish(
-            Event(EventKind.JOB_STATE, job_id=job_id, session=job["session"], principal=job["principal"], data=data)
-        )
-        self.publish(
-            Event(
-                EventKind.JOB_REPORT,
-                job_id=job_id,
-                session=job["session"],
-                principal=job["principal"],
-                data={"report": report},
-            )
-        )
-        self._deps_dirty = True
-        self._wake.set()
+        return report
 
     # -- the tick -------------------------------------------------------------------------------------
     async def _ticker(self) -> None:
@@ -533,45 +504,27 @@ class Gateway:
     async def _advance(self, rows: Sequence[JobRecord], now: float) -> None:
         """Dispatch jobs whose dependencies are met or whose retry backoff ran out; end the hopeless ones."""
         for row in rows:
-            spec = json.loads(row.spec)
-            deps = [self.store.get(int(d)) for d in spec.get("depends_on", [])]
-            verdict = _dependency_verdict(deps, spec.get("fail_action", "abort"))
-            job_id = int(row.id)
-            if verdict == "never":
-                bad = [f"{d.id} ({d.state})" for d in deps if d is not None and d.state != "COMPLETED"]
-                await self._end_without_run(
-                    job_id, JobState.DEPENDENCY_NEVER_SATISFIED, f"dependency {', '.join(bad)} did not complete"
-                )
-                continue
-            timeout = spec.get("dependency_timeout")
-            if verdict == "wait":
-                if timeout and now - row.submitted_at > timeout:
-                    await self._end_without_run(
-                        job_id, JobState.DEPENDENCY_NEVER_SATISFIED, f"dependencies not met within {timeout}s"
-                    )
-                continue
-            if row.eligible_at is None:
-                self.store.update_job(job_id, eligible_at=now)
-            elif row.eligible_at > now:
-                continue
-            fresh = self.store.get(job_id)
-            assert fresh is not None
-            await self._dispatch(fresh)
+            ids = tuple(int(d) for d in row.spec_data().get("depends_on", []))
+            deps = [self.store.get(d) for d in ids]
+            await self._step(self._fresh(row.id), DepsSeen(tuple(d.state if d else None for d in deps), ids))
 
     async def _recover(self) -> None:
-        """After a restart: find attempts handed over mid-crash, then reconcile every active attempt."""
+        """After a restart: finish ends cut short, find attempts handed over mid-crash, reconcile the rest."""
+        for rec in self.store.reports_pending():
+            log.info("finishing the end of job %s (a crash cut it short at %s)", rec.id, rec.report_pending.name)
+            await self._finish(rec.id)
         stuck = [r for r in self.store.active() if r.submitting]
         if stuck:
             keys = {f"fd-{r.id}.{r.attempt}": r for r in stuck}
             found = await self.backend.lookup(list(keys))
             for key, row in keys.items():
                 if key in found:
-                    self.store.update_job(int(row.id), submitting=0, backend_id=found[key])
+                    await self._step(self._fresh(row.id), Launched(found[key]))
+                elif row.cancel_requested:
+                    await self._step(self._fresh(row.id), LaunchFailed("cancelled before the backend had it"))
                 else:
-                    self.store.update_job(int(row.id), submitting=0)
-                    fresh = self.store.get(int(row.id))
-                    assert fresh is not None
-                    await self._dispatch(fresh)
+                    self.store.update_job(row.id, submitting=0)
+                    await self._dispatch(self._fresh(row.id))
         await self.refresh(None)
 
     # -- queries used by the API ----------------------------------------------------------------------
@@ -583,21 +536,11 @@ class Gateway:
         return row
 
     async def cancel(self, job_id: int) -> dict[str, Any]:
-        """Cancel a job: drop it if not yet handed over, else have the backend kill its tree."""
+        """Cancel a job: drop it if not yet handed over, else have the backend kill its tree (it always wins)."""
         row = self.get_job(job_id)
-        state = JobState(row.state)
-        if state in TERMINAL_STATES:
-            raise Conflict(f"job {job_id} already ended ({state.value})")
-        if row.backend_id is None and row.submitting:
-            # sbatch is in flight: _dispatch cancels the backend job as soon as it has an id
-            self.store.update_job(job_id, reason="cancel requested", cancel_requested=1)
-        elif row.backend_id is None:
-            await self._end_without_run(job_id, JobState.CANCELLED, "cancelled before it started")
-        else:
-            self.store.update_job(job_id, reason="cancel requested", cancel_requested=1)
-            await self.backend.cancel(row.backend_id)
-            self._hinted.add(row.backend_id)
-            self._wake.set()
+        if row.terminal:
+            raise Conflict(f"job {job_id} already ended ({row.state.value})")
+        await self._step(row, CancelAsked())
         return job_record(self.get_job(job_id))
 
     def report(self, job_id: int) -> dict[str, Any] | None:
@@ -634,17 +577,10 @@ class Gateway:
             self.bus.waiters.unwatch(ids, flag)
 
 
-def _dependency_verdict(deps: list[JobRecord | None], fail_action: str) -> str:
-    """'ready', 'wait' or 'never' for a job's dependencies."""
-    for dep in deps:
-        if dep is None:
-            return "never"
-        state = JobState(str(dep["state"]))
-        if not state.terminal:
-            return "wait"
-        if state != JobState.COMPLETED and fail_action == "abort":
-            return "never"
-    return "ready"
+def _dependency_verdict(deps: Sequence[JobRecord | None], fail_action: str) -> str:
+    """'ready', 'wait' or 'never' for a job's dependencies (see `jobs.lifecycle.dependency_verdict`)."""
+    states = [None if d is None else JobState(str(d["state"])) for d in deps]
+    return dependency_verdict(states, fail_action)
 
 
 def notice_list(notices: Sequence[Notice]) -> list[dict[str, Any]]:

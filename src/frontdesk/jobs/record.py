@@ -11,14 +11,27 @@ import json
 import sqlite3
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields
+from enum import IntEnum
 from typing import Any
 
 from frontdesk.jobs.state import JobState
 
-__all__ = ["JobRecord", "PUBLIC_FIELDS", "Scalar"]
+__all__ = ["EndStage", "JobRecord", "PUBLIC_FIELDS", "Scalar"]
 
 Scalar = str | int | float | None
 """What one SQLite column holds."""
+
+
+class EndStage(IntEnum):
+    """How far a job's end got (the `report_pending` column); each stage is stored before the next begins."""
+
+    DONE = 0
+    """Not ended, or ended with its report stored and its events fanned out."""
+    STATE_STORED = 1
+    """The terminal state is stored; the report and the terminal events are not (rebuilt on start)."""
+    EVENTS_STORED = 2
+    """The report and the terminal events are stored; the fan-out may not have happened (redone on start)."""
+
 
 PUBLIC_FIELDS = (
     "id",
@@ -81,8 +94,8 @@ class JobRecord:
     report: str | None
     cancel_requested: bool = False
     """A cancel was asked for while the attempt was (or was being) handed to the backend: it must win."""
-    report_pending: bool = False
-    """Terminal, but the report and its events are not stored yet (rebuilt on start after a crash)."""
+    report_pending: EndStage = EndStage.DONE
+    """How far the job's end got: anything but DONE is finished on the next start after a crash."""
     plugin_meta: str = "{}"
     """Plug-in name -> what it stored with the job at admission (JSON object text)."""
     others: Mapping[str, Scalar] = field(default_factory=dict)
@@ -95,9 +108,10 @@ class JobRecord:
         known = {f.name for f in fields(cls)} - {"others"}
         kwargs = {k: data.pop(k) for k in list(data) if k in known}
         kwargs["state"] = JobState(kwargs["state"])
-        for flag in ("submitting", "cancel_requested", "report_pending"):
+        for flag in ("submitting", "cancel_requested"):
             if flag in kwargs:
                 kwargs[flag] = bool(kwargs[flag])
+        kwargs["report_pending"] = EndStage(int(kwargs.get("report_pending") or 0))
         kwargs["priority"] = int(kwargs.get("priority") or 0)
         return cls(**kwargs, others=data)
 
@@ -143,7 +157,7 @@ class JobRecord:
         value = getattr(self, key)
         if isinstance(value, JobState):
             return value.value
-        if isinstance(value, bool):
+        if isinstance(value, bool | IntEnum):
             return int(value)
         if value is None or isinstance(value, str | int | float):
             return value

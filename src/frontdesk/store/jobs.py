@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from frontdesk.events.models import Event, EventKind
-from frontdesk.jobs.record import JobRecord
+from frontdesk.jobs.record import EndStage, JobRecord
 from frontdesk.jobs.state import TERMINAL_STATES
 
 __all__ = ["JobStore", "job_record"]
@@ -89,13 +89,16 @@ class JobStore:
         return _records(self.conn.execute(f"SELECT * FROM jobs WHERE state NOT IN ({marks}) ORDER BY id", _TERMINAL))
 
     def reports_pending(self) -> list[JobRecord]:
-        """Ended jobs whose report and terminal events are not stored yet (a crash in the end path)."""
-        return _records(self.conn.execute("SELECT * FROM jobs WHERE report_pending=1 ORDER BY id"))
+        """Ended jobs whose end did not get through (a crash between the terminal state and the fan-out)."""
+        return _records(self.conn.execute("SELECT * FROM jobs WHERE report_pending>0 ORDER BY id"))
 
     def store_report(self, job_id: int, report_json: str, events: Sequence[Event]) -> list[Event]:
-        """The report, the end of report_pending and the job's terminal events, in one transaction."""
+        """The report and the job's terminal events in one transaction (the end moves to EVENTS_STORED)."""
         with self.transaction():
-            self.conn.execute("UPDATE jobs SET report=?, report_pending=0 WHERE id=?", (report_json, job_id))
+            self.conn.execute(
+                "UPDATE jobs SET report=?, report_pending=? WHERE id=?",
+                (report_json, int(EndStage.EVENTS_STORED), job_id),
+            )
             return [self.append_event(e) for e in events]
 
     def select(
