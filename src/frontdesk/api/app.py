@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import pwd
+import re
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -19,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from frontdesk.api.access import Access, Action
 from frontdesk.api.auth import Authenticator, Unauthenticated, tokens_from_settings
 from frontdesk.api.limits import Limits, max_body_from
-from frontdesk.errors import FrontdeskError, UserError
+from frontdesk.errors import Denied, Forbidden, FrontdeskError, UserError
 from frontdesk.events.models import Event
 from frontdesk.gateway import Gateway
 from frontdesk.identity import Caller, Roles
@@ -108,10 +109,19 @@ def create_app(gw: Gateway) -> FastAPI:
             return JSONResponse(exc.to_payload(), exc.http_status)
         request.state.caller = caller
         request.state.principal = caller.user  # plug-ins written before identities read this name
+        sid = _SESSION_PATH.match(request.url.path)
+        if sid is not None:  # the agents routes answer another user's session with 404: journal the attempt
+            owner = _session_owner(gw, sid.group(1))
+            if owner is not None and not caller.owns(owner):
+                access.deny(caller, f"{request.method} {request.url.path} of", f"session {sid.group(1)}", owner)
         return await call_next(request)
 
     @app.exception_handler(FrontdeskError)
     async def on_error(request: Request, exc: FrontdeskError) -> JSONResponse:
+        caller = getattr(request.state, "caller", None)
+        if isinstance(exc, Denied) and not isinstance(exc, Forbidden) and caller is not None:
+            if request.url.path.startswith("/v1/memory/"):  # the lesson store's own refusals are audited too
+                access.deny(caller, request.method, request.url.path, None)
         return JSONResponse(exc.to_payload(), status_code=exc.http_status)
 
     @app.exception_handler(RequestValidationError)
@@ -272,6 +282,9 @@ def create_app(gw: Gateway) -> FastAPI:
         if router is not None:
             app.include_router(router(), prefix="/v1")
     return app
+
+
+_SESSION_PATH = re.compile(r"^/v1/sessions/([^/]+)")
 
 
 def _session_owner(gw: Gateway, sid: str) -> str | None:

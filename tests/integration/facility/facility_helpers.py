@@ -1,0 +1,204 @@
+"""Facility-mode helpers and fixtures (re-exported by conftest.py): real Unix users, a root facility gateway.
+
+The users are created here (idempotent useradd/groupadd; never deleted: other suites may use them too).
+One facility gateway runs as root for the module; the users talk to it through the real CLI, the HTTP API
+over the Unix socket, TCP with hashed tokens and MUNGE, run as them with `runuser` and the system Python
+(the venv's interpreter lives under /root, which other users cannot enter; the client is stdlib only).
+"""
+
+from __future__ import annotations
+
+import grp
+import json
+import os
+import pwd
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from frontdesk.client import Client
+from frontdesk.errors import GatewayUnavailable
+from frontdesk.identity import hash_token
+
+ROOT = Path(__file__).resolve().parents[3]
+SITE_PACKAGES = next((ROOT / ".venv" / "lib").glob("python3*/site-packages"), None)
+USERS = {"alice": ["lab1"], "bob": ["lab1"], "carol": [], "fdadmin-user": ["fdadmin"]}
+SYSTEM_PY = "/usr/bin/python3"
+
+
+def _ensure_users() -> None:
+    for group in ("lab1", "fdadmin"):
+        subprocess.run(["groupadd", "-f", group], check=True, capture_output=True)
+    for user, groups in USERS.items():
+        try:
+            pwd.getpwnam(user)
+        except KeyError:
+            subprocess.run(["useradd", "-m", "-s", "/bin/bash", user], check=True, capture_output=True)
+        for group in groups:
+            if user not in grp.getgrnam(group).gr_mem:
+                subprocess.run(["usermod", "-aG", group, user], check=True, capture_output=True)
+
+
+@pytest.fixture(scope="session")
+def facility_users() -> dict[str, int]:
+    """The test users (created when missing) → uid; skips where users cannot be made."""
+    if os.geteuid() != 0 or not shutil.which("useradd") or not shutil.which("runuser"):
+        pytest.skip("facility tests need root, useradd and runuser")
+    if not Path(SYSTEM_PY).exists() or SITE_PACKAGES is None:
+        pytest.skip("facility tests run clients with /usr/bin/python3 and the venv's site-packages")
+    _ensure_users()
+    return {u: pwd.getpwnam(u).pw_uid for u in USERS}
+
+
+def user_env(user: str, **extra: str) -> list[str]:
+    """`env -i ...` for a clean login-like environment of `user` (no root variables leak in)."""
+    base = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": pwd.getpwnam(user).pw_dir,
+        "USER": user,
+        "LANG": "C.UTF-8",
+        "PYTHONPATH": f"{ROOT / 'src'}:{SITE_PACKAGES}",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        **extra,
+    }
+    return ["env", "-i", *[f"{k}={v}" for k, v in base.items()]]
+
+
+def run_as(
+    user: str, argv: list[str], env: dict[str, str] | None = None, **kw: Any
+) -> subprocess.CompletedProcess[str]:
+    """Run argv as `user` (runuser) with a clean environment; cwd /tmp so nothing of root's is in reach."""
+    return subprocess.run(
+        ["runuser", "-u", user, "--", *user_env(user, **(env or {})), *argv],
+        capture_output=True,
+        text=True,
+        timeout=kw.pop("timeout", 120),
+        cwd="/tmp",
+        **kw,
+    )
+
+
+@dataclass
+class Facility:
+    """A facility gateway run by root, and how each user reaches it."""
+
+    dir: Path
+    site: Path
+    socket: Path
+    url: str
+    tokens: dict[str, str]
+    tokens_file: Path
+    proc: subprocess.Popen[bytes] | None = None
+    jobs: dict[str, int] = field(default_factory=dict)
+
+    def env(self, **extra: str) -> dict[str, str]:
+        """What a user's shell on this site has: the site config (it names the facility socket)."""
+        return {"FRONTDESK_SITE_CONFIG": str(self.site), **extra}
+
+    def cli(self, user: str, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        """The real CLI as `user`."""
+        return run_as(user, [SYSTEM_PY, "-m", "frontdesk.cli.main", *args], env=self.env(**(env or {})))
+
+    def probe(self, user: str, calls: list[dict[str, Any]], env: dict[str, str] | None = None) -> list[Any]:
+        """HTTP calls as `user` in one process: [{method, path, body}] → [[status-or-code, answer]]."""
+        script = Path(__file__).with_name("probe.py")
+        r = run_as(user, [SYSTEM_PY, str(script)], env=self.env(**(env or {})), input=json.dumps(calls))
+        assert r.returncode == 0, r.stderr
+        out: list[Any] = json.loads(r.stdout)
+        return out
+
+    def root_client(self) -> Client:
+        return Client(socket_path=self.socket, timeout=30)
+
+    def log(self) -> str:
+        return (self.dir / "gateway.log").read_text(errors="replace")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _site_config(d: Path, port: int, tokens_file: Path) -> str:
+    return f"""
+[gateway]
+mode = "facility"
+socket = "{d / "run" / "gateway.sock"}"
+listen = "127.0.0.1:{port}"
+tokens_file = "{tokens_file}"
+munge = true
+plugins = ["guard", "memory", "policy", "agents"]
+
+[local]
+cpus = 16  # two sleeping jobs of alice's must not hold back the others' on a 2-core machine
+
+[access]
+admins_group = "fdadmin"
+
+[memory]
+admins = ["fdadmin-user"]
+"""
+
+
+@pytest.fixture(scope="module")
+def facility(facility_users: dict[str, int]) -> Iterator[Facility]:
+    """A running facility gateway (root) with a site config, hashed tokens for every user and MUNGE on TCP."""
+    d = Path(tempfile.mkdtemp(prefix="fdfac-", dir="/tmp"))
+    d.chmod(0o755)
+    port = _free_port()
+    tokens = {u: secrets.token_urlsafe(24) for u in USERS}
+    tokens_file = d / "tokens"
+    tokens_file.write_text("".join(f"{u} {hash_token(t)}\n" for u, t in tokens.items()))
+    tokens_file.chmod(0o600)
+    site = d / "frontdesk.toml"
+    site.write_text(_site_config(d, port, tokens_file))
+    site.chmod(0o644)  # the site config holds no tokens: every user reads it to find the gateway
+    fac = Facility(d, site, d / "run" / "gateway.sock", f"http://127.0.0.1:{port}", tokens, tokens_file)
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("FRONTDESK_")},
+        "FRONTDESK_HOME": str(d / "home"),
+        "FRONTDESK_SITE_CONFIG": str(site),
+    }
+    log = open(d / "gateway.log", "ab")
+    fac.proc = subprocess.Popen(
+        [sys.executable, "-m", "frontdesk.cli.main", "serve", "--log-level", "info"],
+        env=env,
+        stdout=log,
+        stderr=log,
+        start_new_session=True,
+    )
+    log.close()
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            fac.root_client().health()
+            break
+        except GatewayUnavailable:
+            if fac.proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("facility gateway did not start:\n" + fac.log()[-3000:]) from None
+            time.sleep(0.05)
+    yield fac
+    fac.proc.send_signal(signal.SIGTERM)
+    try:
+        fac.proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        fac.proc.kill()
+        fac.proc.wait()
+    for pidfile in (d / "home" / "local").glob("*/shepherd.pid"):
+        try:
+            os.kill(int(pidfile.read_text()), signal.SIGTERM)
+        except (OSError, ValueError):
+            pass
+    shutil.rmtree(d, ignore_errors=True)
