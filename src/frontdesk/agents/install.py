@@ -347,12 +347,10 @@ def install(
             "Codex reads `notify` only from the user's config.toml: run `frontdesk hooks install "
             "codex --user` for the turn-ended signal"
         )
-    msgs.append(
-        "Codex runs project hooks only in a trusted project, and each new or changed hook only "
-        "after review (`/hooks` in Codex; `codex exec --dangerously-bypass-hook-trust` for vetted "
-        "automation)"
-    )
-    return msgs
+    from frontdesk.agents.doctor import codex_setup  # issue 19: every step, done or printed
+
+    steps = codex_setup(project or Path.cwd(), os.environ)
+    return msgs + (steps or ["Codex: project trusted, frontdesk found by a login shell: nothing else to do"])
 
 
 def uninstall(harness: str, scope: str = "project", project: Path | None = None) -> list[str]:

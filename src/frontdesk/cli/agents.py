@@ -1,4 +1,4 @@
-"""Agent commands: `sessions`, `hooks install|uninstall`, `hook EVENT` (run by the harness), `mcp`.
+"""Agent commands: `sessions`, `hooks install|uninstall`, `hook EVENT` (run by the harness), `mcp`, `doctor`.
 
 Thin on purpose: stdlib + frontdesk.client at import; `hook` runs as a fresh process on every turn.
 """
@@ -62,6 +62,11 @@ def register(sub: Any) -> None:
 
     m = sub.add_parser("mcp", help="serve the Model Context Protocol over stdio")
     m.set_defaults(func=cmd_mcp, json=False)
+
+    d = sub.add_parser("doctor", help="what is missing for job reports to reach each installed agent harness")
+    d.add_argument("--dir", default=None, help="project directory (default: the current one)")
+    d.add_argument("--json", action="store_true")
+    d.set_defaults(func=cmd_doctor)
 
 
 def _ago(ts: float | None) -> str:
@@ -138,3 +143,31 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
     serve()
     return 0
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    """Check the gateway, the login-shell PATH and each harness's hooks; exit 1 when something must be fixed."""
+    import os
+    from pathlib import Path
+
+    from frontdesk.agents.doctor import diagnose, render
+    from frontdesk.autostart import allowed
+    from frontdesk.cli.output import emit
+    from frontdesk.client import Client
+    from frontdesk.errors import FrontdeskError
+
+    client = Client(timeout=3)
+    os.environ["FRONTDESK_NO_AUTOSTART"] = "1"  # a diagnosis starts nothing
+    try:
+        client.health()
+        gateway = (True, f"gateway answers at {client.url or client.socket_path}")
+    except FrontdeskError as exc:
+        os.environ.pop("FRONTDESK_NO_AUTOSTART")
+        if client.socket_path and not client.url and allowed(client.socket_path):
+            gateway = (True, "no gateway running; the first frontdesk command starts yours (autostart)")
+        else:
+            gateway = (False, f"gateway not reachable: {exc.message}")
+    checks = diagnose(Path(args.dir or os.getcwd()), os.environ, gateway)
+    ok = not any(c.ok is False for c in checks)
+    emit(args.json, {"ok": ok, "checks": [c.to_dict() for c in checks]}, lambda: render(checks))
+    return 0 if ok else 1

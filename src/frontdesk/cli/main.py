@@ -37,7 +37,7 @@ COMMAND_TO_MODULE: dict[str, str] = {
     "serve": "frontdesk.cli.server",
     "demo": "frontdesk.cli.server",
     **dict.fromkeys(("notify", "shim"), "frontdesk.cli.slurm"),
-    **dict.fromkeys(("sessions", "hooks", "hook", "mcp"), "frontdesk.cli.agents"),
+    **dict.fromkeys(("sessions", "hooks", "hook", "mcp", "doctor"), "frontdesk.cli.agents"),
     **dict.fromkeys(("cluster", "policy", "simulate"), "frontdesk.cli.policy"),
     "memory": "frontdesk.cli.memory",
     "guard": "frontdesk.cli.guard",

@@ -156,7 +156,8 @@ def test_codex_project_install_leaves_config_toml_alone(tmp_path: Path) -> None:
     proj.mkdir()
     msgs = inst.install("codex", "project", proj, exe=EXE)
     assert not (proj / ".codex" / "config.toml").exists()
-    assert "--user" in msgs[1] and "trusted project" in msgs[2]
+    assert "--user" in msgs[1] and any("next (trust)" in m and "trust_level" in m for m in msgs[2:])
+    assert any("next (hooks-reviewed)" in m and "/hooks" in m for m in msgs[2:])
 
 
 def test_codex_existing_notify_is_left_alone(tmp_path: Path) -> None:
