@@ -1,7 +1,8 @@
 """`frontdesk guard check|hook|report`: the command guard from a shell, from an agent hook, and its summary.
 
 Runs as a fresh process on every shell call of an agent, so only the stdlib and the guard are imported.
-Exit codes of `guard check`: 0 allow, 1 ask, 2 deny. `guard hook` always exits 0 and answers with the
+Exit codes of `guard check`: 0 allow, 1 ask, 2 deny, 64 bad input (an empty command, a bad flag), 78 a bad
+`[guard]` configuration, 70 the guard itself failed. `guard hook` always exits 0 and answers with the
 Claude Code PreToolUse JSON on stdout.
 """
 
@@ -18,21 +19,40 @@ if TYPE_CHECKING:
 
 from frontdesk.cli.output import emit
 
-__all__ = ["register", "cmd_check", "cmd_hook", "cmd_report", "hook_answer", "main"]
+__all__ = ["register", "cmd_check", "cmd_hook", "cmd_report", "hook_answer", "main", "EXIT_BAD_INPUT", "EXIT_CONFIG"]
+
+EXIT_BAD_INPUT = 64  # EX_USAGE: never 2, which is a deny
+EXIT_CONFIG = 78  # EX_CONFIG
+EXIT_INTERNAL = 70  # EX_SOFTWARE
+_MAX_COMMAND = 256 * 1024
+_ROLES = ("login", "compute", "workstation")
+
+
+def _guard_parser_class() -> Any:
+    import argparse
+
+    class GuardParser(argparse.ArgumentParser):
+        """Usage errors of the guard's commands exit 64, not 2 (which `guard check` uses for deny)."""
+
+        def error(self, message: str) -> Any:
+            sys.stderr.write(f"frontdesk: {' '.join(message.split())}\n")
+            raise SystemExit(EXIT_BAD_INPUT)
+
+    return GuardParser
 
 
 def register(sub: Any) -> None:
     """Add the guard commands."""
     p = sub.add_parser("guard", help="check commands before they run (rules, taint, secrets, services)")
-    gsub = p.add_subparsers(dest="guard_command", metavar="SUBCOMMAND")
+    gsub = p.add_subparsers(dest="guard_command", metavar="SUBCOMMAND", parser_class=_guard_parser_class())
 
     c = gsub.add_parser(
         "check",
-        help="check one command: frontdesk guard check [--json] -- CMD... (exit 0 allow, 1 ask, 2 deny)",
+        help="check one command: frontdesk guard check [--json] -- CMD... (exit 0 allow, 1 ask, 2 deny, 64 bad input)",
     )
     c.add_argument("--json", action="store_true")
     c.add_argument("--cwd", help="directory the command would run in (default: here)")
-    c.add_argument("--role", choices=["login", "compute", "workstation"], help="override the node role")
+    c.add_argument("--role", help="override the node role: login, compute or workstation")
     c.add_argument("--no-record", action="store_true", help="do not record fetched content as tainted")
     c.add_argument("cmd", nargs="...", help="the command (one quoted string, or words after --)")
     c.set_defaults(func=cmd_check)
@@ -69,7 +89,9 @@ def _settings() -> Any:
     return load_settings()
 
 
-def _run_check(command: str, cwd: str | None, role: str | None, record: bool, session: str | None, source: str) -> Any:
+def _run_check(
+    command: str, cwd: str | None, role: str | None, record: bool, session: str | None, source: str
+) -> tuple[Any, Any]:
     import os
 
     from frontdesk.guard.checker import check
@@ -84,7 +106,27 @@ def _run_check(command: str, cwd: str | None, role: str | None, record: bool, se
     verdict = check(command, ctx)
     if record:
         _record(settings, command, verdict, session, ctx.cwd, source)
-    return verdict
+    return verdict, (settings, ctx)
+
+
+def _role_notice(settings: Any, ctx: Any) -> str | None:
+    """Once per frontdesk home: say that nothing told the guard where it runs (it checks as a workstation)."""
+    if ctx.role_source != "default":
+        return None
+    from pathlib import Path
+
+    marker = Path(settings.home) / "guard" / "role-notice-shown"
+    if marker.exists():
+        return None
+    try:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.touch()
+    except OSError:
+        return None
+    return (
+        "frontdesk guard: the node role is not set (no FRONTDESK_NODE_ROLE, SLURM_JOB_ID, [guard] node_role or "
+        "login_hosts), so commands are checked as on a workstation; set it on login and compute nodes"
+    )
 
 
 def _claude_env_file(path: str | None) -> dict[str, str]:
@@ -137,6 +179,8 @@ def _record(settings: Any, command: str, verdict: Any, session: str | None, cwd:
 
 def _tell_gateway(command: str, verdict: Any, session: str | None, cwd: str, source: str) -> None:
     """Best effort: put an ask or deny in the gateway's journal (skipped quickly when none runs)."""
+    import os
+
     from frontdesk.guard.secrets import redact
 
     try:
@@ -149,19 +193,40 @@ def _tell_gateway(command: str, verdict: Any, session: str | None, cwd: str, sou
             "cwd": cwd,
             "source": source,
         }
-        Client(timeout=0.5).request("POST", "/v1/guard/verdicts", body)
+        client = Client(timeout=0.5)
+        if not client.url and not os.path.exists(client.socket_path):
+            return  # no gateway running: never start one from a guard check (the client would autostart it)
+        client.request("POST", "/v1/guard/verdicts", body)
     except Exception:  # noqa: BLE001, S110 - no gateway (or an old one) must not slow or break a check
         pass
 
 
+def _bad_input(args: argparse.Namespace, message: str, code: int = EXIT_BAD_INPUT) -> int:
+    from frontdesk.cli.output import emit_error
+
+    emit_error(bool(getattr(args, "json", False)), {"error": "bad_input", "message": message})
+    return code
+
+
 def cmd_check(args: argparse.Namespace) -> int:
-    """`frontdesk guard check`."""
-    from frontdesk.errors import UserError
+    """`frontdesk guard check`: 0 allow, 1 ask, 2 deny; 64 bad input, 78 bad configuration, 70 guard failure."""
+    from frontdesk.errors import ConfigError, FrontdeskError
 
     command = _command_text(list(args.cmd))
     if not command.strip():
-        raise UserError("nothing to check: frontdesk guard check -- CMD ...")
-    verdict = _run_check(command, args.cwd, args.role, not args.no_record, None, "check")
+        return _bad_input(args, "nothing to check: frontdesk guard check -- CMD ...")
+    if "\0" in command or len(command) > _MAX_COMMAND:
+        return _bad_input(args, f"not a shell command: NUL bytes or longer than {_MAX_COMMAND} characters")
+    if args.role is not None and args.role not in _ROLES:
+        return _bad_input(args, f"--role must be login, compute or workstation, got {args.role!r}")
+    try:
+        verdict, _ = _run_check(command, args.cwd, args.role, not args.no_record, None, "check")
+    except ConfigError as exc:
+        return _bad_input(args, exc.message, EXIT_CONFIG)
+    except FrontdeskError as exc:
+        return _bad_input(args, exc.message)
+    except Exception as exc:  # noqa: BLE001 - one line, never a traceback, never an exit code that reads as a verdict
+        return _bad_input(args, f"the guard failed: {type(exc).__name__}: {exc}", EXIT_INTERNAL)
 
     def text() -> str:
         if str(verdict.decision) == "allow":
@@ -195,9 +260,15 @@ def cmd_hook(args: argparse.Namespace) -> int:
         tool_input = payload.get("tool_input") or {}
         command = tool_input.get("command") if isinstance(tool_input, dict) else None
         verdict = None
+        notice = None
         if payload.get("tool_name") in ("Bash", "bash", "shell", "exec_command") and isinstance(command, str):
-            verdict = _run_check(command, payload.get("cwd"), None, True, payload.get("session_id"), "hook")
+            verdict, (settings, ctx) = _run_check(
+                command, payload.get("cwd"), None, True, payload.get("session_id"), "hook"
+            )
+            notice = _role_notice(settings, ctx)
         answer = hook_answer(payload, verdict, approve=args.approve)
+        if notice:
+            answer["systemMessage"] = notice
     except Exception as exc:  # noqa: BLE001 - a broken guard must ask, not wedge or wave through
         answer = {
             "hookSpecificOutput": {

@@ -3,9 +3,13 @@
 [guard]
 node_role = "login"                 # login | compute | workstation; FRONTDESK_NODE_ROLE overrides;
                                     # `compute` inside a Slurm job (SLURM_JOB_ID set)
+login_hosts = ["login*"]            # or: the role from the host name (fnmatch patterns)
+compute_hosts = ["node*", "gpu*"]
 scratch_roots = ["/scratch"]        # $SCRATCH is added when set
 home_roots = ["/home"]
 shared_paths = ["/project", "/datasets"]
+project_roots = ["~/code/thesis"]   # deleting one of these (or the cwd, or above it) asks
+gpus_managed = true                 # frontdesk hands out this machine's GPUs (default: [local] gpus > 0)
 rules_files = ["site-rules.toml"]   # extra rules (same format as guard/rules.toml); `rules_file` too
 disable = ["priv.sudo"]             # rule ids switched off
 scan_scripts = true                 # read scripts a command runs (bash x.sh, python x.py)
@@ -28,7 +32,7 @@ from typing import Any
 from frontdesk.errors import ConfigError
 from frontdesk.guard.model import GuardContext, NodeRole, Partition
 
-__all__ = ["node_role", "context_from_settings", "guard_section", "read_text_file"]
+__all__ = ["node_role", "node_role_and_source", "context_from_settings", "guard_section", "read_text_file"]
 
 _MAX_READ = 256 * 1024
 
@@ -40,10 +44,36 @@ def guard_section(settings: Any) -> dict[str, Any]:
 
 def node_role(section: Mapping[str, Any], environ: Mapping[str, str]) -> NodeRole:
     """Where this runs: FRONTDESK_NODE_ROLE, else compute inside a Slurm job, else the site setting."""
-    raw = environ.get("FRONTDESK_NODE_ROLE") or ("compute" if environ.get("SLURM_JOB_ID") else None)
-    raw = raw or section.get("node_role") or "workstation"
+    return node_role_and_source(section, environ)[0]
+
+
+def node_role_and_source(
+    section: Mapping[str, Any], environ: Mapping[str, str], hostname: str | None = None
+) -> tuple[NodeRole, str]:
+    """The node role and what said so: FRONTDESK_NODE_ROLE, SLURM_JOB_ID (compute), [guard] node_role,
+    [guard] login_hosts / compute_hosts patterns against the host name, or "default" (workstation)."""
+    import fnmatch
+
+    raw: Any = None
+    source = "default"
+    if environ.get("FRONTDESK_NODE_ROLE"):
+        raw, source = environ["FRONTDESK_NODE_ROLE"], "FRONTDESK_NODE_ROLE"
+    elif environ.get("SLURM_JOB_ID"):
+        raw, source = "compute", "SLURM_JOB_ID"
+    elif section.get("node_role"):
+        raw, source = section["node_role"], "[guard] node_role"
+    else:
+        if hostname is None:
+            import socket
+
+            hostname = socket.gethostname()
+        for role, key in (("login", "login_hosts"), ("compute", "compute_hosts")):
+            patterns = _paths(section.get(key), key, expand=False)
+            if any(fnmatch.fnmatch(hostname, p) for p in patterns):
+                raw, source = role, f"[guard] {key}"
+                break
     try:
-        return NodeRole(str(raw).strip().lower())
+        return NodeRole(str(raw or "workstation").strip().lower()), source
     except ValueError:
         raise ConfigError(f"node role must be login, compute or workstation, got {raw!r}") from None
 
@@ -82,14 +112,33 @@ def _partitions(raw: Any) -> dict[str, Partition]:
     return out
 
 
-def _paths(value: Any, name: str) -> tuple[str, ...]:
+def _paths(value: Any, name: str, expand: bool = True) -> tuple[str, ...]:
     if value is None:
         return ()
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list):
-        raise ConfigError(f"[guard].{name} must be a list of paths")
+        raise ConfigError(f"[guard].{name} must be a list of {'paths' if expand else 'patterns'}")
+    if not expand:
+        return tuple(str(v) for v in value)
     return tuple(os.path.normpath(os.path.expanduser(str(v))) for v in value)
+
+
+def _gpus_managed(section: Mapping[str, Any], settings: Any) -> bool:
+    value = section.get("gpus_managed")
+    if value is None:
+        return bool(settings is not None and getattr(settings, "local_gpus", None))
+    if not isinstance(value, bool):
+        raise ConfigError("[guard].gpus_managed must be true or false")
+    return value
+
+
+def _protected_files(settings: Any, rule_files: list[str]) -> tuple[str, ...]:
+    """Files an agent must not edit: frontdesk's config and the guard's rule files."""
+    out = [os.path.normpath(f) for f in rule_files]
+    if settings is not None and getattr(settings, "config_file", None):
+        out.append(os.path.normpath(str(settings.config_file)))
+    return tuple(out)
 
 
 def context_from_settings(
@@ -118,8 +167,13 @@ def context_from_settings(
     if env.get("SCRATCH"):
         scratch += (os.path.normpath(env["SCRATCH"]),)
     home = env.get("HOME") or os.path.expanduser("~")
+    role, role_source = node_role_and_source(section, env)
     ctx = GuardContext(
-        node_role=node_role(section, env),
+        node_role=role,
+        role_source=role_source,
+        project_roots=_paths(section.get("project_roots"), "project_roots"),
+        gpus_managed=_gpus_managed(section, settings),
+        protected_files=_protected_files(settings, files),
         env=env,
         cwd=cwd or os.getcwd(),
         home=home,

@@ -383,7 +383,7 @@ def _extra_targets(path: str, base: str, ctx: GuardContext, cwd: str | None) -> 
     if base in prefixes:
         out.add("env-prefix")
     temp = ctx.temp_roots + ((env["TMPDIR"],) if env.get("TMPDIR", "").startswith("/") else ())
-    known = (home, here, "/dev/shm", *ctx.home_roots, *ctx.scratch_roots, *ctx.shared_paths, *temp)
+    known = (home, here, "/dev/shm", *ctx.home_roots, *ctx.scratch_roots, *ctx.shared_paths, *ctx.project_roots, *temp)
     if path.startswith("/") and not _under(base, known) and base != "/" and not base.startswith(_SYSTEM_DEEP):
         if base not in _SYSTEM_TOP and not path.startswith("/dev/"):
             out.add("outside")
