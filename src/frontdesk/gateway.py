@@ -299,6 +299,8 @@ class Gateway:
         }
         if spec.slurm is not None:
             extra["slurm"] = spec.slurm  # the sbatch shim's options, for the Slurm backend
+        if res.gpu is not None:
+            extra["gpu"] = res.gpu  # every acceptable type and min_memory, for backends that place GPUs
         if self.settings.section("local").get("landlock"):
             # The write sandbox: the job's workdir, its own directory (logs) and temp dirs, plus site scratch.
             scratch = self.settings.section("local").get("landlock_writable", [])

@@ -264,3 +264,24 @@ def test_logs_of_a_running_slurm_job(shim_env: Any, tmp_path: Path) -> None:
         time.sleep(0.2)
     assert logs["path"] == str(tmp_path / f"live-{job_id}.txt")
     gw.client.cancel(job["id"])
+
+
+def test_gpu_jobs_land_on_partitions_with_acceptable_gpus(shim_env: Any, tmp_path: Path) -> None:
+    gw, run = shim_env()
+    typed = _submitted(run("sbatch", "-G", "h100:1", "--wrap", "echo on $SLURMD_NODENAME"))
+    rec = _wait_slurm(typed, {"COMPLETED", "FAILED"})
+    assert rec["JobState"] == "COMPLETED" and rec["Partition"] == "training" and rec["NodeList"] == "h100n1"
+    either = gw.client.submit(
+        spec={
+            "command": ["true"],
+            "workdir": str(tmp_path),
+            "resources": {"gpus": 2, "gpu": {"type": ["h100", "a100"]}},
+        }
+    )
+    rec = _wait_slurm(either["backend_id"], {"COMPLETED", "FAILED"})
+    assert rec["JobState"] == "COMPLETED" and rec["NodeList"] in ("h100n1", "a100n1")
+    too_big = gw.client.submit(
+        spec={"command": ["true"], "workdir": str(tmp_path), "resources": {"gpus": 1, "gpu": {"min_memory": "500G"}}}
+    )
+    ended = gw.wait_state(too_big["id"], {"FAILED"})
+    assert "no node of this cluster has GPUs" in (ended["reason"] or "")

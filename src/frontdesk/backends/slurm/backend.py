@@ -22,6 +22,7 @@ from typing import Any
 from frontdesk.backends.base import BackendJob, BackendStatus, Inventory, JobState, PushHint, Usage
 from frontdesk.backends.slurm import parse, render
 from frontdesk.backends.slurm.options import OptionError, validate_passthrough
+from frontdesk.backends.slurm.placement import GpuPlacement, NoGpuNode, placement_for
 from frontdesk.backends.slurm.runner import JobTable, Runner
 from frontdesk.errors import BackendError, ConfigError
 from frontdesk.spec.model import SlurmOptions
@@ -149,7 +150,10 @@ class SlurmBackend:
             if job.attempt == 1 and given.submit_by and time.time() > given.submit_by:
                 raise BackendError("the submitter gave up waiting before the job reached sbatch; not submitted")
         text = render.render_script(
-            job, default_partition=self.config.partition, extra_directives=self.config.directives
+            job,
+            default_partition=self.config.partition,
+            extra_directives=self.config.directives,
+            gpu=self._gpu_placement(job),
         )
         script = job.job_dir / render.SCRIPT_FILE
 
@@ -166,6 +170,12 @@ class SlurmBackend:
         self._dirs[backend_id] = job.job_dir
         await asyncio.to_thread(self._remember, backend_id, job.job_dir)
         return backend_id
+
+    def _gpu_placement(self, job: BackendJob) -> GpuPlacement | None:
+        try:
+            return placement_for(job, self._inventory, self.config.partition)
+        except NoGpuNode as exc:
+            raise BackendError(str(exc)) from None
 
     def _tag(self, job: BackendJob) -> str:
         """`fd-N.A@<gateway>`: the attempt's key plus which gateway's (its home) for lookup after a crash."""
@@ -233,13 +243,13 @@ class SlurmBackend:
 
     def _chase_completing(self, statuses: Mapping[str, BackendStatus]) -> None:
         """Re-push jobs seen COMPLETING (EpilogSlurmctld pushes while the job is still in it), backing off:
-        0.1, 0.2, 0.4 ... 3.2 s, then the tick; a cancel storm costs a few queries, not fifty per job."""
+        0.1, 0.2 ... 12.8 s, then the tick: a cancel storm costs a few queries per job, not fifty."""
         for bid, st in statuses.items():
             if st.raw_state != "COMPLETING":
                 self._chasing.pop(bid, None)
                 continue
             tries = self._chasing.get(bid, 0)
-            if tries >= 6 or self._push is None:
+            if tries >= 8 or self._push is None:
                 continue
             self._chasing[bid] = tries + 1
             asyncio.get_running_loop().call_later(0.1 * 2**tries, self._push, [bid])

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from frontdesk.backends.base import BackendJob
+from frontdesk.backends.slurm.placement import GpuPlacement
 from frontdesk.errors import SpecError
 from frontdesk.spec.model import SlurmOptions
 
@@ -87,13 +88,15 @@ def _slurm_options(job: BackendJob) -> SlurmOptions | None:
     return value if isinstance(value, SlurmOptions) else None
 
 
-def _resource_lines(job: BackendJob, given: SlurmOptions | None, default_partition: str | None) -> list[str]:
+def _resource_lines(
+    job: BackendJob, given: SlurmOptions | None, default_partition: str | None, gpu: GpuPlacement | None
+) -> list[str]:
     lines = []
     if given is None:
         lines += ["#SBATCH --ntasks=1", f"#SBATCH --cpus-per-task={job.cpus}"]
     elif job.cpus > 1:
         lines.append(f"#SBATCH --cpus-per-task={job.cpus}")
-    partition = job.partition or default_partition
+    partition = gpu.partition if gpu is not None else job.partition or default_partition
     if partition:
         lines.append(f"#SBATCH --partition={partition}")
     per_unit = given is not None and any(
@@ -101,9 +104,11 @@ def _resource_lines(job: BackendJob, given: SlurmOptions | None, default_partiti
     )
     if job.memory_bytes and not per_unit:
         lines.append(f"#SBATCH --mem={max(1, math.ceil(job.memory_bytes / 2**20))}M")
-    gres = _gres(job)
+    gres = gpu.gres if gpu is not None else _gres(job)
     if gres:
         lines.append(f"#SBATCH --gres={gres}")
+    if gpu is not None and gpu.exclude:
+        lines.append(f"#SBATCH --exclude={','.join(gpu.exclude)}")  # GPU nodes of types the job does not accept
     if job.walltime_seconds:
         lines.append(f"#SBATCH --time={format_time_limit(job.walltime_seconds)}")
     if job.qos:
@@ -116,7 +121,11 @@ def _resource_lines(job: BackendJob, given: SlurmOptions | None, default_partiti
 
 
 def render_script(
-    job: BackendJob, *, default_partition: str | None = None, extra_directives: Sequence[str] = ()
+    job: BackendJob,
+    *,
+    default_partition: str | None = None,
+    extra_directives: Sequence[str] = (),
+    gpu: GpuPlacement | None = None,
 ) -> str:
     """The sbatch script for one attempt: `#SBATCH` resources, the command, usage sampling.
 
@@ -131,7 +140,7 @@ def render_script(
     ]
     if given is None:
         lines.append(f"#SBATCH --job-name={job.key}")
-    lines += _resource_lines(job, given, default_partition)
+    lines += _resource_lines(job, given, default_partition, gpu)
     if given is None:
         lines += [
             f"#SBATCH --output={_directive_path(out_dir / STDOUT_FILE)}",
