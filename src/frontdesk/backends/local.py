@@ -158,6 +158,10 @@ class LocalBackend:
         mem = parse_memory(settings.local_memory) if settings.local_memory else _mem_total()
         self._inventory = Inventory(cpus=settings.local_cpus or os.cpu_count() or 1, memory_bytes=mem, gpus=tuple(gpus))
         self.scheduler: Scheduler = greedy_pick
+        self.hold_reason: Callable[[], str | None] = lambda: None
+        """Why nothing starts although resources are free (a plug-in's drain); None when nothing holds."""
+        self._disk_hold: str | None = None
+        self._launch_logged = 0.0
         self.queue: dict[str, QueuedJob] = {}
         self.running: dict[str, _Running] = {}
         self._push: PushHint = lambda ids: None
@@ -308,18 +312,19 @@ class LocalBackend:
             return False
         if (self.root / bid / "result.json").exists():
             return True  # the shepherd wrote it after all
+        lost = {
+            "state": "NODE_FAIL",
+            "ended_at": time.time(),
+            "reason": "the job's shepherd died without a result; the job's processes were killed",
+            "fenced": True,
+        }
         if (self.root / bid / "cancel").exists():
-            self._write_result(bid, {"state": "CANCELLED", "ended_at": time.time(), "reason": "cancelled"})
-        else:
-            self._write_result(
-                bid,
-                {
-                    "state": "NODE_FAIL",
-                    "ended_at": time.time(),
-                    "reason": "the job's shepherd died without a result; the job's processes were killed",
-                    "fenced": True,
-                },
-            )
+            lost = {"state": "CANCELLED", "ended_at": time.time(), "reason": "cancelled"}
+        try:
+            self._write_result(bid, lost)
+        except OSError as exc:  # a full disk: tried again on the next pass
+            self._launch_failed(bid, exc)
+            return False
         return True
 
     def _read(self, bid: str, name: str) -> dict[str, Any] | None:
@@ -331,7 +336,8 @@ class LocalBackend:
 
     def _status(self, bid: str) -> BackendStatus | None:
         if bid in self.queue:
-            return BackendStatus(backend_id=bid, state=JobState.PENDING, reason="Resources")
+            reason = self._disk_hold or self.hold_reason() or "Resources"
+            return BackendStatus(backend_id=bid, state=JobState.PENDING, reason=reason)
         launch = self._read(bid, "launch.json")
         if launch is None:
             return None
@@ -452,9 +458,26 @@ class LocalBackend:
             gpus = tuple(usable[: job.gpus])
             for g in gpus:
                 gpus_free.remove(g)
-            self._launch(bid, replace(job, started_at=time.time()), gpus)
+            try:
+                self._launch(bid, replace(job, started_at=time.time()), gpus)
+            except OSError as exc:
+                self.queue[bid] = job  # tried again on the next pass: nothing accepted is lost
+                self._launch_failed(bid, exc)
+                break
+            self._disk_hold = None
             started.append(bid)
         return started
+
+    def _launch_failed(self, bid: str, exc: OSError) -> None:
+        """A launch that could not write its files: the queue waits, saying why, one log line a minute."""
+        import errno
+
+        full = exc.errno in (errno.ENOSPC, errno.EDQUOT)
+        self._disk_hold = f"Disk full: no space to start jobs under {self.root}" if full else None
+        now = time.monotonic()
+        if now - self._launch_logged >= 60:
+            self._launch_logged = now
+            log.warning("cannot write the files of attempt %s (%s); retried on each pass", bid, exc)
 
     def _launch(self, bid: str, job: QueuedJob, gpus: tuple[int, ...]) -> None:
         adir = self.root / bid

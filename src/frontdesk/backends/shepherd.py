@@ -174,7 +174,10 @@ def _store_result(job_dir: Path, result: dict[str, Any]) -> None:
         except OSError as exc:
             if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
                 raise
-            sys.stderr.write(f"frontdesk shepherd: cannot write the result ({exc.strerror}); retrying\n")
+            try:
+                sys.stderr.write(f"frontdesk shepherd: cannot write the result ({exc.strerror}); retrying\n")
+            except OSError:
+                pass  # stderr is on the same full disk
             time.sleep(delay)
             delay = min(delay * 2, 5.0)
 

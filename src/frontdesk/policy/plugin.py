@@ -76,6 +76,7 @@ class PolicyPlugin:
             gateway.backend.scheduler = make_picker(
                 lambda: self.cfg, self.meta, self.shares, _hour, lambda: "local" in self.drained
             )
+            gateway.backend.hold_reason = lambda: self.drain_reason("local")  # PENDING says why
         self._file_sig = self._stat()
         loop = getattr(gateway, "loop", None) or asyncio.get_event_loop()
         self._tasks = [loop.create_task(self._watch()), loop.create_task(self._health())]
@@ -212,11 +213,21 @@ class PolicyPlugin:
                 log.exception("health check failed to run")
             await asyncio.sleep(self.cfg.health.interval)
 
+    def drain_reason(self, node: str) -> str | None:
+        """The pending reason while a node is drained (naming the check, e.g. low disk space), else None."""
+        v = self.drained.get(node)
+        if v is None:
+            return None
+        what = {"free_disk": "low disk space", "gpu_temperature": "GPU too hot"}.get(v.check, v.check)
+        return f"Drained: {what}, {v.detail}"
+
     def set_health(self, verdict: Verdict) -> None:
         """Drain or return a node; a new drain is published as an event."""
         was = verdict.node in self.drained
         if verdict.drained:
             self.drained[verdict.node] = verdict
+            if not was:
+                log.warning("node %s drained, new jobs wait: %s", verdict.node, self.drain_reason(verdict.node))
             if not was and self.gateway:
                 self.gateway.publish(
                     Event(
@@ -245,6 +256,8 @@ class PolicyPlugin:
                 self._revoked(verdict.revocation)
             if not granted:
                 notices.append(Notice("policy", f"trial privilege not applied: {verdict.reason}", {"trial": False}))
+        if "local" in self.drained:
+            notices.append(Notice("policy", f"this job will wait: {self.drain_reason('local')}", {"drained": True}))
         named = self.cfg.pool_named(spec.pool)
         pool = named or self.cfg.pool_for("agent" if granted else job_class)
         if pool.partition:
