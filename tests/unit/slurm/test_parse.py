@@ -92,7 +92,8 @@ def test_scontrol_line_with_spaces_and_equals_in_paths() -> None:
     assert rec["AllocNode:Sid"] == "localhost:2444" and rec["Power"] == ""
     st_ = record_to_status(rec)
     assert st_ is not None
-    assert (st_.state, st_.exit_code, st_.signal, st_.node) == (JobState.OUT_OF_MEMORY, 0, None, "cpu1")
+    assert (st_.state, st_.exit_code, st_.signal, st_.node) == (JobState.OUT_OF_MEMORY, None, None, "cpu1")
+    assert st_.reason is not None and "cgroup memory limit" in st_.reason  # not "exit 0", not host memory
     assert st_.stdout_path == Path("/srv/front desk/jobs/7 a=b/1/stdout")
     assert st_.ended_at is not None and st_.started_at is not None and st_.ended_at - st_.started_at == 3
 

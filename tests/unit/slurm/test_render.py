@@ -103,6 +103,7 @@ def test_policy_decisions_reach_slurm_as_qos_and_nice() -> None:
     text = render_script(job(qos="agent-fast", priority=9000))
     assert "#SBATCH --qos=agent-fast\n" in text
     assert f"#SBATCH --nice={slurm_nice(9000)}\n" in text and slurm_nice(9000) == 999
+    assert "#SBATCH --nice=-4001\n" in render_script(job(priority=9000), nice_shift=5000)  # above direct jobs
     plain = render_script(job())
     assert "--nice" not in plain and "--qos" not in plain
 

@@ -95,6 +95,8 @@ class SlurmBackend:
         self.config = SlurmConfig.from_settings(settings)
         self._run = Runner(self.config)
         self.runner = self._run
+        self._nice_shift = 5000 if os.geteuid() == 0 else 0
+        """Negative nice needs privilege: a root gateway centres the policy's range on 0."""
         self.table = JobTable(self._run)
         self._dirs: dict[str, Path] = {}
         self._inventory = Inventory(cpus=0, memory_bytes=0)
@@ -154,6 +156,7 @@ class SlurmBackend:
             default_partition=self.config.partition,
             extra_directives=self.config.directives,
             gpu=self._gpu_placement(job),
+            nice_shift=self._nice_shift,
         )
         script = job.job_dir / render.SCRIPT_FILE
 
@@ -224,9 +227,8 @@ class SlurmBackend:
 
     async def set_priority(self, backend_id: str, priority: int) -> None:
         """Move a pending job within its partition: the policy's priority as Slurm's `Nice` (backfill stays Slurm's)."""
-        from frontdesk.policy.priority import slurm_nice
-
-        await self._run(["scontrol", "update", f"JobId={backend_id}", f"Nice={slurm_nice(priority)}"])
+        nice = render.nice_value(priority, self._nice_shift)
+        await self._run(["scontrol", "update", f"JobId={backend_id}", f"Nice={nice}"])
 
     async def hold(self, backend_id: str, hold: bool = True) -> None:
         """`scontrol hold` / `release` a pending job (e.g. a borrower reclaimed, a node drained)."""

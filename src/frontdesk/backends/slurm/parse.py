@@ -183,6 +183,9 @@ def record_to_status(record: JobRecord, usage: Usage | None = None) -> BackendSt
     exit_code, signal = parse_exit_code(record.get("ExitCode"))
     ended = state.terminal
     reason = record.get("Reason")
+    if state is JobState.OUT_OF_MEMORY:
+        exit_code = None if exit_code == 0 else exit_code  # `0:125`: killed, not an exit 0
+        reason = "killed at the job's cgroup memory limit (Slurm task/cgroup, --mem)"
     return BackendStatus(
         backend_id=record.get("JobId", ""),
         state=state,

@@ -26,6 +26,7 @@ __all__ = [
     "USAGE_FILE",
     "command_line",
     "format_time_limit",
+    "nice_value",
     "render_script",
     "sbatch_argv",
 ]
@@ -88,8 +89,22 @@ def _slurm_options(job: BackendJob) -> SlurmOptions | None:
     return value if isinstance(value, SlurmOptions) else None
 
 
+def nice_value(priority: int, shift: int = 0) -> int:
+    """`--nice` for a policy priority: 0..9999 (lower only) unprivileged; centred on 0 when `shift` is 5000.
+
+    A gateway that may set negative nice (root, Slurm operator) centres its range, so a typical
+    frontdesk job ranks with direct submissions and an urgent one above them, not always below."""
+    from frontdesk.policy.priority import slurm_nice
+
+    return slurm_nice(priority) - shift
+
+
 def _resource_lines(
-    job: BackendJob, given: SlurmOptions | None, default_partition: str | None, gpu: GpuPlacement | None
+    job: BackendJob,
+    given: SlurmOptions | None,
+    default_partition: str | None,
+    gpu: GpuPlacement | None,
+    nice_shift: int = 0,
 ) -> list[str]:
     lines = []
     if given is None:
@@ -114,9 +129,7 @@ def _resource_lines(
     if job.qos:
         lines.append(f"#SBATCH --qos={job.qos}")
     if job.priority > 0 and not (given and any(o.startswith("--nice") for o in given.options)):
-        from frontdesk.policy.priority import slurm_nice
-
-        lines.append(f"#SBATCH --nice={slurm_nice(job.priority)}")  # the policy's order, within the partition
+        lines.append(f"#SBATCH --nice={nice_value(job.priority, nice_shift)}")  # the policy's order
     return lines
 
 
@@ -126,6 +139,7 @@ def render_script(
     default_partition: str | None = None,
     extra_directives: Sequence[str] = (),
     gpu: GpuPlacement | None = None,
+    nice_shift: int = 0,
 ) -> str:
     """The sbatch script for one attempt: `#SBATCH` resources, the command, usage sampling.
 
@@ -140,7 +154,7 @@ def render_script(
     ]
     if given is None:
         lines.append(f"#SBATCH --job-name={job.key}")
-    lines += _resource_lines(job, given, default_partition, gpu)
+    lines += _resource_lines(job, given, default_partition, gpu, nice_shift)
     if given is None:
         lines += [
             f"#SBATCH --output={_directive_path(out_dir / STDOUT_FILE)}",
