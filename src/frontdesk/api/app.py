@@ -28,7 +28,7 @@ from frontdesk.plugins import SubmitContext
 from frontdesk.spec.bounds import check_text
 from frontdesk.spec.model import parse_spec_text, validate_spec
 from frontdesk.store.jobs import job_record
-from frontdesk.tails import read_tail
+from frontdesk.tails import read_tail_lines
 
 __all__ = ["create_app"]
 
@@ -246,8 +246,8 @@ def create_app(gw: Gateway) -> FastAPI:
         row = job_for(request, job_id, Action.LOGS, "read the logs of")
         stored = row.stdout_path if stream == "stdout" else row.stderr_path
         path = stored or str(gw.job_dir(job_id, row.attempt) / f"{stream}.log")
-        text = await asyncio.to_thread(read_tail, path, 256 * 1024)
-        lines = [gw.redact(ln) for ln in text.splitlines()[-tail:]]
+        raw = await asyncio.to_thread(read_tail_lines, path, tail)  # N lines whenever the file has them
+        lines = [gw.redact(ln) for ln in raw]
         return {"job_id": job_id, "stream": stream, "path": path, "lines": lines}
 
     @r.post("/wait")

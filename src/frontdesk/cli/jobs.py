@@ -5,7 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 from frontdesk.cli.output import emit
 
@@ -100,6 +103,7 @@ def register(sub: Any) -> None:
     p.add_argument("--since", type=int, default=0, help="resume after this sequence number")
     p.add_argument("--follow", "-f", action="store_true")
     p.add_argument("--job", type=int)
+    p.add_argument("--limit", type=int, help="stop after this many events (says so, and where to resume)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_events)
 
@@ -262,11 +266,30 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _event_pages(client: Any, args: argparse.Namespace) -> Iterator[dict[str, Any]]:
+    """Every event after --since: the gateway answers a page at a time, so fetch pages until one is empty."""
+    if args.follow:
+        yield from client.events(since=args.since, follow=True, job=args.job)
+        return
+    since = args.since
+    while True:
+        page = list(client.events(since=since, follow=False, job=args.job))
+        if not page:
+            return
+        yield from page
+        since = page[-1]["seq"]
+
+
 def cmd_events(args: argparse.Namespace) -> int:
     """Print events; with --follow, stream them until interrupted."""
     import json
 
-    for event in _client().events(since=args.since, follow=args.follow, job=args.job):
+    shown, last = 0, args.since
+    for event in _event_pages(_client(), args):
+        if args.limit is not None and shown >= args.limit:
+            sys.stderr.write(f"frontdesk: stopped at the limit of {args.limit} events; more with --since {last}\n")
+            return 0
+        shown, last = shown + 1, event["seq"]
         if args.json:
             sys.stdout.write(json.dumps(event, sort_keys=True) + "\n")
         else:
