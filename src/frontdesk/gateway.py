@@ -193,7 +193,7 @@ class Gateway:
             if row is None:
                 raise
             return {**job_record(row), "warnings": [], "duplicate": True}
-        warnings = [n.text for n in admission.notices]
+        warnings = [n.text for n in admission.notices if not n.data.get("quiet")]  # quiet: said before
         self.publish(
             Event(
                 EventKind.JOB_SUBMITTED,

@@ -62,22 +62,71 @@ _VOLATILE: list[tuple[re.Pattern[str], str]] = [
 ]
 
 
-def template_of(spec: dict[str, Any]) -> str:
+_PYTHON = re.compile(r"^python(?:\d+(?:\.\d+)*)?$")
+_PYTHON_FLAGS = {"-u", "-B", "-O", "-OO", "-s", "-E", "-q"}
+"""Interpreter flags that do not change what runs (unbuffered output, no .pyc, ...)."""
+_VARYING = re.compile(
+    r"^--?(?:seed|random[-_]?seed|(?:master[-_]?)?port|run[-_]?(?:name|id)|exp(?:eriment)?[-_]?name|"
+    r"wandb[-_]?(?:name|run[-_]?id)|job[-_]?id|tag)$",
+    re.I,
+)
+"""Options whose values vary from run to run without making another job: seeds, ports, run names."""
+_SCRIPT_LIMIT = 400
+
+
+def _command_words(words: list[str], workdir: str | None) -> list[str]:
+    """A command line normalised: `python3 -u ./x.py --seed 7` and `python /job/dir/x.py --seed 8` agree."""
+    base_dir = (workdir or "").rstrip("/")
+    out: list[str] = []
+    in_python = skip = False
+    for word in words:
+        if skip:
+            out.append("<v>")
+            skip = False
+            continue
+        if _PYTHON.match(word.rsplit("/", 1)[-1]):
+            out.append("python")
+            in_python = True
+            continue
+        if in_python and word in _PYTHON_FLAGS:
+            continue
+        in_python = in_python and word.startswith("-")
+        key, eq, _value = word.partition("=")
+        if _VARYING.match(key):
+            out.append(f"{key}=<v>" if eq else word)
+            skip = not eq
+            continue
+        if base_dir and word.startswith(base_dir + "/"):
+            word = word[len(base_dir) + 1 :]  # a path under the job's directory: as if relative
+        out.append(word[2:] if word.startswith("./") else word)
+    return out
+
+
+def template_of(spec: dict[str, Any], workdir: str | None = None) -> str:
     """`JobSpec.template()` normalised, so reruns of one job share it.
 
-    Home directories fold to `~`; run ids, timestamps, hashes and long numbers become placeholders
-    (small numbers such as hyperparameters stay: they change what runs). In scripts, scheduler
-    directives and `module load` lines are left out: they are the request, and a change to them is a
-    candidate fix rather than another job.
+    Commands: interpreter aliases (`python3`, a venv's `python`) become `python`, flags such as `-u`
+    go, paths under the job's directory become relative (`./x.py`, `/job/x.py` and `x.py` agree) and
+    seeds, ports and run names become `<v>`. Home directories fold to `~`; run ids, timestamps, hashes
+    and long numbers become placeholders (small numbers such as hyperparameters stay: they change what
+    runs). In scripts, scheduler directives and `module load` lines are left out (they are the request,
+    and a change to them is a candidate fix rather than another job); a long script is known by the
+    SHA-256 of its normalised text.
     """
     if spec.get("command"):
         cmd = spec["command"]
-        text = " ".join(cmd) if isinstance(cmd, list) else str(cmd)
+        words = [str(w) for w in cmd] if isinstance(cmd, list) else str(cmd).split()
+        text = " ".join(_command_words(words, spec.get("workdir") or workdir))
     else:
         text = _MODULE_LOAD.sub("", _DIRECTIVE.sub("", str(spec.get("script") or "")))
     for pattern, repl in _VOLATILE:
         text = pattern.sub(repl, text)
-    return scrub_private(" ".join(text.split()))[:500]
+    text = scrub_private(" ".join(text.split()))
+    if len(text) > _SCRIPT_LIMIT:
+        import hashlib
+
+        text = f"{text[:_SCRIPT_LIMIT]} ... sha256:{hashlib.sha256(text.encode()).hexdigest()[:16]}"
+    return text
 
 
 def _application(spec: dict[str, Any]) -> str:
@@ -164,7 +213,7 @@ def context_of(
         "modules": modules,
     }
     return JobContext(
-        template=template_of(spec),
+        template=template_of(spec, workdir),
         application=_application(spec),
         modules=modules,
         partition=part,

@@ -70,6 +70,8 @@ class MemoryPlugin:
         self.gateway: Any = None
         self.store: LessonStore | None = None
         self.redact = redact
+        self._said: dict[tuple[str, str, str, str], None] = {}
+        """Notices already said, by (session, template, lesson or advice, text): said once, then quiet."""
 
     # -- the seam -----------------------------------------------------------------------------------
     def attach(self, gateway: Any) -> None:
@@ -88,20 +90,39 @@ class MemoryPlugin:
         try:
             spec_json = spec.model_dump(mode="json", exclude_none=True)
             job_ctx = self._context(spec_json, None, ctx.env, ctx.cwd)
-            return Admission(notices=self.notices(ctx.principal, job_ctx))
+            notices = self.notices(ctx.principal, job_ctx)
+            return Admission(notices=self._once(notices, ctx.session or ctx.principal, job_ctx.template))
         except Exception:
             log.exception("memory: admission lookup failed")
             return None
 
+    def _once(self, notices: list[Notice], session: str, template: str) -> list[Notice]:
+        """Each notice said once per session and command template; repeats stay in the JSON, marked quiet."""
+        out = []
+        for notice in notices:
+            key = (session, template, str(notice.data.get("lesson_id") or "advice"), notice.text)
+            if key in self._said:
+                notice = Notice(notice.source, notice.text, {**notice.data, "quiet": True})
+            else:
+                self._said[key] = None
+                if len(self._said) > 10_000:  # bounded: forget the oldest
+                    self._said.pop(next(iter(self._said)))
+            out.append(notice)
+        return out
+
     def notices(self, principal: str, job_ctx: JobContext) -> list[Notice]:
-        """The notices for one principal about to run one job context."""
+        """The notices for one principal about to run one job context, each saying what matched it."""
         assert self.store is not None
         out = []
         for lesson in self.store.matching(principal, job_ctx):
+            if lesson.template == job_ctx.template:
+                matched = f"the same command template `{lesson.template[:120]}`"
+            else:
+                matched = f"the application `{lesson.application}` (a {lesson.scope} lesson)"
             out.append(
                 Notice(
                     source="memory",
-                    text=f"memory: {describe(lesson)}",
+                    text=f"memory: {describe(lesson)} [matched: {matched}]",
                     data={
                         "lesson_id": lesson.id,
                         "signature": lesson.signature,
@@ -111,6 +132,8 @@ class MemoryPlugin:
                         "scope": lesson.scope,
                         "fix": lesson.fix,
                         "next_step": lesson.next_step,
+                        "matched_by": "template" if lesson.template == job_ctx.template else "application",
+                        "matched": matched,
                     },
                 )
             )

@@ -59,3 +59,26 @@ def test_admission_never_fails_a_submission(tmp_path: Path) -> None:
     plugin.store.conn.execute("DROP TABLE memory_runs")  # a broken store: logged, no notices, no error
     spec = validate_spec({"command": ["true"]})
     assert plugin.admit(spec, SubmitContext(principal="alice")) is None
+
+
+def test_notices_say_what_matched_and_are_said_once_per_session_and_template(tmp_path: Path) -> None:
+    plugin = _plugin(tmp_path)
+    assert plugin.store is not None
+    first = validate_spec({"command": ["python3", "-u", "./fit.py", "--seed", "1"], "resources": {"memory": "1G"}})
+    ctx = plugin._context(first.model_dump(mode="json", exclude_none=True), None, None, "/work/job")
+    sig = classify("", "OUT_OF_MEMORY")
+    plugin.store.record_run(1, "alice", ctx, "OUT_OF_MEMORY", sig, {})
+    plugin.store.record_failure(1, "alice", ctx, sig)
+    # another spelling of the same command, in a fresh session: told, and told what matched
+    other = validate_spec({"command": ["/opt/venv/bin/python", "/work/job/fit.py", "--seed", "9"]})
+    admission = plugin.admit(other, SubmitContext(principal="alice", session="s2", cwd="/work/job"))
+    assert admission is not None
+    [notice] = admission.notices
+    assert notice.data["matched_by"] == "template" and "quiet" not in notice.data
+    assert "[matched: the same command template `python fit.py --seed <v>`]" in notice.text
+    # the same session and template again: still in the JSON, but quiet (no warning printed again)
+    again = plugin.admit(other, SubmitContext(principal="alice", session="s2", cwd="/work/job"))
+    assert again is not None and [n.data.get("quiet") for n in again.notices] == [True]
+    # another session hears it once more
+    third = plugin.admit(other, SubmitContext(principal="alice", session="s3", cwd="/work/job"))
+    assert third is not None and [n.data.get("quiet") for n in third.notices] == [None]

@@ -296,7 +296,7 @@ def test_volatile_ids_do_not_make_a_new_template() -> None:
             ]
         }
     )
-    assert a == b == "python run.py --out /scratch/r-<time> --seed <id> --lr 0.001"
+    assert a == b == "python run.py --out /scratch/r-<time> --seed <v> --lr 0.001"
     assert template_of({"command": ["python", "run.py", "--lr", "0.01"]}) != template_of(
         {"command": ["python", "run.py", "--lr", "0.001"]}
     )
@@ -328,3 +328,42 @@ def test_a_smaller_batch_on_the_command_line_is_learned_as_the_fix(store: Lesson
         )
         == []
     )
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["python3", "-u", "./train.py", "--seed", "3", "--bs", "64"],
+        ["/opt/venv/bin/python", "/work/job/train.py", "--seed=11", "--bs", "64"],
+        ["python3.11", "train.py", "--seed", "5", "--bs", "64"],
+    ],
+)
+def test_spellings_of_one_command_share_a_template(command: list[str]) -> None:
+    from frontdesk.memory.context import template_of
+
+    assert template_of({"command": command, "workdir": "/work/job"}).replace("--seed=<v>", "--seed <v>") == (
+        "python train.py --seed <v> --bs 64"
+    )
+
+
+def test_arguments_that_change_what_runs_still_tell_templates_apart() -> None:
+    from frontdesk.memory.context import template_of
+
+    base = {"workdir": "/work/job"}
+    assert template_of({**base, "command": ["python", "train.py", "--bs", "64"]}) != template_of(
+        {**base, "command": ["python", "train.py", "--bs", "32"]}
+    )
+    assert template_of({**base, "command": ["python", "eval.py"]}) != template_of(
+        {**base, "command": ["python", "train.py"]}
+    )
+
+
+def test_long_scripts_are_known_by_their_content_hash() -> None:
+    from frontdesk.memory.context import template_of
+
+    body = "\n".join(f"python step.py --part {i}" for i in range(60))
+    a = template_of({"script": "#!/bin/bash\n#SBATCH --mem=4G\n" + body})
+    b = template_of({"script": "#!/bin/bash\n#SBATCH --mem=8G\nmodule load cuda\n" + body})
+    c = template_of({"script": "#!/bin/bash\n" + body + "\npython step.py --part 99"})
+    assert a == b and "sha256:" in a and len(a) < 480
+    assert a != c  # the same first 400 characters, another script
