@@ -113,6 +113,17 @@ class Client:
         self.token = token or os.environ.get("FRONTDESK_TOKEN") or _token_file() or None
         self.munge = os.environ.get("FRONTDESK_AUTH", "").lower() == "munge"
         self.timeout = timeout
+        if not (self.url or socket_path or os.environ.get("FRONTDESK_SOCKET")):
+            self._site_url()
+
+    def _site_url(self) -> None:
+        """On a node without the facility socket (a compute node), the site's `[gateway] url`, with MUNGE."""
+        from frontdesk.paths import site_gateway
+
+        site = site_gateway()
+        if site.get("mode") == "facility" and site.get("url") and not os.path.exists(self.socket_path):
+            self.url = str(site["url"])
+            self.munge = self.munge or (site.get("munge") is True and not self.token)
 
     def _where(self) -> str:
         return self.url or self.socket_path

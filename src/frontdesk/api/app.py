@@ -204,12 +204,13 @@ def create_app(gw: Gateway) -> FastAPI:
         return {"jobs": [job_record(r) for r in rows], "inventory": gw.backend.inventory().to_dict()}
 
     @r.get("/cluster")
-    async def cluster() -> dict[str, Any]:
+    async def cluster(request: Request) -> dict[str, Any]:
+        caller: Caller = request.state.caller
         out: dict[str, Any] = {"backend": gw.backend.name, "inventory": gw.backend.inventory().to_dict()}
         for plugin in gw.plugins:
             info = getattr(plugin, "cluster_info", None)
             if info is not None:
-                out[plugin.name] = info()
+                out[plugin.name] = _own_rows(info(), caller, access)
         return out
 
     def job_for(request: Request, job_id: int, action: Action, verb: str) -> Any:
@@ -295,6 +296,17 @@ def _session_owner(gw: Gateway, sid: str) -> str | None:
         if session is not None:
             return str(session.user)
     return None
+
+
+def _own_rows(info: Any, caller: Caller, access: Access) -> Any:
+    """A plug-in's cluster view with other principals' rows (e.g. trial revocations) only where the caller may see."""
+    if not isinstance(info, dict):
+        return info
+    out = dict(info)
+    for key, rows in info.items():
+        if isinstance(rows, list) and rows and all(isinstance(r, dict) and "principal" in r for r in rows):
+            out[key] = [r for r in rows if access.may(caller, _owner_of(r), Action.LIST)]
+    return out
 
 
 def _owner_of(row: Any) -> str | None:

@@ -290,3 +290,19 @@ def test_cancel_is_for_the_owner_and_admins(facility: Facility, world: dict[str,
     for job in (b1, b2):
         done = _one(facility, "alice", "POST", "/v1/wait", {"ids": [job], "timeout": 60})
         assert done[1]["reports"][0]["state"] == "CANCELLED"
+
+
+def test_a_compute_node_finds_the_gateway_by_the_site_url_and_uses_munge(
+    facility: Facility, world: dict[str, Any]
+) -> None:
+    site = facility.dir / "compute-node.toml"  # no facility socket on this node: the site names its URL
+    text = facility.site.read_text().replace(str(facility.socket), "/nonexistent/frontdesk/gateway.sock")
+    site.write_text(text.replace("[gateway]\n", f'[gateway]\nurl = "{facility.url}"\n', 1))
+    site.chmod(0o644)
+    a = world["A"]
+    since = facility.root_client().health()["last_seq"]
+    env = {"FRONTDESK_SITE_CONFIG": str(site)}
+    assert _one(facility, "alice", "GET", f"/v1/jobs/{a}", **env)[0] == 200
+    assert _one(facility, "bob", "GET", f"/v1/jobs/{a}", **env) == [F, f"bob may not see job {a}"]
+    (refusal,) = _audit(facility, since)
+    assert (refusal["principal"], refusal["data"]["via"]) == ("bob", "munge")
