@@ -319,3 +319,42 @@ def test_a_workdir_the_user_cannot_enter_fails_the_job_never_runs_it_as_root(
         assert not (sentinel_dir / "x").exists()
     finally:
         shutil.rmtree(sentinel_dir, ignore_errors=True)
+
+
+@needs_root
+def test_the_cgroup_is_set_up_as_root_then_the_job_runs_as_its_user(
+    facility: tuple[Any, Path, str], users: dict[str, pwd.struct_passwd]
+) -> None:
+    gw, sock, _ = facility
+    cwd = _user_dir(users["fdu1"])
+    hog = "id -un; exec /usr/bin/python3 -c 'x = b\"a\" * (400 << 20)'"
+    res = _as_user("fdu1", sock, cwd, "run", "--wait", "--json", "--mem", "100M", "--", "sh", "-c", hog)
+    report = json.loads(res.stdout)["reports"][0]
+    assert report["state"] == "OUT_OF_MEMORY", res.stdout
+    assert report["stdout_tail"] == ["fdu1"]
+    result = json.loads(next((gw.home / "local").glob(f"{report['job_id']}.*/result.json")).read_text())
+    assert result["enforcement"] in ("v1", "v2")  # a memory cgroup, made by root, joined before the drop
+
+
+@needs_root
+def test_landlock_applies_to_the_users_job(
+    gateway_factory: Any, users: dict[str, pwd.struct_passwd], tmp_path: Path
+) -> None:
+    sockdir = Path(tempfile.mkdtemp(prefix="fd-fac-", dir="/tmp"))
+    sockdir.rmdir()  # the gateway creates its own socket directory (0755 in facility mode)
+    sock = sockdir / "gateway.sock"
+    gw = gateway_factory(
+        config="[local]\nlandlock = true\n", env={"FRONTDESK_SOCKET": str(sock)}, args=["--facility"], start=False
+    )
+    gw.socket, gw.client = sock, Client(socket_path=sock, timeout=30)
+    gw.start()
+    cwd = _user_dir(users["fdu1"])
+    outside = Path(users["fdu1"].pw_dir) / f"fd-landlock-{secrets.token_hex(4)}"
+    script = f"id -un; touch inside; touch {outside} && echo wrote-outside || echo refused-outside"
+    res = _as_user("fdu1", sock, cwd, "run", "--wait", "--json", "--", "sh", "-c", script)
+    assert res.returncode == 0, res.stderr
+    report = json.loads(res.stdout)["reports"][0]
+    assert report["stdout_tail"] == ["fdu1", "refused-outside"], res.stdout
+    assert (cwd / "inside").stat().st_uid == users["fdu1"].pw_uid
+    assert not outside.exists()
+    shutil.rmtree(sockdir, ignore_errors=True)
