@@ -13,7 +13,14 @@ from pathlib import Path
 from typing import Any
 
 from frontdesk.errors import ConfigError
-from frontdesk.paths import FACILITY_SOCKET, _default_runtime_dir, default_home, site_config_path, socket_path_from_env
+from frontdesk.paths import (
+    FACILITY_HOME,
+    FACILITY_SOCKET,
+    _default_runtime_dir,
+    default_home,
+    site_config_path,
+    socket_path_from_env,
+)
 
 __all__ = ["Settings", "load_settings", "default_home", "socket_path_from_env"]
 
@@ -169,6 +176,8 @@ def load_settings(config: str | Path | None = None, **flags: Any) -> Settings:
     if values.get("mode", "user") not in ("user", "facility"):
         raise ConfigError(f"[gateway] mode must be 'user' or 'facility', got {values['mode']!r}")
     sock = _socket(values.get("mode", "user"), data, runtime)
+    if values.get("mode") == "facility" and not os.environ.get("FRONTDESK_HOME"):
+        home = FACILITY_HOME  # not root's ~/.local/state: the facility's state is the system's
     settings = Settings(home=home, runtime_dir=sock.parent, socket=sock, config_file=path, sections=sections)
     return replace(settings, **values)
 

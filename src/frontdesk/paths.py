@@ -16,6 +16,7 @@ from typing import Any
 from frontdesk.errors import RendezvousRefused
 
 __all__ = [
+    "FACILITY_HOME",
     "FACILITY_SOCKET",
     "SITE_CONFIG",
     "check_listener",
@@ -33,6 +34,9 @@ SITE_CONFIG = Path("/etc/frontdesk/frontdesk.toml")
 
 FACILITY_SOCKET = Path("/run/frontdesk/gateway.sock")
 """The facility gateway's socket unless the site names another."""
+
+FACILITY_HOME = Path("/var/lib/frontdesk")
+"""The facility gateway's state unless FRONTDESK_HOME names another directory."""
 
 
 def default_home() -> Path:

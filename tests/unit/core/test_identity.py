@@ -119,3 +119,32 @@ def test_peer_credentials_of_a_socketpair() -> None:
     with a, b:
         cred = peer_credentials(a)
         assert cred is not None and (cred.pid, cred.uid, cred.gid) == (os.getpid(), os.getuid(), os.getgid())
+
+
+def test_the_site_config_makes_clients_and_the_gateway_facility(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from frontdesk.config import load_settings
+    from frontdesk.paths import socket_path_from_env
+
+    site = tmp_path / "site.toml"
+    site.write_text('[gateway]\nmode = "facility"\nsocket = "/run/fd-test/gw.sock"\n[access]\nadmins_group = "ops"\n')
+    for key in ("FRONTDESK_HOME", "FRONTDESK_SOCKET", "FRONTDESK_CONFIG", "FRONTDESK_MODE"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("FRONTDESK_SITE_CONFIG", str(site))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    settings = load_settings()
+    assert (settings.mode, settings.socket, settings.home) == (
+        "facility",
+        Path("/run/fd-test/gw.sock"),
+        Path("/var/lib/frontdesk"),
+    )
+    assert settings.section("access") == {"admins_group": "ops"}
+    assert socket_path_from_env() == Path("/run/fd-test/gw.sock")
+    own = tmp_path / "own.toml"
+    own.write_text('[gateway]\ntoken = "t"\n')
+    own.chmod(0o644)
+    with pytest.raises(ConfigError, match="it holds tokens, so it must be 0600"):
+        load_settings(own)
+    own.chmod(0o600)
+    assert load_settings(own).token == "t" and load_settings(own).mode == "facility"
