@@ -39,6 +39,9 @@ def register(sub: Any) -> None:
     s.add_argument("text", nargs="*", help="words to look for (none: the most recent lessons)")
     s.add_argument("--limit", type=int, default=20)
     s.add_argument("--all", action="store_true", help="include invalidated lessons")
+    s.add_argument("--state", help="only lessons of jobs that ended in this state (e.g. OUT_OF_MEMORY)")
+    s.add_argument("--kind", help="only lessons of this failure kind (e.g. cuda_oom, missing_import)")
+    s.add_argument("--command", help="only lessons about this command (any spelling of it, quoted)")
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_search)
 
@@ -105,7 +108,9 @@ def _lesson_text(lesson: dict[str, Any]) -> str:
 
 def cmd_search(args: argparse.Namespace) -> int:
     """Search lessons."""
-    q = urlencode({"q": " ".join(args.text), "limit": args.limit, "all": "true" if args.all else "false"})
+    params = {"q": " ".join(args.text), "limit": args.limit, "all": "true" if args.all else "false"}
+    params.update({k: v for k in ("state", "kind", "command") if (v := getattr(args, k))})
+    q = urlencode(params)
     res = _client().request("GET", f"/v1/memory/search?{q}")
     emit(args.json, res, lambda: "\n".join(_lesson_text(x) for x in res["lessons"]) or "no lessons")
     return 0

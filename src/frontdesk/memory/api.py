@@ -7,9 +7,9 @@ from typing import Any, Literal
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 
-from frontdesk.errors import GatewayUnavailable
+from frontdesk.errors import GatewayUnavailable, UserError
 from frontdesk.memory.advice import advise
-from frontdesk.memory.classify import classify
+from frontdesk.memory.classify import classify, load_catalog
 from frontdesk.memory.store import LessonStore
 
 __all__ = ["build_router"]
@@ -45,6 +45,15 @@ class ClassifyBody(BaseModel):
     exit_code: int | None = None
 
 
+def _split(command: str) -> list[str]:
+    import shlex
+
+    try:
+        return shlex.split(command)
+    except ValueError:
+        raise UserError(f"cannot split the command {command[:80]!r}: unbalanced quotes") from None
+
+
 def _principal(request: Request) -> str:
     return str(request.state.principal)
 
@@ -61,10 +70,21 @@ def build_router(plugin: Any) -> APIRouter:
 
     @r.get("/memory/search")
     async def search(
-        request: Request, q: str = "", limit: int = Query(default=20, ge=1, le=500), all: bool = False
+        request: Request,
+        q: str = "",
+        limit: int = Query(default=20, ge=1, le=500),
+        all: bool = False,
+        state: str | None = Query(default=None, max_length=40),
+        kind: str | None = Query(default=None, max_length=40),
+        command: str | None = Query(default=None, max_length=4000),
     ) -> dict[str, Any]:
-        found = store().search(q, _principal(request), limit=limit, include_invalid=all)
-        return {"query": q, "lessons": [lesson.to_dict() for lesson in found]}
+        if kind is not None and kind not in load_catalog().kinds:
+            raise UserError(f"unknown kind {kind!r} (one of {', '.join(sorted(load_catalog().kinds))})")
+        template = plugin._context({"command": _split(command)}, None, None, None).template if command else None
+        found = store().search(
+            q, _principal(request), limit=limit, include_invalid=all, state=state, kind=kind, template=template
+        )
+        return {"query": q, "template": template, "lessons": [lesson.to_dict() for lesson in found]}
 
     @r.post("/memory/lessons")
     async def add(body: AddBody, request: Request) -> dict[str, Any]:
@@ -93,7 +113,8 @@ def build_router(plugin: Any) -> APIRouter:
 
     @r.delete("/memory/lessons/{lesson_id}")
     async def forget(lesson_id: int, request: Request) -> dict[str, Any]:
-        lesson = store().forget(lesson_id, _principal(request))
+        caller = getattr(request.state, "caller", None)
+        lesson = store().forget(lesson_id, _principal(request), admin=bool(getattr(caller, "admin", False)))
         return {"forgotten": lesson.id, "scope": lesson.scope, "signature": lesson.signature}
 
     @r.get("/memory/advice")

@@ -195,19 +195,29 @@ class LessonStore:
             raise NotFound(f"no lesson {lesson_id}")
         return found[0]
 
-    def search(self, text: str, principal: str, limit: int = 20, include_invalid: bool = False) -> list[Lesson]:
-        """Full-text search over the lessons the principal may read, best first."""
-        status = "" if include_invalid else " AND status != 'invalid'"
+    def search(
+        self,
+        text: str,
+        principal: str,
+        limit: int = 20,
+        include_invalid: bool = False,
+        *,
+        state: str | None = None,
+        kind: str | None = None,
+        template: str | None = None,
+    ) -> list[Lesson]:
+        """Lessons the principal may read, by words (full text, best first), end state, kind and command."""
+        where, args = ["1=1" if include_invalid else "status != 'invalid'"], []
+        for column, value in (("state", state and state.upper()), ("kind", kind), ("template", template)):
+            if value:
+                where.append(f"{column}=?")
+                args.append(value)
         query = _fts_query(text)
-        if not query:
-            return self._select(f"1=1{status}", [], principal, order="updated_at DESC", limit=limit)
-        return self._select(
-            f"id IN (SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?){status}",
-            [query],
-            principal,
-            order="times_seen DESC, updated_at DESC",
-            limit=limit,
-        )
+        if query:
+            where.append("id IN (SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?)")
+            args.append(query)
+        order = "times_seen DESC, updated_at DESC" if query else "updated_at DESC"
+        return self._select(" AND ".join(where), args, principal, order=order, limit=limit)
 
     def matching(self, principal: str, ctx: JobContext) -> list[Lesson]:
         """Lessons about a job about to run: same template, or substrate lessons for its application.
@@ -488,11 +498,21 @@ class LessonStore:
         )
         return Lesson.from_row(self._lesson_row(int(cur.lastrowid or 0)))
 
-    def forget(self, lesson_id: int, principal: str) -> Lesson:
-        """Delete a lesson the principal may write to."""
-        lesson = self.get(lesson_id, principal)
-        if not self.membership.may_write(principal, lesson.scope, lesson.scope_name):
-            raise Denied(f"{principal} may not forget lessons of the {lesson.scope} scope {lesson.scope_name!r}")
+    def forget(self, lesson_id: int, principal: str, admin: bool = False) -> Lesson:
+        """Delete a lesson: admins (and the gateway's owner) any, users their own (recorded or promoted by them)."""
+        if admin or principal in self.membership.admins or principal == "root":
+            row = self.conn.execute("SELECT * FROM memory_lessons WHERE id=?", (lesson_id,)).fetchone()
+            if row is None:
+                raise NotFound(f"no lesson {lesson_id}")
+            lesson = Lesson.from_row(row)
+        else:
+            lesson = self.get(lesson_id, principal)
+            own = (lesson.scope, lesson.scope_name) == ("user", principal) or principal in (
+                lesson.promoted_by,
+                lesson.created_by if lesson.source in ("person", "agent") else None,
+            )
+            if not own:
+                raise Denied(f"lesson {lesson_id} is not yours to forget: ask its owner or an admin")
         self.conn.execute("DELETE FROM memory_lessons WHERE id=?", (lesson_id,))
         return lesson
 

@@ -162,8 +162,39 @@ def test_promotion_rules(store: LessonStore) -> None:
     assert store.promote(lesson.id, "alice", "lab").id == lab.id  # idempotent
     with pytest.raises(NotFound):
         store.forget(lab.id, "bob")
-    assert store.forget(lab.id, "carol").id == lab.id  # a lab member may forget a lab lesson
+    with pytest.raises(Denied, match="not yours to forget"):
+        store.forget(lab.id, "carol")  # a lab member reads it, but it is alice's
+    assert store.forget(lab.id, "alice").id == lab.id  # the one who promoted it may forget it
     assert store.get(lesson.id, "alice").id == lesson.id
+
+
+def test_admins_and_the_gateway_owner_forget_any_lesson_users_their_own(store: LessonStore) -> None:
+    [alices] = fail(store, 1, "alice")
+    [bobs] = fail(store, 2, "bob")
+    with pytest.raises(NotFound):
+        store.forget(bobs.id, "alice")  # cannot even see it
+    assert store.forget(bobs.id, "ops").id == bobs.id  # a memory admin: any lesson, readable or not
+    assert store.forget(alices.id, "owner", admin=True).id == alices.id  # the gateway's owner (caller.admin)
+    with pytest.raises(NotFound):
+        store.forget(alices.id, "owner", admin=True)
+    [again] = fail(store, 3, "alice")
+    assert store.forget(again.id, "alice").id == again.id  # users: their own
+
+
+def test_search_by_state_kind_command_and_text(store: LessonStore) -> None:
+    from frontdesk.memory.context import context_of
+
+    oom_ctx = context_of({"command": ["python3", "-u", "fit.py"], "resources": {"memory": 1024**3}})
+    [oom] = fail(store, 1, "alice", oom_ctx)
+    imp = classify("ModuleNotFoundError: No module named 'flash_attn'\n", "FAILED")
+    [missing] = fail(store, 2, "alice", context_of({"command": ["python", "eval.py"]}), imp)
+    assert [x.id for x in store.search("", "alice", state="out_of_memory")] == [oom.id]
+    assert [x.id for x in store.search("", "alice", kind="missing_import")] == [missing.id]
+    spelled = context_of({"command": ["/venv/bin/python", "fit.py"]}).template
+    assert [x.id for x in store.search("", "alice", template=spelled)] == [oom.id]
+    assert [x.id for x in store.search("flash_attn", "alice")] == [missing.id]
+    assert store.search("flash_attn", "alice", state="OUT_OF_MEMORY") == []
+    assert store.search("", "bob", kind="missing_import") == []
 
 
 def test_promotion_strips_secrets_and_home_dirs_and_refuses_other_private_paths(store: LessonStore) -> None:
