@@ -12,7 +12,7 @@ from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from frontdesk.agents.channels.base import choose
-from frontdesk.agents.delivery import route_line
+from frontdesk.agents.delivery import live_channel, route_line
 from frontdesk.agents.framing import frame_wake
 from frontdesk.agents.model import Session, TurnState
 from frontdesk.agents.procinfo import with_start
@@ -185,7 +185,8 @@ def build_router(plugin: AgentsPlugin) -> APIRouter:
         if body.event in ("SessionStart", "UserPromptSubmit"):
             state = TurnState.IN_TURN if body.event == "UserPromptSubmit" else TurnState.IDLE
             st.set_turn(s.id, state, plugin.clock(), reset_blocks=True)
-            got = plugin.claim_now(st.get(s.id))
+            note = plugin.adopt_ended(s) if body.event == "SessionStart" else None
+            got = plugin.claim_now(st.get(s.id), note)
             return {**base, **got, "unread": len(st.unread(s.id))}
         if body.event == "rewake":
             if not active and not st.unread(s.id):
@@ -205,8 +206,10 @@ def build_router(plugin: AgentsPlugin) -> APIRouter:
         st.set_turn(s.id, TurnState.STOPPING, plugin.clock())
         wait_s = 0.0 if body.stop_hook_active else plugin.stop_wait_seconds(s, body.budget, active)
         attended = s.reach.get("attended", True)  # `claude -p` (unattended) exits after its turn: hold it
-        if attended and any(getattr(ch, "live", False) and ch.available(s)[0] for ch in plugin.channels):
+        if attended and live_channel(plugin.channels, s) is not None:
             wait_s = 0.0  # issue 8: a live inbox wakes the idle session later; do not hold its turn open
+        elif attended:
+            wait_s = min(wait_s, plugin.cfg.stop_hold_s)  # issue 19: then the rewake hook / next turn takes it
         got = await plugin.wait_for_reports(st.get(s.id), "stop", wait_s)
         if got.get("delivery"):
             st.count_block(s.id)

@@ -101,6 +101,8 @@ class AgentSettings:
     retry_max_s: float = 60.0
     max_stop_blocks: int = 6
     stop_grace_s: float = 30.0
+    stop_hold_s: float = 60.0
+    """The longest an attended turn is held open by the Stop hook; then the async wake takes over (issue 19)."""
     tmux_idle_s: float = 2.0
     headless_timeout_s: float = 900.0
     claude_bin: str = "claude"

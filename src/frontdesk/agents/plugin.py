@@ -22,13 +22,21 @@ from frontdesk.agents.channels.base import Busy, Channel, Declined, choose, load
 from frontdesk.agents.channels.hooks import HooksChannel, Waiter
 from frontdesk.agents.framing import excerpt_lines, frame_wake
 from frontdesk.agents.model import AgentSettings, Session, TurnState
-from frontdesk.agents.procinfo import with_start
+from frontdesk.agents.procinfo import start_time, with_start
 from frontdesk.agents.store import MIGRATIONS, SessionStore
 from frontdesk.events.models import Event, EventKind
 
 __all__ = ["AgentsPlugin"]
 
 log = logging.getLogger("frontdesk.agents")
+
+
+def _process_gone(s: Session) -> bool:
+    """Whether the session's registered process (pid + start time) no longer runs."""
+    pid, start = s.reach.get("pid"), s.reach.get("pid_start")
+    if pid is None or start is None:
+        return False
+    return bool(start_time(pid) != start)
 
 
 class AgentsPlugin:
@@ -279,7 +287,30 @@ class AgentsPlugin:
         return marked
 
     # -- hook long-polls (called by the API) --------------------------------------------------------
-    def claim_now(self, s: Session) -> dict[str, Any]:
+    def adopt_ended(self, s: Session) -> str | None:
+        """A new session takes the unread reports of ended sessions of its user in its directory (issue 19).
+
+        Ended means SessionEnd was seen, or its registered process (pid + start time) is gone; a session
+        whose process is unknown is left alone. Returns a line for the model naming where they came from.
+        """
+        assert self.store is not None
+        if not s.cwd:
+            return None
+        moved: list[tuple[str, list[int]]] = []
+        for old in self.store.with_unread_in(s.user, s.cwd, s.id):
+            if old.turn_state is not TurnState.ENDED and not _process_gone(old):
+                continue
+            jobs = self.store.move_unread(old.id, s.id)
+            if jobs:
+                self.store.note(old.id, None, f"session ended: jobs {', '.join(map(str, jobs))} handed to {s.id}")
+                moved.append((old.id, jobs))
+        if not moved:
+            return None
+        names = "; ".join(f"{sid} (jobs {', '.join(map(str, jobs))})" for sid, jobs in moved)
+        head = "[frontdesk] Reports below include jobs submitted by an earlier session in this project"
+        return f"{head} that has ended: {names}."
+
+    def claim_now(self, s: Session, note: str | None = None) -> dict[str, Any]:
         """Hand every unread report to the calling hook at once (SessionStart, UserPromptSubmit)."""
         assert self.store is not None
         now = self.clock()
@@ -289,7 +320,8 @@ class AgentsPlugin:
         if not reports:
             return {"delivery": None}
         self.store.lease(s.id, reports[-1].seq, now + self.cfg.lease_s)
-        return {"delivery": True, "text": frame_wake(reports), "jobs": [r.job_id for r in reports]}
+        text = frame_wake(reports)
+        return {"delivery": True, "text": f"{note}\n\n{text}" if note else text, "jobs": [r.job_id for r in reports]}
 
     def stop_wait_seconds(self, s: Session, budget: float, active: list[dict[str, Any]]) -> float:
         """How long the Stop hook may hold the turn: to the latest walltime end (+grace), within budget."""

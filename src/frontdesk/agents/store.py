@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from collections.abc import Iterable
 from typing import Any
 
@@ -237,6 +238,33 @@ class SessionStore:
                 if cur.rowcount:
                     marked.append(job)
         return marked
+
+    def with_unread_in(self, user: str, cwd: str, exclude: str) -> list[Session]:
+        """Other sessions of `user` in directory `cwd` that have unread reports (candidates for a hand-over)."""
+        rows = self.conn.execute(
+            "SELECT DISTINCT s.* FROM agent_sessions s JOIN agent_reports r ON r.session=s.id "
+            "WHERE s.user=? AND s.cwd=? AND s.id<>? AND r.seq>s.ack_seq AND r.delivered_at IS NULL "
+            "AND s.lease_until<=? ORDER BY s.last_seen_at",
+            (user, cwd, exclude, time.time()),
+        ).fetchall()
+        return [_row_to_session(r) for r in rows]
+
+    def move_unread(self, old: str, new: str) -> list[int]:
+        """Hand `old`'s unread reports to session `new` (same user, checked by the caller); the jobs moved."""
+        src = self.get(old)
+        if src is None:
+            return []
+        with self.conn:
+            rows = self.conn.execute(
+                "SELECT job_id FROM agent_reports WHERE session=? AND seq>? AND delivered_at IS NULL "
+                "AND job_id NOT IN (SELECT job_id FROM agent_reports WHERE session=?) ORDER BY seq",
+                (old, src.ack_seq, new),
+            ).fetchall()
+            jobs = [r[0] for r in rows]
+            self.conn.executemany(
+                "UPDATE agent_reports SET session=? WHERE session=? AND job_id=?", [(new, old, j) for j in jobs]
+            )
+        return jobs
 
     def clear_lease(self, sid: str) -> None:
         """Drop a lease (the hook said it could not deliver)."""
