@@ -285,3 +285,17 @@ def test_gpu_jobs_land_on_partitions_with_acceptable_gpus(shim_env: Any, tmp_pat
     )
     ended = gw.wait_state(too_big["id"], {"FAILED"})
     assert "no node of this cluster has GPUs" in (ended["reason"] or "")
+
+
+def test_a_hung_gateway_never_runs_the_submission_later(shim_env: Any, tmp_path: Path) -> None:
+    import signal
+    import threading
+
+    gw, run = shim_env()
+    assert gw.proc is not None
+    gw.proc.send_signal(signal.SIGSTOP)  # hung: the shim's request waits in the socket's backlog
+    threading.Timer(4.0, gw.proc.send_signal, (signal.SIGCONT,)).start()
+    out = run("sbatch", "--wrap", "echo late", env={"FRONTDESK_SBATCH_SUBMIT_WINDOW": "1.5"})
+    assert out.returncode != 0 and "Submitted" not in out.stdout, out
+    assert "gave up" in out.stderr
+    assert gw.client.jobs(limit=5) == []  # nothing stored, nothing handed to Slurm

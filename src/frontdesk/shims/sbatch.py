@@ -27,7 +27,8 @@ from frontdesk.shims.common import exec_real
 __all__ = ["SbatchError", "Submission", "build_spec", "main", "parse_directives", "slurm_memory", "slurm_time"]
 
 SUBMIT_WINDOW = 20.0
-"""Seconds the gateway has to accept a submission; later it refuses it (the shim has reported a failure)."""
+"""Seconds the gateway has to accept a submission (FRONTDESK_SBATCH_SUBMIT_WINDOW); a hung gateway that wakes
+later refuses it, so an agent that retried after the failure never gets a duplicate."""
 CLIENT_TIMEOUT = 75.0
 """Longer than the window plus the backend's sbatch timeout: the answer of an accepted job arrives."""
 _WRAP = "#!/bin/sh\n# This script was created by sbatch --wrap.\n\n{}\n"
@@ -239,7 +240,8 @@ def _submit(sub: Submission) -> int:
     from frontdesk.client import Client
     from frontdesk.errors import FrontdeskError
 
-    sub.spec["slurm"]["submit_by"] = time.time() + SUBMIT_WINDOW
+    window = float(os.environ.get("FRONTDESK_SBATCH_SUBMIT_WINDOW") or SUBMIT_WINDOW)
+    sub.spec["slurm"]["submit_by"] = time.time() + window
     client = Client(timeout=CLIENT_TIMEOUT)
     try:
         record = client.submit(spec=sub.spec, context=_context())

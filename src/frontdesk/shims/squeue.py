@@ -94,7 +94,9 @@ def _value(code: str, job: Mapping[str, str]) -> str:
     state = job.get("JobState", "")
     reason = job.get("Reason", "None")
     match code:
-        case "i" | "A":
+        case "i":
+            return _array_id(job)
+        case "A":
             return job.get("JobId", "")
         case "P":
             return job.get("Partition", "")
@@ -136,15 +138,17 @@ def _value(code: str, job: Mapping[str, str]) -> str:
         case "e":
             return _time(job.get("EndTime", ""))
         case "b":
-            tres = job.get("TresPerNode", "")
-            return tres.removeprefix("gres:") if tres else "N/A"
+            return job.get("TresPerNode", "") or "N/A"
         case "Z":
             return job.get("WorkDir", "")
         case "a":
             return job.get("Account", "(null)")
         case "q":
             return job.get("QOS", "(null)")
-        case "p" | "Q":
+        case "p":
+            prio = job.get("Priority", "")
+            return f"{int(prio) / 2**32:.14f}" if prio.isdigit() else prio
+        case "Q":
             return job.get("Priority", "")
         case "o":
             return job.get("Command", "")
@@ -159,6 +163,14 @@ def _value(code: str, job: Mapping[str, str]) -> str:
         case "%":
             return "%"
     return ""
+
+
+def _array_id(job: Mapping[str, str]) -> str:
+    """`77_3` for an array task, `77_[0-3]` for its pending rest, the plain id otherwise (squeue %i)."""
+    array, task = job.get("ArrayJobId", ""), job.get("ArrayTaskId", "")
+    if not array or not task or array in ("(null)", "0"):
+        return job.get("JobId", "")
+    return f"{array}_{task}" if task.isdigit() else f"{array}_[{task}]"
 
 
 def _render(fmt: str, job: Mapping[str, str] | None) -> str:
@@ -210,7 +222,7 @@ def select_rows(
             continue
         if states and state not in states:
             continue
-        if users and user_name(job.get("UserId", "")) not in users:
+        if users and not _user_matches(job.get("UserId", ""), users):
             continue
         if ids and job.get("JobId") not in ids and job.get("ArrayJobId") not in ids:
             continue
@@ -219,19 +231,35 @@ def select_rows(
         if names and job.get("JobName") not in names:
             continue
         out.append(job)
-    out.sort(key=_default_order)
+    return sort_rows(out, DEFAULT_SORT)
+
+
+DEFAULT_SORT = "P,t,-p"
+_NUMERIC = {"i", "A", "F", "p", "Q", "C", "D", "U"}
+
+
+def _user_matches(user_id: str, users: Sequence[str]) -> bool:
+    """`-u ada` or `-u 1000` against scontrol's `ada(1000)`."""
+    name = user_name(user_id)
+    uid = user_id[user_id.find("(") + 1 : -1] if "(" in user_id else ""
+    return name in users or (uid != "" and uid in users)
+
+
+def sort_rows(jobs: list[Mapping[str, str]], spec: str) -> list[Mapping[str, str]]:
+    """squeue's `-S`/SQUEUE_SORT: comma keys, `-` for descending; ties newest first, as squeue lists them."""
+    out = sorted(jobs, key=lambda j: -int(j.get("JobId", "0") or 0) if j.get("JobId", "").isdigit() else 0)
+    for key in reversed([k.strip() for k in spec.split(",") if k.strip()]):
+        desc, code = key.startswith("-"), key.lstrip("+-")[:1]
+
+        def value(job: Mapping[str, str], code: str = code) -> tuple[float, str]:
+            if code in ("t", "T"):  # squeue compares the long state names
+                return (0.0, job.get("JobState", "").split(" ", 1)[0])
+            raw = job.get("Priority", "0") if code == "p" else _value(code, job)
+            num = raw.split("_", 1)[0]
+            return (float(num), "") if code in _NUMERIC and num.replace(".", "", 1).isdigit() else (0.0, raw)
+
+        out.sort(key=value, reverse=desc)
     return out
-
-
-def _default_order(job: Mapping[str, str]) -> tuple[str, str, int, int]:
-    """squeue's default sort, "P,t,-p": partition, state, then priority high to low."""
-    prio = job.get("Priority", "0")
-    return (
-        job.get("Partition", ""),
-        job.get("JobState", "").split(" ", 1)[0],
-        -int(prio) if prio.isdigit() else 0,
-        int(job.get("JobId", "0") or 0),
-    )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -247,6 +275,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-l", "--long", action="store_true")
     p.add_argument("-a", "--all", action="store_true")
     p.add_argument("--noconvert", action="store_true")
+    p.add_argument("-S", "--sort")
     p.add_argument("jobs_positional", nargs="*")
     return p
 
@@ -260,6 +289,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         exec_real("squeue", args_in, str(exc))
     if args.jobs_positional:  # squeue takes no positionals: let the real one say so
         exec_real("squeue", args_in, "positional arguments")
+    if os.environ.get("SQUEUE_FORMAT2") and not args.format:
+        exec_real("squeue", args_in, "SQUEUE_FORMAT2 (the -O field list)")
     from frontdesk.errors import FrontdeskError
 
     try:
@@ -272,7 +303,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         view["jobs"],
         users=users,
         ids=ids,
-        states=_states(args.states or []),
+        states=_states(args.states or ([os.environ["SQUEUE_STATES"]] if os.environ.get("SQUEUE_STATES") else [])),
         partitions=split_list(args.partition),
         names=split_list(args.name),
     )
@@ -283,6 +314,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         import time
 
         sys.stdout.write(time.strftime("%a %b %d %H:%M:%S %Y") + "\n")
+    order = args.sort or os.environ.get("SQUEUE_SORT")
+    if order:
+        rows = sort_rows(rows, order)
     fmt = args.format or (LONG_FORMAT if args.long else os.environ.get("SQUEUE_FORMAT") or DEFAULT_FORMAT)
     sys.stdout.write(format_rows(rows, fmt, header=not args.noheader))
     return 0
