@@ -41,7 +41,7 @@ SCOPE: list[tuple[str, str]] = [
     ),
     (
         r"^(echo \\?\"\$\(|x=\$\(|bash <\()?\s*(kubectl|k|oc)\s(?!.*\bdelete\s+(ns|namespace|pv|pvc|node|all)\b)"
-        r"(?!.*--all)"
+        r"(?!.*--all( |$))"
         r"|^(aws|gcloud|az) (iam|sts|secretsmanager|ssm|secrets|auth|account|ad|keyvault|configure (get|list))\b",
         "cloud or Kubernetes control plane other than deleting data (RBAC, config, rollouts, secret stores):"
         " the account's own permissions, not a login-node shell rule",
@@ -73,6 +73,14 @@ SCOPE: list[tuple[str, str]] = [
     (
         r"\bfind (\.|/tmp\S*)( |$)|\bfind \. -|rm -rf (\./build|[0-9]+)\b|^x=\$\(ls|^x=\$\(.*\| wc -l\)$",
         "deletes or writes inside the working directory or temp (the agent's own tree, by design)",
+    ),
+    (
+        r"^(x=\$\()?(eval|exec) [^$`]*$|\| *eval\b|^\w+='[^']*' && eval \$\w+$|^x=\$\(echo \w+ \| \w+\)$",
+        "eval, exec or a shell fed fixed text: the text itself is checked as a command, and is harmless here",
+    ),
+    (
+        r"git -c (credential\.helper|core\.editor)=[\w.-]+ ",
+        "git -c naming a plain program as helper or editor (no shell command)",
     ),
     (
         r"\b(npm|yarn|pnpm|bun) (un)?publish\b|\bcargo (publish|yank)\b|\btwine upload\b|\bgh (release|repo) delete\b",
@@ -116,9 +124,9 @@ def figures(rows: list[dict[str, str]]) -> dict[str, object]:
             if reason:
                 scope[reason] = scope.get(reason, 0) + 1
                 continue
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         verdict = check(command, ctx)
-        times.append(time.perf_counter() - t0)
+        times.append(time.process_time() - t0)
         hit = verdict.decision is not Decision.ALLOW
         total[label] += 1
         stopped[label] += hit
@@ -165,7 +173,7 @@ def main() -> int:
                 parts.append(
                     f"{label} stopped {stopped[label]}/{total[label]} = {rate[label]:.1%} ({mark})"  # type: ignore[index]
                 )
-        print(f"{name}: " + "; ".join(parts) + f"; p99 {r['p99_ms']:.2f} ms")
+        print(f"{name}: " + "; ".join(parts) + f"; p99 {r['p99_ms']:.2f} ms CPU per check")
         for reason, n in sorted(r["out_of_scope"].items(), key=lambda kv: -kv[1]):  # type: ignore[attr-defined]
             print(f"  out of scope: {n:3d}  {reason}")
         for line in r["misses"][: args.misses]:  # type: ignore[index]

@@ -15,7 +15,8 @@ their test data, only this extractor. Each output line is
                assertAllowed('...') → safe (string literals only; a test-specific cwd goes in `note`)
   schlock      27Bslash6/schlock: tests/accuracy.py BenchmarkCase rows, and in tests/test_*.py the
                literal commands given to validate_command() or a parametrize list of a test function
-               that asserts only `not result.allowed` (dangerous) or only `result.allowed` (safe)
+               that asserts only `not result.allowed` (dangerous) or only `result.allowed` (safe), or
+               per row from a should_allow column
   dippy        ldayton/Dippy: tests/**/*.py `TESTS = [(command, True), ...]` → readonly (approved
                without asking); rows with False are not used
 """
@@ -133,10 +134,13 @@ def _schlock_accuracy(path: str, tree: ast.AST) -> Iterator[Row]:
                 yield _row("schlock", command, label, f"{path}:{node.lineno}", name or "")
 
 
+_LABEL_COLUMNS = {"should_allow": "safe", "expected_allowed": "safe", "allowed": "safe", "should_block": "dangerous"}
+
+
 def _function_label(fn: ast.FunctionDef) -> str | None:
     src = ast.unparse(fn)
-    deny = len(re.findall(r"assert not result\.allowed", src))
-    allow = len(re.findall(r"assert result\.allowed", src))
+    deny = len(re.findall(r"assert not result\.allowed\b(?!\s*==)", src))
+    allow = len(re.findall(r"assert result\.allowed\b(?!\s*==)", src))
     if deny and not allow:
         return "dangerous"
     if allow and not deny:
@@ -144,12 +148,15 @@ def _function_label(fn: ast.FunctionDef) -> str | None:
     return None
 
 
-def _parametrize_rows(fn: ast.FunctionDef) -> Iterator[tuple[str, int]]:
+def _parametrize_rows(fn: ast.FunctionDef) -> Iterator[tuple[str, int, str | None]]:
+    """(command, line, label from a should_allow-like column or None) of each parametrize row."""
     for dec in fn.decorator_list:
         if not (isinstance(dec, ast.Call) and ast.unparse(dec.func).endswith("parametrize") and len(dec.args) >= 2):
             continue
         names = _const_str(dec.args[0]) or ""
-        first = names.split(",")[0].strip()
+        columns = [n.strip() for n in names.split(",")]
+        first = columns[0]
+        label_at = next((i for i, n in enumerate(columns) if n in _LABEL_COLUMNS), None)
         if first not in ("command", "cmd"):
             continue
         values = dec.args[1]
@@ -159,8 +166,14 @@ def _parametrize_rows(fn: ast.FunctionDef) -> Iterator[tuple[str, int]]:
             if isinstance(elt, ast.Call) and ast.unparse(elt.func).endswith("param") and elt.args:
                 elt = elt.args[0] if "," not in names else ast.Tuple(elts=list(elt.args))
             cmd = _const_str(elt.elts[0]) if isinstance(elt, ast.Tuple) and elt.elts else _const_str(elt)
+            label = None
+            if label_at is not None and isinstance(elt, ast.Tuple) and len(elt.elts) > label_at:
+                flag = elt.elts[label_at]
+                if isinstance(flag, ast.Constant) and isinstance(flag.value, bool):
+                    kind = _LABEL_COLUMNS[columns[label_at]]
+                    label = kind if flag.value else ("dangerous" if kind == "safe" else "safe")
             if cmd is not None:
-                yield cmd, elt.lineno if hasattr(elt, "lineno") else fn.lineno
+                yield cmd, getattr(elt, "lineno", fn.lineno), label
 
 
 def extract_schlock(repo: Repo) -> Iterator[Row]:
@@ -178,10 +191,11 @@ def extract_schlock(repo: Repo) -> Iterator[Row]:
             if not isinstance(fn, ast.FunctionDef) or not fn.name.startswith("test"):
                 continue
             label = _function_label(fn)
+            for cmd, line, row_label in _parametrize_rows(fn):
+                if row_label or label:
+                    yield _row("schlock", cmd, row_label or str(label), f"{path}:{line}", fn.name)
             if label is None:
                 continue
-            for cmd, line in _parametrize_rows(fn):
-                yield _row("schlock", cmd, label, f"{path}:{line}", fn.name)
             for call in ast.walk(fn):
                 if isinstance(call, ast.Call) and ast.unparse(call.func).endswith("validate_command") and call.args:
                     cmd = _const_str(call.args[0])

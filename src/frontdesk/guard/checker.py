@@ -116,7 +116,16 @@ def _env_for(ctx: GuardContext) -> dict[str, str] | None:
 
 
 def _hits(command: str, ctx: GuardContext, ruleset: rules_mod.RuleSet, depth: int) -> tuple[list[_Hit], Parsed]:
-    parsed = parse(command, _env_for(ctx), ctx.cwd, ctx.env_complete)
+    env = _env_for(ctx)
+    parsed = parse(command, env, ctx.cwd, ctx.env_complete)
+    if parsed.error:
+        # Only a quote left open at the end? bash refuses that command, so it is no reason to ask; the line
+        # with the quote closed shows every word (`echo "$(rm -rf ~)` is still denied).
+        for tail in ("'", '"'):
+            closed = parse(command + tail, env, ctx.cwd, ctx.env_complete)
+            if not closed.error:
+                parsed = closed
+                break
     hits: list[_Hit] = []
     for rule in ruleset.rules:
         if rule.check == "parse-error" and parsed.error:

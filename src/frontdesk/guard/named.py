@@ -27,9 +27,11 @@ _SECRET_NAME = re.compile(r"(?i)^\w*(secret|token|passw|api_?key|private_?key|ac
 def obfuscated(inv: Invocation) -> str | None:
     """`cat${IFS}/etc/passwd`, `/???/??t`, `$'\\x63at'`, `${a:0:4}`, look-alike letters in the program name."""
     if not inv.argv:
-        return None
+        return "IFS reassigned" if "IFS" in inv.env else None
     if any(_IFS.search(w.raw) for w in inv.argv):
         return "$IFS used as a word separator"
+    if "IFS" in inv.env:
+        return "IFS reassigned"
     name = inv.argv[0]
     if _HIDDEN_NAME.search(name.raw):
         return f"program name {name.raw[:40]!r}"
@@ -49,7 +51,7 @@ def stdin_exec(inv: Invocation) -> str | None:
     if prog in ("source", ".") or positional and positional[0].text == "/dev/fd/63":
         feeders = [p for p in inv.stdin_from if p not in _SHELL_INIT]
     elif not positional or positional[0].text in ("-", "-s", "/dev/stdin"):
-        feeders = inv.upstream
+        feeders = inv.upstream + inv.stdin_from
     else:
         return None
     return f"{' | '.join(dict.fromkeys(feeders))} | {prog}" if feeders else None
@@ -66,8 +68,19 @@ def secret_echo(inv: Invocation) -> str | None:
     return hit[:60] if hit else None
 
 
+def dynamic_eval(inv: Invocation) -> str | None:
+    """`eval $CMD`, `eval "$@"`: code from a variable; `eval "$(ssh-agent -s)"` runs a known program (checked)."""
+    if inv.program != "eval":
+        return None
+    for w in inv.args:
+        if (w.dynamic or w.unset_vars) and not w.subst_programs and "$" in w.raw:
+            return w.raw[:40]
+    return None
+
+
 NAMED_CHECKS: dict[str, Callable[[Invocation], str | None]] = {
     "obfuscated": obfuscated,
     "stdin-exec": stdin_exec,
     "secret-echo": secret_echo,
+    "dynamic-eval": dynamic_eval,
 }

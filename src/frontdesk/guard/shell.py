@@ -237,7 +237,9 @@ class _Walker:
                     out.words.append(word)
         if target is not None:
             out.reds.append((op, target))
-            if node.type == "herestring_redirect":
+            if node.type == "herestring_redirect" and target.dynamic:
+                out.stdin_from.extend(target.subst_programs)  # `bash <<< $(X)`: code only X knows
+            elif node.type == "herestring_redirect":
                 out.stdin_text = target.text + "\n"
         return out
 
@@ -296,6 +298,7 @@ class _Walker:
                 reds.extend(red.reds)
                 argv.extend(red.words)
                 stdin_text = red.stdin_text if red.stdin_text is not None else stdin_text
+                stdin_from.extend(red.stdin_from)
             elif child.type == "command_name":
                 inner = child.named_children[0] if child.named_children else child
                 argv.append(self._word(inner, depth, via))
@@ -436,6 +439,7 @@ class _Redirect:
     words: list[Word] = field(default_factory=list)
     stdin_text: str | None = None
     tails: list[Any] = field(default_factory=list)
+    stdin_from: list[str] = field(default_factory=list)
 
 
 _FOREVER = re.compile(r"^(while\s+(true|:|\[+ *1 *\]+|\(\( *1 *\)\))|until\s+false)\s*;?\s*(do|\n)")

@@ -239,9 +239,14 @@ def _awk(inv: Invocation, code: Any) -> Iterator[Invocation]:
         return
     for text in shell_strings(program):
         yield code(text, "awk system")
-    for m in re.finditer(r"""\|\s*"([^"]+)"\s*""", program):
-        if re.match(r"^\s*(ba|z|da|k)?sh\b", m.group(1)):
-            yield code("sh -c ''", "awk | sh")
+    for m in re.finditer(r"""\|\s*"([^"]+)"|"([^"]+)"\s*\|\s*getline""", program):
+        text = m.group(1) or m.group(2)
+        if re.match(r"^\s*(ba|z|da|k|fi)?sh\b", text):  # print | "sh": awk's output is the shell's code
+            yield Invocation([Word("sh", "sh")], upstream=[inv.program], via=inv.via + ["awk |"], cwd=inv.cwd)
+        else:
+            yield code(text, "awk pipe")
+    for m in re.finditer(r'>>?\s*"(/[^"]+)"', program):  # print > "/etc/cron.d/x": awk writes that file
+        yield Invocation([], redirects=[(">", Word(m.group(1), m.group(1)))], via=inv.via + ["awk >"], cwd=inv.cwd)
 
 
 def _stdin_items(inv: Invocation) -> list[str]:
@@ -265,9 +270,17 @@ def _xargs(inv: Invocation, inner: Any, code: Any) -> Iterator[Invocation]:
             replace = replace or "{}"
         i += 2 if t in _XARGS_ARG_FLAGS else 1
     words = args[i:] or [Word("echo", "echo")]
+    if _code_from_input(words, replace):
+        yield inner(words[:1], "xargs", stdin_text=None)  # a shell whose code is each input line: stdin-exec
+        return
     items = _stdin_items(inv)
-    if not items:
-        yield inner(words + [Word("", "{xargs}", dynamic=True)], "xargs", stdin_text=None)
+    tag = (
+        "xargs -a"
+        if any(w.text in ("-a", "--arg-file") or w.text.startswith("--arg-file=") for w in args[:i])
+        else "xargs"
+    )
+    if not items or tag == "xargs -a":
+        yield inner(words + [Word("", "{xargs}", dynamic=True)], tag, stdin_text=None)
         return
     for item in items:
         if replace:
@@ -295,6 +308,12 @@ def _parallel(inv: Invocation, inner: Any, code: Any) -> Iterator[Invocation]:
         template.append(args[i])
         i += 1
     values = [w.text for w in args[i:] if w.text not in (":::", "::::", ":::+", "::::+")][:8]
+    if _code_from_input(template, "{}"):
+        for value in values:
+            yield code(value, "parallel")
+        if not values:  # a shell whose code is each input line: stdin-exec
+            yield inner(template[:1], "parallel", stdin_text=None)
+        return
     values = values or _stdin_items(inv) or [""]
     for value in values:
         if not template:
@@ -308,6 +327,13 @@ def _parallel(inv: Invocation, inner: Any, code: Any) -> Iterator[Invocation]:
             yield code(words[0].text, "parallel")
         else:
             yield inner(words, "parallel", stdin_text=None)
+
+
+def _code_from_input(words: list[Word], token: str | None) -> bool:
+    """`xargs bash -c`, `xargs -I{} sh -c {}`, `parallel bash -c {}`: the shell's code is the input itself."""
+    if len(words) < 2 or words[0].text.rsplit("/", 1)[-1] not in _SHELLS or words[1].text != "-c":
+        return False
+    return len(words) == 2 or (len(words) == 3 and token is not None and words[2].text == token)
 
 
 def _subst(word: Word, token: str | None, value: str) -> Word:

