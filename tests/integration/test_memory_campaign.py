@@ -7,8 +7,11 @@ carol are in the lab `physics`, bob is not.
 from __future__ import annotations
 
 import json
+import shutil
 import socket
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +20,9 @@ import pytest
 from frontdesk.client import Client
 from frontdesk.errors import NotFound
 
-PY = sys.executable
+# Jobs run as their submitter's Unix user (alice, bob, carol here), who cannot read this venv or pytest's
+# tmp_path: the jobs use the system Python and a world-readable working directory.
+PY = "/usr/bin/python3" if Path("/usr/bin/python3").exists() else sys.executable
 # DELAY (in the spec's env, which is not part of the command template) keeps the jobs that only check
 # what the submitter is told from running into memory before the test cancels them.
 OOM_CMD = [
@@ -32,6 +37,17 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def workdir() -> Iterator[Path]:
+    """A working directory every user can enter, with a space and a quote in its path."""
+    top = Path(tempfile.mkdtemp(prefix="fd-mem-", dir="/tmp"))
+    top.chmod(0o755)
+    d = top / "work dir 'quoted'"
+    d.mkdir(mode=0o755)
+    yield d
+    shutil.rmtree(top, ignore_errors=True)
 
 
 @pytest.fixture
@@ -87,7 +103,7 @@ def test_campaign_fix_reaches_a_fresh_session_and_only_the_lab(lab: Any, workdir
     first = _submit(alice, "100M", "session-1", workdir)
     assert _memory_notices(first) == []
     rep = alice.wait([first["id"]], "all", 60)["reports"][0]
-    assert rep["state"] == "OUT_OF_MEMORY"
+    assert rep["state"] == "OUT_OF_MEMORY", rep["text"]
     mem = rep["extra"]["memory"]
     assert mem["signature"]["kind"] == "host_oom"
     assert mem["signature"]["key"] == "OUT_OF_MEMORY:host_oom:"
@@ -190,7 +206,7 @@ def test_cli_classify_works_without_a_gateway(tmp_path: Path) -> None:
     )
     env = {"FRONTDESK_SOCKET": str(tmp_path / "none.sock"), "PATH": "/usr/bin:/bin"}
     r = subprocess.run(
-        [PY, "-m", "frontdesk.cli.main", "memory", "classify", str(log), "--json"],
+        [sys.executable, "-m", "frontdesk.cli.main", "memory", "classify", str(log), "--json"],
         capture_output=True,
         text=True,
         env=env,
@@ -204,7 +220,7 @@ def test_cli_classify_works_without_a_gateway(tmp_path: Path) -> None:
     # the text form says the next step too, specific where the log names the cause
     log.write_text("Traceback (most recent call last):\nModuleNotFoundError: No module named 'flash_attn'\n")
     r = subprocess.run(
-        [PY, "-m", "frontdesk.cli.main", "memory", "classify", str(log)],
+        [sys.executable, "-m", "frontdesk.cli.main", "memory", "classify", str(log)],
         capture_output=True,
         text=True,
         env=env,
