@@ -105,7 +105,9 @@ class Client:
         url: str | None = None,
         token: str | None = None,
         timeout: float = 30.0,
+        autostart: bool = True,
     ) -> None:
+        """`autostart=False`: never start the user's gateway when none answers (see frontdesk.autostart)."""
         from frontdesk.paths import socket_path_from_env
 
         self.url = url or os.environ.get("FRONTDESK_URL") or None
@@ -113,6 +115,7 @@ class Client:
         self.token = token or os.environ.get("FRONTDESK_TOKEN") or _token_file() or None
         self.munge = os.environ.get("FRONTDESK_AUTH", "").lower() == "munge"
         self.timeout = timeout
+        self.autostart = autostart
         if not (self.url or socket_path or os.environ.get("FRONTDESK_SOCKET")):
             self._site_url()
 
@@ -145,7 +148,7 @@ class Client:
             except (FileNotFoundError, ConnectionRefusedError):
                 from frontdesk.autostart import start_if_allowed
 
-                if not start_if_allowed(self.socket_path):  # zero setup: the user's own gateway, started once
+                if not (self.autostart and start_if_allowed(self.socket_path)):  # zero setup: started once
                     raise
                 sock.connect(self.socket_path)
             check_listener(sock, self.socket_path, trusted)

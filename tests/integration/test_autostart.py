@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -135,3 +136,26 @@ def test_a_gateway_that_cannot_start_is_one_line_with_its_reason(fresh: Fresh) -
     assert res.returncode == 69, res.stderr
     assert res.stderr.startswith("frontdesk: could not start a gateway:")
     assert res.stderr.count("\n") == 1 and "Traceback" not in res.stderr
+
+
+def test_a_guard_check_or_an_opted_out_client_never_starts_one(fresh: Fresh, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A stale socket (a gateway that died): connecting is refused, which would start one for other calls.
+    (fresh.run_dir / "frontdesk").mkdir(mode=0o700)
+    stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    stale.bind(str(fresh.run_dir / "frontdesk" / "gateway.sock"))
+    stale.close()
+    check = fresh.cli(
+        "guard", "check", "--json", "--", "git", "push", "--force", "origin", "main"
+    )  # checked, never run
+    assert STARTED not in check.stderr
+    assert fresh.gateway_pid() is None
+    for key in [k for k in os.environ if k.startswith("FRONTDESK_")]:
+        monkeypatch.delenv(key)
+    for key, value in fresh.env.items():
+        monkeypatch.setenv(key, value)
+    from frontdesk.client import Client
+    from frontdesk.errors import GatewayUnavailable
+
+    with pytest.raises(GatewayUnavailable):
+        Client(autostart=False).health()
+    assert fresh.gateway_pid() is None

@@ -193,7 +193,7 @@ def _tell_gateway(command: str, verdict: Any, session: str | None, cwd: str, sou
             "cwd": cwd,
             "source": source,
         }
-        client = Client(timeout=0.5)
+        client = Client(timeout=0.5, autostart=False)
         if not client.url and not os.path.exists(client.socket_path):
             return  # no gateway running: never start one from a guard check (the client would autostart it)
         client.request("POST", "/v1/guard/verdicts", body)
