@@ -16,6 +16,7 @@ from typing import Any
 
 from frontdesk.guard.model import Decision, GuardContext
 from frontdesk.guard.shell import Invocation, Word
+from frontdesk.guard.targets import TARGETS, classify_path
 
 __all__ = ["Rule", "RuleSet", "load_rules", "default_rules", "TARGETS", "classify_path", "flags_of", "rx"]
 
@@ -46,10 +47,6 @@ _FIELDS = {
     "check",
     "gpus_managed",
 }
-TARGETS = (
-    "unset-var", "root", "system", "home", "shared", "dev-shm", "scratch", "device", "agent-config",
-    "scratch-root", "credentials", "git-dir", "other-home", "project-root", "env-prefix", "outside", "gpu-device",
-)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -251,145 +248,6 @@ def default_rules() -> RuleSet:
 
 
 # -- matching ---------------------------------------------------------------------------------------
-_SYSTEM_TOP = (
-    "/bin",
-    "/boot",
-    "/dev",
-    "/etc",
-    "/lib",
-    "/lib32",
-    "/lib64",
-    "/opt",
-    "/proc",
-    "/sbin",
-    "/sys",
-    "/usr",
-    "/var",
-    "/srv",
-    "/root",
-    "/run",
-    "/snap",
-)
-_SYSTEM_DEEP = (
-    "/etc/",
-    "/boot/",
-    "/bin/",
-    "/sbin/",
-    "/lib/",
-    "/lib64/",
-    "/usr/bin/",
-    "/usr/lib/",
-    "/usr/sbin/",
-    "/proc/",
-    "/sys/",
-)
-_DEVICE = r"^/dev/(sd[a-z]|nvme\d|hd[a-z]|vd[a-z]|xvd[a-z]|md\d|mapper/|disk/|mmcblk\d|loop\d)"
-_AGENT_CONFIG = (
-    r"(^|/)\.claude/(settings(\.local)?\.json|hooks(/|$))|(^|/)\.codex/config\.toml$|"
-    r"(^|/)frontdesk\.toml$|(^|/)\.gemini/settings\.json$|(^|/)\.config/frontdesk/|"
-    r"(^|/)\.claude\.json$"
-)
-
-
-_CREDENTIALS = (
-    r"/\.(ssh|gnupg)$|/\.ssh/(id_[a-z0-9]+|[^/]*_key|[^/]*\.pem|authorized_keys2?)$|/\.gnupg/|/\.aws/credentials$|/\.netrc$|"
-    r"/\.codex/auth\.json$|/\.claude/\.credentials\.json$|/\.config/gh/hosts\.ya?ml$|/\.git-credentials$|"
-    r"/\.kube/config$|/\.docker/config\.json$|/\.pgpass$|/\.pypirc$|/\.npmrc$|/\.vault-token$|"
-    r"/\.config/gcloud/(credentials\.db|application_default_credentials\.json|legacy_credentials)|"
-    r"/\.(cache/)?huggingface/token$|/\.config/rclone/rclone\.conf$|^/etc/(g?shadow|sudoers)-?$|^/etc/ssh/ssh_host_"
-)
-_CONDA_DIRS = ("miniconda3", "anaconda3", "miniforge3", "mambaforge", "micromamba", ".conda", "conda")
-
-
-def _under(path: str, roots: Iterable[str]) -> bool:
-    return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots if r)
-
-
-def classify_path(word: Word, ctx: GuardContext, cwd: str | None = None) -> set[str]:
-    """Which TARGETS one argument word is (resolved against `cwd`)."""
-    out: set[str] = set()
-    if word.unset_vars:
-        out.add("unset-var")
-    if word.dynamic or not word.text or word.text.startswith("-"):
-        return out
-    text = word.text
-    if rx(_AGENT_CONFIG).search(text):
-        out.add("agent-config")
-    if ctx.protected_files and os.path.normpath(os.path.join(cwd or ctx.cwd, text)) in ctx.protected_files:
-        out.add("agent-config")
-    if text.startswith("~/") or text == "~":
-        text = ctx.home + text[1:]
-    elif text.startswith("~") and ctx.home_roots:
-        text = ctx.home_roots[0].rstrip("/") + "/" + text[1:]
-    path = os.path.normpath(os.path.join(cwd or ctx.cwd, text))
-    if path.startswith("//"):
-        path = "/" + path.lstrip("/")
-    base = (path[:-2] or "/") if path.endswith(("/*", "/.*")) else path
-    if base == "/" or path in ("/.*",):
-        out.add("root")
-    if base in _SYSTEM_TOP or path.startswith(_SYSTEM_DEEP) and not path.startswith("/dev/shm"):
-        out.add("system")
-    if base == os.path.normpath(ctx.home) or base in ctx.home_roots or os.path.dirname(base) in ctx.home_roots:
-        out.add("home")
-    if _under(path, ctx.shared_paths):
-        out.add("shared")
-    if _under(path, ("/dev/shm", "/run/shm")):
-        out.add("dev-shm")
-    if _under(path, ctx.scratch_roots):
-        out.add("scratch")
-        if _scratch_root(base, ctx.scratch_roots):
-            out.add("scratch-root")
-    if rx(_DEVICE).match(path):
-        out.add("device")
-    out |= _extra_targets(path, base, ctx, cwd)
-    return out
-
-
-def _scratch_root(base: str, roots: tuple[str, ...]) -> bool:
-    """A scratch root itself ($SCRATCH), or a directory right under a top root (/scratch/USER)."""
-    inside = [r.rstrip("/") or "/" for r in roots if _under(base, (r,))]
-    if not inside:
-        return False
-    deepest = max(inside, key=len)
-    top = not any(r != deepest and _under(deepest, (r,)) for r in inside)
-    return base == deepest or (top and os.path.dirname(base) == deepest)
-
-
-def _extra_targets(path: str, base: str, ctx: GuardContext, cwd: str | None) -> set[str]:
-    """Targets for the second pass: secrets, .git, other users' homes, project roots, env prefixes."""
-    out: set[str] = set()
-    home = os.path.normpath(ctx.home)
-    if rx(_CREDENTIALS).search(base):
-        out.add("credentials")
-    if base.endswith("/.git"):
-        out.add("git-dir")
-    if path.startswith("/dev/nvidia"):
-        out.add("gpu-device")
-    in_home = _under(base, (home,))
-    for root in ctx.home_roots:
-        if _under(base, (root,)) and not in_home and base != root and os.path.dirname(base) != root:
-            out.add("other-home")
-    here = os.path.normpath(cwd or ctx.cwd)
-    if base not in ("/", home) and (
-        here == base
-        or here.startswith(base.rstrip("/") + "/")
-        or base in ctx.project_roots
-        or (os.path.dirname(base) == home and not os.path.basename(base).startswith("."))
-    ):
-        out.add("project-root")
-    env = ctx.env or {}
-    prefixes = {env.get("CONDA_PREFIX"), env.get("VIRTUAL_ENV"), "/opt/conda"}
-    prefixes |= {os.path.join(home, d) for d in _CONDA_DIRS}
-    if base in prefixes:
-        out.add("env-prefix")
-    temp = ctx.temp_roots + ((env["TMPDIR"],) if env.get("TMPDIR", "").startswith("/") else ())
-    known = (home, here, "/dev/shm", *ctx.home_roots, *ctx.scratch_roots, *ctx.shared_paths, *ctx.project_roots, *temp)
-    if path.startswith("/") and not _under(base, known) and base != "/" and not base.startswith(_SYSTEM_DEEP):
-        if base not in _SYSTEM_TOP and not path.startswith("/dev/"):
-            out.add("outside")
-    return out
-
-
 def flags_of(inv: Invocation, rules: RuleSet) -> tuple[dict[str, list[str | None]], list[Word]]:
     """Canonical flags (with value candidates) and positional words of one invocation."""
     prog = inv.program
@@ -456,6 +314,21 @@ def _values_match(flags: dict[str, list[str | None]], table: tuple[tuple[str, st
     return False
 
 
+def _targets_match(
+    rule: Rule, inv: Invocation, ctx: GuardContext, flags: dict[str, list[str | None]], positionals: list[Word]
+) -> bool:
+    """Whether a positional (or a path-like flag value) is one of the rule's target kinds."""
+    words = positionals[1:] if inv.program in ("chmod", "chown", "chgrp") else positionals
+    seen = {w.text for w in words}
+    words = words + [
+        Word(v, v)
+        for vals in flags.values()
+        for v in vals
+        if v and v.startswith(("/", "~", "./", "../")) and v not in seen
+    ]
+    return any(set(rule.targets_any) & classify_path(w, ctx, inv.cwd) for w in words)
+
+
 def match(rule: Rule, inv: Invocation, ctx: GuardContext, rules: RuleSet) -> bool:
     """Whether this pattern holds for this invocation (named `check`s excluded: see checker)."""
     prog = inv.program
@@ -505,16 +378,8 @@ def match(rule: Rule, inv: Invocation, ctx: GuardContext, rules: RuleSet) -> boo
             return False
         if rule.unless_flag_values and _values_match(flags, rule.unless_flag_values):
             return False
-        if rule.targets_any:
-            words = positionals[1:] if prog in ("chmod", "chown", "chgrp") else positionals
-            words = words + [
-                Word(v, v)
-                for vals in flags.values()
-                for v in vals
-                if v and v.startswith(("/", "~", "./", "../")) and v not in {w.text for w in words}
-            ]
-            if not any(set(rule.targets_any) & classify_path(w, ctx, inv.cwd) for w in words):
-                return False
+        if rule.targets_any and not _targets_match(rule, inv, ctx, flags, positionals):
+            return False
     if rule.args_regex is not None:
         joined = " ".join(w.text if not w.dynamic else w.raw for w in inv.args)
         if not rx(rule.args_regex).search(joined):

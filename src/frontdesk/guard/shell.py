@@ -12,9 +12,9 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
+from frontdesk.guard.shelltext import STATEMENTS, Redirect, ansi_c, loop_tag, passes_on, unescape, unescape_dq
 from frontdesk.guard.words import DYNAMIC, Invocation, Parsed, Word, basename
 from frontdesk.guard.wrappers import VAR_RE as _VAR_RE
 from frontdesk.guard.wrappers import unwrap
@@ -127,7 +127,7 @@ class _Walker:
                 self._stmt(child, depth, via, redirects)
                 self._feed = None
                 top = next((inv for inv in self.out[before:] if inv.via == via and inv.argv), None)
-                feed = _passes_on(top) if top is not None else None
+                feed = passes_on(top) if top is not None else None
                 for inv in self.out[before:]:
                     if not inv.upstream:
                         inv.upstream = list(upstream)
@@ -153,29 +153,11 @@ class _Walker:
                 self.functions[self._t(name)] = self._t(body)
                 self._stmt(body, depth, via + [f"function {self._t(name)}"], redirects)
         elif kind in ("while_statement", "until_statement", "c_style_for_statement"):
-            tag = _loop_tag(self._t(node))
+            tag = loop_tag(self._t(node))
             for child in node.named_children:
                 self._stmt(child, depth, via + [tag] if tag else via, redirects)
         elif kind in ("for_statement", "select_statement"):
-            tag = _loop_tag(self._t(node))
-            via = via + [tag] if tag else via
-            var = node.child_by_field_name("variable")
-            for child in node.named_children:
-                if child.type in (
-                    "word",
-                    "string",
-                    "concatenation",
-                    "simple_expansion",
-                    "expansion",
-                    "raw_string",
-                    "command_substitution",
-                ):
-                    self._word(child, depth, via)  # runs substitutions in the list
-            if var is not None:
-                self._set(self._t(var), DYNAMIC)
-            body = node.child_by_field_name("body")
-            if body is not None:
-                self._stmt(body, depth, via, redirects)
+            self._for(node, depth, via, redirects)
         elif kind in ("command_substitution", "process_substitution"):
             for child in node.named_children:
                 self._stmt(child, depth, via, [])
@@ -184,6 +166,27 @@ class _Walker:
         else:
             for child in node.named_children:
                 self._stmt(child, depth, via, redirects)
+
+    def _for(self, node: Any, depth: int, via: list[str], redirects: list[tuple[str, Word]]) -> None:
+        tag = loop_tag(self._t(node))
+        via = via + [tag] if tag else via
+        var = node.child_by_field_name("variable")
+        for child in node.named_children:
+            if child.type in (
+                "word",
+                "string",
+                "concatenation",
+                "simple_expansion",
+                "expansion",
+                "raw_string",
+                "command_substitution",
+            ):
+                self._word(child, depth, via)  # runs substitutions in the list
+        if var is not None:
+            self._set(self._t(var), DYNAMIC)
+        body = node.child_by_field_name("body")
+        if body is not None:
+            self._stmt(body, depth, via, redirects)
 
     def _redirected(self, node: Any, depth: int, via: list[str], redirects: list[tuple[str, Word]]) -> None:
         reds = list(redirects)
@@ -209,15 +212,15 @@ class _Walker:
         feeder = next((inv for inv in self.out[before:] if inv.via == via and inv.argv), None)
         for tail in tails:  # `cat <<EOF | python3 -`: the grammar puts the rest of the pipeline in the heredoc
             if tail.type == "pipeline" and feeder is not None:
-                self._feed = _passes_on(feeder)
+                self._feed = passes_on(feeder)
                 self._upstream = [feeder.program]
             self._stmt(tail, depth, via, [])
             self._feed, self._upstream = None, None
 
-    def _redirect(self, node: Any, depth: int, via: list[str]) -> _Redirect:
+    def _redirect(self, node: Any, depth: int, via: list[str]) -> Redirect:
         """One redirection: its operator and target, the words the grammar wrongly hung on it
         (`rm -rf 2>/dev/null ~`: `~` is an argument), a heredoc or here-string body, statements after it."""
-        out = _Redirect()
+        out = Redirect()
         op = ""
         target: Word | None = None
         for child in node.children:
@@ -227,7 +230,7 @@ class _Walker:
                 continue
             elif child.type == "heredoc_body":
                 out.stdin_text = self._t(child)
-            elif child.type in _STATEMENTS:
+            elif child.type in STATEMENTS:
                 out.tails.append(child)
             elif child.is_named:
                 word = self._word(child, depth, via)
@@ -357,7 +360,7 @@ class _Walker:
         kind = node.type
         raw = self._t(node)
         if kind == "word" or kind == "number":
-            text = _unescape(raw) if not quoted else raw
+            text = unescape(raw) if not quoted else raw
             if text.startswith("~") and not parts:
                 home = (self.env or {}).get("HOME") or os.environ.get("HOME", "~")
                 if text == "~" or text.startswith("~/"):
@@ -366,9 +369,9 @@ class _Walker:
         elif kind == "raw_string":
             parts.append((raw[1:-1], None, False))
         elif kind == "ansi_c_string":
-            parts.append((_ansi_c(raw[2:-1]), None, False))
+            parts.append((ansi_c(raw[2:-1]), None, False))
         elif kind == "string_content":
-            parts.append((_unescape_dq(raw), None, False))
+            parts.append((unescape_dq(raw), None, False))
         elif kind in ("string", "translated_string", "concatenation"):
             for child in node.named_children:
                 self._collect(child, depth, via, parts, quoted=quoted or kind != "concatenation")
@@ -426,61 +429,3 @@ class _Walker:
         if not value:
             return ("", name, False)
         return (value, None, False)
-
-
-_STATEMENTS = frozenset(
-    ("pipeline", "command", "list", "redirected_statement", "subshell", "compound_statement", "negated_command")
-)
-
-
-@dataclass
-class _Redirect:
-    reds: list[tuple[str, Word]] = field(default_factory=list)
-    words: list[Word] = field(default_factory=list)
-    stdin_text: str | None = None
-    tails: list[Any] = field(default_factory=list)
-    stdin_from: list[str] = field(default_factory=list)
-
-
-_FOREVER = re.compile(r"^(while\s+(true|:|\[+ *1 *\]+|\(\( *1 *\)\))|until\s+false)\s*;?\s*(do|\n)")
-_BIG_NUMBER = re.compile(r"(?<![\w-])([2-9]\d{2,}|1\d{3,})(?![\w.])")
-
-
-def _loop_tag(text: str) -> str | None:
-    """`unbounded loop` (while true), `large loop` (a header counting to 200 or more), or None."""
-    if _FOREVER.match(text):
-        return "unbounded loop"
-    header = text.split(" do", 1)[0].split(";do", 1)[0][:200]
-    if header.startswith(("for", "select")) and _BIG_NUMBER.search(header):
-        return "large loop"
-    return None
-
-
-def _passes_on(inv: Invocation) -> str | None:
-    """What a pipeline stage writes to the next one, when the line says: `echo X`, `printf X`, `cat <<EOF`."""
-    prog = inv.program
-    args = [w for w in inv.args if not (w.is_flag and prog == "echo")]
-    if any(w.dynamic for w in args):
-        return None
-    if prog == "echo":
-        return " ".join(w.text for w in args) + "\n"
-    if prog == "printf" and args:
-        return args[0].text.replace("\\n", "\n").replace("%s", " ".join(w.text for w in args[1:]))
-    if prog == "cat" and not args:
-        return inv.stdin_text
-    return None
-
-
-def _unescape(raw: str) -> str:
-    return re.sub(r"\\(.)", r"\1", raw, flags=re.DOTALL) if "\\" in raw else raw
-
-
-def _unescape_dq(raw: str) -> str:
-    return re.sub(r'\\([$`"\\\n])', r"\1", raw) if "\\" in raw else raw
-
-
-def _ansi_c(body: str) -> str:
-    try:
-        return body.encode("latin-1", "backslashreplace").decode("unicode_escape")
-    except (UnicodeDecodeError, UnicodeEncodeError):
-        return body

@@ -1,0 +1,71 @@
+"""Small pieces of the shell front end: redirection results, loop tags, what a pipeline stage passes on,
+and bash's quoting rules for words. Plain functions over text and `Invocation`s."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from frontdesk.guard.words import Invocation, Word
+
+__all__ = ["STATEMENTS", "Redirect", "loop_tag", "passes_on", "unescape", "unescape_dq", "ansi_c"]
+
+STATEMENTS = frozenset(
+    ("pipeline", "command", "list", "redirected_statement", "subshell", "compound_statement", "negated_command")
+)
+
+
+@dataclass
+class Redirect:
+    """One redirection as read: targets, stray words, stdin text or producers, statements after it."""
+
+    reds: list[tuple[str, Word]] = field(default_factory=list)
+    words: list[Word] = field(default_factory=list)
+    stdin_text: str | None = None
+    tails: list[Any] = field(default_factory=list)
+    stdin_from: list[str] = field(default_factory=list)
+
+
+_FOREVER = re.compile(r"^(while\s+(true|:|\[+ *1 *\]+|\(\( *1 *\)\))|until\s+false)\s*;?\s*(do|\n)")
+_BIG_NUMBER = re.compile(r"(?<![\w-])([2-9]\d{2,}|1\d{3,})(?![\w.])")
+
+
+def loop_tag(text: str) -> str | None:
+    """`unbounded loop` (while true), `large loop` (a header counting to 200 or more), or None."""
+    if _FOREVER.match(text):
+        return "unbounded loop"
+    header = text.split(" do", 1)[0].split(";do", 1)[0][:200]
+    if header.startswith(("for", "select")) and _BIG_NUMBER.search(header):
+        return "large loop"
+    return None
+
+
+def passes_on(inv: Invocation) -> str | None:
+    """What a pipeline stage writes to the next one, when the line says: `echo X`, `printf X`, `cat <<EOF`."""
+    prog = inv.program
+    args = [w for w in inv.args if not (w.is_flag and prog == "echo")]
+    if any(w.dynamic for w in args):
+        return None
+    if prog == "echo":
+        return " ".join(w.text for w in args) + "\n"
+    if prog == "printf" and args:
+        return args[0].text.replace("\\n", "\n").replace("%s", " ".join(w.text for w in args[1:]))
+    if prog == "cat" and not args:
+        return inv.stdin_text
+    return None
+
+
+def unescape(raw: str) -> str:
+    return re.sub(r"\\(.)", r"\1", raw, flags=re.DOTALL) if "\\" in raw else raw
+
+
+def unescape_dq(raw: str) -> str:
+    return re.sub(r'\\([$`"\\\n])', r"\1", raw) if "\\" in raw else raw
+
+
+def ansi_c(body: str) -> str:
+    try:
+        return body.encode("latin-1", "backslashreplace").decode("unicode_escape")
+    except (UnicodeDecodeError, UnicodeEncodeError):
+        return body
