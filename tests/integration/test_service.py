@@ -32,10 +32,12 @@ def test_units_match_their_golden_files() -> None:
         "user", ["/opt/my frontdesk/bin/python", "-m", "frontdesk.cli.main"], "/run/user/1000/fd 100%.sock"
     )
     _golden("frontdesk-user-quoted.service", odd)
+    _golden("frontdesk-user-home.service", render_unit("user", PROGRAM, home="/data/ana/frontdesk state"))
 
 
 def _cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
+    env = {k: v for k, v in os.environ.items() if k != "FRONTDESK_HOME"}
+    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"))
     return subprocess.run(
         [sys.executable, "-m", "frontdesk.cli.main", "service", *args],
         env=env,
@@ -105,3 +107,20 @@ def test_systemd_accepts_both_units(tmp_path: Path) -> None:
         )
         assert check.returncode == 0, check.stderr
         assert "frontdesk.service" not in check.stderr, check.stderr  # no warning about our unit
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="creates a Unix user")
+def test_system_unit_needs_root(tmp_path: Path) -> None:
+    if subprocess.run(["id", "fdu1"], capture_output=True).returncode != 0:
+        subprocess.run(["useradd", "-m", "-s", "/bin/sh", "fdu1"], check=True, capture_output=True)
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    res = subprocess.run(
+        ["runuser", "-u", "fdu1", "--", "env", "-i", f"PYTHONPATH={src}", "HOME=/home/fdu1"]
+        + ["/usr/bin/python3", "-m", "frontdesk.cli.main", "service", "install", "--system"],
+        cwd="/",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert res.returncode == 2, res.stderr
+    assert res.stderr == "frontdesk: --system writes /etc/systemd/system: run it as root (or give --dir)\n"

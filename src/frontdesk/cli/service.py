@@ -31,7 +31,7 @@ Description=frontdesk gateway for %u (per-user mode)
 [Service]
 Type=simple
 ExecStart={exec_start}
-Restart=on-failure
+{environment}Restart=on-failure
 RestartSec=2
 KillMode=process
 UMask=0077
@@ -71,11 +71,15 @@ def _quote(arg: str) -> str:
     return '"' + arg.replace("\\", "\\\\").replace('"', '\\"').replace("$", "$$") + '"'
 
 
-def render_unit(scope: str, program: list[str], socket: str | None = None) -> str:
-    """The unit text for `scope` ("user" or "system"); `program` is the argv that runs `frontdesk`."""
+def render_unit(scope: str, program: list[str], socket: str | None = None, home: str | None = None) -> str:
+    """The unit text for `scope` ("user" or "system"); `program` is the argv that runs `frontdesk`.
+
+    `home`: the user's FRONTDESK_HOME at install time, so the unit's gateway keeps state where the user's
+    clients look for it."""
     if scope == "user":
         argv = [*program, "serve", *(["--socket", socket] if socket else [])]
-        return _USER.format(marker=MARKER, exec_start=" ".join(_quote(a) for a in argv))
+        environment = f"Environment={_quote('FRONTDESK_HOME=' + home)}\n" if home else ""
+        return _USER.format(marker=MARKER, exec_start=" ".join(_quote(a) for a in argv), environment=environment)
     argv = [*program, "serve", "--facility", "--socket", socket or FACILITY_SOCKET]
     return _SYSTEM.format(marker=MARKER, exec_start=" ".join(_quote(a) for a in argv), state=FACILITY_STATE)
 
@@ -156,7 +160,8 @@ def cmd_install(args: argparse.Namespace) -> int:
         raise UserError(f"--socket must be an absolute path, got {args.socket!r}")
     path = unit_path(args.scope, args.dir)
     replaced = _check_ours(path, args.force)
-    text = render_unit(args.scope, _program(), args.socket)
+    home = os.environ.get("FRONTDESK_HOME") if args.scope == "user" else None
+    text = render_unit(args.scope, _program(), args.socket, str(Path(home).absolute()) if home else None)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
