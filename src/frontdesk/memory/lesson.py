@@ -13,7 +13,7 @@ from frontdesk.spec.units import format_bytes, format_duration
 __all__ = ["Lesson", "describe"]
 
 _TIMES = {1: "once", 2: "twice"}
-_KIND_KEY = {"host_oom": "memory_bytes", "walltime": "walltime_s", "cuda_oom": "gpu_types"}
+_KIND_KEY = {"host_oom": "memory_bytes", "walltime": "walltime_s", "cuda_oom": "gpus"}
 
 
 @dataclass(frozen=True)
@@ -152,6 +152,17 @@ def _day(ts: float) -> str:
     return time.strftime("%Y-%m-%d", time.gmtime(ts))
 
 
+def _gpu_at(lesson: Lesson) -> str:
+    """What a GPU out-of-memory ending asked for and used: 'with 1 GPU (A100), using at most 39.5G of it'."""
+    req = (lesson.evidence[-1].get("requested") if lesson.evidence else None) or lesson.requested
+    gpus = req.get("gpus") or 0
+    types = ", ".join(req.get("gpu_types") or []) or "any type"
+    text = f" with {_fmt('gpus', gpus)} ({types})" if gpus else " with no GPU requested"
+    peaks = [(e.get("used") or {}).get("gpu_mem_peak_bytes") for e in lesson.evidence]
+    peak = max((p for p in peaks if p), default=None)
+    return text + (f", using at most {format_bytes(int(peak))} of GPU memory" if peak else "")
+
+
 def describe(lesson: Lesson) -> str:
     """The one-paragraph text an agent reads, hedged unless the lesson is active."""
     what = "this command" if lesson.template else f"{lesson.application or 'this application'}"
@@ -159,7 +170,9 @@ def describe(lesson: Lesson) -> str:
     fix_changes: dict[str, list[Any]] = (lesson.fix or {}).get("changes", {})
     key = next(iter(fix_changes), _KIND_KEY.get(lesson.kind))
     at = ""
-    if key and key in lesson.requested:
+    if lesson.kind == "cuda_oom" and not fix_changes:
+        at = _gpu_at(lesson)
+    elif key and key in lesson.requested:
         failed = {json.dumps(e.get("requested", {}).get(key), default=str) for e in lesson.evidence}
         values = [json.loads(v) for v in sorted(failed)] or [lesson.requested.get(key)]
         at = " at " + " and ".join(_fmt(key, v) for v in values[:3])

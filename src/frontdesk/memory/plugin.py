@@ -177,15 +177,33 @@ class MemoryPlugin:
         if sig.kind == "ok":
             touched = self.store.learn_from_success(job_id, principal, job_ctx)
         else:
-            touched = self.store.record_failure(job_id, principal, job_ctx, sig)
+            touched = self.store.record_failure(job_id, principal, job_ctx, sig, used=used)
         self._publish(job, touched)
         seen = {lesson.id for lesson in touched}
         matched = [lesson for lesson in self.store.matching(principal, job_ctx) if lesson.id not in seen]
-        return {
+        extra: dict[str, Any] = {
             "signature": None if sig.kind == "ok" else _sig_dict(sig),
             "lessons": [_summary(lesson) for lesson in touched],
             "matched": [_summary(lesson) for lesson in matched],
         }
+        if sig.kind == "host_oom":
+            extra["suggest"] = self._oom_advice(report, principal, job_ctx, touched + matched)
+        return extra
+
+    def _oom_advice(self, report: dict[str, Any], principal: str, ctx: JobContext, lessons: list[Lesson]) -> Any:
+        """The --mem to ask for next, from the best evidence memory has; it replaces the report's next step."""
+        from frontdesk.memory.oom import memory_suggestion
+        from frontdesk.spec.units import format_bytes
+
+        assert self.store is not None
+        requested = (report.get("requested") or {}).get("memory_bytes")
+        peak = (report.get("used") or {}).get("peak_rss_bytes")
+        runs = self.store.runs(principal, ctx.template, limit=50)
+        want, basis = memory_suggestion(peak, requested, runs, lessons)
+        step = f"resubmit with --mem {format_bytes(want)} ({basis}), or reduce the working set"
+        if isinstance(report.get("classification"), dict):
+            report["classification"]["next_step"] = step
+        return {"memory_bytes": want, "basis": basis, "next_step": step}
 
     def _context(
         self, spec: dict[str, Any], partition: str | None, env: dict[str, str] | None, cwd: str | None

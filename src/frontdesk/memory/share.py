@@ -53,5 +53,8 @@ def scrubbed(lesson: Lesson, principal: str) -> dict[str, Any]:
         why = private_reason(text, principal)
         if why:
             raise Denied(f"lesson {lesson.id} still holds {why} in its {key} after redaction; not promoted")
-    evidence = [{"job": e.get("job"), "at": e.get("at"), "requested": e.get("requested")} for e in lesson.evidence]
+    evidence = [
+        {"job": e.get("job"), "at": e.get("at"), "requested": e.get("requested"), "used": e.get("used")}
+        for e in lesson.evidence
+    ]
     return {**texts, "fix": fix, "evidence": evidence}

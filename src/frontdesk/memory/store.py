@@ -122,6 +122,8 @@ _TRANSIENT_KINDS = frozenset({"node_failure"})
 """Endings that a later success neither fixes nor disproves."""
 _ARGUMENT_KINDS = ("cuda_oom", "host_oom", "walltime")
 """Endings an adjusted command line (a smaller batch, fewer steps) can fix."""
+_USED_KEYS = ("peak_rss_bytes", "gpu_mem_peak_bytes", "gpu_util_percent")
+"""What a failed job's evidence keeps of what it used."""
 _SIBLING_WINDOW_S = 7 * 86400.0
 """How recent a failure of a slightly different command line must be to take its success as the fix."""
 
@@ -281,13 +283,22 @@ class LessonStore:
         )
 
     def record_failure(
-        self, job_id: int, principal: str, ctx: JobContext, sig: Signature, source: str = "scheduler"
+        self,
+        job_id: int,
+        principal: str,
+        ctx: JobContext,
+        sig: Signature,
+        source: str = "scheduler",
+        used: dict[str, Any] | None = None,
     ) -> list[Lesson]:
         """A failed job: create or confirm its lesson in the principal's own scope; apply site rules."""
         if sig.kind in NO_LESSON_KINDS:
             return []
         now = self.clock()
-        evidence = {"job": job_id, "at": now, "requested": ctx.requested}
+        evidence: dict[str, Any] = {"job": job_id, "at": now, "requested": ctx.requested}
+        kept = {k: v for k, v in (used or {}).items() if k in _USED_KEYS and v is not None}
+        if kept:
+            evidence["used"] = kept
         touched: list[int] = []
         for lesson in self._select(
             "signature=? AND template=?", [sig.key, ctx.template], principal, by_scope_index=False

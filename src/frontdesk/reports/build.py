@@ -11,7 +11,15 @@ from frontdesk.memory.classify import Signature, classify, load_catalog
 from frontdesk.memory.kinds import FailureKind
 from frontdesk.spec.units import format_bytes, format_duration
 
-__all__ = ["build_report", "classify_end", "suggest_memory", "suggest_oom_memory", "suggest_walltime", "tail_lines"]
+__all__ = [
+    "build_report",
+    "classify_end",
+    "round_memory",
+    "suggest_memory",
+    "suggest_oom_memory",
+    "suggest_walltime",
+    "tail_lines",
+]
 
 _ERROR_LINE = re.compile(
     r"(error|exception|fatal|traceback|killed|denied|not found|no such|failed|abort)", re.IGNORECASE
@@ -32,10 +40,11 @@ def tail_lines(text: str, n: int, width: int = 200) -> list[str]:
 
 def suggest_memory(peak: int | None, requested: int | None) -> int:
     """A memory request with headroom over what was seen: 1.5× the larger of peak and request, in whole G/M."""
-    return _round_mem(int(max(peak or 0, requested or 0, 64 * 1024**2) * 1.5))
+    return round_memory(int(max(peak or 0, requested or 0, 64 * 1024**2) * 1.5))
 
 
-def _round_mem(want: int) -> int:
+def round_memory(want: int) -> int:
+    """Bytes rounded up to whole gigabytes (1G and over) or megabytes."""
     g = 1024**3
     return ((want + g - 1) // g) * g if want >= g else ((want + 1024**2 - 1) // 1024**2) * 1024**2
 
@@ -47,7 +56,7 @@ def suggest_oom_memory(peak: int | None, requested: int | None) -> tuple[int, st
     suggestion doubles the limit; a peak well under the limit (an allocation that failed) gets 1.5x it.
     """
     if requested and (peak is None or peak >= requested * 0.9):
-        return _round_mem(2 * requested), "twice the limit: killed at its limit, the job needed more than it showed"
+        return round_memory(2 * requested), "twice the limit: killed at its limit, the job needed more than it showed"
     return suggest_memory(peak, requested), "1.5x the peak"
 
 
