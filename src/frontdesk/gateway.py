@@ -22,10 +22,12 @@ from typing import Any
 from frontdesk import faults
 from frontdesk.backends.base import Backend, BackendJob, JobState
 from frontdesk.config import Settings
-from frontdesk.errors import Conflict, GatewayUnavailable, NotFound, SpecError
+from frontdesk.core.attempt import backend_job, job_dir
+from frontdesk.core.ending import end_events, make_report, stored_end_events
+from frontdesk.core.submission import admit, job_columns, notice_list, resolve_deps, submitted_events, warnings
+from frontdesk.errors import Conflict, GatewayUnavailable, NotFound
 from frontdesk.events.bus import Bus
-from frontdesk.events.models import Event, EventKind
-from frontdesk.guard.secrets import redact
+from frontdesk.events.models import Event
 from frontdesk.jobenv import site_filter
 from frontdesk.jobs.lifecycle import (
     Action,
@@ -42,13 +44,12 @@ from frontdesk.jobs.lifecycle import (
     step,
 )
 from frontdesk.jobs.record import EndStage, JobRecord
-from frontdesk.plugins import Admission, Notice, SubmitContext, load_plugins
+from frontdesk.plugins import Redactor, SubmitContext, load_plugins
 from frontdesk.spec.model import JobSpec
 from frontdesk.store.db import open_db
 from frontdesk.store.jobs import JobStore, job_record
-from frontdesk.tails import read_tail
 
-__all__ = ["Gateway", "make_backend"]
+__all__ = ["Gateway", "make_backend", "notice_list"]
 
 log = logging.getLogger("frontdesk.gateway")
 
@@ -65,9 +66,9 @@ def make_backend(settings: Settings) -> Backend:
 
 
 class Gateway:
-    """Owns the store, the backend, the bus and the plug-ins."""
+    """Owns the store, the backend, the bus and the plug-ins; `redact` masks secrets in what it stores."""
 
-    def __init__(self, settings: Settings, backend: Backend | None = None) -> None:
+    def __init__(self, settings: Settings, backend: Backend | None = None, *, redact: Redactor) -> None:
         self.settings = settings
         settings.home.mkdir(parents=True, exist_ok=True)
         os.chmod(settings.home, stat.S_IRWXU)
@@ -156,12 +157,8 @@ class Gateway:
             row = self.store.by_idempotency_key(spec.idempotency_key)
             if row is not None:
                 return {**job_record(row), "warnings": [], "duplicate": True}
-        deps = self._resolve_deps(spec.depends_on, ctx.principal)
-        admission = self._admit(spec, ctx)
-        now = time.time()
-        session = spec.session or ctx.session
-        spec_json = spec.model_dump(mode="json", exclude_none=True)
-        spec_json["depends_on"] = deps
+        deps = resolve_deps(self.store, spec.depends_on, ctx.principal)
+        admission = admit(self.plugins, spec, ctx)
         context = {
             "cwd": ctx.cwd,
             "harness": ctx.harness,
@@ -169,169 +166,30 @@ class Gateway:
             "env": site_filter(ctx.env, self.settings.section("env")),
             "uid": ctx.uid,
         }
+        columns = job_columns(spec, ctx, deps, admission, context, time.time())
         try:
-            job_id = self.store.insert_job(
-                name=spec.name,
-                spec=json.dumps(spec_json),
-                context=json.dumps(context),
-                state=JobState.PENDING.value,
-                reason="Dependency" if deps else "Queued",
-                backend=self.backend.name,
-                principal=ctx.principal,
-                session=session,
-                job_class=admission.job_class or (spec.type.value if spec.type else None),
-                class_reason=admission.class_reason or ("declared in the spec" if spec.type else None),
-                partition=admission.partition or spec.pool,
-                priority=admission.priority or 0,
-                qos=admission.qos,
-                idempotency_key=spec.idempotency_key,
-                submitted_at=now,
-                eligible_at=None if deps else now,
-            )
+            job_id = self.store.insert_job(**columns, backend=self.backend.name)
         except sqlite3.IntegrityError:
             row = self.store.by_idempotency_key(spec.idempotency_key or "")
             if row is None:
                 raise
             return {**job_record(row), "warnings": [], "duplicate": True}
-        warnings = [n.text for n in admission.notices if not n.data.get("quiet")]  # quiet: said before
-        self.publish(
-            Event(
-                EventKind.JOB_SUBMITTED,
-                job_id=job_id,
-                session=session,
-                principal=ctx.principal,
-                data={
-                    "name": spec.name,
-                    "warnings": warnings,
-                    "class": admission.job_class,
-                    "partition": admission.partition,
-                    "source": ctx.source,
-                },
-            )
-        )
-        for notice in admission.notices:
-            self.publish(
-                Event(
-                    EventKind.JOB_WARNING,
-                    job_id=job_id,
-                    session=session,
-                    principal=ctx.principal,
-                    data={"source": notice.source, "text": notice.text, **notice.data},
-                )
-            )
-        row = self.store.get(job_id)
-        assert row is not None
+        for event in submitted_events(job_id, spec, ctx, admission):
+            self.publish(event)
         if not deps:
-            await self._dispatch(row)
+            await self._dispatch(self._fresh(job_id))
         else:
-            await self._advance([row], time.time())
-        row = self.store.get(job_id)
-        assert row is not None
-        return {**job_record(row), "warnings": warnings, "notices": notice_list(admission.notices)}
-
-    def _resolve_deps(self, deps: Sequence[int | str], principal: str) -> list[int]:
-        out = []
-        for dep in deps:
-            row = None
-            if isinstance(dep, int) or str(dep).isdigit():
-                row = self.store.get(int(dep))
-            else:
-                row = self.store.by_name(str(dep), principal)
-            if row is None:
-                raise SpecError(f"depends_on: no job {dep!r}", field="depends_on")
-            out.append(int(row.id))
-        return out
-
-    def _admit(self, spec: JobSpec, ctx: SubmitContext) -> Admission:
-        total = Admission()
-        for plugin in self.plugins:
-            admit = getattr(plugin, "admit", None)
-            if admit is None:
-                continue
-            result = admit(spec, ctx)  # may raise Denied: nothing stored yet
-            if result is None:
-                continue
-            total.notices.extend(result.notices)
-            for attr in ("job_class", "class_reason", "partition", "priority", "qos"):
-                if getattr(result, attr) is not None:
-                    setattr(total, attr, getattr(result, attr))
-        return total
+            await self._advance([self._fresh(job_id)], time.time())
+        said = warnings(admission.notices)
+        return {**job_record(self._fresh(job_id)), "warnings": said, "notices": notice_list(admission.notices)}
 
     # -- dispatch -------------------------------------------------------------------------------------
     def job_dir(self, job_id: int, attempt: int) -> Path:
         """The gateway's directory for one attempt (script, logs, provenance)."""
-        return self.settings.jobs_dir / str(job_id) / f"attempt-{attempt}"
+        return job_dir(self.settings, job_id, attempt)
 
     def _backend_job(self, row: JobRecord) -> BackendJob:
-        spec = JobSpec.model_validate(json.loads(row.spec))
-        context = json.loads(row.context or "{}")
-        attempt = int(row.attempt)
-        jdir = self.job_dir(int(row.id), attempt)
-        jdir.mkdir(parents=True, exist_ok=True)
-        cwd = Path(context.get("cwd") or str(Path.home()))
-        workdir = Path(spec.workdir) if spec.workdir else cwd
-        if not workdir.is_absolute():
-            workdir = cwd / workdir
-        argv = spec.argv()
-        if spec.script is not None:
-            script = jdir / "script"
-            script.write_text(spec.script)
-            script.chmod(0o700)
-            argv = [str(script)] if spec.script.startswith("#!") else ["/bin/bash", str(script)]
-        (jdir / "spec.json").write_text(row.spec)
-        env = {
-            **context.get("env", {}),
-            **spec.env,
-            "FRONTDESK_JOB_ID": str(row.id),
-            "FRONTDESK_ATTEMPT": str(attempt),
-        }
-        if spec.name:
-            env["FRONTDESK_JOB_NAME"] = spec.name
-        res = spec.resources
-        gpu_types = tuple(res.gpu.type) if res.gpu else ()
-        extra: dict[str, Any] = {
-            "policy": {
-                "class": row.job_class,
-                "principal": row.principal,
-                "trial": spec.trial,
-                "session": row.session,
-            }
-        }
-        if spec.slurm is not None:
-            extra["slurm"] = spec.slurm  # the sbatch shim's options, for the Slurm backend
-        if res.gpu is not None:
-            extra["gpu"] = res.gpu  # every acceptable type and min_memory, for backends that place GPUs
-        if self.settings.section("local").get("landlock"):
-            # The write sandbox: the job's workdir, its own directory (logs) and temp dirs, plus site scratch.
-            scratch = self.settings.section("local").get("landlock_writable", [])
-            extra["landlock_writable"] = [
-                str(workdir),
-                str(jdir),
-                "/tmp",
-                "/var/tmp",
-                "/dev/shm",
-                *[str(p) for p in scratch],
-            ]
-        return BackendJob(
-            job_id=int(row.id),
-            attempt=attempt,
-            name=spec.name or f"job{row.id}",
-            argv=argv,
-            workdir=workdir,
-            env=env,
-            job_dir=jdir,
-            cpus=res.cpus,
-            memory_bytes=res.memory,
-            gpus=res.gpus,
-            gpu_types=gpu_types,
-            walltime_seconds=res.walltime,
-            partition=row.partition,
-            priority=int(row.priority or 0),
-            qos=row.qos,
-            script_text=spec.script,
-            extra=extra,
-            uid=context.get("uid"),
-        )
+        return backend_job(row, self.settings)  # core/attempt.py: folder, script, environment, extras
 
     async def _dispatch(self, row: JobRecord) -> None:
         try:
@@ -409,73 +267,17 @@ class Gateway:
         """
         rec = self._fresh(job_id)
         if rec.report_pending is EndStage.EVENTS_STORED:
-            stored = self._stored_end_events(job_id)
+            stored = stored_end_events(self.store, job_id)
         else:
-            report = self._build_report(rec)
+            report = make_report(rec, self.plugins, self.redact, self.settings.report_max_bytes)
             faults.point("after_report_built")
-            data = {
-                "state": rec.state.value,
-                "previous": None,
-                "reason": rec.reason,
-                "exit_code": rec.exit_code,
-                "attempt": rec.attempt,
-                "backend_id": rec.backend_id,
-            }
-            events = [
-                Event(EventKind.JOB_STATE, job_id=job_id, session=rec.session, principal=rec.principal, data=data),
-                Event(
-                    EventKind.JOB_REPORT,
-                    job_id=job_id,
-                    session=rec.session,
-                    principal=rec.principal,
-                    data={"report": report},
-                ),
-            ]
-            stored = self.store.store_report(job_id, json.dumps(report), events)
+            stored = self.store.store_report(job_id, json.dumps(report), end_events(rec, report))
             faults.point("after_report_stored")
         for event in stored:
             self.bus.fanout(event)
         self.store.update_job(job_id, report_pending=int(EndStage.DONE))
         self._deps_dirty = True
         self._wake.set()
-
-    def _stored_end_events(self, job_id: int) -> list[Event]:
-        """The terminal job.state and job.report events stored before a crash (fanned out again)."""
-        kinds = (str(EventKind.JOB_STATE), str(EventKind.JOB_REPORT))
-        found = self.store.events_since(0, job_id=job_id, kinds=kinds, limit=1_000_000)
-        report = [e for e in found if e.kind is EventKind.JOB_REPORT][-1:]
-        if not report:
-            return []
-        state = [e for e in found if e.kind is EventKind.JOB_STATE and e.seq < report[0].seq][-1:]
-        return [*state, *report]
-
-    def _build_report(self, rec: JobRecord) -> dict[str, Any]:
-        from frontdesk.reports.build import build_report
-        from frontdesk.reports.render import render_text
-
-        job = job_record(rec)
-        usage = json.loads(rec.usage) if rec.usage else None
-        report = build_report(
-            job,
-            stdout_text=read_tail(rec.stdout_path),
-            stderr_text=read_tail(rec.stderr_path),
-            attempts=rec.attempt,
-            usage=usage,
-            redact=self.redact,
-        )
-        for plugin in self.plugins:
-            enrich = getattr(plugin, "enrich", None)
-            if enrich is None:
-                continue
-            try:
-                extra = enrich(job, report)
-            except Exception:
-                log.exception("plug-in %s failed to enrich the report of job %s", plugin.name, rec.id)
-                continue
-            if extra:
-                report["extra"][plugin.name] = extra
-        report["text"] = self.redact(render_text(report, self.settings.report_max_bytes))
-        return report
 
     # -- the tick -------------------------------------------------------------------------------------
     async def _ticker(self) -> None:
@@ -583,8 +385,3 @@ def _dependency_verdict(deps: Sequence[JobRecord | None], fail_action: str) -> s
     """'ready', 'wait' or 'never' for a job's dependencies (see `jobs.lifecycle.dependency_verdict`)."""
     states = [None if d is None else JobState(str(d["state"])) for d in deps]
     return dependency_verdict(states, fail_action)
-
-
-def notice_list(notices: Sequence[Notice]) -> list[dict[str, Any]]:
-    """JSON form of notices."""
-    return [{"source": n.source, "text": n.text, **n.data} for n in notices]

@@ -15,12 +15,16 @@ from __future__ import annotations
 
 import importlib
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Admission", "Notice", "SubmitContext", "PLUGIN_PATHS", "load_plugins"]
+__all__ = ["Admission", "Notice", "Redactor", "SubmitContext", "PLUGIN_PATHS", "load_plugins"]
 
 log = logging.getLogger("frontdesk.plugins")
+
+Redactor = Callable[[str], str]
+"""Masks secrets in text (the gateway is handed `guard.secrets.redact` by the server)."""
 
 PLUGIN_PATHS: dict[str, str] = {
     "guard": "frontdesk.guard.plugin:GuardPlugin",

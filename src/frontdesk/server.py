@@ -138,7 +138,9 @@ def serve(
     sockets = [bind_unix(settings.socket, settings.mode == "facility")]
     if settings.listen:
         sockets.append(_bind_tcp(settings.listen))
-    gw = Gateway(settings)
+    from frontdesk.guard.secrets import redact
+
+    gw = Gateway(settings, redact=redact)  # the composition root hands the core its redactor
     app = create_app(gw)
     from frontdesk.api.auth import peer_protocol
 

@@ -1,0 +1,75 @@
+"""A job's end: its report (built once, enriched by plug-ins, redacted) and its terminal events."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from frontdesk.events.models import Event, EventKind
+from frontdesk.jobs.record import JobRecord
+from frontdesk.plugins import Redactor
+from frontdesk.reports.build import build_report
+from frontdesk.reports.render import render_text
+from frontdesk.store.jobs import JobStore, job_record
+from frontdesk.tails import read_tail
+
+__all__ = ["end_events", "make_report", "stored_end_events"]
+
+log = logging.getLogger("frontdesk.gateway")
+
+
+def make_report(rec: JobRecord, plugins: Sequence[Any], redact: Redactor, max_bytes: int) -> dict[str, Any]:
+    """The job's report: built from its record and log tails, then each plug-in's `enrich` (errors logged)."""
+    job = job_record(rec)
+    report = build_report(
+        job,
+        stdout_text=read_tail(rec.stdout_path),
+        stderr_text=read_tail(rec.stderr_path),
+        attempts=rec.attempt,
+        usage=json.loads(rec.usage) if rec.usage else None,
+        redact=redact,
+    )
+    for plugin in plugins:
+        enrich = getattr(plugin, "enrich", None)
+        if enrich is None:
+            continue
+        try:
+            extra = enrich(job, report)
+        except Exception:
+            log.exception("plug-in %s failed to enrich the report of job %s", plugin.name, rec.id)
+            continue
+        if extra:
+            report["extra"][plugin.name] = extra
+    report["text"] = redact(render_text(report, max_bytes))
+    return report
+
+
+def end_events(rec: JobRecord, report: dict[str, Any]) -> list[Event]:
+    """The terminal job.state and the job.report events of an ended job."""
+    data = {
+        "state": rec.state.value,
+        "previous": None,
+        "reason": rec.reason,
+        "exit_code": rec.exit_code,
+        "attempt": rec.attempt,
+        "backend_id": rec.backend_id,
+    }
+    return [
+        Event(EventKind.JOB_STATE, data=data, job_id=rec.id, session=rec.session, principal=rec.principal),
+        Event(
+            EventKind.JOB_REPORT, data={"report": report}, job_id=rec.id, session=rec.session, principal=rec.principal
+        ),
+    ]
+
+
+def stored_end_events(store: JobStore, job_id: int) -> list[Event]:
+    """The terminal job.state and job.report events stored before a crash (to fan out again)."""
+    kinds = (str(EventKind.JOB_STATE), str(EventKind.JOB_REPORT))
+    found = store.events_since(0, job_id=job_id, kinds=kinds, limit=1_000_000)
+    report = [e for e in found if e.kind is EventKind.JOB_REPORT][-1:]
+    if not report:
+        return []
+    state = [e for e in found if e.kind is EventKind.JOB_STATE and e.seq < report[0].seq][-1:]
+    return [*state, *report]

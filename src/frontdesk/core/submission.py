@@ -1,0 +1,100 @@
+"""Admitting a job: its dependencies resolved, the plug-ins' admissions merged, its notices in JSON form."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from frontdesk.errors import SpecError
+from frontdesk.events.models import Event, EventKind
+from frontdesk.jobs.record import Scalar
+from frontdesk.jobs.state import JobState
+from frontdesk.plugins import Admission, Notice, SubmitContext
+from frontdesk.spec.model import JobSpec
+from frontdesk.store.jobs import JobStore
+
+__all__ = ["admit", "job_columns", "notice_list", "resolve_deps", "submitted_events", "warnings"]
+
+
+def resolve_deps(store: JobStore, deps: Sequence[int | str], principal: str) -> list[int]:
+    """Job ids for `depends_on` entries (ids, or names of this principal's newest job); SpecError if unknown."""
+    out = []
+    for dep in deps:
+        if isinstance(dep, int) or str(dep).isdigit():
+            rec = store.get(int(dep))
+        else:
+            rec = store.by_name(str(dep), principal)
+        if rec is None:
+            raise SpecError(f"depends_on: no job {dep!r}", field="depends_on")
+        out.append(rec.id)
+    return out
+
+
+def admit(plugins: Sequence[Any], spec: JobSpec, ctx: SubmitContext) -> Admission:
+    """Every plug-in's `admit` in order (one may raise Denied: nothing is stored yet); later decisions win."""
+    total = Admission()
+    for plugin in plugins:
+        hook = getattr(plugin, "admit", None)
+        if hook is None:
+            continue
+        result = hook(spec, ctx)
+        if result is None:
+            continue
+        total.notices.extend(result.notices)
+        for attr in ("job_class", "class_reason", "partition", "priority", "qos"):
+            if getattr(result, attr) is not None:
+                setattr(total, attr, getattr(result, attr))
+    return total
+
+
+def warnings(notices: Sequence[Notice]) -> list[str]:
+    """The notices' texts shown to the submitter (quiet ones were said before: left out)."""
+    return [n.text for n in notices if not n.data.get("quiet")]
+
+
+def notice_list(notices: Sequence[Notice]) -> list[dict[str, Any]]:
+    """JSON form of notices."""
+    return [{"source": n.source, "text": n.text, **n.data} for n in notices]
+
+
+def job_columns(
+    spec: JobSpec, ctx: SubmitContext, deps: list[int], admission: Admission, context: dict[str, Any], now: float
+) -> dict[str, Scalar]:
+    """The new job's row (without `backend`): the spec with resolved dependencies, the plug-ins' decisions."""
+    spec_json = spec.model_dump(mode="json", exclude_none=True)
+    spec_json["depends_on"] = deps
+    return {
+        "name": spec.name,
+        "spec": json.dumps(spec_json),
+        "context": json.dumps(context),
+        "state": JobState.PENDING.value,
+        "reason": "Dependency" if deps else "Queued",
+        "principal": ctx.principal,
+        "session": spec.session or ctx.session,
+        "job_class": admission.job_class or (spec.type.value if spec.type else None),
+        "class_reason": admission.class_reason or ("declared in the spec" if spec.type else None),
+        "partition": admission.partition or spec.pool,
+        "priority": admission.priority or 0,
+        "qos": admission.qos,
+        "idempotency_key": spec.idempotency_key,
+        "submitted_at": now,
+        "eligible_at": None if deps else now,
+    }
+
+
+def submitted_events(job_id: int, spec: JobSpec, ctx: SubmitContext, admission: Admission) -> list[Event]:
+    """job.submitted, then one job.warning per notice."""
+    who: dict[str, Any] = {"job_id": job_id, "session": spec.session or ctx.session, "principal": ctx.principal}
+    data = {
+        "name": spec.name,
+        "warnings": warnings(admission.notices),
+        "class": admission.job_class,
+        "partition": admission.partition,
+        "source": ctx.source,
+    }
+    events = [Event(EventKind.JOB_SUBMITTED, data=data, **who)]
+    for notice in admission.notices:
+        note = {"source": notice.source, "text": notice.text, **notice.data}
+        events.append(Event(EventKind.JOB_WARNING, data=note, **who))
+    return events
