@@ -24,14 +24,14 @@ CANARY = "mkfs.ext4 -n /dev/loop987654"
 Run = Callable[..., subprocess.CompletedProcess[str]]
 
 
-def _bin_dir(tmp: Path, sbatch_body: str | None = None) -> Path:
-    """Slurm commands for the gateway: the real ones, with sbatch replaced by `sbatch_body` if given."""
+def _bin_dir(tmp: Path, bodies: dict[str, str]) -> Path:
+    """Slurm commands for the gateway: the real ones, with some replaced by the scripts in `bodies`."""
     d = tmp / "slurm-bin"
     d.mkdir(exist_ok=True)
     for name in ("scontrol", "squeue", "sacct", "scancel", "sbatch"):
         (d / name).unlink(missing_ok=True)
-        if name == "sbatch" and sbatch_body is not None:
-            (d / name).write_text(sbatch_body)
+        if name in bodies:
+            (d / name).write_text(bodies[name])
             (d / name).chmod(0o755)
         else:
             (d / name).symlink_to(f"/usr/bin/{name}")
@@ -42,8 +42,11 @@ def _bin_dir(tmp: Path, sbatch_body: str | None = None) -> Path:
 def shim_env(slurm_lab: Path, gateway_factory: Any, tmp_path: Path) -> Callable[..., tuple[Any, Run]]:
     """`make(sbatch_body=None, gateway_env={})` -> (gateway with guard + slurm plug-ins, run(argv, env=, cwd=))."""
 
-    def make(sbatch_body: str | None = None, gateway_env: dict[str, str] | None = None) -> tuple[Any, Run]:
-        bins = _bin_dir(tmp_path, sbatch_body)
+    def make(
+        sbatch_body: str | None = None, gateway_env: dict[str, str] | None = None, scontrol_body: str | None = None
+    ) -> tuple[Any, Run]:
+        bodies = {"sbatch": sbatch_body, "scontrol": scontrol_body}
+        bins = _bin_dir(tmp_path, {k: v for k, v in bodies.items() if v is not None})
         config = (
             '[gateway]\nbackend = "slurm"\ntick_seconds = 1.0\nplugins = ["guard", "slurm"]\n\n'
             f'[slurm]\nrefresh_seconds = 1.0\nbin_dir = "{bins}"\ncommand_timeout = 20\n'
@@ -299,3 +302,22 @@ def test_a_hung_gateway_never_runs_the_submission_later(shim_env: Any, tmp_path:
     assert out.returncode != 0 and "Submitted" not in out.stdout, out
     assert "gave up" in out.stderr
     assert gw.client.jobs(limit=5) == []  # nothing stored, nothing handed to Slurm
+
+
+def test_controller_down_serves_the_cached_view_with_a_note(shim_env: Any, tmp_path: Path) -> None:
+    down = tmp_path / "controller-down"
+    scontrol = (
+        f"#!/bin/sh\nif [ -e '{down}' ] && [ \"$1\" = -o ]; then\n"
+        "  echo 'slurm_load_jobs error: Unable to contact slurm controller (connect failure)' >&2; exit 1\nfi\n"
+        'exec /usr/bin/scontrol "$@"\n'
+    )
+    gw, run = shim_env(scontrol_body=scontrol)
+    job_id = _submitted(run("sbatch", "--hold", "-J", "cached-one", "--wrap", "true"))
+    first = run("squeue", "-h", "-j", job_id, "-o", "%i %j %T")
+    assert first.stdout == f"{job_id} cached-one PENDING\n" and first.stderr == "", first
+    down.touch()
+    time.sleep(1.5)  # past the view's refresh interval: the next answer needs the controller
+    cached = run("squeue", "-h", "-j", job_id, "-o", "%i %j %T")
+    subprocess.run(["scancel", job_id], check=True)
+    assert cached.returncode == 0 and cached.stdout == first.stdout, cached
+    assert "the Slurm controller does not answer" in cached.stderr and "Unable to contact" in cached.stderr

@@ -36,6 +36,56 @@ sys.exit(main())
 """
 
 
+_FAST_SQUEUE = r"""#!{python} -SE
+# frontdesk shim for `squeue`, socket-only: the gateway formats the answer from its cached view; this
+# process only writes the command line to the socket and copies the reply (no site-packages, no imports
+# beyond os/sys/_socket). Anything it cannot do goes to the full shim ({full}), which may hand the command
+# line to the real squeue. Written by `frontdesk shim install`.
+import os, sys, _socket
+E = os.environ
+CRLF = b"\r\n"
+def full():
+    E["FRONTDESK_SHIM_DIR"] = {shim_dir!r}
+    os.execv({python!r}, [{python!r}, {full!r}] + sys.argv[1:])
+if E.get("FRONTDESK_URL") or E.get("FRONTDESK_TOKEN") or E.get("FRONTDESK_SHIM_FULL"):
+    full()
+parts = ["uid=%d" % os.getuid()] + [k + "=" + v for k, v in E.items() if k.startswith("SQUEUE_")]
+body = "\0".join(parts + ["--"] + sys.argv[1:]).encode("utf-8", "surrogateescape")
+head = b"POST /v1/slurm/text/squeue HTTP/1.0" + CRLF + b"Host: frontdesk" + CRLF
+try:
+    s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    s.settimeout(15.0)
+    s.connect(E.get("FRONTDESK_SOCKET") or {socket!r})
+    s.sendall(head + b"Content-Length: %d" % len(body) + CRLF + CRLF + body)
+    chunks = []
+    while True:
+        c = s.recv(262144)
+        if not c:
+            break
+        chunks.append(c)
+    s.close()
+except OSError:
+    full()
+head, _, out = b"".join(chunks).partition(CRLF + CRLF)
+lines = head.split(CRLF)
+if len(lines[0].split(b" ")) < 2 or lines[0].split(b" ")[1] != b"200":
+    full()
+rc, err = 0, b""
+for line in lines[1:]:
+    key, _, value = line.partition(b":")
+    key = key.strip().lower()
+    if key == b"x-exit":
+        rc = int(value)
+    elif key == b"x-stderr-hex":
+        err = bytes.fromhex(value.strip().decode())
+if out:
+    os.write(1, out)
+if err:
+    os.write(2, err)
+sys.exit(rc)
+"""
+
+
 def register(sub: Any) -> None:
     """Add `notify` and `shim` to the CLI."""
     p = sub.add_parser("notify", help="tell the gateway Slurm jobs changed (EpilogSlurmctld entry point)")
@@ -112,18 +162,34 @@ def _notify(args: argparse.Namespace) -> int:
     return 0
 
 
-def install_shims(directory: Path, python: str | None = None) -> list[Path]:
-    """Write the four shims into `directory` (made if missing); returns their paths."""
-    directory.mkdir(parents=True, exist_ok=True)
+def install_shims(directory: Path, python: str | None = None, fast: bool = True) -> list[Path]:
+    """Write the four shims into `directory` (made if missing); returns their paths.
+
+    `squeue` is the socket-only client (fast=True) backed by the full shims in `directory/.full`."""
+    from frontdesk.paths import socket_path_from_env
+
+    python = python or sys.executable
+    full_dir = directory / ".full"
+    full_dir.mkdir(parents=True, exist_ok=True)
+    for name in SHIMS:
+        _write(full_dir / name, _SHIM_TEMPLATE.format(python=python, name=name))
     written = []
     for name in SHIMS:
-        path = directory / name
-        tmp = directory / f".{name}.tmp"
-        tmp.write_text(_SHIM_TEMPLATE.format(python=python or sys.executable, name=name))
-        tmp.chmod(0o755)
-        tmp.replace(path)
-        written.append(path)
+        text = _SHIM_TEMPLATE.format(python=python, name=name)
+        if name == "squeue" and fast:
+            socket = str(socket_path_from_env())
+            full = str(full_dir / name)
+            text = _FAST_SQUEUE.format(python=python, full=full, shim_dir=str(directory), socket=socket)
+        written.append(_write(directory / name, text))
     return written
+
+
+def _write(path: Path, text: str) -> Path:
+    tmp = path.parent / f".{path.name}.tmp"
+    tmp.write_text(text)
+    tmp.chmod(0o755)
+    tmp.replace(path)
+    return path
 
 
 def _install(args: argparse.Namespace) -> int:

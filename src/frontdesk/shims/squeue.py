@@ -8,6 +8,7 @@ import os
 import re
 import sys
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from frontdesk.shims.common import (
     LONG_STATES,
@@ -23,7 +24,7 @@ from frontdesk.shims.common import (
 )
 from frontdesk.shims.parser import ShimParser
 
-__all__ = ["main", "format_rows", "select_rows", "DEFAULT_FORMAT", "LONG_FORMAT"]
+__all__ = ["main", "answer", "Passthrough", "format_rows", "select_rows", "sort_rows", "DEFAULT_FORMAT", "LONG_FORMAT"]
 
 DEFAULT_FORMAT = "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R"
 LONG_FORMAT = "%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R"
@@ -280,43 +281,77 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+class Passthrough(Exception):
+    """This command line needs the real squeue (a flag the view cannot answer)."""
+
+
+def answer(
+    args_in: Sequence[str], environ: Mapping[str, str], me: str, view: Mapping[str, Any] | None
+) -> tuple[int, str, str]:
+    """(exit status, stdout, stderr) of squeue for this command line, from the cached view (pure).
+
+    With `view=None` only the command line is checked (Passthrough or nothing); the gateway formats with
+    the same function for the socket-only client."""
+    try:
+        args = _parser().parse_args(list(args_in))
+    except ShimArgs as exc:
+        raise Passthrough(str(exc)) from None
+    if args.jobs_positional:  # squeue takes no positionals: let the real one say so
+        raise Passthrough("positional arguments")
+    if environ.get("SQUEUE_FORMAT2") and not args.format:
+        raise Passthrough("SQUEUE_FORMAT2 (the -O field list)")
+    if view is None:
+        return 0, "", ""
+    users = split_list(args.user) + ([me] if args.me else [])
+    ids = split_list(args.jobs)
+    states = args.states or ([environ["SQUEUE_STATES"]] if environ.get("SQUEUE_STATES") else [])
+    jobs = view["jobs"]
+    rows = select_rows(
+        jobs,
+        users=users,
+        ids=ids,
+        states=_states(states),
+        partitions=split_list(args.partition),
+        names=split_list(args.name),
+    )
+    if ids and not rows and not any(j.get("JobId") in ids for j in jobs) and len(ids) == 1:
+        return 1, "", "slurm_load_jobs error: Invalid job id specified\n"
+    head = ""
+    if args.long and not args.noheader:
+        import time
+
+        head = time.strftime("%a %b %d %H:%M:%S %Y") + "\n"
+    order = args.sort or environ.get("SQUEUE_SORT")
+    if order:
+        rows = sort_rows(rows, order)
+    fmt = args.format or (LONG_FORMAT if args.long else environ.get("SQUEUE_FORMAT") or DEFAULT_FORMAT)
+    return 0, head + format_rows(rows, fmt, header=not args.noheader), stale_note(view)
+
+
+def stale_note(view: Mapping[str, Any]) -> str:
+    """A line for stderr when the gateway served its last view because the controller did not answer."""
+    if not view.get("stale"):
+        return ""
+    import time
+
+    when = time.strftime("%H:%M:%S", time.localtime(float(view.get("as_of") or 0)))
+    return f"squeue: frontdesk: the Slurm controller does not answer ({view['stale']}); jobs as of {when}\n"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the shim; returns squeue's exit status."""
     args_in = list(sys.argv[1:] if argv is None else argv)
     try:
-        args = _parser().parse_args(args_in)
-    except ShimArgs as exc:
+        answer(args_in, os.environ, "", None)
+    except Passthrough as exc:
         exec_real("squeue", args_in, str(exc))
-    if args.jobs_positional:  # squeue takes no positionals: let the real one say so
-        exec_real("squeue", args_in, "positional arguments")
-    if os.environ.get("SQUEUE_FORMAT2") and not args.format:
-        exec_real("squeue", args_in, "SQUEUE_FORMAT2 (the -O field list)")
     from frontdesk.errors import FrontdeskError
 
     try:
         view = fetch_view()
     except FrontdeskError as exc:
         gateway_down("squeue", args_in, exc)
-    users = split_list(args.user) + ([current_user()] if args.me else [])
-    ids = split_list(args.jobs)
-    rows = select_rows(
-        view["jobs"],
-        users=users,
-        ids=ids,
-        states=_states(args.states or ([os.environ["SQUEUE_STATES"]] if os.environ.get("SQUEUE_STATES") else [])),
-        partitions=split_list(args.partition),
-        names=split_list(args.name),
-    )
-    if ids and not rows and not any(j.get("JobId") in ids for j in view["jobs"]) and len(ids) == 1:
-        sys.stderr.write("slurm_load_jobs error: Invalid job id specified\n")
-        return 1
-    if args.long and not args.noheader:
-        import time
-
-        sys.stdout.write(time.strftime("%a %b %d %H:%M:%S %Y") + "\n")
-    order = args.sort or os.environ.get("SQUEUE_SORT")
-    if order:
-        rows = sort_rows(rows, order)
-    fmt = args.format or (LONG_FORMAT if args.long else os.environ.get("SQUEUE_FORMAT") or DEFAULT_FORMAT)
-    sys.stdout.write(format_rows(rows, fmt, header=not args.noheader))
-    return 0
+    rc, out, err = answer(args_in, os.environ, current_user(), view)
+    sys.stdout.write(out)
+    sys.stderr.write(err)
+    return rc

@@ -8,16 +8,22 @@ controller forgets them after MinJobAge), which is what the `sacct` shim reads.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Mapping
 from typing import Any
 
+from fastapi import Request, Response
+
 from frontdesk.backends.slurm.backend import SlurmBackend, SlurmConfig
 from frontdesk.backends.slurm.options import OptionError, validate_passthrough
 from frontdesk.backends.slurm.parse import JobRecord
-from frontdesk.errors import Conflict, SpecError
+from frontdesk.errors import BackendError, Conflict, SpecError
 
-__all__ = ["SlurmPlugin", "VIEW_FIELDS", "view_row"]
+__all__ = ["SlurmPlugin", "STALE_AFTER", "VIEW_FIELDS", "view_row"]
+
+STALE_AFTER = 3.0
+"""Seconds the view waits for the controller before serving the last snapshot with a note."""
 
 VIEW_FIELDS = (
     "JobId",
@@ -98,7 +104,14 @@ class SlurmPlugin:
     async def squeue_view(self, history: bool = False) -> dict[str, Any]:
         """Every job the controller holds, from a snapshot at most refresh_seconds old."""
         backend = self._backend()
-        records, as_of = await backend.view()
+        stale = None
+        try:
+            records, as_of = await asyncio.wait_for(asyncio.shield(backend.view()), timeout=STALE_AFTER)
+        except (BackendError, TimeoutError) as exc:
+            records, as_of = backend.table.last()
+            if not as_of:
+                raise BackendError(f"the Slurm controller does not answer and no view is cached: {exc}") from None
+            stale = str(exc).splitlines()[0][:200] if str(exc) else f"no answer in {STALE_AFTER:g} s"
         self.served += 1
         owned = self._owned(records)
         out: dict[str, Any] = {
@@ -107,6 +120,7 @@ class SlurmPlugin:
             "refresh_seconds": backend.config.refresh_seconds,
             "jobs": [view_row(r) for r in records.values()],
             "frontdesk": owned,
+            "stale": stale,
         }
         if history:
             out["history"] = self._history(records)
@@ -123,6 +137,32 @@ class SlurmPlugin:
             "ORDER BY id DESC LIMIT 2000"
         ).fetchall()
         return [dict(zip(r.keys(), r, strict=True)) for r in rows if str(r["backend_id"]) not in records]
+
+    async def squeue_text(self, body: bytes) -> Response:
+        """squeue's text for the socket-only client: body `uid=N\\0[SQUEUE_*=v\\0...]--\\0argv...`.
+
+        200 with stdout as the body, `X-Exit` and `X-Stderr-Hex`; 409 when the real squeue must answer."""
+        import pwd
+
+        from frontdesk.shims.squeue import Passthrough, answer
+
+        items = body.decode("utf-8", "surrogateescape").split("\0")
+        cut = items.index("--") if "--" in items else len(items)
+        head, argv = items[:cut], items[cut + 1 :]
+        fields = dict(item.partition("=")[::2] for item in head)
+        environ = {k: v for k, v in fields.items() if k.startswith("SQUEUE_")}
+        try:
+            answer(argv, environ, "", None)
+        except Passthrough as exc:
+            return Response(str(exc), status_code=409, media_type="text/plain")
+        uid = fields.get("uid", "")
+        try:
+            me = pwd.getpwuid(int(uid)).pw_name if uid.isdigit() else ""
+        except KeyError:
+            me = uid
+        rc, out, err = answer(argv, environ, me, await self.squeue_view())
+        headers = {"X-Exit": str(rc), "X-Stderr-Hex": err.encode().hex()}
+        return Response(out, media_type="text/plain", headers=headers)
 
     def cluster_info(self) -> dict[str, Any]:
         """Shield counters for /v1/cluster."""
@@ -145,5 +185,9 @@ class SlurmPlugin:
         @r.get("/slurm/squeue")
         async def squeue(history: bool = False) -> dict[str, Any]:
             return await self.squeue_view(history)
+
+        @r.post("/slurm/text/squeue")
+        async def squeue_text(request: Request) -> Response:
+            return await self.squeue_text(await request.body())
 
         return r

@@ -37,6 +37,10 @@ class JobTable:
         self.queries = 0
         """Real controller queries made (for tests and the bench)."""
 
+    def last(self) -> tuple[dict[str, parse.JobRecord], float]:
+        """The latest snapshot, however old (served with a note while the controller does not answer)."""
+        return self._snap.records, self._snap.as_of
+
     async def fetch(self, max_age: float = 0.0) -> tuple[dict[str, parse.JobRecord], float]:
         """Records by Slurm id, at most `max_age` seconds old; concurrent callers share one query."""
         asked = time.time()
