@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from frontdesk.guard.secrets import find_secrets, redact
 from frontdesk.memory.classify import classify
@@ -89,3 +91,16 @@ def test_body_lines_of_one_key_are_masked_one_by_one() -> None:
 )
 def test_ordinary_log_lines_are_untouched(text: str) -> None:
     assert redact(text) == text
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    case=st.sampled_from(CASES),
+    before=st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=60),
+    after=st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=60),
+)
+def test_a_planted_secret_is_masked_whatever_lines_surround_it(case: dict[str, Any], before: str, after: str) -> None:
+    text = f"{before}\n{case['text']}\n{after}"
+    assert not _leaks(case["secret"], redact(text))
+    sig = classify(text, "FAILED", 1)
+    assert not _leaks(case["secret"], sig.key + sig.cause + sig.line + sig.normalised_line)

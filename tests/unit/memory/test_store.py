@@ -398,3 +398,18 @@ def test_long_scripts_are_known_by_their_content_hash() -> None:
     c = template_of({"script": "#!/bin/bash\n" + body + "\npython step.py --part 99"})
     assert a == b and "sha256:" in a and len(a) < 480
     assert a != c  # the same first 400 characters, another script
+
+
+def test_promotion_rechecks_every_field_and_names_the_one_that_leaks(store: LessonStore) -> None:
+    from frontdesk.memory.classify import Signature
+
+    key = "AKIA" + "QWERTYUIOPASDFGH"
+    # a lesson recorded before redaction came first: the secret sits in its signature and detail
+    old = Signature("FAILED", "exit_error", f"bad key {key}", f"exited with an error: bad key {key}")
+    [lesson] = fail(store, 1, "alice", ctx(), old)
+    with pytest.raises(Denied, match="a secret in its signature"):
+        store.promote(lesson.id, "alice", "lab")
+    private = Signature("FAILED", "missing_library", "/scratch/alice/lib/libx.so", "a shared library ...")
+    [lesson] = fail(store, 2, "alice", ctx(command=["./solver"]), private)
+    with pytest.raises(Denied, match="private path of alice in its signature"):
+        store.promote(lesson.id, "alice", "lab")
