@@ -52,7 +52,7 @@ def pct(values: list[float], q: float) -> float:
 
 def corpus_figures(rounds: int) -> dict[str, float]:
     cases = load_corpus()
-    contexts = {role: corpus_context(role) for role in {c.role for c in cases}}
+    contexts = {key: corpus_context(*key) for key in {(c.role, c.gpus) for c in cases}}
     reads: list[str] = []
     for ctx in contexts.values():  # count file reads: a check that scans a script is not a typical check
         inner = ctx.read_file
@@ -67,7 +67,7 @@ def corpus_figures(rounds: int) -> dict[str, float]:
     scans: set[str] = set()
     for case in cases:  # warm up: parser, rules, regex caches; note which commands read a script
         before = len(reads)
-        check(case.command, contexts[case.role])
+        check(case.command, contexts[(case.role, case.gpus)])
         if len(reads) > before:
             scans.add(case.command)
     times: list[float] = []
@@ -81,7 +81,7 @@ def corpus_figures(rounds: int) -> dict[str, float]:
         for case in cases:
             c0 = time.process_time()
             t0 = time.perf_counter()
-            verdict = check(case.command, contexts[case.role])
+            verdict = check(case.command, contexts[(case.role, case.gpus)])
             dt = time.perf_counter() - t0
             cpu = time.process_time() - c0
             times.append(dt)

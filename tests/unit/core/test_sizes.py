@@ -18,7 +18,6 @@ LONG_MODULES: dict[str, str] = {
     "backends/local.py": "H8/H6: scheduling, inventory and the file contract in their own modules",
     "backends/slurm/backend.py": "H4",
     "guard/checker.py": "H1",
-    "guard/rules.py": "H1",
     "guard/shell.py": "H1",
     "memory/store.py": "H2",
 }
@@ -31,8 +30,6 @@ LONG_FUNCTIONS: dict[str, str] = {
     "backends/shepherd.py:run": "H8: the shepherd split into steps",
     "cli/jobs.py:register": "H5",
     "guard/checker.py:fetch_targets": "H1",
-    "guard/rules.py:match": "H1",
-    "guard/shell.py:_stmt": "H1",
     "mcp_server.py:build_server": "H3",
     "memory/api.py:build_router": "H2",
     "policy/backfill.py:_shadow": "policy owner",
