@@ -36,10 +36,10 @@ sys.exit(main())
 """
 
 
-_FAST_SQUEUE = r"""#!{python} -SE
+_FAST_SQUEUE = r"""#!{fast_python} -IS
 # frontdesk shim for `squeue`, socket-only: the gateway formats the answer from its cached view; this
-# process only writes the command line to the socket and copies the reply (no site-packages, no imports
-# beyond os/sys/_socket). Anything it cannot do goes to the full shim ({full}), which may hand the command
+# process only writes the command line to the socket and copies the reply (-I -S: no site-packages, no
+# imports beyond os/sys/_socket). Anything it cannot do goes to the full shim ({full}), which may hand the command
 # line to the real squeue. Written by `frontdesk shim install`.
 import os, sys, _socket
 E = os.environ
@@ -179,9 +179,18 @@ def install_shims(directory: Path, python: str | None = None, fast: bool = True)
         if name == "squeue" and fast:
             socket = str(socket_path_from_env())
             full = str(full_dir / name)
-            text = _FAST_SQUEUE.format(python=python, full=full, shim_dir=str(directory), socket=socket)
+            text = _FAST_SQUEUE.format(
+                fast_python=_fast_python(python), python=python, full=full, shim_dir=str(directory), socket=socket
+            )
         written.append(_write(directory / name, text))
     return written
+
+
+def _fast_python(python: str) -> str:
+    """The interpreter for the socket-only client: the system's python3 starts faster than most venvs' and
+    needs nothing installed (-I -S: no site-packages, no PYTHON* variables)."""
+    system = Path("/usr/bin/python3")
+    return str(system) if system.exists() and os.access(system, os.X_OK) else python
 
 
 def _write(path: Path, text: str) -> Path:

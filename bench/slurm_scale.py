@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""The shield at 10, 50 and 200 agents, and the gateway's own controller load, on the Slurm lab, in one run.
+
+    .venv/bin/python bench/slurm_scale.py [--agents 10,50,200] [--period 2] [--duration 20] [--idle 30]
+
+Needs root and the lab. Prints, side by side:
+1. for each agent count, real `squeue --me -h` against the shim: controller RPCs (sdiag deltas, job-info
+   messages; the lab is shared, so other users' RPCs are in both columns), calls served, and CPU seconds
+   spent by the clients (children's user+sys) and by the gateway process (the shim's server side);
+2. cold start p50 of one call: real squeue, the socket-only shim, the full Python shim;
+3. the gateway's own Slurm commands per minute at idle and during a cancel storm (50 jobs cancelled at once).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from slurm_shield import LAB, ROOT, Gateway, agents, job_rpcs, sdiag, timed  # noqa: E402
+
+
+def proc_cpu(pid: int) -> float:
+    """CPU seconds (user+sys) of one process so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def children_cpu() -> float:
+    t = os.times()
+    return t.children_user + t.children_system
+
+
+def phase(n: int, env: dict[str, str], args: argparse.Namespace, gw_pid: int) -> dict[str, Any]:
+    before, c0, g0 = sdiag(), children_cpu(), proc_cpu(gw_pid)
+    calls = agents(
+        n,
+        args.period,
+        args.duration,
+        lambda: subprocess.run(["squeue", "--me", "-h"], env=env, capture_output=True, check=False) and None,
+    )
+    after = sdiag()
+    delta = {k: after.get(k, 0) - before.get(k, 0) for k in after}
+    return {
+        "calls": calls,
+        "rpcs": job_rpcs(delta),
+        "client_cpu": children_cpu() - c0,
+        "gateway_cpu": proc_cpu(gw_pid) - g0,
+    }
+
+
+def commands(gw: Gateway) -> dict[str, int]:
+    info = gw.client.request("GET", "/v1/cluster")["slurm"]
+    return dict(info.get("controller_commands") or {})
+
+
+def per_minute(a: dict[str, int], b: dict[str, int], seconds: float) -> str:
+    keys = sorted(set(a) | set(b))
+    parts = [f"{k} {(b.get(k, 0) - a.get(k, 0)) * 60 / seconds:.1f}" for k in keys if b.get(k, 0) != a.get(k, 0)]
+    return ", ".join(parts) or "none"
+
+
+def storm(gw: Gateway, jobs: int) -> tuple[dict[str, int], dict[str, int], float]:
+    ids = [
+        gw.client.submit(spec={"command": ["sleep", "600"], "name": f"storm{i}", "pool": "test"})["id"]
+        for i in range(jobs)
+    ]
+    time.sleep(3)
+    before, t0 = commands(gw), time.monotonic()
+    for job_id in ids:
+        gw.client.cancel(job_id)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if all(gw.client.job(i)["state"] == "CANCELLED" for i in ids):
+            break
+        time.sleep(0.5)
+    time.sleep(max(0.0, 10 - (time.monotonic() - t0)))
+    return before, commands(gw), time.monotonic() - t0
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--agents", default="10,50,200")
+    p.add_argument("--period", type=float, default=2.0)
+    p.add_argument("--duration", type=float, default=20.0, help="seconds per phase")
+    p.add_argument("--idle", type=float, default=30.0, help="seconds of idle measurement")
+    p.add_argument("--storm", type=int, default=50)
+    args = p.parse_args()
+    if os.geteuid() != 0:
+        print("slurm_scale: needs root for the lab cluster (scripts/slurm-lab up)")
+        return 2
+    subprocess.run([str(ROOT / "scripts" / "slurm-lab"), "up"], check=True, capture_output=True)
+    os.environ["SLURM_CONF"] = str(LAB / "etc" / "slurm.conf")
+    shim_dir = Path(tempfile.mkdtemp(prefix="fd-shims-"))
+    gw = Gateway(tick=5.0, refresh=2.0, push=True)
+    try:
+        subprocess.run(
+            [sys.executable, "-m", "frontdesk.cli.main", "shim", "install", str(shim_dir)],
+            check=True,
+            capture_output=True,
+            env=gw.env,
+        )
+        real_env = {**gw.env}
+        shim_env = {**gw.env, "PATH": f"{shim_dir}:{os.environ['PATH']}"}
+        print(f"# load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+        print(f"# each agent runs `squeue --me -h` every {args.period:g} s for {args.duration:g} s")
+        print(
+            "agents | calls real/shim | job-info RPCs real/shim (ratio) | client CPU s real/shim | gateway CPU s (shim)"
+        )
+        for n in [int(x) for x in args.agents.split(",")]:
+            real = phase(n, real_env, args, gw.proc.pid)
+            shim = phase(n, shim_env, args, gw.proc.pid)
+            print(
+                f"{n:>6} | {real['calls']:>5} / {shim['calls']:<5} | {real['rpcs']:>6} / {shim['rpcs']:<5} "
+                f"({real['rpcs'] / max(1, shim['rpcs']):.0f}x) | "
+                f"{real['client_cpu']:6.2f} / {shim['client_cpu']:<6.2f} "
+                f"| {shim['gateway_cpu']:.2f} (real phase {real['gateway_cpu']:.2f})"
+            )
+        full = shim_dir / ".full" / "squeue"
+        cold = {
+            "real squeue": timed(["squeue", "--me", "-h"], real_env, 30),
+            "socket-only shim": timed([str(shim_dir / "squeue"), "--me", "-h"], shim_env, 30),
+            "full Python shim": timed([str(full), "--me", "-h"], {**shim_env, "FRONTDESK_SHIM_DIR": str(shim_dir)}, 30),
+        }
+        print("cold start p50   " + "   ".join(f"{k} {statistics.median(v) * 1000:.1f} ms" for k, v in cold.items()))
+        a, t0 = commands(gw), time.monotonic()
+        time.sleep(args.idle)
+        print(f"gateway Slurm commands per minute, idle:   {per_minute(a, commands(gw), time.monotonic() - t0)}")
+        before, after, secs = storm(gw, args.storm)
+        print(
+            f"gateway Slurm commands per minute, cancel storm of {args.storm} ({secs:.0f} s): "
+            f"{per_minute(before, after, secs)}"
+        )
+        print(f"# load average after: {os.getloadavg()[0]:.1f}")
+    finally:
+        gw.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
