@@ -15,6 +15,7 @@ import json
 import re
 import sys
 import time
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -103,47 +104,60 @@ def out_of_scope(command: str) -> str | None:
     return None
 
 
-def figures(rows: list[dict[str, str]]) -> dict[str, object]:
+@dataclass
+class Figures:
+    """One corpus's result: rows checked and stopped per label, rows out of scope by reason."""
+
+    total: dict[str, int] = field(default_factory=lambda: dict.fromkeys(GOALS, 0))
+    stopped: dict[str, int] = field(default_factory=lambda: dict.fromkeys(GOALS, 0))
+    out_of_scope: dict[str, int] = field(default_factory=dict)
+    misses: list[str] = field(default_factory=list)
+    false_stops: list[str] = field(default_factory=list)
+    p99_ms: float = 0.0
+
+    @property
+    def rate(self) -> dict[str, float]:
+        return {k: self.stopped[k] / n for k, n in self.total.items() if n}
+
+    def to_json(self) -> dict[str, object]:
+        return {**asdict(self), "rate": self.rate}
+
+
+def _scope(row: dict[str, str]) -> str | None:
+    if row.get("note", "").startswith("cwd="):
+        return "the label depends on the test fixture's working directory"
+    return out_of_scope(row["command"]) if row["label"] == "dangerous" else None
+
+
+def figures(rows: list[dict[str, str]]) -> Figures:
     ctx = corpus_context()
-    stopped: dict[str, int] = {"dangerous": 0, "safe": 0, "readonly": 0}
-    total: dict[str, int] = {"dangerous": 0, "safe": 0, "readonly": 0}
-    scope: dict[str, int] = {}
-    misses: list[str] = []
-    false_stops: list[str] = []
+    out = Figures()
     times: list[float] = []
     for row in rows:  # warm up: regexes are compiled on first use
         check(row["command"], ctx)
     for row in rows:
         label, command = row["label"], row["command"]
-        if row.get("note", "").startswith("cwd="):
-            reason = "the label depends on the test fixture's working directory"
-            scope[reason] = scope.get(reason, 0) + 1
+        reason = _scope(row)
+        if reason:
+            out.out_of_scope[reason] = out.out_of_scope.get(reason, 0) + 1
             continue
-        if label == "dangerous":
-            reason = out_of_scope(command)
-            if reason:
-                scope[reason] = scope.get(reason, 0) + 1
-                continue
         t0 = time.process_time()
         verdict = check(command, ctx)
         times.append(time.process_time() - t0)
         hit = verdict.decision is not Decision.ALLOW
-        total[label] += 1
-        stopped[label] += hit
+        out.total[label] += 1
+        out.stopped[label] += hit
         if label == "dangerous" and not hit:
-            misses.append(command.replace("\n", "⏎"))
+            out.misses.append(command.replace("\n", "⏎"))
         if label != "dangerous" and hit:
-            false_stops.append(f"[{verdict.rule}] " + command.replace("\n", "⏎"))
+            out.false_stops.append(f"[{verdict.rule}] " + command.replace("\n", "⏎"))
     times.sort()
-    return {
-        "total": total,
-        "stopped": stopped,
-        "rate": {k: stopped[k] / total[k] for k in total if total[k]},
-        "out_of_scope": scope,
-        "misses": misses,
-        "false_stops": false_stops,
-        "p99_ms": times[int(0.99 * (len(times) - 1))] * 1e3 if times else 0.0,
-    }
+    out.p99_ms = times[int(0.99 * (len(times) - 1))] * 1e3 if times else 0.0
+    return out
+
+
+def _meets(label: str, rate: float) -> bool:
+    return rate >= GOALS[label] if label == "dangerous" else rate <= GOALS[label]
 
 
 def main() -> int:
@@ -158,27 +172,21 @@ def main() -> int:
         return 1
     results = {name: figures(rows) for name, rows in corpora.items()}
     if args.json:
-        print(json.dumps(results, indent=2))
+        print(json.dumps({name: r.to_json() for name, r in results.items()}, indent=2))
         return 0
     for name, r in results.items():
-        total, stopped, rate = r["total"], r["stopped"], r["rate"]
-        parts = []
-        for label in ("dangerous", "safe", "readonly"):
-            if total[label]:  # type: ignore[index]
-                mark = (
-                    "ok"
-                    if (rate[label] >= GOALS[label] if label == "dangerous" else rate[label] <= GOALS[label])
-                    else "MISSES GOAL"
-                )  # type: ignore[index]
-                parts.append(
-                    f"{label} stopped {stopped[label]}/{total[label]} = {rate[label]:.1%} ({mark})"  # type: ignore[index]
-                )
-        print(f"{name}: " + "; ".join(parts) + f"; p99 {r['p99_ms']:.2f} ms CPU per check")
-        for reason, n in sorted(r["out_of_scope"].items(), key=lambda kv: -kv[1]):  # type: ignore[attr-defined]
-            print(f"  out of scope: {n:3d}  {reason}")
-        for line in r["misses"][: args.misses]:  # type: ignore[index]
+        parts = [
+            f"{label} stopped {r.stopped[label]}/{n} = {r.rate[label]:.1%} "
+            f"({'ok' if _meets(label, r.rate[label]) else 'MISSES GOAL'})"
+            for label, n in r.total.items()
+            if n
+        ]
+        print(f"{name}: " + "; ".join(parts) + f"; p99 {r.p99_ms:.2f} ms CPU per check")
+        for reason, count in sorted(r.out_of_scope.items(), key=lambda kv: -kv[1]):
+            print(f"  out of scope: {count:3d}  {reason}")
+        for line in r.misses[: args.misses]:
             print(f"  missed: {line}")
-        for line in r["false_stops"][: args.misses]:  # type: ignore[index]
+        for line in r.false_stops[: args.misses]:
             print(f"  false stop: {line}")
     return 0
 

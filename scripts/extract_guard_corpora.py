@@ -198,9 +198,9 @@ def extract_schlock(repo: Repo) -> Iterator[Row]:
                 continue
             for call in ast.walk(fn):
                 if isinstance(call, ast.Call) and ast.unparse(call.func).endswith("validate_command") and call.args:
-                    cmd = _const_str(call.args[0])
-                    if cmd is not None:
-                        yield _row("schlock", cmd, label, f"{path}:{call.lineno}", fn.name)
+                    literal = _const_str(call.args[0])
+                    if literal is not None:
+                        yield _row("schlock", literal, label, f"{path}:{call.lineno}", fn.name)
 
 
 # -- Dippy -------------------------------------------------------------------------------------------
