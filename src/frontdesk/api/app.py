@@ -170,7 +170,11 @@ def create_app(gw: Gateway) -> FastAPI:
             env={str(k): str(v) for k, v in env.items()},
             extra={k: v for k, v in c.items() if k not in ("session", "harness", "cwd", "source", "env")},
         )
-        return await gw.submit(spec, ctx)
+        result = await gw.submit(spec, ctx)
+        if result.get("duplicate") and not (caller.admin or caller.owns(result.get("principal"))):
+            # another user's idempotency key: never hand their job record (spec, environment) to this caller
+            raise access.deny(caller, "reuse the idempotency key of", f"job {result['id']}", result.get("principal"))
+        return result
 
     @r.get("/jobs")
     async def list_jobs(

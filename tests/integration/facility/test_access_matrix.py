@@ -306,3 +306,17 @@ def test_a_compute_node_finds_the_gateway_by_the_site_url_and_uses_munge(
     assert _one(facility, "bob", "GET", f"/v1/jobs/{a}", **env) == [F, f"bob may not see job {a}"]
     (refusal,) = _audit(facility, since)
     assert (refusal["principal"], refusal["data"]["via"]) == ("bob", "munge")
+
+
+def test_another_users_idempotency_key_does_not_hand_over_their_job(facility: Facility) -> None:
+    key = f"k-{secrets.token_hex(4)}"
+    body = {"spec": {"command": ["true"], "idempotency_key": key}, "context": {"cwd": "/tmp"}}
+    first = _one(facility, "alice", "POST", "/v1/jobs", body)
+    assert first[0] == 200 and first[1]["principal"] == "alice"
+    again = _one(facility, "alice", "POST", "/v1/jobs", body)
+    assert again[0] == 200 and again[1]["duplicate"] and again[1]["id"] == first[1]["id"]
+    job = first[1]["id"]
+    assert _one(facility, "carol", "POST", "/v1/jobs", body) == [
+        F,
+        f"carol may not reuse the idempotency key of job {job}",
+    ]
