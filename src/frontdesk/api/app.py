@@ -154,6 +154,11 @@ def create_app(gw: Gateway) -> FastAPI:
             spec = parse_spec_text(body.spec_text, body.format)
         else:
             raise UserError("a job needs 'spec' or 'spec_text'")
+        for dep in spec.depends_on:  # a job may wait only on jobs its submitter may see
+            if isinstance(dep, int) or str(dep).isdigit():
+                row = gw.store.get(int(dep))
+                if row is not None:
+                    access.job(request.state.caller, int(dep), _owner_of(row), Action.LIST, "depend on")
         c = body.context
         check_text(c, "context")  # lone surrogates and NUL bytes cannot be stored: 422, not 500
         raw_env = c.get("env")

@@ -59,8 +59,7 @@ def world(facility: Facility) -> dict[str, Any]:
     a, b1, b2 = (answers[i][1]["id"] for i in (1, 2, 3))
     waited = _one(facility, "alice", "POST", "/v1/wait", {"ids": [a], "timeout": 60})
     assert waited[0] == 200 and waited[1]["done"], waited
-    start = facility.root_client().health()["last_seq"]
-    return {"A": a, "B1": b1, "B2": b2, "S": sid, "L": answers[4][1]["id"], "seq0": start}
+    return {"A": a, "B1": b1, "B2": b2, "S": sid, "L": answers[4][1]["id"]}
 
 
 def _cells(w: dict[str, Any]) -> list[tuple[str, str, Any, dict[str, Any], str | None]]:
@@ -90,6 +89,7 @@ def _cells(w: dict[str, Any]) -> list[tuple[str, str, Any, dict[str, Any], str |
 
 def test_every_endpoint_by_every_caller_over_the_unix_socket(facility: Facility, world: dict[str, Any]) -> None:
     cells = _cells(world)
+    since = facility.root_client().health()["last_seq"]
     expected_refusals: Counter[tuple[str, str]] = Counter()
     for user in CALLERS:
         answers = facility.probe(user, [{"method": m, "path": p, "body": b} for m, p, b, _, _ in cells])
@@ -103,7 +103,7 @@ def test_every_endpoint_by_every_caller_over_the_unix_socket(facility: Facility,
                 assert answer["lines"] == ["alice-private-output"]
             if status == 200 and path.endswith("/report"):
                 assert answer["job_id"] == world["A"] and answer["state"] == "COMPLETED"
-    audit = _audit(facility, world["seq0"])
+    audit = _audit(facility, since)
     got = Counter((e["principal"], e["data"]["target"]) for e in audit if e["data"]["target"] != "/v1/memory")
     assert got == expected_refusals
     assert all(e["data"]["via"] == "unix" for e in audit)
@@ -320,3 +320,10 @@ def test_another_users_idempotency_key_does_not_hand_over_their_job(facility: Fa
         F,
         f"carol may not reuse the idempotency key of job {job}",
     ]
+
+
+def test_a_job_may_depend_only_on_jobs_its_submitter_may_see(facility: Facility, world: dict[str, Any]) -> None:
+    a = world["A"]
+    body = {"spec": {"command": ["true"], "depends_on": [a]}, "context": {"cwd": "/tmp"}}
+    assert _one(facility, "carol", "POST", "/v1/jobs", body) == [F, f"carol may not depend on job {a}"]
+    assert _one(facility, "alice", "POST", "/v1/jobs", body)[0] == 200
