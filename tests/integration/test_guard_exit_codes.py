@@ -85,3 +85,24 @@ def test_the_hook_stops_a_redirect_bypass_and_a_heredoc(tmp_path: Path) -> None:
         payload = json.dumps({"tool_name": "Bash", "tool_input": {"command": command}, "cwd": str(tmp_path)})
         out = json.loads(_run(tmp_path, "guard", "hook", input=payload, env={"FRONTDESK_NODE_ROLE": "login"}).stdout)
         assert out["hookSpecificOutput"]["permissionDecision"] == "deny", command
+
+
+def test_killing_a_frontdesk_job_process_is_denied(tmp_path: Path) -> None:
+    """A canary `sleep` carrying the tag every job process carries; the guard only reads /proc, never kills."""
+    env = {**os.environ, "FRONTDESK_ATTEMPT_TAG": "test-j77.1", "FRONTDESK_JOB_ID": "j77"}
+    job = subprocess.Popen(["sleep", "60"], env=env)
+    plain = subprocess.Popen(["sleep", "60"])
+    try:
+        res = _run(tmp_path, "guard", "check", "--json", "--", f"kill -9 {job.pid}")
+        out = json.loads(res.stdout)
+        assert res.returncode == 2 and out["rule"] == "proc.kill-job" and "j77" in out["reason"]
+        assert "frontdesk cancel" in out["alternative"]
+        assert _run(tmp_path, "guard", "check", "--", f"kill {plain.pid}").returncode == 0
+        same_job = _run(
+            tmp_path, "guard", "check", "--", f"kill {job.pid}", env={"FRONTDESK_ATTEMPT_TAG": "test-j77.1"}
+        )
+        assert same_job.returncode == 0  # the job's own session may stop its own processes
+    finally:
+        for proc in (job, plain):
+            proc.terminate()
+            proc.wait(timeout=10)

@@ -156,6 +156,9 @@ def _match(rule: rules_mod.Rule, inv: Invocation, ctx: GuardContext, ruleset: ru
     if rule.check == "tainted-exec":
         source = _tainted_exec(inv, ctx)
         return _Hit(rule, taint=source) if source else None
+    if rule.check == "job-process":
+        detail = _job_process(inv, ctx)
+        return _Hit(rule, detail) if detail else None
     if rule.check in NAMED_CHECKS:
         detail = NAMED_CHECKS[rule.check](inv)
         return _Hit(rule, detail) if detail is not None else None
@@ -168,6 +171,15 @@ def _match(rule: rules_mod.Rule, inv: Invocation, ctx: GuardContext, ruleset: ru
 
 
 # -- named checks -----------------------------------------------------------------------------------
+def _job_process(inv: Invocation, ctx: GuardContext) -> str | None:
+    """`kill PID` where PID runs a frontdesk job (not this session's own) or another user's process."""
+    if inv.program != "kill":
+        return None
+    words = [w.text for w in inv.args if not w.dynamic]
+    pids = [int(t) for t in words if t.isdigit() and int(t) > 1][:16]
+    return next((d for d in map(ctx.process_info, pids) if d), None)
+
+
 def _fork_bomb(parsed: Parsed) -> bool:
     for name, body in parsed.functions.items():
         calls = len(re.findall(rf"(?<![\w-]){re.escape(name)}(?![\w-])", body))

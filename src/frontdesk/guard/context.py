@@ -32,7 +32,15 @@ from typing import Any
 from frontdesk.errors import ConfigError
 from frontdesk.guard.model import GuardContext, NodeRole, Partition
 
-__all__ = ["node_role", "node_role_and_source", "context_from_settings", "guard_section", "read_text_file"]
+__all__ = [
+    "node_role",
+    "node_role_and_source",
+    "context_from_settings",
+    "guard_section",
+    "read_text_file",
+    "process_info",
+]
+_TAG_VAR = "FRONTDESK_ATTEMPT_TAG"  # set in every job process by the embedded backend (backends/tracking.py)
 
 _MAX_READ = 256 * 1024
 
@@ -88,6 +96,38 @@ def read_text_file(path: str) -> str | None:
     if b"\0" in data[:4096]:
         return None
     return data.decode("utf-8", "replace")
+
+
+def process_info(pid: int, my_tag: str | None = None, my_uid: int | None = None) -> str | None:
+    """Whom a live pid belongs to, when it is not ours to kill: a frontdesk job's process (every job process
+    carries FRONTDESK_ATTEMPT_TAG; our own job's tag is ours), or another user's. None otherwise."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="utf-8", errors="replace") as fh:
+            status = fh.read(4096)
+    except OSError:
+        return None
+    uid_line = next((line for line in status.splitlines() if line.startswith("Uid:")), "Uid:\t-1")
+    uid = int(uid_line.split()[1])
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as fh:
+            raw = fh.read(256 * 1024)
+    except OSError:
+        raw = b""
+    env = dict(item.split(b"=", 1) for item in raw.split(b"\0") if b"=" in item)
+    tag = env.get(_TAG_VAR.encode(), b"").decode("utf-8", "replace")
+    if tag and tag != my_tag:
+        job = env.get(b"FRONTDESK_JOB_ID", b"").decode("utf-8", "replace") or tag
+        return f"pid {pid} runs frontdesk job {job}"
+    me = os.getuid() if my_uid is None else my_uid
+    if uid >= 0 and uid != me:
+        import pwd
+
+        try:
+            name = pwd.getpwuid(uid).pw_name
+        except KeyError:
+            name = f"uid {uid}"
+        return f"pid {pid} belongs to {name}"
+    return None
 
 
 def _partitions(raw: Any) -> dict[str, Partition]:
@@ -185,6 +225,8 @@ def context_from_settings(
         scan_scripts=bool(section.get("scan_scripts", True)),
         rules=rules,
     )
+    my_tag = env.get(_TAG_VAR)
+    ctx.process_info = lambda pid: process_info(pid, my_tag)
     if with_taint and settings is not None:
         from frontdesk.guard.taint import TaintStore
 

@@ -98,5 +98,7 @@ class GuardContext:
     tainted: Callable[[str], str | None] = lambda path: None
     taint_text: Callable[[str], str | None] = lambda text: None
     read_file: Callable[[str], str | None] = _no_file
+    process_info: Callable[[int], str | None] = lambda pid: None
+    """Who a pid belongs to when it is not this session's to kill: a frontdesk job's, another user's."""
     scan_scripts: bool = True
     rules: Any = None

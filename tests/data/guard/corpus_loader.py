@@ -62,6 +62,10 @@ def load_corpus(path: Path = HERE / "corpus.txt") -> list[Case]:
     return cases
 
 
+# Live processes the corpus context knows about: a job of another session, another user's process.
+PROCESSES = {4242: "pid 4242 runs frontdesk job j-17", 31337: "pid 31337 belongs to bob"}
+
+
 def _read_fixture(path: str) -> str | None:
     if path.startswith(CWD + "/"):
         local = HERE / "scripts" / path[len(CWD) + 1 :]
@@ -92,4 +96,5 @@ def corpus_context(role: NodeRole = NodeRole.WORKSTATION, gpus: bool = False) ->
         partitions={"debug": Partition("debug", "test", 1800, 2), "gpu": Partition("gpu", "production")},
         tainted=_tainted,
         read_file=_read_fixture,
+        process_info=PROCESSES.get,
     )
