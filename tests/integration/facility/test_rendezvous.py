@@ -253,3 +253,46 @@ def test_an_inbox_socket_is_used_only_when_it_and_its_listener_are_the_sessions_
         import shutil
 
         shutil.rmtree(alice_dir, ignore_errors=True)
+
+
+def test_serve_facility_flag_makes_a_world_connectable_socket(gateway_factory: Any) -> None:
+    gw = gateway_factory(start=False)
+    sock = Path(tempfile.mkdtemp(prefix="fdfacflag-", dir="/tmp")) / "run" / "fac.sock"
+    gw.args = ["--facility", "--socket", str(sock)]
+    gw.socket, gw.client.socket_path = sock, str(sock)
+    try:
+        gw.start()
+        assert stat.S_IMODE(sock.stat().st_mode) == 0o666 and stat.S_IMODE(sock.parent.stat().st_mode) == 0o755
+        assert "(backend local" in gw.log()
+    finally:
+        gw.stop()
+        import shutil
+
+        shutil.rmtree(sock.parent.parent, ignore_errors=True)
+
+
+def test_a_token_file_must_be_private_to_its_user(facility: Facility) -> None:
+    d = Path(pwd_home("carol")) / ".fdtok"
+    run_as("carol", ["mkdir", "-p", "-m", "0700", str(d)]).check_returncode()
+    tok = d / "token"
+    run_as("carol", ["sh", "-c", f"umask 077; printf %s '{facility.tokens['carol']}' > {tok}"]).check_returncode()
+    env = {"FRONTDESK_URL": facility.url, "FRONTDESK_TOKEN_FILE": str(tok)}
+    try:
+        r = facility.cli("carol", "status", "--json", env=env)
+        assert r.returncode == 0, r.stderr
+        run_as("carol", ["chmod", "0644", str(tok)]).check_returncode()
+        r = facility.cli("carol", "status", env=env)
+        assert (r.returncode, r.stderr) == (
+            69,
+            f"frontdesk: FRONTDESK_TOKEN_FILE {tok} is readable by others: chmod 600 it\n",
+        )
+    finally:
+        import shutil
+
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def pwd_home(user: str) -> str:
+    import pwd
+
+    return pwd.getpwnam(user).pw_dir
