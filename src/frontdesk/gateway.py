@@ -44,7 +44,7 @@ from frontdesk.jobs.lifecycle import (
     step,
 )
 from frontdesk.jobs.record import EndStage, JobRecord
-from frontdesk.plugins import Redactor, SubmitContext, load_plugins
+from frontdesk.plugins import Accepts, Attaches, Redactor, SubmitContext, load_plugins, make_backend, stop_all
 from frontdesk.spec.model import JobSpec
 from frontdesk.store.db import open_db
 from frontdesk.store.jobs import JobStore, job_record
@@ -52,17 +52,6 @@ from frontdesk.store.jobs import JobStore, job_record
 __all__ = ["Gateway", "make_backend", "notice_list"]
 
 log = logging.getLogger("frontdesk.gateway")
-
-
-def make_backend(settings: Settings) -> Backend:
-    """The backend named in the settings."""
-    if settings.backend == "slurm":
-        from frontdesk.backends.slurm.backend import SlurmBackend
-
-        return SlurmBackend(settings)
-    from frontdesk.backends.local import LocalBackend
-
-    return LocalBackend(settings)
 
 
 class Gateway:
@@ -92,7 +81,7 @@ class Gateway:
         """Attach plug-ins, start the backend, reconcile what happened while down, start the tick."""
         self.loop = asyncio.get_running_loop()
         for plugin in self.plugins:
-            if hasattr(plugin, "attach"):
+            if isinstance(plugin, Attaches):
                 plugin.attach(self)
         await self.backend.start(self._push_hint)
         await self._recover()
@@ -106,14 +95,7 @@ class Gateway:
                 await self._tick_task
             except asyncio.CancelledError:
                 pass
-        for plugin in self.plugins:
-            if hasattr(plugin, "stop"):
-                try:
-                    res = plugin.stop()
-                    if asyncio.iscoroutine(res):
-                        await res
-                except Exception:
-                    log.exception("plug-in %s failed to stop", getattr(plugin, "name", plugin))
+        await stop_all(self.plugins)
         await self.backend.stop()
 
     def begin_shutdown(self) -> None:
@@ -176,6 +158,13 @@ class Gateway:
             return {**job_record(row), "warnings": [], "duplicate": True}
         for event in submitted_events(job_id, spec, ctx, admission):
             self.publish(event)
+        accepted = self._fresh(job_id)
+        for plugin in self.plugins:
+            if isinstance(plugin, Accepts):
+                try:
+                    plugin.on_accepted(accepted)  # the row (with every plug-in's meta) is stored
+                except Exception:
+                    log.exception("plug-in %s failed on accepted job %s", plugin.name, job_id)
         if not deps:
             await self._dispatch(self._fresh(job_id))
         else:

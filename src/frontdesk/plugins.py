@@ -1,27 +1,70 @@
 """The plug-in seam of the gateway: guard, memory, policy and agent integrations attach here.
 
-A plug-in is an object with a `name` and any of these methods (all optional):
-- `attach(gateway)`: called once at start; subscribe to the bus, start background tasks.
-- `admit(spec, ctx) -> Admission | None`: called on every submission in order guard → memory → policy;
-  may raise `Denied`; returns notices (warnings shown to the submitter and stored as events) and
-  decisions (class, partition, priority, qos).
-- `enrich(job, report) -> dict`: called once when a job ends, before the report is stored; the dict is
-  merged into `report["extra"][name]` (e.g. matched lessons).
-- `router()`: a FastAPI APIRouter mounted under /v1 (imported only by the server).
-- `stop()`: called at shutdown.
+A plug-in is an object with a `name` and any of these hooks, one small Protocol each (all optional):
+- `Attaches.attach(gateway)`: once at start, with a `GatewayHandle`; subscribe to the bus, start tasks,
+  rebuild in-memory state from the store (`JobRecord.meta(name)` of active jobs).
+- `Admits.admit(spec, ctx) -> Admission | None`: every submission, in order guard → memory → policy; may raise
+  `Denied`; returns notices, decisions (class, partition, priority, qos) and `meta`: what the plug-in needs
+  about this job later, stored with the job (`jobs.plugin_meta`) so a restart loses nothing.
+- `Accepts.on_accepted(job)`: the job's row (with every plug-in's meta) is stored; before it is dispatched.
+- `Enriches.enrich(job, report) -> dict`: once when a job ends, before the report is stored; merged into
+  `report["extra"][name]`.
+- `Routes.router()`: a FastAPI APIRouter mounted under /v1 (imported only by the server).
+- `ShowsCluster.cluster_info()`: the plug-in's part of `frontdesk cluster`.
+- `Stops.stop()`: at shutdown.
+Plug-ins register under the entry-point group `frontdesk.plugins` (the built-ins in pyproject.toml), so a
+site package adds one without editing ours; backends under `frontdesk.backends`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import logging
-from collections.abc import Callable
+import os
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from importlib.metadata import entry_points
+from typing import TYPE_CHECKING, Protocol, TypeAlias, runtime_checkable
 
-__all__ = ["Admission", "Notice", "Redactor", "SubmitContext", "PLUGIN_PATHS", "load_plugins"]
+if TYPE_CHECKING:
+    from fastapi import APIRouter
+
+    from frontdesk.backends.base import Backend
+    from frontdesk.config import Settings
+    from frontdesk.events.bus import Bus
+    from frontdesk.events.models import Event
+    from frontdesk.jobs.record import JobRecord
+    from frontdesk.spec.model import JobSpec
+    from frontdesk.store.jobs import JobStore
+
+__all__ = [
+    "Accepts",
+    "Admission",
+    "Admits",
+    "Attaches",
+    "BACKEND_PATHS",
+    "Enriches",
+    "GatewayHandle",
+    "Json",
+    "Notice",
+    "PLUGIN_PATHS",
+    "Plugin",
+    "Redactor",
+    "Routes",
+    "ShowsCluster",
+    "Stops",
+    "SubmitContext",
+    "backend_classes",
+    "load_plugins",
+    "make_backend",
+    "plugin_classes",
+]
 
 log = logging.getLogger("frontdesk.plugins")
+
+Json: TypeAlias = "str | int | float | bool | None | list[Json] | dict[str, Json]"
+"""A JSON value (what crosses the seam instead of Any)."""
 
 Redactor = Callable[[str], str]
 """Masks secrets in text (the gateway is handed `guard.secrets.redact` by the server)."""
@@ -33,7 +76,17 @@ PLUGIN_PATHS: dict[str, str] = {
     "agents": "frontdesk.agents.plugin:AgentsPlugin",
     "slurm": "frontdesk.backends.slurm.plugin:SlurmPlugin",
 }
-"""Name -> import path, in the order submissions pass through them (guard, then memory, then policy)."""
+"""The built-ins, in the order submissions pass through them (also registered as entry points)."""
+
+GROUP = "frontdesk.plugins"
+
+BACKEND_PATHS: dict[str, str] = {
+    "local": "frontdesk.backends.local:LocalBackend",
+    "slurm": "frontdesk.backends.slurm.backend:SlurmBackend",
+}
+"""The built-in backends (also registered as entry points in the group `frontdesk.backends`)."""
+
+BACKEND_GROUP = "frontdesk.backends"
 
 
 @dataclass(frozen=True)
@@ -48,7 +101,7 @@ class SubmitContext:
     cwd: str | None = None
     source: str = "cli"
     env: dict[str, str] = field(default_factory=dict)
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: Mapping[str, Json] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -57,7 +110,7 @@ class Notice:
 
     source: str
     text: str
-    data: dict[str, Any] = field(default_factory=dict)
+    data: Mapping[str, Json] = field(default_factory=dict)
 
 
 @dataclass
@@ -70,17 +123,116 @@ class Admission:
     partition: str | None = None
     priority: int | None = None
     qos: str | None = None
+    meta: Mapping[str, Json] | None = None
+    """What this plug-in needs about the job later (stored with the job under the plug-in's name)."""
+    metas: dict[str, Mapping[str, Json]] = field(default_factory=dict)
+    """Filled by the gateway when it merges admissions: plug-in name -> its `meta`."""
 
 
-def load_plugins(settings: Any) -> list[Any]:
+class GatewayHandle(Protocol):
+    """What a plug-in may use of the gateway."""
+
+    settings: Settings
+    store: JobStore
+    bus: Bus
+    backend: Backend
+
+    def publish(self, event: Event) -> Event:
+        """Store an event, then fan it out."""
+        ...
+
+
+@runtime_checkable
+class Plugin(Protocol):
+    """Every plug-in has a name (its key in `plugin_meta`, `report.extra` and `/v1/cluster`)."""
+
+    name: str
+
+
+@runtime_checkable
+class Attaches(Protocol):
+    def attach(self, gateway: GatewayHandle) -> None: ...
+
+
+@runtime_checkable
+class Admits(Protocol):
+    def admit(self, spec: JobSpec, ctx: SubmitContext) -> Admission | None: ...
+
+
+@runtime_checkable
+class Accepts(Protocol):
+    def on_accepted(self, job: JobRecord) -> None: ...
+
+
+@runtime_checkable
+class Enriches(Protocol):
+    def enrich(self, job: dict[str, Json], report: dict[str, Json]) -> dict[str, Json]: ...
+
+
+@runtime_checkable
+class Routes(Protocol):
+    def router(self) -> APIRouter: ...
+
+
+@runtime_checkable
+class ShowsCluster(Protocol):
+    def cluster_info(self) -> dict[str, Json]: ...
+
+
+@runtime_checkable
+class Stops(Protocol):
+    def stop(self) -> None | Awaitable[None]: ...
+
+
+async def stop_all(plugins: Sequence[Plugin]) -> None:
+    """Call every plug-in's `stop` (awaiting coroutines); a failure is logged, never raised."""
+    for plugin in plugins:
+        if not isinstance(plugin, Stops):
+            continue
+        try:
+            res = plugin.stop()
+            if asyncio.iscoroutine(res):
+                await res
+        except Exception:
+            log.exception("plug-in %s failed to stop", plugin.name)
+
+
+def plugin_classes() -> dict[str, str]:
+    """Name -> "module:Class": the built-ins in their order, then entry points of site packages by name."""
+    found = {ep.name: ep.value for ep in entry_points(group=GROUP)}
+    out = dict(PLUGIN_PATHS)
+    for name in sorted(found):
+        if name not in out:
+            out[name] = found[name]
+    return out
+
+
+def backend_classes() -> dict[str, str]:
+    """Backend name -> "module:Class": the built-ins, then entry points of site packages."""
+    found = {ep.name: ep.value for ep in entry_points(group=BACKEND_GROUP)}
+    return {**{k: v for k, v in found.items() if k not in BACKEND_PATHS}, **BACKEND_PATHS}
+
+
+def make_backend(settings: Settings) -> Backend:
+    """The backend named in the settings (ConfigError when no such backend is installed)."""
+    from frontdesk.errors import ConfigError
+
+    classes = backend_classes()
+    path = classes.get(settings.backend)
+    if path is None:
+        raise ConfigError(f"no backend {settings.backend!r}; installed: {', '.join(sorted(classes))}")
+    module_name, _, cls_name = path.partition(":")
+    backend: Backend = getattr(importlib.import_module(module_name), cls_name)(settings)
+    return backend
+
+
+def load_plugins(settings: Settings) -> list[Plugin]:
     """Instantiate every installed plug-in named in `[gateway] plugins` / FRONTDESK_PLUGINS (default: all)."""
-    import os
-
     wanted = settings.section("gateway").get("plugins")
     if os.environ.get("FRONTDESK_PLUGINS") is not None:
         wanted = [w.strip() for w in os.environ["FRONTDESK_PLUGINS"].split(",") if w.strip()]
-    out = []
-    for short, path in PLUGIN_PATHS.items():
+    out: list[Plugin] = []
+    for short, path in plugin_classes().items():
         module_name, _, cls_name = path.partition(":")
         if wanted is not None and short not in wanted:
             continue
@@ -90,5 +242,8 @@ def load_plugins(settings: Any) -> list[Any]:
             if exc.name and module_name.startswith(exc.name):
                 continue  # that plug-in is not built yet
             raise
-        out.append(getattr(module, cls_name)(settings))
+        plugin = getattr(module, cls_name)(settings)
+        if not isinstance(plugin, Plugin):
+            raise TypeError(f"plug-in {short} ({path}) has no name")
+        out.append(plugin)
     return out

@@ -9,7 +9,7 @@ from typing import Any
 
 from frontdesk.events.models import Event, EventKind
 from frontdesk.jobs.record import JobRecord
-from frontdesk.plugins import Redactor
+from frontdesk.plugins import Enriches, Plugin, Redactor
 from frontdesk.reports.build import build_report
 from frontdesk.reports.render import render_text
 from frontdesk.store.jobs import JobStore, job_record
@@ -20,7 +20,7 @@ __all__ = ["end_events", "make_report", "stored_end_events"]
 log = logging.getLogger("frontdesk.gateway")
 
 
-def make_report(rec: JobRecord, plugins: Sequence[Any], redact: Redactor, max_bytes: int) -> dict[str, Any]:
+def make_report(rec: JobRecord, plugins: Sequence[Plugin], redact: Redactor, max_bytes: int) -> dict[str, Any]:
     """The job's report: built from its record and log tails, then each plug-in's `enrich` (errors logged)."""
     job = job_record(rec)
     report = build_report(
@@ -32,11 +32,10 @@ def make_report(rec: JobRecord, plugins: Sequence[Any], redact: Redactor, max_by
         redact=redact,
     )
     for plugin in plugins:
-        enrich = getattr(plugin, "enrich", None)
-        if enrich is None:
+        if not isinstance(plugin, Enriches):
             continue
         try:
-            extra = enrich(job, report)
+            extra = plugin.enrich(job, report)
         except Exception:
             log.exception("plug-in %s failed to enrich the report of job %s", plugin.name, rec.id)
             continue

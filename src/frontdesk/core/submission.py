@@ -10,7 +10,7 @@ from frontdesk.errors import SpecError
 from frontdesk.events.models import Event, EventKind
 from frontdesk.jobs.record import Scalar
 from frontdesk.jobs.state import JobState
-from frontdesk.plugins import Admission, Notice, SubmitContext
+from frontdesk.plugins import Admission, Admits, Notice, Plugin, SubmitContext
 from frontdesk.spec.model import JobSpec
 from frontdesk.store.jobs import JobStore
 
@@ -31,17 +31,18 @@ def resolve_deps(store: JobStore, deps: Sequence[int | str], principal: str) -> 
     return out
 
 
-def admit(plugins: Sequence[Any], spec: JobSpec, ctx: SubmitContext) -> Admission:
+def admit(plugins: Sequence[Plugin], spec: JobSpec, ctx: SubmitContext) -> Admission:
     """Every plug-in's `admit` in order (one may raise Denied: nothing is stored yet); later decisions win."""
     total = Admission()
     for plugin in plugins:
-        hook = getattr(plugin, "admit", None)
-        if hook is None:
+        if not isinstance(plugin, Admits):
             continue
-        result = hook(spec, ctx)
+        result = plugin.admit(spec, ctx)
         if result is None:
             continue
         total.notices.extend(result.notices)
+        if result.meta is not None:
+            total.metas[plugin.name] = result.meta
         for attr in ("job_class", "class_reason", "partition", "priority", "qos"):
             if getattr(result, attr) is not None:
                 setattr(total, attr, getattr(result, attr))
@@ -80,6 +81,7 @@ def job_columns(
         "idempotency_key": spec.idempotency_key,
         "submitted_at": now,
         "eligible_at": None if deps else now,
+        "plugin_meta": json.dumps(admission.metas, sort_keys=True),
     }
 
 

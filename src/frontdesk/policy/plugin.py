@@ -7,10 +7,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from dataclasses import asdict
 from typing import Any
 
 from frontdesk.errors import ConfigError, FrontdeskError, NotFound
 from frontdesk.events.models import Event, EventKind
+from frontdesk.jobs.record import JobRecord
 from frontdesk.plugins import Admission, Notice, SubmitContext
 from frontdesk.policy.catalog import CATALOG, match_model
 from frontdesk.policy.classify import classify
@@ -49,7 +51,6 @@ class PolicyPlugin:
         self.trials = TrialLedger(self.cfg.trial)
         self.shares = FairshareLedger(float(self.cfg.priority.fairshare_half_life))
         self.meta: dict[int, JobMeta] = {}
-        self._pending: JobMeta | None = None
         self.drained: dict[str, Verdict] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self._file_sig: tuple[float, int] | None = None
@@ -71,7 +72,8 @@ class PolicyPlugin:
         else:
             self._activate(self.raw, self.cfg, self._source())
         self._restore_revocations(gateway.store.conn)
-        gateway.bus.subscribe(self._on_event)
+        for rec in gateway.store.active():  # what admission decided, stored with each job: nothing lost on restart
+            self.on_accepted(rec)
         if getattr(gateway.backend, "name", "") == "local":
             gateway.backend.scheduler = make_picker(
                 lambda: self.cfg, self.meta, self.shares, _hour, lambda: "local" in self.drained
@@ -270,8 +272,9 @@ class PolicyPlugin:
             partition = None  # no pools configured: the backend's default partition
         group = ctx.groups[0] if ctx.groups else ""
         fair = self.shares.snapshot(now, self.cfg.priority.principal_weight).factor(ctx.principal, group)
-        self._pending = JobMeta(job_class, pool.name, granted, ctx.principal, group, reason)
+        meta = JobMeta(job_class, pool.name, granted, ctx.principal, group, reason)
         return Admission(
+            meta=asdict(meta),  # stored with the job (jobs.plugin_meta), read back by on_accepted
             notices=notices,
             job_class=job_class,
             class_reason=reason,
@@ -290,10 +293,11 @@ class PolicyPlugin:
                 )
             )
 
-    def _on_event(self, event: Event) -> None:
-        if event.kind == EventKind.JOB_SUBMITTED and event.job_id is not None and self._pending is not None:
-            self.meta[event.job_id] = self._pending
-            self._pending = None
+    def on_accepted(self, job: JobRecord) -> None:
+        """The job is stored: keep what admission decided for the picker, reprioritising and the report."""
+        stored = job.meta(self.name)
+        if stored:
+            self.meta[job.id] = JobMeta(**stored)
 
     def enrich(self, job: dict[str, Any], report: dict[str, Any]) -> dict[str, Any]:
         """Account for the ended job (fairshare, trial ledger); add class, pool and trial to the report."""
