@@ -21,12 +21,10 @@ from typing import Any
 
 from frontdesk.backends.base import BackendJob, BackendStatus, Inventory, JobState, PushHint, Usage
 from frontdesk.backends.runas import RunAs, for_job, own
-from frontdesk.backends.runas import RunAs, for_job, own
 from frontdesk.backends.shepherd import write_json
 from frontdesk.backends.tracking import fence, state_id
 from frontdesk.config import Settings
 from frontdesk.errors import BackendError
-from frontdesk.jobenv import login_env, shepherd_env
 from frontdesk.jobenv import login_env, shepherd_env
 
 __all__ = ["FreeResources", "LocalBackend", "QueuedJob", "Scheduler", "detect_gpus", "greedy_pick"]
@@ -217,8 +215,6 @@ class LocalBackend:
             "cgroup": f"{self.state_id}-{bid}",
             "output_max_bytes": self.output_max_bytes,
             "landlock_writable": job.extra.get("landlock_writable"),
-            "run_as": who.to_json(),
-            "script": str(job.job_dir / "script") if job.script_text is not None else None,
             "run_as": who.to_json(),
             "script": str(job.job_dir / "script") if job.script_text is not None else None,
             "queued": asdict(self._queued(bid, job)),
@@ -489,7 +485,8 @@ class LocalBackend:
             # posix_spawn (vfork) keeps launching cheap even when the gateway process is large.
             pid = os.posix_spawn(
                 sys.executable,
-                [sys.executable, "-m", "frontdesk.backends.shepherd", str(adir)],
+                # -P: never the gateway's working directory on the import path (the shepherd may run as root).
+                [sys.executable, "-P", "-m", "frontdesk.backends.shepherd", str(adir)],
                 shepherd_env(),
                 file_actions=[
                     (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
@@ -505,16 +502,6 @@ class LocalBackend:
 
 _OUTPUT_MAX = "1G"
 """Default cap on each of a job's output files ([local] output_max_bytes; 0 for none)."""
-
-
-def _give_job_files(job_dir: Path, who: RunAs) -> None:
-    """The attempt's files become the job user's (0600, a script 0700); its directories stay ours, 0700."""
-    for d in (job_dir.parent, job_dir):
-        d.mkdir(mode=0o700, parents=True, exist_ok=True)
-        os.chmod(d, 0o700)
-    for f in job_dir.iterdir():
-        if f.is_file() and not f.is_symlink():
-            own(f, who, 0o700 if f.name == "script" else 0o600)
 
 
 def _give_job_files(job_dir: Path, who: RunAs) -> None:
