@@ -185,6 +185,9 @@ def test_job_environment_is_the_submitters_never_the_gateways(gateway_factory: A
     assert seen["MY_OWN_SECRET_OK"] == "opted-in"
     assert "MY_DB_PASSWORD" not in seen and "MY_SITE_DENIED" not in seen and "FRONTDESK_TOKEN" not in seen
     assert canary.encode() not in Path(f"/proc/{pid}/environ").read_bytes()
+    # Nor its shepherd's, which a job of the same user could read.
+    shepherd = int(next((gw.home / "local").glob(f"{long_id}.*/shepherd.pid")).read_text())
+    assert canary.encode() not in Path(f"/proc/{shepherd}/environ").read_bytes()
     assert seen["FRONTDESK_JOB_ID"] == str(long_id)
     assert seen["HOME"] == env["HOME"] and seen["PATH"] == env["PATH"]
     assert seen["FRONTDESK_SOCKET"] == str(gw.socket)  # a `frontdesk` call inside the job reaches this gateway
@@ -358,3 +361,37 @@ def test_landlock_applies_to_the_users_job(
     assert (cwd / "inside").stat().st_uid == users["fdu1"].pw_uid
     assert not outside.exists()
     shutil.rmtree(sockdir, ignore_errors=True)
+
+
+def test_the_shepherd_never_imports_from_the_gateways_working_directory(tmp_path: Path, workdir: Path) -> None:
+    """A root gateway started from a directory others can write must not run their code as root."""
+    planted = tmp_path / "cwd"
+    (planted / "frontdesk").mkdir(parents=True)
+    sentinel = tmp_path / "imported"
+    (planted / "frontdesk" / "__init__.py").write_text(f"open({str(sentinel)!r}, 'w').write('planted')\n")
+    home = Path(tempfile.mkdtemp(prefix="fd-", dir="/tmp"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FRONTDESK_")}
+    env.update(FRONTDESK_HOME=str(home), FRONTDESK_NO_AUTOSTART="1", FRONTDESK_PLUGINS="none")
+    script = Path(sys.executable).parent / "frontdesk"  # a console script: its own start ignores the cwd
+    with open(tmp_path / "gateway.log", "wb") as log:
+        proc = subprocess.Popen(
+            [str(script), "serve"], cwd=planted, env=env, stdout=log, stderr=log, start_new_session=True
+        )
+    client = Client(socket_path=home / "run" / "gateway.sock", timeout=30)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                client.health()
+                break
+            except Exception:
+                assert proc.poll() is None and time.monotonic() < deadline, (tmp_path / "gateway.log").read_text()
+                time.sleep(0.05)
+        job = client.submit(spec={"command": ["true"]}, context={"cwd": str(workdir)})
+        report = client.wait([job["id"]], "all", 60)["reports"][0]
+        assert report["state"] == "COMPLETED", report
+        assert not sentinel.exists()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=15)
+        shutil.rmtree(home, ignore_errors=True)
