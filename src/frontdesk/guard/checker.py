@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
+from frontdesk.durations import parse_slurm_clock
 from frontdesk.guard import rules as rules_mod
 from frontdesk.guard.model import Decision, GuardContext, Verdict
 from frontdesk.guard.named import NAMED_CHECKS
@@ -270,21 +271,11 @@ def _scan_script(inv: Invocation, ctx: GuardContext, ruleset: rules_mod.RuleSet)
             yield _Hit(rule, f"in {name}")
 
 
-_TIME = r"^(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?$"
-
-
 def _walltime_s(text: str) -> int | None:
-    m = rules_mod.rx(_TIME).match(text.strip())
-    if not m:
+    try:
+        return int(parse_slurm_clock(text))  # sbatch's --time rules
+    except ValueError:
         return None
-    days, a, b, c = (int(x) if x else None for x in m.groups())
-    if days is not None:  # D-HH[:MM[:SS]]
-        return days * 86400 + (a or 0) * 3600 + (b or 0) * 60 + (c or 0)
-    if c is not None:
-        return (a or 0) * 3600 + (b or 0) * 60 + c
-    if b is not None:
-        return (a or 0) * 60 + b
-    return (a or 0) * 60
 
 
 def _test_partition(

@@ -10,6 +10,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from frontdesk.durations import parse_slurm_clock
+
 __all__ = [
     "ShimArgs",
     "current_user",
@@ -168,19 +170,10 @@ def _to_seconds(text: str) -> int | None:
     text = text.strip()
     if not text or text in ("UNLIMITED", "INVALID", "N/A", "NOT_SET"):
         return None
-    days = 0
-    if "-" in text:
-        d, _, text = text.partition("-")
-        if not d.isdigit():
-            return None
-        days = int(d)
-    parts = text.split(":")
-    if not all(p.isdigit() for p in parts):
+    try:
+        return int(parse_slurm_clock(text, bare_unit=1))
+    except ValueError:
         return None
-    total = 0
-    for p in parts:
-        total = total * 60 + int(p)
-    return days * 86400 + total
 
 
 def fmt_duration(raw: str, unlimited: str = "UNLIMITED") -> str:

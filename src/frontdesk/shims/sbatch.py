@@ -12,6 +12,7 @@ the real sbatch directly.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import shlex
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from frontdesk.backends.slurm.options import Kind, OptionError, SbatchOption, split_command_line
+from frontdesk.durations import parse_slurm_clock
 from frontdesk.shims.common import exec_real
 
 __all__ = ["SbatchError", "Submission", "build_spec", "main", "parse_directives", "slurm_memory", "slurm_time"]
@@ -56,20 +58,7 @@ class Submission:
 
 def slurm_time(text: str) -> int:
     """Seconds from sbatch's --time: `M`, `M:S`, `H:M:S`, `D-H`, `D-H:M`, `D-H:M:S`."""
-    text = text.strip()
-    if "-" in text:
-        d, _, text = text.partition("-")
-        parts = [int(p) for p in text.split(":")]
-        parts += [0] * (3 - len(parts))
-        return int(d) * 86400 + parts[0] * 3600 + parts[1] * 60 + parts[2]
-    nums = [int(p) for p in text.split(":")]
-    if len(nums) == 1:
-        return nums[0] * 60
-    if len(nums) == 2:
-        return nums[0] * 60 + nums[1]
-    if len(nums) == 3:
-        return nums[0] * 3600 + nums[1] * 60 + nums[2]
-    raise ValueError(text)
+    return math.ceil(parse_slurm_clock(text))
 
 
 def slurm_memory(text: str) -> int:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 import re
 
+from frontdesk.durations import parse_slurm_clock
+
 __all__ = ["parse_memory", "parse_duration", "format_bytes", "format_duration"]
 
 _MEM = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?)(i?b?)\s*$", re.IGNORECASE)
@@ -61,19 +63,11 @@ def parse_duration(value: str | int | float) -> int:
     if len(text) > 100:
         raise ValueError(f"expected a duration such as 90s, 10m or 2h, got {text[:40]!r}...")
     if ":" in text or re.match(r"^\d+-", text):
-        days = 0
-        if "-" in text:
-            d, _, text = text.partition("-")
-            if not d.isdigit():
-                raise ValueError(f"expected D-HH:MM:SS, got {str(value)[:40]!r}")
-            days = int(d)
-        parts = text.split(":")
-        if not all(p.isdigit() for p in parts) or len(parts) > 3:
-            raise ValueError(f"expected HH:MM:SS, got {str(value)[:40]!r}")
-        nums = [int(p) for p in parts]
-        while len(nums) < 3:
-            nums.insert(0, 0)
-        total = _seconds(days * 86400 + nums[0] * 3600 + nums[1] * 60 + nums[2])
+        try:
+            clock = parse_slurm_clock(text)  # the one Slurm clock parser (D-HH:MM:SS, HH:MM:SS, MM:SS)
+        except ValueError:
+            raise ValueError(f"expected HH:MM:SS or D-HH:MM:SS, got {str(value)[:40]!r}") from None
+        total = _seconds(clock)
     else:
         m = _DUR.match(text)
         if not m:

@@ -12,6 +12,7 @@ from datetime import datetime
 from pathlib import Path
 
 from frontdesk.backends.base import BackendStatus, Inventory, JobState, Usage
+from frontdesk.durations import parse_slurm_clock
 from frontdesk.jobs.state import SLURM_STATES
 
 __all__ = [
@@ -125,24 +126,10 @@ def parse_slurm_duration(raw: str | None) -> float | None:
     """Seconds from `[D-]HH:MM:SS`, `MM:SS` or `MM:SS.mmm` (sacct TotalCPU); None for empty/UNLIMITED."""
     if raw is None or raw.strip() in _EMPTY or raw.strip() in ("UNLIMITED", "INVALID"):
         return None
-    text = raw.strip()
-    days = 0
-    if "-" in text:
-        d, _, text = text.partition("-")
-        if not d.isdigit():
-            return None
-        days = int(d)
-    parts = text.split(":")
     try:
-        nums = [float(p) for p in parts]
+        return parse_slurm_clock(raw, bare_unit=1)
     except ValueError:
         return None
-    if not 1 <= len(nums) <= 3 or any(n < 0 for n in nums):
-        return None
-    seconds = 0.0
-    for n in nums:
-        seconds = seconds * 60 + n
-    return days * 86400 + seconds
 
 
 def parse_memory_value(raw: str | None) -> int | None:
