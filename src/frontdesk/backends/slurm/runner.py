@@ -18,7 +18,10 @@ from frontdesk.backends.slurm import parse
 if TYPE_CHECKING:
     from frontdesk.backends.slurm.backend import SlurmConfig
 
-__all__ = ["JobTable", "Runner"]
+__all__ = ["JobTable", "MIN_INTERVAL", "Runner"]
+
+MIN_INTERVAL = 0.5
+"""Seconds between two full-table queries: a storm of cancels or pushes costs two queries a second at most."""
 
 
 @dataclass
@@ -47,6 +50,8 @@ class JobTable:
         async with self._lock:
             if self._snap.as_of >= asked - max_age:
                 return self._snap.records, self._snap.as_of
+            # at most one query per MIN_INTERVAL: whoever asks meanwhile waits for it and shares it
+            await asyncio.sleep(max(0.0, self._snap.as_of + MIN_INTERVAL - time.time()))
             started = time.time()
             result = await self._run(["scontrol", "-o", "show", "job"])
             self.queries += 1
