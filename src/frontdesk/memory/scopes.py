@@ -8,13 +8,12 @@ for labs. Every read of a lesson goes through `Membership.scopes(principal)`.
 from __future__ import annotations
 
 import grp
-import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 from frontdesk.errors import ConfigError
+from frontdesk.identity import groups_of
 
 __all__ = ["SCOPES", "Membership", "Scope"]
 
@@ -23,15 +22,6 @@ SCOPES: tuple[str, ...] = ("user", "project", "lab", "cluster")
 
 Scope = tuple[str, str]
 """(scope, scope name): ("user", "alice"), ("lab", "physics"), ("cluster", "*")."""
-
-
-@lru_cache(maxsize=512)
-def _groups_of(principal: str, minute: int) -> tuple[str, ...]:
-    """Unix groups listing the principal, cached for a minute (group databases may be remote)."""
-    try:
-        return tuple(sorted(g.gr_name for g in grp.getgrall() if principal in g.gr_mem))
-    except OSError:
-        return ()
 
 
 def _users(value: Any, where: str) -> frozenset[str]:
@@ -90,7 +80,7 @@ class Membership:
         """The Unix groups that list the principal as a member (empty when unix_groups is off)."""
         if not self.use_unix_groups:
             return []
-        return list(_groups_of(principal, int(time.monotonic() // 60)))
+        return sorted(groups_of(principal)[1:])  # the one group resolver (cached); the primary group is not a lab
 
     def labs_of(self, principal: str, groups: Iterable[str] | None = None) -> list[str]:
         """The labs of a principal: configured lists, then Unix groups not named like a configured lab."""
