@@ -54,7 +54,9 @@ def test_doctor_on_a_correct_setup(gateway_factory: Any, tmp_path: Path) -> None
     env = _home(tmp_path, login_finds_frontdesk=True)
     project = tmp_path / "project"
     project.mkdir()
-    for harness in ("claude", "codex"):
+    (Path(env["HOME"]) / ".gemini").mkdir()
+    (Path(env["HOME"]) / ".gemini" / "trustedFolders.json").write_text(json.dumps({str(project): "TRUST_FOLDER"}))
+    for harness in ("claude", "codex", "gemini"):
         assert gw.cli("hooks", "install", harness, "--project", "--dir", str(project), env=env).returncode == 0
     cfg = Path(env["CODEX_HOME"]) / "config.toml"  # what Codex writes once the project and hooks are trusted
     cfg.write_text(
@@ -73,6 +75,8 @@ def test_doctor_on_a_correct_setup(gateway_factory: Any, tmp_path: Path) -> None
         ("codex", "trust"),
         ("codex", "hooks-reviewed"),
         ("codex", "login-path"),
+        ("gemini", "hooks"),
+        ("gemini", "trust"),
     }
     _golden("doctor_ok.txt", text, tmp_path, gw)
 
@@ -91,6 +95,7 @@ def test_doctor_on_a_broken_setup(gateway_factory: Any, tmp_path: Path) -> None:
     assert failed == {
         ("frontdesk", "gateway"),
         ("claude", "hooks"),
+        ("gemini", "hooks"),
         ("codex", "hooks-resolve"),
         ("codex", "trust"),
         ("codex", "login-path"),

@@ -21,6 +21,9 @@ def detect_context(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
     elif env.get("CODEX_THREAD_ID") or env.get("CODEX_SESSION_ID"):
         ctx["harness"] = "codex"
         ctx.setdefault("session", env.get("CODEX_THREAD_ID") or env.get("CODEX_SESSION_ID"))
+    elif env.get("GEMINI_CLI") == "1":  # Gemini CLI's shell tool; it does not export the session id
+        ctx["harness"] = "gemini"
+        ctx.setdefault("session", env.get("GEMINI_SESSION_ID"))
     pid = env.get("CLAUDE_PID") or env.get("FRONTDESK_AGENT_PID") or ""
     if pid.isdigit():  # the agent's own process (FRONTDESK_AGENT_PID for harnesses that do not say)
         ctx["agent_pid"] = int(pid)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from frontdesk.agents import install as inst
+from frontdesk.agents.harnesses import adapter, names
 
 __all__ = ["Check", "codex_setup", "diagnose", "login_shell_finds", "render", "hook_commands"]
 
@@ -172,6 +173,26 @@ def _codex_extra(project: Path, codex_home: Path, login_path: str | None) -> lis
     return out
 
 
+def _gemini_trust(project: Path, home: Path) -> Check:
+    """Gemini CLI runs project hooks only in a trusted folder (`~/.gemini/trustedFolders.json`)."""
+    try:
+        trusted = json.loads((home / ".gemini" / "trustedFolders.json").read_text())
+    except (OSError, ValueError):
+        trusted = {}
+    root = project.resolve()
+    ok = isinstance(trusted, dict) and any(
+        v == "TRUST_FOLDER"
+        and (root == Path(k) or Path(k) in root.parents)
+        or v == "TRUST_PARENT"
+        and Path(k) in (root, *root.parents)
+        for k, v in trusted.items()
+    )
+    if ok:
+        return Check("gemini", "trust", True, f"folder {project} trusted: project hooks run")
+    fix = f"open `gemini` in {project} once and trust the folder (project hooks are skipped until then)"
+    return Check("gemini", "trust", False, f"folder {project} not trusted: Gemini skips its project hooks", fix)
+
+
 def _login_fix() -> str:
     exe = shutil.which("frontdesk")
     if exe is None:
@@ -190,14 +211,10 @@ def diagnose(project: Path, env: Mapping[str, str], gateway_ok: tuple[bool, str]
     ok, detail = gateway_ok
     checks = [Check("frontdesk", "gateway", ok, detail, None if ok else "frontdesk serve (or check FRONTDESK_SOCKET)")]
     login = login_shell_finds("frontdesk", env)
-    harnesses = {
-        "claude": (
-            "claude",
-            {"project": project / ".claude" / "settings.json", "user": home / ".claude" / "settings.json"},
-        ),
-        "codex": ("codex", {"project": project / ".codex" / "hooks.json", "user": codex_home / "hooks.json"}),
-    }
-    for name, (binary, files) in harnesses.items():
+    for name in names():
+        h = adapter(name)
+        binary = h.binary
+        files = {scope: h.settings_paths(scope, project, home)["hooks"] for scope in ("project", "user")}
         on_path = ctx["which"](binary)
         if on_path is None and not any(hook_commands(p) for p in files.values()):
             checks.append(Check(name, "installed", None, f"{binary} not on PATH and no frontdesk hooks: skipped"))
@@ -214,6 +231,8 @@ def diagnose(project: Path, env: Mapping[str, str], gateway_ok: tuple[bool, str]
         checks += _hooks(name, binary, files, ctx)
         if name == "codex":
             checks += _codex_extra(project, codex_home, login)
+        if name == "gemini" and hook_commands(files["project"]):
+            checks.append(_gemini_trust(project, home))
     return checks
 
 

@@ -55,32 +55,12 @@ def reach_from_env(env: Mapping[str, str]) -> dict[str, Any]:
 
 
 def render_output(harness: str, event: str, got: Mapping[str, Any]) -> tuple[str, str, int]:
-    """(stdout, stderr, exit code) for the harness, from the gateway's answer."""
-    text = str(got.get("text") or "")
-    if event in ("Stop", "SubagentStop"):
-        if got.get("delivery") and text:
-            return json.dumps({"decision": "block", "reason": text}), "", 0
-        return "", "", 0
-    if event == "rewake":
-        if got.get("delivery") and text:
-            return "", text + "\n", 2
-        return "", "", 0
-    if event in ("SessionStart", "UserPromptSubmit"):
-        from frontdesk.agents.framing import queue_line
+    """(stdout, stderr, exit code) for the harness, from the gateway's answer (its adapter's shapes)."""
+    from frontdesk.agents.harnesses import for_harness
+    from frontdesk.agents.harnesses.base import render_common
 
-        parts = [
-            p
-            for p in (
-                text,
-                queue_line(got.get("active_jobs") or [], int(got.get("unread") or 0) if not got.get("delivery") else 0),
-            )
-            if p
-        ]
-        if not parts:
-            return "", "", 0
-        out = {"hookSpecificOutput": {"hookEventName": event, "additionalContext": "\n\n".join(parts)}}
-        return json.dumps(out), "", 0
-    return "", "", 0
+    h = for_harness(harness)
+    return h.render(event, got) if h is not None else render_common(event, got)
 
 
 def _write_env_file(env: Mapping[str, str], sid: str) -> None:
@@ -102,7 +82,10 @@ def run_hook(
 ) -> tuple[str, str, int]:
     """Handle one hook run; returns (stdout, stderr, exit code). Raises FrontdeskError on gateway trouble."""
     event = EVENTS[name]
-    sid = str(payload.get("session_id") or payload.get("thread-id") or payload.get("thread_id") or "")
+    from frontdesk.agents.harnesses import for_harness
+
+    h = for_harness(harness)
+    sid = (h.session_id(payload) if h is not None else None) or str(payload.get("session_id") or "")
     if not sid:
         return "", "frontdesk hook: no session id in the hook input\n", 0
     if event == "SessionStart":

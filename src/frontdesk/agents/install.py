@@ -1,5 +1,6 @@
-"""`frontdesk hooks install|uninstall claude|codex [--project|--user]`: merge our hooks into the harness's
-settings without touching anything else, and undo it byte for byte.
+"""`frontdesk hooks install|uninstall claude|codex|gemini [--project|--user]`: merge our hooks into the
+harness's settings without touching anything else, and undo it byte for byte. What to write where is
+each harness adapter's (agents/harnesses/); this module owns the merge, the records and the undo.
 
 Claude Code: `.claude/settings.json` (project) or `~/.claude/settings.json` (user).
 Codex: `.codex/hooks.json` (project) or `$CODEX_HOME/hooks.json` (user, default `~/.codex`); with
@@ -18,13 +19,13 @@ import hashlib
 import json
 import os
 import re
-import shlex
-import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from frontdesk.errors import ConfigError, UserError
+from frontdesk.agents.harnesses import adapter
+from frontdesk.agents.harnesses.base import PORTABLE, HookPlan, hook_argv, hook_command, portable
+from frontdesk.agents.harnesses.claude import guard_entry
+from frontdesk.errors import ConfigError
 
 __all__ = [
     "HookPlan",
@@ -39,53 +40,16 @@ __all__ = [
     "is_ours",
     "portable",
     "PORTABLE",
+    "guard_entry",
+    "hook_argv",
 ]
+
+_DEFAULT_PLAN = HookPlan()
 
 _OURS = re.compile(
     r"(?:^|[/\s'\"])frontdesk(?:\.exe)?['\"]?\s+(?:guard\s+)?hook\b|frontdesk\.agents\.hooks\s"
     r"|frontdesk\.cli\.guard\s+hook\b"
 )
-
-
-@dataclass(frozen=True)
-class HookPlan:
-    """Timeouts (seconds) of the installed hooks."""
-
-    stop_timeout: int = 900
-    rewake_timeout: int = 86400
-    quick_timeout: int = 30
-    guard: bool = True
-    """Also install the guard as the PreToolUse hook of the Bash tool (Claude Code)."""
-
-
-def hook_argv(event: str, harness: str, budget: float | None = None, exe: str | None = None) -> list[str]:
-    """The argv of one of our hooks: the handler module run by frontdesk's own interpreter.
-
-    Same handler as `frontdesk hook EVENT`, without building the whole CLI parser: a hook is a fresh
-    process on every turn (bench/agent_hook_coldstart.py measures the difference).
-    """
-    argv = [exe or sys.executable, "-m", "frontdesk.agents.hooks", event, "--harness", harness]
-    return argv + (["--budget", str(int(budget))] if budget is not None else [])
-
-
-PORTABLE = "portable"
-"""`exe` for project installs: the command finds `frontdesk` on PATH and is a silent no-op without it."""
-
-
-def portable(words: list[str]) -> str:
-    """A hook command that resolves on any machine: `frontdesk ...` from PATH, nothing when absent.
-
-    Project settings are committed and run on colleagues' machines, where the installer's virtualenv
-    does not exist (issue 19, defect 3). `exec` keeps the hook's exit code (the rewake hook's 2).
-    """
-    return "command -v frontdesk >/dev/null 2>&1 || exit 0; exec " + shlex.join(["frontdesk", *words])
-
-
-def hook_command(event: str, harness: str, budget: float | None = None, exe: str | None = None) -> str:
-    """The shell command a harness runs for one of our hooks (`exe=PORTABLE`: found on PATH)."""
-    if exe == PORTABLE:
-        return portable(["hook", *hook_argv(event, harness, budget, "python")[3:]])
-    return shlex.join(hook_argv(event, harness, budget, exe))
 
 
 def is_ours(hook: Any) -> bool:
@@ -94,52 +58,14 @@ def is_ours(hook: Any) -> bool:
     return isinstance(cmd, str) and bool(_OURS.search(cmd))
 
 
-def _cmd(event: str, harness: str, timeout: int, exe: str | None, budget: bool = False, **extra: Any) -> dict[str, Any]:
-    entry: dict[str, Any] = {
-        "type": "command",
-        "command": hook_command(event, harness, timeout - 20 if budget else None, exe),
-        "timeout": timeout,
-    }
-    entry.update(extra)
-    return entry
-
-
-def claude_entries(plan: HookPlan = HookPlan(), exe: str | None = None) -> dict[str, list[dict[str, Any]]]:
+def claude_entries(plan: HookPlan = _DEFAULT_PLAN, exe: str | None = None) -> dict[str, list[dict[str, Any]]]:
     """Our matcher groups per Claude Code event."""
-    h = "claude-code"
-    return {
-        "SessionStart": [{"hooks": [_cmd("session-start", h, plan.quick_timeout, exe)]}],
-        "UserPromptSubmit": [{"hooks": [_cmd("prompt", h, plan.quick_timeout, exe)]}],
-        "Stop": [
-            {
-                "hooks": [
-                    _cmd("stop", h, plan.stop_timeout, exe, budget=True),
-                    _cmd("rewake", h, plan.rewake_timeout, exe, budget=True, **{"async": True, "asyncRewake": True}),
-                ]
-            }
-        ],
-        "SessionEnd": [{"hooks": [_cmd("session-end", h, plan.quick_timeout, exe)]}],
-        **(
-            {"PreToolUse": [{"matcher": "Bash", "hooks": [guard_entry(plan.quick_timeout, exe)]}]} if plan.guard else {}
-        ),
-    }
+    return adapter("claude").entries(plan, exe)
 
 
-def guard_entry(timeout: int, exe: str | None = None) -> dict[str, Any]:
-    """The guard as a PreToolUse hook: checks each Bash command before it runs (allow/ask/deny)."""
-    argv = [exe or sys.executable, "-m", "frontdesk.cli.guard", "hook"]
-    cmd = portable(["guard", "hook"]) if exe == PORTABLE else shlex.join(argv)
-    return {"type": "command", "command": cmd, "timeout": timeout}
-
-
-def codex_entries(plan: HookPlan = HookPlan(), exe: str | None = None) -> dict[str, list[dict[str, Any]]]:
+def codex_entries(plan: HookPlan = _DEFAULT_PLAN, exe: str | None = None) -> dict[str, list[dict[str, Any]]]:
     """Our matcher groups per Codex event (Codex has no async rewake: `notify` and resume cover idle)."""
-    h = "codex"
-    return {
-        "SessionStart": [{"hooks": [_cmd("session-start", h, plan.quick_timeout, exe)]}],
-        "UserPromptSubmit": [{"hooks": [_cmd("prompt", h, plan.quick_timeout, exe)]}],
-        "Stop": [{"hooks": [_cmd("stop", h, plan.stop_timeout, exe, budget=True)]}],
-    }
+    return adapter("codex").entries(plan, exe)
 
 
 def merge_hooks(settings: dict[str, Any], ours: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
@@ -184,20 +110,9 @@ def unmerge_hooks(settings: dict[str, Any]) -> dict[str, Any]:
 
 
 # -- files ----------------------------------------------------------------------------------------
-def _codex_home() -> Path:
-    return Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
-
-
 def target_paths(harness: str, scope: str, project: Path | None = None) -> dict[str, Path]:
     """The files an install touches: {"hooks": path} and, for Codex, {"config": config.toml}."""
-    root = project or Path.cwd()
-    if harness == "claude":
-        base = root / ".claude" if scope == "project" else Path.home() / ".claude"
-        return {"hooks": base / "settings.json"}
-    if harness == "codex":
-        base = root / ".codex" if scope == "project" else _codex_home()
-        return {"hooks": base / "hooks.json", "config": base / "config.toml"}
-    raise UserError(f"unknown harness {harness!r} (claude or codex)")
+    return adapter(harness).settings_paths(scope, project or Path.cwd(), Path.home())
 
 
 def _state_file(path: Path) -> Path:
@@ -330,18 +245,19 @@ def install(
     harness: str,
     scope: str = "project",
     project: Path | None = None,
-    plan: HookPlan = HookPlan(),
+    plan: HookPlan = _DEFAULT_PLAN,
     exe: str | None = None,
 ) -> list[str]:
-    """Merge frontdesk's hooks into the harness settings; one message per file touched."""
+    """Merge frontdesk's hooks into the harness settings; one message per file touched, then the steps left."""
+    h = adapter(harness)
     paths = target_paths(harness, scope, project)
     if exe is None and scope == "project":
         exe = PORTABLE  # committed with the project: must not name this machine's virtualenv
-    if harness == "claude":
-        return [_install_json(paths["hooks"], claude_entries(plan, exe))]
-    msgs = [_install_json(paths["hooks"], codex_entries(plan, exe))]
+    msgs = [_install_json(paths["hooks"], h.entries(plan, exe))]
+    if h.name != "codex":
+        return msgs
     if scope == "user":
-        msgs.append(_install_notify(paths["config"], exe))
+        msgs.append(_install_notify(paths["config"], None if exe == PORTABLE else exe))
     else:  # Codex 0.171 ignores `notify` in a project's .codex/config.toml (it says so at start)
         msgs.append(
             "Codex reads `notify` only from the user's config.toml: run `frontdesk hooks install "

@@ -18,6 +18,7 @@ class Harness(StrEnum):
 
     CLAUDE_CODE = "claude-code"
     CODEX = "codex"
+    GEMINI = "gemini"
     CURSOR = "cursor"
     COPILOT = "copilot"
     OTHER = "other"
@@ -26,7 +27,12 @@ class Harness(StrEnum):
     def parse(cls, value: str | None) -> Harness:
         """Map a loose name (claude, claude-code, codex...) to a member; unknown → OTHER."""
         text = (value or "").strip().lower()
-        aliases = {"claude": cls.CLAUDE_CODE, "claude_code": cls.CLAUDE_CODE, "claudecode": cls.CLAUDE_CODE}
+        aliases = {
+            "claude": cls.CLAUDE_CODE,
+            "claude_code": cls.CLAUDE_CODE,
+            "claudecode": cls.CLAUDE_CODE,
+            "gemini-cli": cls.GEMINI,
+        }
         if text in aliases:
             return aliases[text]
         try:

@@ -19,11 +19,11 @@ def register(sub: Any) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_sessions)
 
-    h = sub.add_parser("hooks", help="install or remove frontdesk's hooks in Claude Code / Codex settings")
+    h = sub.add_parser("hooks", help="install or remove frontdesk's hooks in Claude Code / Codex / Gemini CLI settings")
     hs = h.add_subparsers(dest="hooks_cmd", metavar="ACTION")
     for action in ("install", "uninstall"):
         a = hs.add_parser(action, help=f"{action} the hooks")
-        a.add_argument("harness", choices=["claude", "codex"])
+        a.add_argument("harness", help="claude, codex or gemini (or a harness a site package registers)")
         scope = a.add_mutually_exclusive_group()
         scope.add_argument(
             "--project", dest="scope", action="store_const", const="project", help="this project's settings (default)"

@@ -21,12 +21,14 @@ __all__ = ["HeadlessChannel", "resume_argv", "pid_alive"]
 
 
 def resume_argv(session: Session, text: str, settings: AgentSettings) -> list[str] | None:
-    """The command that resumes `session` with `text` as the next prompt (None for other harnesses)."""
-    if session.harness is Harness.CLAUDE_CODE:
-        return [settings.claude_bin, "-p", text, "--resume", session.id, "--output-format", "json"]
-    if session.harness is Harness.CODEX:
-        return [settings.codex_bin, "exec", "--skip-git-repo-check", "resume", session.id, text]
-    return None
+    """The command that resumes `session` with `text` as the next prompt (its harness adapter's; None: none)."""
+    from frontdesk.agents.harnesses import for_harness
+
+    adapter = for_harness(str(session.harness))
+    if adapter is None:
+        return None
+    binary = {Harness.CLAUDE_CODE: settings.claude_bin, Harness.CODEX: settings.codex_bin}.get(session.harness)
+    return adapter.resume_argv(session.id, text, binary)
 
 
 def pid_alive(pid: Any) -> bool:
