@@ -11,7 +11,7 @@ from typing import Any
 
 from frontdesk.events.models import Event, EventKind
 from frontdesk.jobs.record import EndStage, JobRecord
-from frontdesk.jobs.state import TERMINAL_STATES
+from frontdesk.jobs.state import TERMINAL_STATES, JobState
 
 __all__ = ["JobStore", "job_record"]
 
@@ -130,7 +130,8 @@ class JobStore:
         """PENDING jobs that have not been handed to the backend yet."""
         return _records(
             self.conn.execute(
-                "SELECT * FROM jobs WHERE state='PENDING' AND backend_id IS NULL AND submitting=0 ORDER BY id"
+                "SELECT * FROM jobs WHERE state=? AND backend_id IS NULL AND submitting=0 ORDER BY id",
+                (JobState.PENDING.value,),
             )
         )
 
