@@ -131,7 +131,7 @@ def test_script_content_canary_is_refused(shim_env: Any, tmp_path: Path) -> None
 def test_unknown_option_fails_like_sbatch_without_reaching_it(shim_env: Any, tmp_path: Path) -> None:
     _, run = shim_env()
     out = run("sbatch", "--no-such-option", "--wrap", CANARY)
-    assert out.returncode == 1 and "unrecognized option '--no-such-option'" in out.stderr
+    assert out.returncode == 255 and "unrecognized option '--no-such-option'" in out.stderr
     refused = run("sbatch", "--uid=0", "--wrap", "true")
     assert refused.returncode == 1 and "--uid is not accepted" in refused.stderr
     assert not (tmp_path / "real-sbatch-ran").exists()

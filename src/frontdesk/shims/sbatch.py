@@ -42,7 +42,11 @@ _NOT_SCRIPT = (
 
 
 class SbatchError(Exception):
-    """A command line sbatch would refuse: the message sbatch prints, exit status 1."""
+    """A command line sbatch would refuse: the message sbatch prints and its exit status (1, 255 for options)."""
+
+    def __init__(self, message: str, status: int = 1) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 @dataclass
@@ -165,7 +169,7 @@ def build_spec(argv: Sequence[str], cwd: str, stdin: Any = None) -> Submission:
     try:
         cli, rest = split_command_line(argv)
     except OptionError as exc:
-        raise SbatchError(f'sbatch: {exc}\nTry "sbatch --help" for more information') from None
+        raise SbatchError(f'sbatch: {exc}\nTry "sbatch --help" for more information', status=255) from None
     first = _merge(cli)
     if any(opt.kind is Kind.INFO for opt, _ in cli):
         return Submission(spec={}, info=True)
@@ -266,7 +270,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sub = build_spec(args_in, os.getcwd())
     except SbatchError as exc:
         sys.stderr.write(f"{exc}\n")
-        return 1
+        return exc.status
     if sub.info:
         exec_real("sbatch", args_in, "submits nothing")
     return _submit(sub)
