@@ -7,8 +7,8 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from frontdesk.memory.classify import Signature, classify, load_catalog
-from frontdesk.memory.kinds import FailureKind
+from frontdesk.reports.classify import Signature, classify, load_catalog
+from frontdesk.reports.kinds import FailureKind
 from frontdesk.spec.units import format_bytes, format_duration
 
 __all__ = [

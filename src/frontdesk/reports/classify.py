@@ -3,19 +3,20 @@
 Pure: no clock, database or I/O beyond reading the packaged catalog once. The matchers are data
 (`catalog.toml`); this module compiles them, runs them over the tail of a log, and normalises what
 they find (paths, numbers, ids, hex, timestamps stripped) so that one failure matches across runs,
-days and users.
+days and users. It sits with the reports (below the plug-ins) because reports, lessons and `--json`
+share its vocabulary (`FailureKind`); the failure memory re-exports it with the secret scanner wired in
+(`frontdesk.memory.classify`). Callers that have not redacted the text pass `redact`.
 """
 
 from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from typing import Any
-
-from frontdesk.guard.secrets import redact
 
 __all__ = ["Catalog", "KindInfo", "Matcher", "Signature", "classify", "load_catalog", "normalise"]
 
@@ -25,26 +26,11 @@ _SCAN_BYTES = 256 * 1024
 # States whose meaning wins over whatever else the log says; a matcher of another kind cannot explain them.
 _STRICT_STATES = {"TIMEOUT", "DEADLINE", "OUT_OF_MEMORY", "NODE_FAIL", "BOOT_FAIL", "PREEMPTED"}
 _CANCELLED_KINDS = {"walltime", "node_failure", "host_oom", "preempted"}
-_NO_DETAIL_KINDS = {
-    "host_oom",
-    "cuda_oom",
-    "walltime",
-    "node_failure",
-    "disk_quota",
-    "permission_denied",
-    "cancelled",
-    "preempted",
-    "dependency",
-    "nan_loss",
-    "address_in_use",
-    "device_mismatch",
-    "segfault",
-    "illegal_instruction",
-    "no_gpu",
-    "driver_mismatch",
-    "mpi_launch",
-    "package_resolution",
-}
+_NO_DETAIL_KINDS = frozenset(
+    "host_oom cuda_oom walltime node_failure disk_quota permission_denied cancelled preempted dependency nan_loss "
+    "address_in_use device_mismatch segfault illegal_instruction no_gpu driver_mismatch mpi_launch "
+    "package_resolution".split()
+)
 
 
 @dataclass(frozen=True)
@@ -200,7 +186,7 @@ def parse_catalog(data: dict[str, Any]) -> Catalog:
 @lru_cache(maxsize=1)
 def load_catalog() -> Catalog:
     """The packaged catalog, compiled once."""
-    text = resources.files("frontdesk.memory").joinpath("catalog.toml").read_text()
+    text = resources.files("frontdesk.reports").joinpath("catalog.toml").read_text()
     return parse_catalog(tomllib.loads(text))
 
 
@@ -363,7 +349,11 @@ def _best(cat: Catalog, text: str, lowered: bytes, state: str | None) -> tuple[i
 
 
 def classify(
-    text: str, state: str | None = None, exit_code: int | None = None, catalog: Catalog | None = None
+    text: str,
+    state: str | None = None,
+    exit_code: int | None = None,
+    catalog: Catalog | None = None,
+    redact: Callable[[str], str] | None = None,
 ) -> Signature:
     """Classify one ending from its log text (stdout and stderr tails, joined) and its end state."""
     cat = catalog or load_catalog()
@@ -371,7 +361,9 @@ def classify(
     if state == "COMPLETED":
         return Signature(state, "ok", "", "completed")
     # Redacted before anything else reads it: details, causes, signatures and lessons are built from this text.
-    text = redact(text[-_SCAN_BYTES:])
+    text = text[-_SCAN_BYTES:]
+    if redact is not None:
+        text = redact(text)
     # ASCII bytes, one per character ('?' for the rest): offsets match `text`, and lowering is cheap
     lowered = text.encode("ascii", "replace").lower()
     found = _best(cat, text, lowered, state)

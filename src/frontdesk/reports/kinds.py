@@ -1,7 +1,7 @@
 """The one vocabulary of failure kinds: reports, `--json` output, lessons and the catalog all use these names.
 
-Each member but `OK` and `UNKNOWN` has an entry under `[kinds]` in `catalog.toml` (its summary and next
-step); a test keeps the two in step. Job *states* (Slurm's names) are another vocabulary: a state says
+Each member but `OK` and `UNKNOWN` has an entry under `[kinds]` in `reports/catalog.toml` (its summary and
+next step); a test keeps the two in step. Job *states* (Slurm's names) are another vocabulary: a state says
 how a job ended, a kind says why.
 """
 

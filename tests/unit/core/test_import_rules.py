@@ -31,8 +31,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("backends.slurm.render", "policy.priority"): "H4: the nice/priority mapping moves below the backends",
     ("backends.slurm.plugin", "shims.squeue"): "H4: the squeue formatting the shim and the plug-in share moves down",
     ("backends.slurm.placement", "policy.catalog"): "H4: the GPU catalog moves to a models-level module",
-    ("reports.build", "memory.classify"): "H2: the one failure vocabulary (memory's catalog) moves to a lower module",
-    ("reports.build", "memory.kinds"): "H2: the one failure vocabulary (memory's catalog) moves to a lower module",
 }
 
 
