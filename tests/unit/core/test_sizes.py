@@ -26,7 +26,6 @@ LONG_FUNCTIONS: dict[str, str] = {
     # "path:function": owner (to be split)
     "agents/api.py:build_router": "H3: delivery service out of the routes",
     "agents/doctor.py:_codex_extra": "H3",
-    "api/app.py:create_app": "H5: routes in their own modules",
     "backends/shepherd.py:run": "H8: the shepherd split into steps",
     "cli/jobs.py:register": "H5",
     "guard/checker.py:fetch_targets": "H1",

@@ -1,0 +1,79 @@
+"""`GET /v1/events`: the journal (a page) or a server-sent stream, each filtered to what the caller may see."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import StreamingResponse
+
+from frontdesk.events.models import Event
+from frontdesk.gateway import Gateway
+
+__all__ = ["router"]
+
+router = APIRouter(prefix="/v1")
+
+
+@router.get("/events", response_model=None)
+async def events(
+    request: Request,
+    since: int = Query(default=0, ge=0),
+    follow: bool = False,
+    job: int | None = None,
+    kind: list[str] = Query(default=[]),
+) -> Any:
+    gw: Gateway = request.app.state.gw
+    access, caller = request.app.state.access, request.state.caller
+
+    def visible(e: Event) -> bool:
+        return bool(access.sees_event(caller, e))
+
+    if not follow:
+        # A page of the journal, filtered; a page the caller may see none of is skipped, never answered
+        # empty (clients page until an empty answer).
+        cursor, shown = since, list[dict[str, Any]]()
+        while not shown and (found := gw.store.events_since(cursor, job_id=job, kinds=kind)):
+            shown = [e.to_dict() for e in found if visible(e)]
+            cursor = found[-1].seq
+        return shown
+    return StreamingResponse(_stream(gw, since, job, kind, visible), media_type="text/event-stream")
+
+
+async def _stream(
+    gw: Gateway, since: int, job: int | None, kinds: list[str], visible: Callable[[Event], bool]
+) -> AsyncIterator[bytes]:
+    """Server-sent events the caller may see: the stored journal after `since`, then live events, each once."""
+    queue: asyncio.Queue[Event] = asyncio.Queue()
+    unsubscribe = gw.bus.subscribe(queue.put_nowait)
+    try:
+        last = since
+        for event in gw.store.events_since(since, job_id=job, kinds=kinds):
+            last = event.seq
+            if visible(event):
+                yield _sse(event)
+        idle = 0.0
+        while not gw.closing:  # a stopping gateway ends its streams; clients resume with --since
+            try:
+                event = await asyncio.wait_for(queue.get(), timeout=1.0)
+            except TimeoutError:
+                idle += 1.0
+                if idle >= 15:
+                    idle = 0.0
+                    yield b": keep-alive\n\n"
+                continue
+            idle = 0.0
+            if event.seq <= last or (job is not None and event.job_id != job) or (kinds and event.kind not in kinds):
+                continue
+            last = event.seq
+            if visible(event):
+                yield _sse(event)
+    finally:
+        unsubscribe()
+
+
+def _sse(event: Event) -> bytes:
+    return f"id: {event.seq}\ndata: {json.dumps(event.to_dict(), default=str)}\n\n".encode()

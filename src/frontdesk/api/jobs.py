@@ -1,0 +1,250 @@
+"""`/v1` job routes: submit, list, queue, cluster, one job, cancel, report, logs, wait, notify, health.
+
+Each route reads the gateway and the access rules from `request.app.state` (set by `create_app`) and checks
+the caller (`request.state.caller`) before it reads or acts: refusals are 403 and journalled (api/access.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from typing import Any, Literal
+
+from fastapi import APIRouter, Query, Request
+from pydantic import BaseModel, ConfigDict, Field
+
+from frontdesk.api.access import Access, Action
+from frontdesk.errors import Conflict, UserError
+from frontdesk.gateway import Gateway
+from frontdesk.identity import Caller
+from frontdesk.plugins import SubmitContext
+from frontdesk.spec.bounds import check_text
+from frontdesk.spec.model import JobSpec, parse_spec_text, validate_spec
+from frontdesk.store.jobs import job_record
+from frontdesk.tails import read_tail_lines
+
+__all__ = ["router", "owner_of", "unix_groups"]
+
+router = APIRouter(prefix="/v1")
+
+
+class SubmitBody(BaseModel):
+    """POST /v1/jobs."""
+
+    model_config = ConfigDict(extra="forbid")
+    spec: dict[str, Any] | None = None
+    spec_text: str | None = Field(default=None, max_length=1_000_000)
+    format: Literal["yaml", "json"] | None = None
+    context: dict[str, Any] = Field(default_factory=dict)
+
+
+class WaitBody(BaseModel):
+    """POST /v1/wait."""
+
+    model_config = ConfigDict(extra="forbid")
+    ids: list[int] = Field(min_length=1, max_length=10000)
+    mode: Literal["any", "all"] = "all"
+    timeout: float | None = Field(default=None, ge=0, le=7 * 86400)
+
+
+class NotifyBody(BaseModel):
+    """POST /v1/notify: the push path."""
+
+    model_config = ConfigDict(extra="forbid")
+    backend: str
+    ids: list[str] = Field(max_length=10000)
+    info: dict[str, Any] = Field(default_factory=dict)
+
+
+def unix_groups(user: str) -> tuple[str, ...]:
+    """The Unix groups of a user (primary first), for fairshare and lab membership; () for unknown users."""
+    import grp
+    import pwd
+
+    try:
+        primary = grp.getgrgid(pwd.getpwnam(user).pw_gid).gr_name
+    except KeyError:
+        return ()
+    others = sorted(g.gr_name for g in grp.getgrall() if user in g.gr_mem and g.gr_name != primary)
+    return (primary, *others)
+
+
+def owner_of(row: Any) -> str | None:
+    """The principal owning a stored job (a row or a JobRecord)."""
+    owner = row["principal"]
+    return None if owner is None else str(owner)
+
+
+def _str(value: Any) -> str | None:
+    return str(value) if value not in (None, "") else None
+
+
+def _parts(request: Request) -> tuple[Gateway, Access, Caller]:
+    state = request.app.state
+    return state.gw, state.access, request.state.caller
+
+
+def _job(request: Request, job_id: int, action: Action, verb: str) -> Any:
+    """The job, once the caller may do `action` on it (NotFound, or Forbidden journalled)."""
+    gw, access, caller = _parts(request)
+    row = gw.get_job(job_id)
+    access.job(caller, job_id, owner_of(row), action, verb)
+    return row
+
+
+@router.get("/health")
+async def health(request: Request) -> dict[str, Any]:
+    gw = request.app.state.gw
+    return {
+        "ok": True,
+        "backend": gw.backend.name,
+        "pid": os.getpid(),
+        "uptime_s": time.time() - gw.started_at,
+        "last_seq": gw.store.last_seq(),
+        "plugins": [getattr(p, "name", "?") for p in gw.plugins],
+    }
+
+
+def _spec(body: SubmitBody) -> JobSpec:
+    if body.spec is not None and body.spec_text is not None:
+        raise UserError("give either 'spec' or 'spec_text', not both")
+    if body.spec is not None:
+        return validate_spec(body.spec)
+    if body.spec_text is not None:
+        return parse_spec_text(body.spec_text, body.format)
+    raise UserError("a job needs 'spec' or 'spec_text'")
+
+
+def _context(caller: Caller, c: dict[str, Any]) -> SubmitContext:
+    check_text(c, "context")  # lone surrogates and NUL bytes cannot be stored: 422, not 500
+    raw_env = c.get("env")
+    env: dict[str, Any] = raw_env if isinstance(raw_env, dict) else {}
+    return SubmitContext(
+        principal=caller.user,
+        uid=caller.uid,
+        groups=caller.groups or unix_groups(caller.user),
+        session=_str(c.get("session")),
+        harness=_str(c.get("harness")),
+        cwd=_str(c.get("cwd")),
+        source=_str(c.get("source")) or "api",
+        env={str(k): str(v) for k, v in env.items()},
+        extra={k: v for k, v in c.items() if k not in ("session", "harness", "cwd", "source", "env")},
+    )
+
+
+@router.post("/jobs")
+async def submit(body: SubmitBody, request: Request) -> dict[str, Any]:
+    gw, access, caller = _parts(request)
+    spec = _spec(body)
+    for dep in spec.depends_on:  # a job may wait only on jobs its submitter may see
+        if isinstance(dep, int) or str(dep).isdigit():
+            row = gw.store.get(int(dep))
+            if row is not None:
+                access.job(caller, int(dep), owner_of(row), Action.LIST, "depend on")
+    result: dict[str, Any] = await gw.submit(spec, _context(caller, body.context))
+    if result.get("duplicate") and not (caller.admin or caller.owns(result.get("principal"))):
+        # another user's idempotency key: never hand their job record (spec, environment) to this caller
+        raise access.deny(caller, "reuse the idempotency key of", f"job {result['id']}", result.get("principal"))
+    return result
+
+
+@router.get("/jobs")
+async def list_jobs(
+    request: Request,
+    state: list[str] = Query(default=[]),
+    session: str | None = None,
+    principal: str | None = None,
+    name: str | None = None,
+    active: bool = False,
+    limit: int = Query(default=200, ge=1, le=100000),
+) -> list[dict[str, Any]]:
+    gw, access, caller = _parts(request)
+    if not access.may(caller, None, Action.LIST) and not access.roles.labmates_read_jobs:
+        if principal not in (None, caller.user):
+            return []  # others' jobs are private: filtered out, as squeue does with PrivateData=jobs
+        principal = caller.user
+    rows = gw.store.select(
+        state=[s.upper() for s in state], session=session, principal=principal, name=name, active=active, limit=limit
+    )
+    return [job_record(r) for r in rows if access.may(caller, owner_of(r), Action.LIST)]
+
+
+@router.get("/queue")
+async def queue(request: Request) -> dict[str, Any]:
+    gw, access, caller = _parts(request)
+    rows = [r for r in gw.store.active() if access.may(caller, owner_of(r), Action.LIST)]
+    return {"jobs": [job_record(r) for r in rows], "inventory": gw.backend.inventory().to_dict()}
+
+
+def _own_rows(info: Any, caller: Caller, access: Access) -> Any:
+    """A plug-in's cluster view with other principals' rows (e.g. trial revocations) only where the caller may see."""
+    if not isinstance(info, dict):
+        return info
+    out = dict(info)
+    for key, rows in info.items():
+        if isinstance(rows, list) and rows and all(isinstance(r, dict) and "principal" in r for r in rows):
+            out[key] = [r for r in rows if access.may(caller, owner_of(r), Action.LIST)]
+    return out
+
+
+@router.get("/cluster")
+async def cluster(request: Request) -> dict[str, Any]:
+    gw, access, caller = _parts(request)
+    out: dict[str, Any] = {"backend": gw.backend.name, "inventory": gw.backend.inventory().to_dict()}
+    for plugin in gw.plugins:
+        info = getattr(plugin, "cluster_info", None)
+        if info is not None:
+            out[plugin.name] = _own_rows(info(), caller, access)
+    return out
+
+
+@router.get("/jobs/{job_id}")
+async def get_job(job_id: int, request: Request) -> dict[str, Any]:
+    return job_record(_job(request, job_id, Action.LIST, "see"))
+
+
+@router.post("/jobs/{job_id}/cancel")
+async def cancel(job_id: int, request: Request) -> dict[str, Any]:
+    _job(request, job_id, Action.ACT, "cancel")
+    result: dict[str, Any] = await request.app.state.gw.cancel(job_id)
+    return result
+
+
+@router.get("/jobs/{job_id}/report")
+async def report(job_id: int, request: Request) -> dict[str, Any]:
+    row = _job(request, job_id, Action.READ, "read the report of")
+    rep: dict[str, Any] | None = request.app.state.gw.report(job_id)
+    if rep is None:
+        raise Conflict(f"job {job_id} has not ended yet ({row['state']})")
+    return rep
+
+
+@router.get("/jobs/{job_id}/logs")
+async def logs(
+    job_id: int,
+    request: Request,
+    tail: int = Query(default=50, ge=1, le=10000),
+    stream: Literal["stdout", "stderr"] = "stdout",
+) -> dict[str, Any]:
+    gw = request.app.state.gw
+    row = _job(request, job_id, Action.LOGS, "read the logs of")
+    stored = row.stdout_path if stream == "stdout" else row.stderr_path
+    path = stored or str(gw.job_dir(job_id, row.attempt) / f"{stream}.log")
+    raw = await asyncio.to_thread(read_tail_lines, path, tail)  # N lines whenever the file has them
+    lines = [gw.redact(ln) for ln in raw]
+    return {"job_id": job_id, "stream": stream, "path": path, "lines": lines}
+
+
+@router.post("/wait")
+async def wait(body: WaitBody, request: Request) -> dict[str, Any]:
+    for job_id in body.ids:
+        _job(request, job_id, Action.READ, "wait for")
+    result: dict[str, Any] = await request.app.state.gw.wait(body.ids, body.mode, body.timeout)
+    return result
+
+
+@router.post("/notify")
+async def notify(body: NotifyBody, request: Request) -> dict[str, Any]:
+    changed = await request.app.state.gw.notify(body.backend, body.ids)
+    return {"ok": True, "changed": changed}
