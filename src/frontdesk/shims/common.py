@@ -95,11 +95,16 @@ def _connect(timeout: float) -> socket.socket:
         from frontdesk.paths import socket_path_from_env
 
         path = str(socket_path_from_env())
+    from frontdesk.paths import check_listener, check_rendezvous, trusted_uids
+
+    trusted = trusted_uids()
+    check_rendezvous(path, trusted)  # a socket someone else controls: nothing is sent (the real command answers)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(timeout)
     try:
         sock.connect(path)
-    except OSError:
+        check_listener(sock, path, trusted)
+    except BaseException:
         sock.close()
         raise
     return sock
@@ -113,7 +118,7 @@ def http_get(path: str, timeout: float = 10.0) -> Any:
 
     from frontdesk.errors import FrontdeskError, GatewayUnavailable, from_payload
 
-    token = os.environ.get("FRONTDESK_TOKEN")
+    token = os.environ.get("FRONTDESK_TOKEN") if os.environ.get("FRONTDESK_URL") else None  # never over a socket
     head = f"GET {path} HTTP/1.0\r\nHost: localhost\r\nAccept: application/json\r\n"
     if token:
         head += f"Authorization: Bearer {token}\r\n"

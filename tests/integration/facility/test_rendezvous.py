@@ -296,3 +296,16 @@ def pwd_home(user: str) -> str:
     import pwd
 
     return pwd.getpwnam(user).pw_dir
+
+
+def test_the_squeue_shim_sends_nothing_to_a_squatted_socket(facility_users: dict[str, int], squat: Any) -> None:
+    d = _dir_of("carol")
+    s = squat(d / "gateway.sock")
+    env = {"FRONTDESK_SOCKET": str(s.sock), "FRONTDESK_SHIM_STRICT": "1", "FRONTDESK_TOKEN": "alice-secret-token"}
+    code = "import sys; from frontdesk.shims.squeue import main; sys.exit(main([]))"
+    r = run_as("alice", [SYSTEM_PY, "-c", code], env=env)
+    assert (r.returncode, r.stdout, s.received()) == (69, "", b"")
+    assert r.stderr == (
+        f"squeue: frontdesk gateway unavailable: refusing the socket directory {d}: it belongs to uid "
+        f"{facility_users['carol']}, not to you or the service (nothing was sent)\n"
+    )
