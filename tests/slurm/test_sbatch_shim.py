@@ -321,3 +321,14 @@ def test_controller_down_serves_the_cached_view_with_a_note(shim_env: Any, tmp_p
     subprocess.run(["scancel", job_id], check=True)
     assert cached.returncode == 0 and cached.stdout == first.stdout, cached
     assert "the Slurm controller does not answer" in cached.stderr and "Unable to contact" in cached.stderr
+
+
+def test_sacct_shows_the_peak_frontdesk_measured(shim_env: Any, tmp_path: Path, memory_enforced: None) -> None:
+    gw, run = shim_env()
+    code = "x = bytearray(80 * 2**20); print(len(x))"
+    job_id = _submitted(run("sbatch", "--mem=300M", "--wrap", f"python3 -c '{code}'"))
+    job = [j for j in gw.client.jobs(limit=5) if j["backend_id"] == job_id][0]
+    assert gw.wait_state(job["id"], {"COMPLETED", "FAILED"}, timeout=60)["state"] == "COMPLETED"
+    out = run("sacct", "-P", "-n", "-j", job_id, "-o", "JobID,State,MaxRSS")
+    jid, state, maxrss = out.stdout.strip().split("|")
+    assert (jid, state) == (job_id, "COMPLETED") and maxrss.endswith("K") and int(maxrss[:-1]) >= 80 * 1024, out

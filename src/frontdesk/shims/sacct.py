@@ -1,14 +1,16 @@
 """`sacct` from the gateway's cached view plus the gateway's own history of Slurm jobs.
 
 Handles -j/--jobs, -u/--user, -a/--allusers, -n/--noheader, -P/--parsable2, -p/--parsable, -o/--format,
--X/--allocations, -s/--state, -S/-E (accepted: the view holds recent jobs only). One row per job
-(allocations; steps are not in the view). Anything else goes to the real sacct.
+-X/--allocations, -s/--state, -S/-E (default: since midnight, as sacct). One row per job (allocations;
+steps are not in the view), with MaxRSS/TotalCPU from what frontdesk measured. Anything else goes to the
+real sacct.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -39,6 +41,7 @@ _WIDTH = {
     "submit": 19,
     "workdir": 20,
     "nodelist": 15,
+    "maxrss": 10,
 }
 _LEFT = {"jobid", "jobidraw"}
 _NAMES = {
@@ -64,6 +67,8 @@ _NAMES = {
     "qos": "QOS",
     "reason": "Reason",
     "uid": "UID",
+    "maxrss": "MaxRSS",
+    "totalcpu": "TotalCPU",
 }
 
 
@@ -119,8 +124,62 @@ def _history_row(h: Mapping[str, Any]) -> dict[str, str]:
 
 
 def rows_from_view(view: Mapping[str, Any]) -> list[dict[str, str]]:
-    """One sacct-like row per job: the controller's jobs, then ended ones only the gateway remembers."""
-    return [_job_row(j) for j in view.get("jobs", [])] + [_history_row(h) for h in view.get("history", [])]
+    """One sacct-like row per job: the controller's jobs, then ended ones only the gateway remembers.
+
+    MaxRSS and TotalCPU are what frontdesk measured of the job (its cgroup's peak, its children's CPU)."""
+    rows = [_job_row(j) for j in view.get("jobs", [])] + [_history_row(h) for h in view.get("history", [])]
+    usage = view.get("usage") or {}
+    for row in rows:
+        used = usage.get(row["jobid"]) or {}
+        peak, cpu = used.get("peak_rss_bytes"), used.get("cpu_seconds")
+        row["maxrss"] = f"{int(peak) // 1024}K" if isinstance(peak, int | float) else ""
+        row["totalcpu"] = _cpu_time(float(cpu)) if isinstance(cpu, int | float) else ""
+    return rows
+
+
+def _cpu_time(seconds: float) -> str:
+    """sacct's TotalCPU: `MM:SS.mmm` under an hour, `[D-]HH:MM:SS` above."""
+    if seconds < 3600:
+        m, s = divmod(seconds, 60)
+        return f"{int(m):02d}:{s:06.3f}"
+    days, rest = divmod(int(seconds), 86400)
+    text = f"{rest // 3600:02d}:{rest % 3600 // 60:02d}:{rest % 60:02d}"
+    return f"{days}-{text}" if days else text
+
+
+_UNITS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400, "week": 604800}
+
+
+def when(text: str, now: float) -> float:
+    """Epoch seconds of sacct's -S/-E: `now[-N[unit]]`, `YYYY-MM-DD[THH:MM[:SS]]`, `HH:MM[:SS]` (today)."""
+    import re
+
+    t = text.strip().lower()
+    m = re.fullmatch(r"now(?:([-+])(\d+)(second|minute|hour|day|week)?s?)?", t)
+    if m:
+        delta = int(m.group(2) or 0) * _UNITS[m.group(3) or "second"]
+        return now - delta if m.group(1) == "-" else now + delta
+    try:
+        if re.fullmatch(r"\d{1,2}:\d{2}(:\d{2})?", t):
+            day = datetime.fromtimestamp(now).strftime("%Y-%m-%d")
+            return datetime.fromisoformat(f"{day}T{t}").timestamp()
+        return datetime.fromisoformat(text.strip()).timestamp()
+    except ValueError:
+        raise ShimArgs(f"time {text!r}") from None
+
+
+def in_window(row: Mapping[str, str], start: float | None, end: float | None, now: float) -> bool:
+    """sacct's -S/-E: jobs that were around between start and end (running ones count as ending now)."""
+
+    def ts(raw: str) -> float | None:
+        try:
+            return datetime.fromisoformat(raw).timestamp()
+        except ValueError:
+            return None
+
+    ended = ts(row.get("end", "")) or now
+    began = ts(row.get("start", "")) or ts(row.get("submit", "")) or now
+    return (start is None or ended >= start) and (end is None or began <= end)
 
 
 def _elapsed(raw: str) -> str:
@@ -195,6 +254,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = _parser().parse_args(args_in)
         fmt = args.format or DEFAULT_FIELDS
         _fields(fmt)
+        now = time.time()
+        midnight = datetime.fromtimestamp(now).replace(hour=0, minute=0, second=0, microsecond=0).timestamp()
+        start = when(args.starttime, now) if args.starttime else (None if args.jobs else midnight)
+        end = when(args.endtime, now) if args.endtime else None
     except ShimArgs as exc:
         exec_real("sacct", args_in, str(exc))
     from frontdesk.errors import FrontdeskError
@@ -212,6 +275,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for r in rows
         if (not ids or r["jobid"] in ids) and (not users or r["user"] in users) and (not states or r["state"] in states)
     ]
+    rows = [r for r in rows if in_window(r, start, end, now)]
     rows.sort(key=lambda r: int(r["jobid"]) if r["jobid"].isdigit() else 0)
     parsable = "P" if args.parsable2 else ("p" if args.parsable else None)
     sys.stdout.write(format_sacct(rows, fmt, header=not args.noheader, parsable=parsable))

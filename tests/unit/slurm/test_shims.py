@@ -115,7 +115,30 @@ def test_sacct_formats(golden: Any) -> None:
 
 def test_sacct_unknown_field_passes_through() -> None:
     with pytest.raises(ShimArgs):
-        format_sacct([], "JobID,MaxRSS", header=True, parsable=None)
+        format_sacct([], "JobID,AveVMSize", header=True, parsable=None)
+
+
+def test_sacct_maxrss_and_totalcpu_come_from_frontdesks_measurements() -> None:
+    view = {"jobs": VIEW, "usage": {"12": {"peak_rss_bytes": 300 * 2**20, "cpu_seconds": 65.5}}}
+    rows = [r for r in rows_from_view(view) if r["jobid"] in ("12", "10")]
+    assert format_sacct(rows, "JobID,MaxRSS,TotalCPU", header=False, parsable="P") == "10||\n12|307200K|01:05.500\n"
+
+
+def test_sacct_time_window() -> None:
+    from datetime import datetime
+
+    from frontdesk.shims.sacct import in_window, when
+
+    now = datetime.fromisoformat("2026-12-02T12:00:00").timestamp()
+    assert when("now-2hours", now) == now - 7200 and when("now", now) == now
+    assert when("2026-12-02T10:30", now) == now - 5400 and when("11:00", now) == now - 3600
+    with pytest.raises(ShimArgs):
+        when("last tuesday", now)
+    old = {"start": "2026-12-01T08:00:00", "end": "2026-12-01T09:00:00", "submit": "2026-12-01T07:00:00"}
+    running = {"start": "2026-12-02T11:00:00", "end": "Unknown", "submit": "2026-12-02T10:00:00"}
+    assert not in_window(old, when("now-1day", now), None, now) and in_window(running, when("now-1day", now), None, now)
+    assert in_window(old, None, when("2026-12-01T08:30", now), now)
+    assert not in_window(running, None, when("2026-12-01T08:30", now), now)
 
 
 @pytest.mark.parametrize(

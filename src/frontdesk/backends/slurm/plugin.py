@@ -124,6 +124,7 @@ class SlurmPlugin:
         }
         if history:
             out["history"] = self._history(records)
+            out["usage"] = self._usage()
         return out
 
     def _owned(self, records: Mapping[str, JobRecord]) -> dict[str, int]:
@@ -137,6 +138,25 @@ class SlurmPlugin:
             "ORDER BY id DESC LIMIT 2000"
         ).fetchall()
         return [dict(zip(r.keys(), r, strict=True)) for r in rows if str(r["backend_id"]) not in records]
+
+    def _usage(self) -> dict[str, dict[str, Any]]:
+        """What frontdesk measured of its ended Slurm jobs (peak memory, CPU), by Slurm id: sacct's MaxRSS
+        and TotalCPU on sites without accounting."""
+        import json
+
+        rows = self.gateway.store.conn.execute(
+            "SELECT backend_id, usage FROM jobs WHERE backend='slurm' AND backend_id IS NOT NULL "
+            "AND usage IS NOT NULL ORDER BY id DESC LIMIT 2000"
+        ).fetchall()
+        out: dict[str, dict[str, Any]] = {}
+        for bid, usage in rows:
+            try:
+                data = json.loads(usage)
+            except ValueError:
+                continue
+            if isinstance(data, dict):
+                out[str(bid)] = data
+        return out
 
     async def squeue_text(self, body: bytes) -> Response:
         """squeue's text for the socket-only client: body `uid=N\\0[SQUEUE_*=v\\0...]--\\0argv...`.
