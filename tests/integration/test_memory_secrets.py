@@ -101,6 +101,8 @@ def test_planted_secrets_reach_no_report_event_lesson_or_database_byte(lab: Any,
     events = list(lab.alice.events(since=0, job=job["id"]))
     assert {e["kind"] for e in events} >= {"job.report", "memory.lesson"}
     assert _leaked(json.dumps(events, ensure_ascii=False)) == []
+    everything = list(lab.client.events(since=0))  # the owner's view: every event of the gateway
+    assert len(everything) >= len(events) and _leaked(json.dumps(everything, ensure_ascii=False)) == []
 
     [lesson] = report["extra"]["memory"]["lessons"]
     shown = lab.alice.request("GET", f"/v1/memory/lessons/{lesson['id']}")
@@ -111,10 +113,12 @@ def test_planted_secrets_reach_no_report_event_lesson_or_database_byte(lab: Any,
     assert promoted["scope"] == "lab"
     assert _leaked(json.dumps(promoted, ensure_ascii=False)) == []
 
-    lab.stop()  # the WAL is checkpointed at close; read it before and after
-    db = lab.home / "frontdesk.db"
-    files = [p for p in lab.home.glob("frontdesk.db*") if p.is_file()]
-    assert db in files
-    blob = b"".join(p.read_bytes() for p in files).decode("utf-8", "replace")
+    # The database's bytes while it runs (the WAL holds the newest pages), then after a clean stop.
+    running = [p for p in lab.home.glob("frontdesk.db*") if p.is_file()]
+    blob = b"".join(p.read_bytes() for p in running).decode("utf-8", "replace")
+    lab.stop()
+    stopped = [p for p in lab.home.glob("frontdesk.db*") if p.is_file()]
+    assert lab.home / "frontdesk.db" in stopped
+    blob += b"".join(p.read_bytes() for p in stopped).decode("utf-8", "replace")
     assert "«redacted:aws-access-key:" in blob
     assert _leaked(blob) == []
