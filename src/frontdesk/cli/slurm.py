@@ -53,9 +53,13 @@ parts = ["uid=%d" % os.getuid()] + [k + "=" + v for k, v in E.items() if k.start
 body = "\0".join(parts + ["--"] + sys.argv[1:]).encode("utf-8", "surrogateescape")
 head = b"POST /v1/slurm/text/squeue HTTP/1.0" + CRLF + b"Host: frontdesk" + CRLF
 try:
+    P = E.get("FRONTDESK_SOCKET") or {socket!r}
+    D, S, U = os.stat(os.path.dirname(P) or "/"), os.lstat(P), (0, os.getuid())
+    if D.st_uid not in U or S.st_uid not in U or D.st_mode & 0o022 and not (D.st_mode & 0o1000 and D.st_uid == 0):
+        full()  # not ours or root's (a squatter's?): the full shim checks and refuses with a message
     s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     s.settimeout(15.0)
-    s.connect(E.get("FRONTDESK_SOCKET") or {socket!r})
+    s.connect(P)
     s.sendall(head + b"Content-Length: %d" % len(body) + CRLF + CRLF + body)
     chunks = []
     while True:

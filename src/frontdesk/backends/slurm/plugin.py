@@ -158,7 +158,7 @@ class SlurmPlugin:
                 out[str(bid)] = data
         return out
 
-    async def squeue_text(self, body: bytes) -> Response:
+    async def squeue_text(self, body: bytes, caller: str | None = None) -> Response:
         """squeue's text for the socket-only client: body `uid=N\\0[SQUEUE_*=v\\0...]--\\0argv...`.
 
         200 with stdout as the body, `X-Exit` and `X-Stderr-Hex`; 409 when the real squeue must answer."""
@@ -180,6 +180,7 @@ class SlurmPlugin:
             me = pwd.getpwuid(int(uid)).pw_name if uid.isdigit() else ""
         except KeyError:
             me = uid
+        me = caller or me  # the kernel's word (SO_PEERCRED) over the uid the body declares
         rc, out, err = answer(argv, environ, me, await self.squeue_view())
         headers = {"X-Exit": str(rc), "X-Stderr-Hex": err.encode().hex()}
         return Response(out, media_type="text/plain", headers=headers)
@@ -208,6 +209,6 @@ class SlurmPlugin:
 
         @r.post("/slurm/text/squeue")
         async def squeue_text(request: Request) -> Response:
-            return await self.squeue_text(await request.body())
+            return await self.squeue_text(await request.body(), getattr(request.state, "principal", None))
 
         return r
