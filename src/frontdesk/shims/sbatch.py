@@ -18,7 +18,7 @@ import re
 import shlex
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -96,6 +96,39 @@ def _merge(*layers: list[tuple[SbatchOption, str | None]]) -> dict[str, str | No
             if opt.kind is Kind.REFUSED:
                 raise SbatchError(f"sbatch: error: frontdesk: --{opt.name} is not accepted through the gateway")
             out[opt.name] = value
+    return out
+
+
+_INPUT_ENV = {
+    "SBATCH_ACCOUNT": "account",
+    "SBATCH_ARRAY_INX": "array",
+    "SBATCH_CONSTRAINT": "constraint",
+    "SBATCH_EXCLUSIVE": "exclusive",
+    "SBATCH_EXPORT": "export",
+    "SBATCH_GPUS": "gpus",
+    "SBATCH_GRES": "gres",
+    "SBATCH_HINT": "hint",
+    "SBATCH_JOB_NAME": "job-name",
+    "SBATCH_MEM_PER_CPU": "mem-per-cpu",
+    "SBATCH_MEM_PER_NODE": "mem",
+    "SBATCH_NO_REQUEUE": "no-requeue",
+    "SBATCH_PARTITION": "partition",
+    "SBATCH_QOS": "qos",
+    "SBATCH_RESERVATION": "reservation",
+    "SBATCH_TIMELIMIT": "time",
+    "SBATCH_WAIT": "wait",
+}
+"""sbatch's input environment variables: they override the script's #SBATCH lines, the command line wins."""
+
+
+def _from_environment(environ: Mapping[str, str]) -> list[tuple[SbatchOption, str | None]]:
+    from frontdesk.backends.slurm.options import OPTIONS
+
+    out: list[tuple[SbatchOption, str | None]] = []
+    for var, name in _INPUT_ENV.items():
+        if var in environ:
+            opt = OPTIONS[name]
+            out.append((opt, None if opt.value == "none" or not environ[var] else environ[var]))
     return out
 
 
@@ -180,7 +213,7 @@ def build_spec(argv: Sequence[str], cwd: str, stdin: Any = None) -> Submission:
         from_script, _ = split_command_line(parse_directives(text))
     except (OptionError, ValueError) as exc:
         raise SbatchError(f"sbatch: error: in the script's #SBATCH lines: {exc}") from None
-    opts = _merge(from_script, cli)
+    opts = _merge(from_script, _from_environment(os.environ), cli)
     passthrough = [
         f"--{name}" + ("" if value is None else f"={value}")
         for (name, value) in opts.items()

@@ -6,6 +6,7 @@ import io
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -147,3 +148,13 @@ def test_shim_never_passes_a_submission_to_the_real_sbatch(tmp_path: Path) -> No
         out = subprocess.run([sys.executable, str(shims / "sbatch"), *argv], env=env, capture_output=True, text=True)
         assert out.returncode != 0 and out.stdout == "", out
     assert not marker.exists()
+
+
+def test_input_environment_sits_between_the_script_and_the_command_line(work: Path, monkeypatch: Any) -> None:
+    monkeypatch.setenv("SBATCH_PARTITION", "agent")
+    monkeypatch.setenv("SBATCH_ACCOUNT", "envacct")
+    monkeypatch.setenv("SBATCH_EXCLUSIVE", "")
+    sub = build_spec(["run.sh"], str(work))
+    assert sub.spec["pool"] == "agent"  # over the script's `-p training`
+    assert "--account=envacct" in sub.spec["slurm"]["options"] and "--exclusive" in sub.spec["slurm"]["options"]
+    assert build_spec(["-p", "hpc", "-A", "cli", "run.sh"], str(work)).spec["pool"] == "hpc"
