@@ -106,3 +106,72 @@ def test_fast_path_splits_like_the_parser(text: str) -> None:
         shell._SIMPLE = saved
     assume(not parsed.error)  # tree-sitter gives up on some plain words (`00%`); bash does not
     assert fast == [([w.text for w in i.argv], i.env) for i in parsed.invocations], text
+
+
+# Second pass: a dangerous command stays stopped wherever it is put — behind any wrapper of the look-through
+# table, with a redirection between any two words, fed to a shell as a heredoc, here-string or echo.
+WRAPPERS = [
+    "nohup {}",
+    "timeout 60 {}",
+    "nice -n 5 {}",
+    "srun --time 10 --ntasks 1 {}",
+    "salloc -N 1 {}",
+    "stdbuf -oL {}",
+    "flock /tmp/l {}",
+    "conda run -n base {}",
+    "uv run --with x {}",
+    "apptainer exec --nv img.sif {}",
+    "docker exec -it box {}",
+    "sudo -u alice {}",
+    "env A=1 {}",
+    "busybox {}",
+    "mpirun -np 2 {}",
+]
+SHELL_FEEDS = [
+    "bash -c {q}",
+    "sh <<< {q}",
+    "echo {q} | bash",
+    "ssh host {q}",
+    "watch -n 5 {q}",
+    "tmux new -d {q}",
+    "sbatch --wrap={q}",
+    "parallel ::: {q}",
+]
+REDIRECTS = ["2>/dev/null", ">/dev/null", "</dev/null", "2>&1", ">>log.txt"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    case=st.sampled_from(DANGEROUS),
+    outer=st.sampled_from(WRAPPERS),
+    inner=st.sampled_from(WRAPPERS),
+    where=st.integers(1, 3),
+    red=st.sampled_from(REDIRECTS),
+)
+def test_wrappers_and_redirections_hide_nothing(
+    case: tuple[list[str], str], outer: str, inner: str, where: int, red: str
+) -> None:
+    words, rule = case
+    words = words[:where] + [red] + words[where:]
+    command = outer.format(inner.format(" ".join(shlex.quote(w) if w != red else w for w in words)))
+    verdict = check(command, CTX)
+    assert verdict.decision is not Decision.ALLOW and rule in verdict.matches, command
+
+
+@settings(max_examples=100, deadline=None)
+@given(case=st.sampled_from(DANGEROUS), feed=st.sampled_from(SHELL_FEEDS))
+def test_code_handed_to_a_shell_is_checked(case: tuple[list[str], str], feed: str) -> None:
+    words, rule = case
+    command = feed.format(q=shlex.quote(" ".join(shlex.quote(w) for w in words)))
+    verdict = check(command, CTX)
+    assert verdict.decision is not Decision.ALLOW and rule in verdict.matches, command
+
+
+@settings(max_examples=60, deadline=None)
+@given(words=st.sampled_from(BENIGN), outer=st.sampled_from(WRAPPERS), feed=st.sampled_from(SHELL_FEEDS))
+def test_harmless_commands_stay_allowed_when_wrapped(words: list[str], outer: str, feed: str) -> None:
+    plain = " ".join(shlex.quote(w) for w in words)
+    for command in (outer.format(plain), feed.format(q=shlex.quote(plain))):
+        if command.startswith("sudo"):
+            continue  # sudo asks by itself
+        assert check(command, CTX).decision is Decision.ALLOW, command
