@@ -1,25 +1,21 @@
-"""`/v1/sessions` routes: register, list, unread, ack, turn state, and the hooks' long-poll.
+"""`/v1/sessions` routes: register, list, unread, ack, read, turn state, and the hooks' long-poll.
 
 Every route acts for the request's principal: a session is read, acknowledged or woken only by its
-own user (root may list all). Bodies are small pydantic models; errors are frontdesk errors.
+own user (root may list all). Bodies are small pydantic models; errors are frontdesk errors. What each
+call does is the delivery service's (service.py); the routes parse, check the owner and call it.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field
 
-from frontdesk.agents.channels.base import choose
-from frontdesk.agents.delivery import live_channel, route_line
 from frontdesk.agents.framing import frame_wake
 from frontdesk.agents.model import Session, TurnState
-from frontdesk.agents.procinfo import with_start
+from frontdesk.agents.service import DeliveryService, HookCall
 from frontdesk.errors import UserError
-
-if TYPE_CHECKING:
-    from frontdesk.agents.plugin import AgentsPlugin
 
 __all__ = ["build_router"]
 
@@ -76,7 +72,7 @@ def _principal(request: Request) -> str:
     return str(getattr(request.state, "principal", None) or "unknown")
 
 
-def build_router(plugin: AgentsPlugin) -> APIRouter:
+def build_router(plugin: DeliveryService) -> APIRouter:
     """The routes, bound to one plug-in instance."""
     r = APIRouter(prefix="/sessions", tags=["sessions"])
 
@@ -86,35 +82,12 @@ def build_router(plugin: AgentsPlugin) -> APIRouter:
         return plugin.store
 
     def view(s: Session) -> dict[str, Any]:
-        st = store()
-        active = st.active_jobs(s.id)
-        usable, reasons = choose(plugin.channels, s)
-        return {
-            **s.to_dict(),
-            "active_jobs": active,
-            "running": len(active),
-            "unread": st.unread_counts([s.id])[s.id],
-            "channel": usable[0].name if usable else None,
-            "channels": reasons,
-            "route": route_line(plugin.channels, s),
-        }
+        return plugin.view(s)
 
     @r.post("")
     async def register(body: RegisterBody, request: Request) -> dict[str, Any]:
-        s, created = store().upsert(
-            body.session, _principal(request), plugin.clock(), body.harness, body.cwd, with_start(body.reach)
-        )
-        if created:
-            from frontdesk.events.models import Event, EventKind
-
-            plugin.gw.publish(
-                Event(
-                    EventKind.SESSION_REGISTERED,
-                    session=s.id,
-                    principal=s.user,
-                    data={"session": s.id, "harness": str(s.harness), "user": s.user},
-                )
-            )
+        store()
+        s = plugin.register(body.session, _principal(request), body.harness, body.cwd, body.reach)
         plugin.kick(s.id)
         return view(s)
 
@@ -159,63 +132,9 @@ def build_router(plugin: AgentsPlugin) -> APIRouter:
     @r.post("/{sid}/hook")
     async def hook(sid: str, body: HookBody, request: Request) -> dict[str, Any]:
         """What a hook run needs in one round trip; may long-poll (Stop, rewake)."""
-        st = store()
-        reach = with_start({**body.reach, "hooks_seen": True})
-        s, created = st.upsert(sid, _principal(request), plugin.clock(), body.harness, body.cwd, reach)
-        if created:
-            from frontdesk.events.models import Event, EventKind
-
-            plugin.gw.publish(
-                Event(
-                    EventKind.SESSION_REGISTERED,
-                    session=s.id,
-                    principal=s.user,
-                    data={"session": s.id, "harness": str(s.harness), "user": s.user},
-                )
-            )
-        active = st.active_jobs(s.id)
-        base = {"session": s.id, "active_jobs": active}
-        if body.event == "SessionEnd":
-            plugin.hooks.release(s.id)
-            plugin.set_turn(s, TurnState.ENDED)
-            return {**base, "delivery": None}
-        if body.event == "notify":
-            plugin.set_turn(s, TurnState.IDLE)
-            return {**base, "delivery": None}
-        if body.event in ("SessionStart", "UserPromptSubmit"):
-            state = TurnState.IN_TURN if body.event == "UserPromptSubmit" else TurnState.IDLE
-            st.set_turn(s.id, state, plugin.clock(), reset_blocks=True)
-            note = plugin.adopt_ended(s) if body.event == "SessionStart" else None
-            got = plugin.claim_now(st.get(s.id), note)
-            return {**base, **got, "unread": len(st.unread(s.id))}
-        if body.event == "rewake":
-            if not active and not st.unread(s.id):
-                plugin.hooks.release(s.id, "rewake")  # an older background hook has nothing to wait for
-                return {**base, "delivery": None, "reason": "nothing running or unread"}
-            got = await plugin.wait_for_reports(st.get(s.id), "rewake", body.budget)
-            return {**base, **got}
-        # Stop / SubagentStop: the turn is ending
-        if s.stop_blocks >= plugin.cfg.max_stop_blocks:
-            plugin.set_turn(s, TurnState.IDLE)
-            return {**base, "delivery": None, "reason": f"{s.stop_blocks} blocks in a row: letting it stop"}
-        unread_now = st.unread(s.id)
-        if not active and not unread_now:
-            plugin.hooks.release(s.id, "rewake")
-            plugin.set_turn(s, TurnState.IDLE)
-            return {**base, "delivery": None, "reason": "nothing running or unread"}
-        st.set_turn(s.id, TurnState.STOPPING, plugin.clock())
-        wait_s = 0.0 if body.stop_hook_active else plugin.stop_wait_seconds(s, body.budget, active)
-        attended = s.reach.get("attended", True)  # `claude -p` (unattended) exits after its turn: hold it
-        if attended and live_channel(plugin.channels, s) is not None:
-            wait_s = 0.0  # issue 8: a live inbox wakes the idle session later; do not hold its turn open
-        elif attended:
-            wait_s = min(wait_s, plugin.cfg.stop_hold_s)  # issue 19: then the rewake hook / next turn takes it
-        got = await plugin.wait_for_reports(st.get(s.id), "stop", wait_s)
-        if got.get("delivery"):
-            st.count_block(s.id)
-            st.set_turn(s.id, TurnState.IN_TURN, plugin.clock())
-        else:
-            plugin.set_turn(s, TurnState.IDLE)
-        return {**base, **got, "waited_s": wait_s}
+        store()
+        reach = {**body.reach, "hooks_seen": True}
+        s = plugin.register(sid, _principal(request), body.harness, body.cwd, reach)
+        return await plugin.on_hook(s, HookCall(body.event, body.budget, body.stop_hook_active))
 
     return r

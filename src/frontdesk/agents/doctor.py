@@ -19,8 +19,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from frontdesk.agents import install as inst
 from frontdesk.agents.harnesses import adapter, names
+from frontdesk.agents.harnesses.base import is_ours
 
 __all__ = ["Check", "codex_setup", "diagnose", "login_shell_finds", "render", "hook_commands"]
 
@@ -65,7 +65,7 @@ def hook_commands(path: Path) -> list[str]:
     for groups in hooks.values() if isinstance(hooks, dict) else []:
         for group in groups if isinstance(groups, list) else []:
             for h in group.get("hooks", []) if isinstance(group, dict) else []:
-                if inst.is_ours(h):
+                if is_ours(h):
                     out.append(str(h["command"]))
     return out
 

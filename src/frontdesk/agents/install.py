@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from frontdesk.agents.harnesses import adapter
-from frontdesk.agents.harnesses.base import PORTABLE, HookPlan, hook_argv, hook_command, portable
+from frontdesk.agents.harnesses.base import PORTABLE, HookPlan, hook_argv, hook_command, is_ours, portable
 from frontdesk.agents.harnesses.claude import guard_entry
 from frontdesk.errors import ConfigError
 
@@ -45,17 +45,6 @@ __all__ = [
 ]
 
 _DEFAULT_PLAN = HookPlan()
-
-_OURS = re.compile(
-    r"(?:^|[/\s'\"])frontdesk(?:\.exe)?['\"]?\s+(?:guard\s+)?hook\b|frontdesk\.agents\.hooks\s"
-    r"|frontdesk\.cli\.guard\s+hook\b"
-)
-
-
-def is_ours(hook: Any) -> bool:
-    """Whether a hook entry is one frontdesk installed."""
-    cmd = hook.get("command") if isinstance(hook, dict) else None
-    return isinstance(cmd, str) and bool(_OURS.search(cmd))
 
 
 def claude_entries(plan: HookPlan = _DEFAULT_PLAN, exe: str | None = None) -> dict[str, list[dict[str, Any]]]:

@@ -8,6 +8,7 @@ resume a session headless, and which live channel (if any) can wake an idle sess
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import sys
 from collections.abc import Mapping
@@ -21,6 +22,7 @@ __all__ = [
     "command_entry",
     "hook_argv",
     "hook_command",
+    "is_ours",
     "portable",
     "render_common",
 ]
@@ -74,6 +76,18 @@ class HarnessAdapter(Protocol):
     def resume_argv(self, session_id: str, text: str, binary: str | None = None) -> list[str] | None:
         """The command that resumes an ended session headless with `text` as its prompt (None: cannot)."""
         ...
+
+
+_OURS = re.compile(
+    r"(?:^|[/\s'\"])frontdesk(?:\.exe)?['\"]?\s+(?:guard\s+)?hook\b|frontdesk\.agents\.hooks\s"
+    r"|frontdesk\.cli\.guard\s+hook\b"
+)
+
+
+def is_ours(hook: Any) -> bool:
+    """Whether a hook entry is one frontdesk installed."""
+    cmd = hook.get("command") if isinstance(hook, dict) else None
+    return isinstance(cmd, str) and bool(_OURS.search(cmd))
 
 
 def hook_argv(event: str, harness: str, budget: float | None = None, exe: str | None = None) -> list[str]:

@@ -1,0 +1,333 @@
+"""The delivery service: which channel carries a session's unread reports, and what each hook run gets.
+
+Pure of HTTP: the `/v1/sessions` routes (agents/api.py) only parse bodies and check owners, then call
+this; the plug-in (agents/plugin.py) owns its lifecycle (tables, bus, the delivery loop). A hand-over to
+a hook holds a lease until the hook acknowledges, push channels acknowledge at once, a channel that
+declines passes to the next, and every attempt is a `session.wake` event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from frontdesk.agents.batching import Batcher
+from frontdesk.agents.channels.base import Busy, Channel, Declined, choose
+from frontdesk.agents.channels.hooks import HooksChannel, Waiter
+from frontdesk.agents.delivery import live_channel
+from frontdesk.agents.framing import frame_wake
+from frontdesk.agents.model import AgentSettings, Session, TurnState
+from frontdesk.agents.procinfo import start_time, with_start
+from frontdesk.agents.store import SessionStore
+from frontdesk.events.models import Event, EventKind
+
+__all__ = ["DeliveryService", "HookCall"]
+
+log = logging.getLogger("frontdesk.agents")
+
+
+@dataclass(frozen=True)
+class HookCall:
+    """One hook run, as the route parsed it."""
+
+    event: str
+    budget: float
+    stop_hook_active: bool = False
+
+
+def _process_gone(s: Session) -> bool:
+    """Whether the session's registered process (pid + start time) no longer runs."""
+    pid, start = s.reach.get("pid"), s.reach.get("pid_start")
+    if pid is None or start is None:
+        return False
+    return bool(start_time(pid) != start)
+
+
+class DeliveryService:
+    """Sessions' unread reports to channels and hooks; the store and the publisher are bound at attach."""
+
+    def __init__(self, cfg: AgentSettings, channels: list[Channel], clock: Callable[[], float]) -> None:
+        self.cfg = cfg
+        self.clock = clock
+        self.channels = channels
+        hooks = [c for c in channels if isinstance(c, HooksChannel)]
+        self.hooks: HooksChannel = hooks[0] if hooks else HooksChannel(cfg)
+        self.batcher = Batcher(window=cfg.batch_window_s, max_wait=cfg.batch_max_s, retry_max=cfg.retry_max_s)
+        self.gw: Any = None
+        self.store: SessionStore | None = None
+        self._wakeup: asyncio.Event | None = None
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    def poke(self) -> None:
+        """Wake the delivery loop (something became due or a channel became available)."""
+        if self._wakeup is not None:
+            self._wakeup.set()
+
+    def kick(self, sid: str) -> None:
+        """A hook arrived or the turn state changed: reconsider this session's unread reports."""
+        assert self.store is not None
+        if not self.store.unread(sid):
+            return
+        last = self.store.last_arrival(sid)
+        if not self.store.active_jobs(sid):
+            last = self.clock() - self.cfg.batch_window_s
+        self.batcher.kick(sid, self.clock(), settle_from=last)
+        self.poke()
+
+    def _wake_event(
+        self, s: Session, channel: str | None, job_ids: Sequence[int], ok: bool, error: str | None = None
+    ) -> None:
+        data: dict[str, Any] = {"channel": channel, "jobs": list(job_ids), "ok": ok}
+        if error:
+            data["error"] = error
+        try:
+            self.gw.publish(Event(EventKind.SESSION_WAKE, session=s.id, principal=s.user, data=data))
+        except Exception:
+            log.exception("could not record the wake of session %s", s.id)
+
+    async def flush(self, sid: str) -> None:
+        """Deliver the session's unread reports through the first channel that takes them."""
+        lock = self._locks.setdefault(sid, asyncio.Lock())
+        async with lock:
+            await self._flush(sid)
+
+    async def _flush(self, sid: str) -> None:
+        assert self.store is not None
+        s = self.store.get(sid)
+        now = self.clock()
+        if s is None:
+            self.batcher.done(sid)
+            return
+        if s.lease_until > now:
+            self.batcher.defer(sid, s.lease_until + 0.01)
+            return
+        reports = self.store.unread(sid)
+        if not reports:
+            self.batcher.done(sid)
+            return
+        text = frame_wake(reports)
+        job_ids = [r.job_id for r in reports]
+        upto = reports[-1].seq
+        usable, reasons = choose(self.channels, s)
+        if self.hooks in usable and self.hooks.stop_waiting(s):
+            # a Stop hook is holding the end of this very turn: hand it over there, in the turn
+            usable.remove(self.hooks)
+            usable.insert(0, self.hooks)
+        declined: list[str] = []
+        for ch in usable:
+            try:
+                ok = await ch.deliver(s, text, job_ids)
+            except Busy as busy:
+                self.store.note(sid, ch.name, f"busy: {busy}")
+                self.batcher.defer(sid, self.clock() + max(self.cfg.batch_window_s, 1.0))
+                return
+            except Declined as no:
+                declined.append(f"{ch.name} declined: {no}")
+                self._wake_event(s, ch.name, job_ids, False, declined[-1])
+                continue
+            except Exception as exc:
+                log.warning("channel %s failed for session %s: %s", ch.name, sid, exc)
+                ok = False
+            if ok and ch.confirms_later:
+                self.store.lease(sid, upto, self.clock() + self.cfg.lease_s)
+                self.store.note(sid, ch.name, "handed to a waiting hook")
+                self.batcher.defer(sid, self.clock() + self.cfg.lease_s + 0.01)
+                return
+            if ok:
+                self.acknowledge(s, upto, ch.name)
+                self.batcher.done(sid)
+                return
+            self._wake_event(s, ch.name, job_ids, False, "delivery failed")
+        if usable:
+            due = self.batcher.failed(sid, self.clock())
+            why = f" ({'; '.join(declined)})" if declined else ""
+            self.store.note(sid, None, f"every channel failed{why}; retry in {due - self.clock():.0f}s")
+        else:
+            self.batcher.park(sid)
+            self.store.note(sid, None, "waiting for the next hook (" + "; ".join(reasons) + ")")
+
+    def acknowledge(self, s: Session, upto: int, channel: str) -> list[int]:
+        """Advance the cursor; one `session.wake` event naming the jobs."""
+        assert self.store is not None
+        jobs = self.store.ack(s.id, upto, channel, self.clock())
+        if jobs:
+            self.store.note(s.id, channel, f"delivered jobs {', '.join(map(str, jobs))}")
+            self._wake_event(s, channel, jobs, True)
+        return jobs
+
+    def mark_read(self, s: Session, jobs: Sequence[int], via: str) -> list[int]:
+        """The session read these reports itself: delivered, and no hook or wake brings them again."""
+        assert self.store is not None
+        marked = self.store.mark_read(s.id, jobs, f"read:{via}", self.clock())
+        if marked:
+            self.store.note(s.id, f"read:{via}", f"read by the session: jobs {', '.join(map(str, marked))}")
+            self._wake_event(s, f"read:{via}", marked, True)
+        return marked
+
+    # -- hook long-polls (called by the API) --------------------------------------------------------
+    def adopt_ended(self, s: Session) -> str | None:
+        """A new session takes the unread reports of ended sessions of its user in its directory (issue 19).
+
+        Ended means SessionEnd was seen, or its registered process (pid + start time) is gone; a session
+        whose process is unknown is left alone. Returns a line for the model naming where they came from.
+        """
+        assert self.store is not None
+        if not s.cwd:
+            return None
+        moved: list[tuple[str, list[int]]] = []
+        for old in self.store.with_unread_in(s.user, s.cwd, s.id):
+            if old.turn_state is not TurnState.ENDED and not _process_gone(old):
+                continue
+            jobs = self.store.move_unread(old.id, s.id)
+            if jobs:
+                self.store.note(old.id, None, f"session ended: jobs {', '.join(map(str, jobs))} handed to {s.id}")
+                moved.append((old.id, jobs))
+        if not moved:
+            return None
+        names = "; ".join(f"{sid} (jobs {', '.join(map(str, jobs))})" for sid, jobs in moved)
+        head = "[frontdesk] Reports below include jobs submitted by an earlier session in this project"
+        return f"{head} that has ended: {names}."
+
+    def claim_now(self, s: Session, note: str | None = None) -> dict[str, Any]:
+        """Hand every unread report to the calling hook at once (SessionStart, UserPromptSubmit)."""
+        assert self.store is not None
+        now = self.clock()
+        if s.lease_until > now:
+            return {"delivery": None, "reason": "another hook holds these reports"}
+        reports = self.store.unread(s.id)
+        if not reports:
+            return {"delivery": None}
+        self.store.lease(s.id, reports[-1].seq, now + self.cfg.lease_s)
+        text = frame_wake(reports)
+        return {"delivery": True, "text": f"{note}\n\n{text}" if note else text, "jobs": [r.job_id for r in reports]}
+
+    def stop_wait_seconds(self, s: Session, budget: float, active: list[dict[str, Any]]) -> float:
+        """How long the Stop hook may hold the turn: to the latest walltime end (+grace), within budget."""
+        now = self.clock()
+        ends = []
+        for job in active:
+            wall = job.get("walltime_s")
+            if not wall:
+                return budget
+            start = job.get("started_at") or now
+            ends.append(max(0.0, float(start) + float(wall) - now))
+        need = (max(ends) if ends else 0.0) + self.cfg.stop_grace_s
+        return max(0.0, min(budget, need))
+
+    async def wait_for_reports(self, s: Session, role: str, timeout: float) -> dict[str, Any]:
+        """Park a hook until the delivery loop hands it a batch, or `timeout` passes."""
+        assert self.store is not None
+        loop = asyncio.get_running_loop()
+        waiter = Waiter(role=role, idle_only=(role == "rewake"), future=loop.create_future())
+        self.hooks.park(s.id, waiter)
+        self.kick(s.id)
+        last = self.store.last_arrival(s.id)
+        if last is not None:
+            settle = last + self.cfg.batch_window_s - self.clock()
+            if not self.store.active_jobs(s.id):
+                settle = 0.0
+            if settle <= 0:
+                await self.flush(s.id)  # a settled batch goes to this hook now
+            timeout = max(timeout, settle + 0.5)  # a batch still settling arrives within the wait
+        try:
+            return await asyncio.wait_for(asyncio.shield(waiter.future), timeout=max(timeout, 0.0))
+        except TimeoutError:
+            self.hooks.unpark(s.id, waiter)
+            if waiter.future.done():
+                return waiter.future.result()
+            return {"delivery": None, "timeout": True}
+
+    def set_turn(self, s: Session, state: TurnState, reset_blocks: bool = False) -> None:
+        """Record the turn state; an idle or ended session may now take a waiting batch."""
+        assert self.store is not None
+        self.store.set_turn(s.id, state, self.clock(), reset_blocks=reset_blocks)
+        if state in (TurnState.IDLE, TurnState.ENDED):
+            self.kick(s.id)
+
+    # -- what the routes call -------------------------------------------------------------------------
+    def register(self, sid: str, user: str, harness: str | None, cwd: str | None, reach: dict[str, Any]) -> Session:
+        """Register or refresh a session (its pid with its start time); a new one is a `session.registered` event."""
+        assert self.store is not None
+        s, created = self.store.upsert(sid, user, self.clock(), harness, cwd, with_start(reach))
+        if created:
+            data = {"session": s.id, "harness": str(s.harness), "user": s.user}
+            self.gw.publish(Event(EventKind.SESSION_REGISTERED, session=s.id, principal=s.user, data=data))
+        return s
+
+    async def on_hook(self, s: Session, call: HookCall) -> dict[str, Any]:
+        """What one hook run gets: the turn state recorded, and reports now (or after a long-poll)."""
+        assert self.store is not None
+        st = self.store
+        active = st.active_jobs(s.id)
+        base = {"session": s.id, "active_jobs": active}
+        if call.event == "SessionEnd":
+            self.hooks.release(s.id)
+            self.set_turn(s, TurnState.ENDED)
+            return {**base, "delivery": None}
+        if call.event == "notify":
+            self.set_turn(s, TurnState.IDLE)
+            return {**base, "delivery": None}
+        if call.event in ("SessionStart", "UserPromptSubmit"):
+            state = TurnState.IN_TURN if call.event == "UserPromptSubmit" else TurnState.IDLE
+            st.set_turn(s.id, state, self.clock(), reset_blocks=True)
+            note = self.adopt_ended(s) if call.event == "SessionStart" else None
+            got = self.claim_now(self._get(s.id), note)
+            return {**base, **got, "unread": len(st.unread(s.id))}
+        if call.event == "rewake":
+            if not active and not st.unread(s.id):
+                self.hooks.release(s.id, "rewake")  # an older background hook has nothing to wait for
+                return {**base, "delivery": None, "reason": "nothing running or unread"}
+            return {**base, **await self.wait_for_reports(self._get(s.id), "rewake", call.budget)}
+        return {**base, **await self._on_stop(s, call, active)}
+
+    async def _on_stop(self, s: Session, call: HookCall, active: list[dict[str, Any]]) -> dict[str, Any]:
+        """Stop / SubagentStop: hold the ending turn for a report, within the cap (issue 19)."""
+        assert self.store is not None
+        st = self.store
+        if s.stop_blocks >= self.cfg.max_stop_blocks:
+            self.set_turn(s, TurnState.IDLE)
+            return {"delivery": None, "reason": f"{s.stop_blocks} blocks in a row: letting it stop"}
+        if not active and not st.unread(s.id):
+            self.hooks.release(s.id, "rewake")
+            self.set_turn(s, TurnState.IDLE)
+            return {"delivery": None, "reason": "nothing running or unread"}
+        st.set_turn(s.id, TurnState.STOPPING, self.clock())
+        wait_s = 0.0 if call.stop_hook_active else self.stop_wait_seconds(s, call.budget, active)
+        attended = s.reach.get("attended", True)  # `claude -p` (unattended) exits after its turn: hold it
+        if attended and live_channel(self.channels, s) is not None:
+            wait_s = 0.0  # issue 8: a live inbox wakes the idle session later; do not hold its turn open
+        elif attended:
+            wait_s = min(wait_s, self.cfg.stop_hold_s)  # issue 19: then the rewake hook / next turn takes it
+        got = await self.wait_for_reports(self._get(s.id), "stop", wait_s)
+        if got.get("delivery"):
+            st.count_block(s.id)
+            st.set_turn(s.id, TurnState.IN_TURN, self.clock())
+        else:
+            self.set_turn(s, TurnState.IDLE)
+        return {**got, "waited_s": wait_s}
+
+    def _get(self, sid: str) -> Session:
+        assert self.store is not None
+        got = self.store.get(sid)
+        assert got is not None
+        return got
+
+    def view(self, s: Session) -> dict[str, Any]:
+        """A session as `frontdesk sessions` shows it: record, jobs, unread, channels and the route."""
+        from frontdesk.agents.delivery import route_line
+
+        assert self.store is not None
+        active = self.store.active_jobs(s.id)
+        usable, reasons = choose(self.channels, s)
+        return {
+            **s.to_dict(),
+            "active_jobs": active,
+            "running": len(active),
+            "unread": self.store.unread_counts([s.id])[s.id],
+            "channel": usable[0].name if usable else None,
+            "channels": reasons,
+            "route": route_line(self.channels, s),
+        }
