@@ -5,7 +5,10 @@ Two corpora, scored side by side in one run:
 - **real** (`tests/data/logs/real/*.jsonl`): excerpts of failure output copied from public GitHub issue
   threads, one JSON object a line with `source` (the thread's URL), `kind` (the label) and `text`
   (optionally `state`). `excerpts.jsonl` was collected while the catalog's new kinds were written;
-  `holdout.jsonl` was collected after the catalog was frozen and never used to change it.
+  `holdout.jsonl` was collected after the catalog was frozen: scored first with that catalog (33/33,
+  then 52/57 = 91.2 % once 24 more were added), after which its five misses (MOAB's `exceeded wallclock
+  limit`, old PyTorch's `Expected object of backend CUDA`, `OPAL ERROR: Error in file`, an ld.so line
+  with odd spacing) were fixed as classes, as the previous pass did with its holdout.
 - **catalog** (`tests/data/logs/<kind>/<name>__<STATE|ANY>.log`): the examples written next to the
   catalog (the folder is the label; the suffix the end state, ANY for text only).
 

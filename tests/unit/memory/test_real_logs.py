@@ -49,3 +49,11 @@ def test_accuracy_is_at_least_90_percent_and_no_kind_under_75(name: str) -> None
         right[row["kind"]] += classify(row["text"], row.get("state")).kind == row["kind"]
     assert sum(right.values()) >= 0.9 * len(rows)
     assert all(right[k] >= 0.75 * n for k, n in per.items()), {k: (right[k], n) for k, n in per.items()}
+
+
+def test_hints_are_sound_on_the_real_logs() -> None:
+    """Every regex match holds one of its matcher's hints (else the prefilter would hide it)."""
+    for row in _rows("excerpts") + _rows("holdout"):
+        for m in load_catalog().matchers:
+            for match in m.regex.finditer(row["text"]):
+                assert not m.hints or any(h in match.group(0).lower() for h in m.hints), (m.id, row["source"])
