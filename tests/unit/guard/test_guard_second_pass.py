@@ -239,8 +239,8 @@ def test_ordinary_paths_are_not_protected(path: str, target: str) -> None:
 
 def test_conda_and_venv_prefixes_come_from_the_environment() -> None:
     env = {**ENV, "CONDA_PREFIX": "/opt/envs/ml", "VIRTUAL_ENV": f"{HOME}/project/.venv"}
-    assert verdict("rm -rf /opt/envs/ml", env=env) is Decision.DENY
-    assert verdict("rm -rf .venv", env=env) is Decision.DENY
+    assert verdict("rm -rf /opt/envs/ml", env=env) is Decision.ASK
+    assert verdict("rm -rf .venv", env=env) is Decision.ASK
     assert verdict("rm -rf .venv/lib/python3.11/site-packages/x", env=env) is Decision.ALLOW
 
 
