@@ -100,7 +100,10 @@ def classify_path(word: Word, ctx: GuardContext, cwd: str | None = None) -> set[
     path = os.path.normpath(os.path.join(cwd or ctx.cwd, text))
     if path.startswith("//"):
         path = "/" + path.lstrip("/")
-    base = (path[:-2] or "/") if path.endswith(("/*", "/.*")) else path
+    base = path
+    for glob in ("/*", "/.*"):
+        if path.endswith(glob):
+            base = path[: -len(glob)] or "/"
     if base == "/" or path in ("/.*",):
         out.add("root")
     if base in _SYSTEM_TOP or path.startswith(_SYSTEM_DEEP) and not path.startswith("/dev/shm"):
