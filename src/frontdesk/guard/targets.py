@@ -60,7 +60,7 @@ _SYSTEM_DEEP = (
 )
 _DEVICE = r"^/dev/(sd[a-z]|nvme\d|hd[a-z]|vd[a-z]|xvd[a-z]|md\d|mapper/|disk/|mmcblk\d|loop\d)"
 _AGENT_CONFIG = (
-    r"(^|/)\.claude/(settings(\.local)?\.json|hooks(/|$))|(^|/)\.codex/config\.toml$|"
+    r"(^|/)\.claude/(settings(\.local)?\.json|hooks(/|$))|(^|/)\.codex/(config\.toml|hooks\.json)$|"
     r"(^|/)frontdesk\.toml$|(^|/)\.gemini/settings\.json$|(^|/)\.config/frontdesk/|"
     r"(^|/)\.claude\.json$"
 )
