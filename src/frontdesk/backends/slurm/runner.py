@@ -16,7 +16,7 @@ from frontdesk import proc
 from frontdesk.backends.slurm import parse
 
 if TYPE_CHECKING:
-    from frontdesk.backends.slurm.backend import SlurmConfig
+    from frontdesk.backends.slurm.config import SlurmConfig
 
 __all__ = ["JobTable", "MIN_INTERVAL", "Runner"]
 

@@ -1,0 +1,66 @@
+"""The `[slurm]` settings and where a gateway registers for EpilogSlurmctld pushes."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from frontdesk.errors import ConfigError
+
+__all__ = ["DEFAULT_LAB", "SlurmConfig", "notify_dir_from"]
+
+DEFAULT_LAB = Path("/var/lib/frontdesk-slurm-lab")
+
+
+@dataclass(frozen=True)
+class SlurmConfig:
+    """The `[slurm]` table of frontdesk.toml."""
+
+    partition: str | None = None
+    conf: str | None = None
+    """SLURM_CONF for every Slurm command (else the environment's / the system's)."""
+    accounting: bool | None = None
+    """Use sacct for jobs the controller forgot; None: detect at start."""
+    refresh_seconds: float = 2.0
+    """Oldest snapshot the polling shield is answered from."""
+    command_timeout: float = 30.0
+    notify_dir: str | None = None
+    """Where this gateway registers its socket for `frontdesk notify` (EpilogSlurmctld)."""
+    directives: tuple[str, ...] = ()
+    """Extra `#SBATCH` lines for every job (e.g. `--account=proj`)."""
+    bin_dir: str | None = None
+    """Directory holding the real Slurm commands (else PATH)."""
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> SlurmConfig:
+        """Validate `[slurm]`; a bad value raises ConfigError naming it."""
+        raw: Mapping[str, Any] = settings.section("slurm")
+        known = set(cls.__dataclass_fields__)
+        unknown = set(raw) - known
+        if unknown:
+            raise ConfigError(f"[slurm]: unknown setting(s) {sorted(unknown)}")
+        values: dict[str, Any] = dict(raw)
+        if "directives" in values:
+            items = values["directives"]
+            if not isinstance(items, list) or not all(isinstance(d, str) for d in items):
+                raise ConfigError("[slurm].directives: expected a list of strings")
+            values["directives"] = tuple(values["directives"])
+        for key in ("refresh_seconds", "command_timeout"):
+            if key in values and not isinstance(values[key], int | float):
+                raise ConfigError(f"[slurm].{key}: expected a number")
+        if os.environ.get("FRONTDESK_SLURM_CONF") and "conf" not in values:
+            values["conf"] = os.environ["FRONTDESK_SLURM_CONF"]
+        return cls(**values)
+
+
+def notify_dir_from(config: SlurmConfig) -> Path | None:
+    """Where the gateway registers for push: config, FRONTDESK_SLURM_NOTIFY_DIR, else the lab's dir."""
+    if config.notify_dir:
+        return Path(config.notify_dir)
+    if os.environ.get("FRONTDESK_SLURM_NOTIFY_DIR"):
+        return Path(os.environ["FRONTDESK_SLURM_NOTIFY_DIR"])
+    lab = Path(os.environ.get("FRONTDESK_SLURM_LAB") or DEFAULT_LAB)
+    return lab / "gateways" if (lab / "gateways").is_dir() else None
