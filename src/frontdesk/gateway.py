@@ -37,6 +37,7 @@ from frontdesk.jobs.lifecycle import (
     Launched,
     LaunchFailed,
     Launching,
+    LaunchLost,
     PrepareFailed,
     Signal,
     Transition,
@@ -311,13 +312,8 @@ class Gateway:
             keys = {f"fd-{r.id}.{r.attempt}": r for r in stuck}
             found = await self.backend.lookup(list(keys))
             for key, row in keys.items():
-                if key in found:
-                    await self._step(self._fresh(row.id), Launched(found[key]))
-                elif row.cancel_requested:
-                    await self._step(self._fresh(row.id), LaunchFailed("cancelled before the backend had it"))
-                else:
-                    self.store.update_job(row.id, submitting=0)
-                    await self._dispatch(self._fresh(row.id))
+                signal: Signal = Launched(found[key]) if key in found else LaunchLost()
+                await self._step(self._fresh(row.id), signal)
         await self.refresh(None)
 
     # -- queries used by the API ----------------------------------------------------------------------

@@ -29,6 +29,7 @@ __all__ = [
     "EndStage",
     "Launched",
     "LaunchFailed",
+    "LaunchLost",
     "Launching",
     "PrepareFailed",
     "Signal",
@@ -92,13 +93,18 @@ class LaunchFailed:
 
 
 @dataclass(frozen=True)
+class LaunchLost:
+    """After a crash mid-launch, the backend does not know the attempt: it was never handed over."""
+
+
+@dataclass(frozen=True)
 class PrepareFailed:
     """The attempt could not be prepared (its directory, script or spec)."""
 
     error: str
 
 
-Signal = BackendSaid | CancelAsked | DepsSeen | Launching | Launched | LaunchFailed | PrepareFailed
+Signal = BackendSaid | CancelAsked | DepsSeen | Launching | Launched | LaunchFailed | LaunchLost | PrepareFailed
 
 
 @dataclass(frozen=True)
@@ -160,6 +166,10 @@ def step(rec: JobRecord, signal: Signal, now: float) -> Transition:
         return Transition(changes={"submitting": 1, "reason": "Queued"})
     if isinstance(signal, Launched):
         return _launched(rec, signal.backend_id)
+    if isinstance(signal, LaunchLost):
+        if rec.cancel_requested:
+            return _end(rec, JobState.CANCELLED, "cancelled before it started", now, submitting=0, backend_id=None)
+        return Transition(changes={"submitting": 0}, action=Action.DISPATCH)  # launch it again: it never ran
     if isinstance(signal, LaunchFailed):
         if rec.cancel_requested:
             return _end(rec, JobState.CANCELLED, "cancelled before it started", now, submitting=0, backend_id=None)

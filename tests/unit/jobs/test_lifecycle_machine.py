@@ -26,6 +26,7 @@ from frontdesk.jobs.lifecycle import (
     Launched,
     LaunchFailed,
     Launching,
+    LaunchLost,
     Signal,
     step,
 )
@@ -161,6 +162,14 @@ class Lifecycle(RuleBasedStateMachine):
             return
         self.backend[bid] = Attempt(job_id, self.jobs[job_id].attempt, outcome=outcome)
         self.signal(job_id, Launched(bid))
+
+    @precondition(lambda self: bool(self.in_flight))
+    @rule(data=st.data())
+    def gateway_crash_loses_a_launch(self, data: st.DataObject) -> None:
+        # killed between "submitting" and the backend's answer; on start the backend does not know the attempt
+        job_id = data.draw(st.sampled_from(sorted(self.in_flight)))
+        del self.in_flight[job_id]
+        self.signal(job_id, LaunchLost())
 
     @precondition(lambda self: bool(self.jobs))
     @rule(data=st.data())
