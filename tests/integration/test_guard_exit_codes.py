@@ -45,6 +45,12 @@ def test_bad_input_has_its_own_exit_code_and_one_line(tmp_path: Path, args: tupl
 def test_a_usage_error_of_guard_check_is_not_a_deny(tmp_path: Path) -> None:
     res = _run(tmp_path, "guard", "check")
     assert res.returncode == BAD_INPUT and res.stderr.startswith("frontdesk: ")
+    res = _run(tmp_path, "guard", "check", "--bogus", "ls")
+    assert res.returncode == BAD_INPUT and "--bogus" in res.stderr and res.stderr.count("\n") == 1
+    fast = subprocess.run(
+        [PY, "-m", "frontdesk.cli.guard", "check", "--bogus", "ls"], capture_output=True, text=True, timeout=60
+    )
+    assert fast.returncode == BAD_INPUT
 
 
 def test_a_bad_guard_config_exits_78(tmp_path: Path) -> None:

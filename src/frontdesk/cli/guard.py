@@ -38,6 +38,13 @@ def _guard_parser_class() -> Any:
             sys.stderr.write(f"frontdesk: {' '.join(message.split())}\n")
             raise SystemExit(EXIT_BAD_INPUT)
 
+        def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+            # Unknown flags would otherwise reach the top-level parser, which exits 2 (a deny's code).
+            ns, extras = super().parse_known_args(args, namespace)
+            if extras:
+                self.error(f"unrecognized arguments: {' '.join(extras)}")
+            return ns, extras
+
     return GuardParser
 
 
