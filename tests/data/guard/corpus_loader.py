@@ -63,7 +63,7 @@ def load_corpus(path: Path = HERE / "corpus.txt") -> list[Case]:
 
 
 # Live processes the corpus context knows about: a job of another session, another user's process.
-PROCESSES = {4242: "pid 4242 runs frontdesk job j-17", 31337: "pid 31337 belongs to bob"}
+PROCESSES = {70001: "pid 70001 runs frontdesk job j-17", 70002: "pid 70002 belongs to bob"}
 
 
 def _read_fixture(path: str) -> str | None:
