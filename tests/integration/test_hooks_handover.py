@@ -110,3 +110,5 @@ def test_an_ended_session_shows_no_live_channel(gateway_factory: Any, tmp_path: 
     assert "tmux: session ended" in " ".join(after["channels"])
     listed = gw.cli("sessions", "--json")
     assert [s["channel"] for s in json.loads(listed.stdout) if s["id"] == sid] == [None]
+    row = next(line for line in gw.cli("sessions").stdout.splitlines() if line.startswith(sid[:13]))
+    assert row.split()[1:3] == ["claude-code", "ended"] and row.split()[5] == "-"  # no channel shown

@@ -89,7 +89,7 @@ def _table(rows: list[dict[str, Any]]) -> str:
                 r["turn_state"],
                 str(r["running"]),
                 str(r["unread"]),
-                r.get("channel") or "wait-hook",
+                r.get("channel") or ("-" if r["turn_state"] == "ended" else "wait-hook"),
                 _ago(r.get("last_seen_at")),
                 r.get("cwd") or "-",
             )
