@@ -23,6 +23,7 @@ from frontdesk.agents.procinfo import with_start
 from frontdesk.agents.service import DeliveryService
 from frontdesk.agents.store import MIGRATIONS, SessionStore
 from frontdesk.events.models import Event, EventKind
+from frontdesk.plugins import GatewayHandle
 
 __all__ = ["AgentsPlugin"]
 
@@ -42,7 +43,7 @@ class AgentsPlugin(DeliveryService):
         self._unsubscribe: Callable[[], Any] | None = None
 
     # -- lifecycle --------------------------------------------------------------------------------
-    def attach(self, gateway: Any) -> None:
+    def attach(self, gateway: GatewayHandle) -> None:
         """Open the tables, subscribe to the bus, start the delivery loop, resume unread batches."""
         from frontdesk.store.db import apply_schema
 

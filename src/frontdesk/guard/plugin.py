@@ -17,7 +17,7 @@ from frontdesk.guard.checker import check
 from frontdesk.guard.context import context_from_settings, guard_section
 from frontdesk.guard.model import Decision, NodeRole, Verdict
 from frontdesk.guard.secrets import find_secrets, redact
-from frontdesk.plugins import Admission, Notice, SubmitContext
+from frontdesk.plugins import Admission, GatewayHandle, Notice, SubmitContext
 
 __all__ = ["GuardPlugin", "job_text"]
 
@@ -44,10 +44,10 @@ class GuardPlugin:
         section = guard_section(settings)
         self.ask_blocks_jobs = bool(section.get("ask_blocks_jobs", False))
         self.enabled = bool(section.get("enabled", True))
-        self.gateway: Any = None
+        self.gateway: GatewayHandle | None = None
         context_from_settings(settings, with_taint=False)  # validate [guard] at start, not per job
 
-    def attach(self, gateway: Any) -> None:
+    def attach(self, gateway: GatewayHandle) -> None:
         """Keep the gateway to publish verdicts through."""
         self.gateway = gateway
 

@@ -13,7 +13,6 @@ site rule off), `admins`, `unix_groups` (true), `[memory.labs]`, `[memory.projec
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import replace
 from typing import Any
@@ -26,7 +25,7 @@ from frontdesk.memory.context import JobContext, context_of
 from frontdesk.memory.lesson import Lesson, describe
 from frontdesk.memory.scopes import Membership
 from frontdesk.memory.store import MIGRATIONS, LessonStore
-from frontdesk.plugins import Admission, Notice, SubmitContext
+from frontdesk.plugins import Admission, GatewayHandle, Notice, SubmitContext
 from frontdesk.tails import read_tail
 
 __all__ = ["MemoryPlugin"]
@@ -67,14 +66,14 @@ class MemoryPlugin:
             self.site_threshold = int(section.get("site_threshold", 3))
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"[memory]: {exc}") from None
-        self.gateway: Any = None
+        self.gateway: GatewayHandle | None = None
         self.store: LessonStore | None = None
         self.redact = redact
         self._said: dict[tuple[str, str, str, str], None] = {}
         """Notices already said, by (session, template, lesson or advice, text): said once, then quiet."""
 
     # -- the seam -----------------------------------------------------------------------------------
-    def attach(self, gateway: Any) -> None:
+    def attach(self, gateway: GatewayHandle) -> None:
         """Keep the gateway and open the lesson store over its database connection."""
         from frontdesk.store.db import apply_schema
 
@@ -154,10 +153,10 @@ class MemoryPlugin:
             return {}
         job_id = int(job["id"])
         row = self.gateway.store.get(job_id) if self.gateway is not None else None
-        context = json.loads(row["context"] or "{}") if row is not None and "context" in row.keys() else {}
+        context = row.context_data() if row is not None else {}
         text = ""
         if row is not None:
-            text = read_tail(row["stdout_path"]) + "\n" + read_tail(row["stderr_path"])
+            text = read_tail(row.stdout_path) + "\n" + read_tail(row.stderr_path)
         if not text.strip():
             text = "\n".join(report.get("stdout_tail", []) + report.get("stderr_tail", []))
         sig = classify(text, report.get("state"), report.get("exit_code"))

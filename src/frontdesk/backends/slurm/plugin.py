@@ -19,6 +19,7 @@ from frontdesk.backends.slurm.backend import SlurmBackend, SlurmConfig
 from frontdesk.backends.slurm.options import OptionError, validate_passthrough
 from frontdesk.backends.slurm.parse import JobRecord
 from frontdesk.errors import BackendError, Conflict, SpecError
+from frontdesk.plugins import GatewayHandle
 
 __all__ = ["SlurmPlugin", "STALE_AFTER", "VIEW_FIELDS", "view_row"]
 
@@ -72,11 +73,11 @@ class SlurmPlugin:
     def __init__(self, settings: Any) -> None:
         self.settings = settings
         self.config = SlurmConfig.from_settings(settings) if settings.backend == "slurm" else None
-        self.gateway: Any = None
+        self.gateway: GatewayHandle | None = None
         self.served = 0
         """Shim answers served (each would have been a real squeue: two controller RPCs)."""
 
-    def attach(self, gateway: Any) -> None:
+    def attach(self, gateway: GatewayHandle) -> None:
         """Remember the gateway (its backend holds the shared JobTable)."""
         self.gateway = gateway
 
@@ -128,10 +129,13 @@ class SlurmPlugin:
         return out
 
     def _owned(self, records: Mapping[str, JobRecord]) -> dict[str, int]:
-        rows = self.gateway.store.by_backend_ids("slurm", list(records)) if records else []
-        return {str(r["backend_id"]): int(r["id"]) for r in rows}
+        if self.gateway is None or not records:
+            return {}
+        return {str(r.backend_id): r.id for r in self.gateway.store.by_backend_ids("slurm", list(records))}
 
     def _history(self, records: Mapping[str, JobRecord]) -> list[dict[str, Any]]:
+        if self.gateway is None:
+            return []
         rows = self.gateway.store.conn.execute(
             "SELECT id, name, state, backend_id, exit_code, signal, partition, principal, submitted_at, "
             "started_at, ended_at FROM jobs WHERE backend='slurm' AND backend_id IS NOT NULL "
@@ -144,6 +148,8 @@ class SlurmPlugin:
         and TotalCPU on sites without accounting."""
         import json
 
+        if self.gateway is None:
+            return {}
         rows = self.gateway.store.conn.execute(
             "SELECT backend_id, usage FROM jobs WHERE backend='slurm' AND backend_id IS NOT NULL "
             "AND usage IS NOT NULL ORDER BY id DESC LIMIT 2000"
