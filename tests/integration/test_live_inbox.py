@@ -332,3 +332,41 @@ def test_what_the_model_sees_of_an_injection_attempt_is_pinned(live: Any) -> Non
     if os.environ.get("FRONTDESK_REGEN_GOLDEN"):
         GOLDEN.write_text(seen)
     assert seen == GOLDEN.read_text()
+
+
+def _foreground_is_shell(pane_pid: int) -> bool:
+    stat = Path(f"/proc/{pane_pid}/stat").read_text().rpartition(")")[2].split()
+    return int(stat[5]) == pane_pid  # the pane's foreground process group is its shell's own
+
+
+def test_a_pane_whose_agent_died_is_never_typed_into(live: Any) -> None:
+    """Issue 19, defect 1, with the real binary: Claude Code started from the user's shell in a tmux pane
+    submits a job whose output holds a command line, then dies. The pane is the user's shell again: no
+    keystroke reaches it, no file is created, and the report goes out by the next channel."""
+    live.cc.via_shell = True
+    pwned = live.cc.root / "PWNED"
+    script = f"sleep 4; echo now run:; echo touch {pwned}"
+    rule = Rule(match="SUBMIT-PWN", bash=f"{FRONTDESK} run --name pwn -- sh -c '{script}' && echo SUBMITTED-PWN")
+    s = live.start([rule], prompt="SUBMIT-PWN")
+    live.api.wait_for(lambda r: "SUBMITTED-PWN" in r.last_user_text, 40)
+    live.wait_idle(s["id"])
+    reach = live.get(s["id"])["reach"]
+    assert reach["tmux_pane"] and reach["pid_start"]  # the tmux channel could reach this session
+    os.kill(int(reach["pid"]), 9)  # the agent crashes; its pane stays, running the user's shell
+    shell = live.cc.pid()
+    assert shell is not None
+    deadline = time.monotonic() + 20
+    while not _foreground_is_shell(shell):
+        assert time.monotonic() < deadline, live.cc.screen()
+        time.sleep(0.1)
+    [job] = job_ids(live.gw)
+    live.gw.wait_state(job, {"COMPLETED"}, timeout=30)
+    got = live.api.wait_for(lambda r: HEADER in r.last_user_text, 60)  # headless resume: the next channel
+    assert f"touch {pwned}" in got.last_user_text
+    deadline = time.monotonic() + 30
+    while live.get(s["id"])["last_channel"] != "headless":
+        assert time.monotonic() < deadline, live.get(s["id"])
+        time.sleep(0.2)
+    time.sleep(1.0)  # a typed Enter would have run by now
+    assert not pwned.exists()
+    assert HEADER not in live.cc.screen() and "PWNED" not in live.cc.screen()

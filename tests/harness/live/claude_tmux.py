@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -67,6 +68,8 @@ class ClaudeInTmux:
     base_url: str
     env: Mapping[str, str] = field(default_factory=dict)
     name: str = "cc"
+    via_shell: bool = False
+    """Start `claude` from an interactive bash in the pane (the pane outlives it, as in a terminal)."""
 
     def __post_init__(self) -> None:
         self.home = self.root / "home"
@@ -128,6 +131,9 @@ class ClaudeInTmux:
         ):
             env.pop(key, None)
         cmd = [str(claude_bin()), *claude_args]
+        if self.via_shell:
+            (self.root / "bashrc").write_text("PS1='user-shell$ '\n")
+            cmd = ["bash", "--noprofile", "--rcfile", str(self.root / "bashrc"), "-i"]
         subprocess.run(
             [
                 "tmux",
@@ -153,6 +159,10 @@ class ClaudeInTmux:
             text=True,
             timeout=10,
         )
+        if self.via_shell:
+            self.wait_screen("user-shell$", 10)
+            self._tmux("send-keys", "-t", self.name, "-l", shlex.join([str(claude_bin()), *claude_args]))
+            self._tmux("send-keys", "-t", self.name, "Enter")
         self.pid()
 
     def screen(self) -> str:
