@@ -142,3 +142,62 @@ def test_a_site_time_format_does_not_corrupt_times(slurm_settings: Settings, mon
     st = run(go())
     assert st.submitted_at is not None and st.ended_at is not None
     assert before - 5 <= st.submitted_at <= st.ended_at <= time.time() + 5
+
+
+TEST_USER = "fdslurm1"
+
+
+@pytest.fixture(scope="module")
+def slurm_user() -> tuple[int, int]:
+    """A Unix user (created idempotently) that a root gateway submits Slurm jobs for."""
+    import pwd
+    import subprocess
+
+    try:
+        pw = pwd.getpwnam(TEST_USER)
+    except KeyError:
+        subprocess.run(["useradd", "-m", "-s", "/bin/sh", TEST_USER], check=True, capture_output=True)
+        pw = pwd.getpwnam(TEST_USER)
+    return pw.pw_uid, pw.pw_gid
+
+
+def test_a_root_gateway_runs_slurm_jobs_as_their_submitter(
+    slurm_settings: Settings, slurm_user: tuple[int, int], tmp_path: Path
+) -> None:
+    import os
+
+    from frontdesk.spec.model import SlurmOptions
+
+    if os.geteuid() != 0:
+        pytest.skip("needs a root gateway")
+    import tempfile
+
+    uid, gid = slurm_user
+    work = Path(tempfile.mkdtemp(prefix="fd user work ", dir="/tmp"))  # pytest's tmp is root's 0700
+    os.chown(work, uid, gid)
+    script = "#!/usr/bin/env python3\nimport os, sys\nprint('uid', os.getuid(), sys.argv[1:])\n"
+
+    async def go() -> tuple[BackendJob, BackendJob, dict[str, BackendStatus]]:
+        b = await started(slurm_settings)
+        cmd = make_job(slurm_settings, ["id", "-u"], workdir=work, uid=uid)
+        copy = str(slurm_settings.jobs_dir / "script")
+        shim = make_job(
+            slurm_settings,
+            [copy],
+            workdir=work,
+            uid=uid,
+            script_text=script,
+            extra={"slurm": SlurmOptions(job_name="as user", output="mine-%j.txt", args=["a b"])},
+        )
+        shim = BackendJob(**{**shim.__dict__, "argv": [str(shim.job_dir / "script")]})
+        ids = [await b.submit(cmd), await b.submit(shim)]
+        return cmd, shim, await until_ended(b, ids)
+
+    cmd, shim, statuses = run(go())
+    assert all(st.state is JobState.COMPLETED for st in statuses.values()), statuses
+    assert (work / f"{cmd.key}.out").read_text() == f"{uid}\n"
+    shim_id = [bid for bid, st in statuses.items() if st.stdout_path and "mine-" in str(st.stdout_path)][0]
+    assert (work / f"mine-{shim_id}.txt").read_text() == f"uid {uid} ['a b']\n"
+    import shutil
+
+    shutil.rmtree(work)

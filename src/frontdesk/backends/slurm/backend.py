@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from frontdesk.backends.base import BackendJob, BackendStatus, Inventory, JobState, PushHint, Usage
+from frontdesk.backends.runas import for_job
 from frontdesk.backends.slurm import parse, render
 from frontdesk.backends.slurm.config import SlurmConfig, notify_dir_from
 from frontdesk.backends.slurm.options import OptionError, validate_passthrough
@@ -98,12 +99,14 @@ class SlurmBackend:
                 raise BackendError(f"sbatch options: {exc}") from None
             if job.attempt == 1 and given.submit_by and time.time() > given.submit_by:
                 raise BackendError("the submitter gave up waiting before the job reached sbatch; not submitted")
+        who = for_job(job.uid, job.extra.get("policy", {}).get("principal"))  # BackendError if we may not
         text = render.render_script(
             job,
             default_partition=self.config.partition,
             extra_directives=self.config.directives,
             gpu=self._gpu_placement(job),
             nice_shift=self._nice_shift,
+            foreign=who.foreign,
         )
         script = job.job_dir / render.SCRIPT_FILE
 
@@ -112,7 +115,10 @@ class SlurmBackend:
             script.write_text(text)
 
         await asyncio.to_thread(write)
-        argv = render.sbatch_argv(script, options=render.command_line(job, self._tag(job)))
+        options = render.command_line(job, self._tag(job))
+        if who.foreign:  # a root gateway submits as the submitter: Slurm runs the job as them, never as root
+            options += [f"--uid={who.uid}", f"--gid={who.gid}"]
+        argv = render.sbatch_argv(script, options=options)
         result = await self._run(argv, cwd=str(job.job_dir), env=self._job_env(job))
         backend_id = result.stdout.strip().split(";", 1)[0]
         if not backend_id.isdigit():

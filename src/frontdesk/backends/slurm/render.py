@@ -50,7 +50,7 @@ _fd_rc=$?
     echo "peak_bytes=$(cat "/sys/fs/cgroup/memory$_fd_v1/memory.max_usage_in_bytes")" ;;
   *) case "$_fd_v2" in *job_*) echo "peak_bytes=$(cat "/sys/fs/cgroup$_fd_v2/memory.peak")" ;; esac ;;
   esac
-} > {usage} 2>/dev/null
+} 2>/dev/null > {usage}  # no noise where the job cannot write there (run as its user)
 if [ "$_fd_rc" -gt 128 ] && [ "$_fd_rc" -lt 160 ]; then
   trap - "$((_fd_rc - 128))" 2>/dev/null
   kill -s "$((_fd_rc - 128))" $$
@@ -140,12 +140,15 @@ def render_script(
     extra_directives: Sequence[str] = (),
     gpu: GpuPlacement | None = None,
     nice_shift: int = 0,
+    foreign: bool = False,
 ) -> str:
     """The sbatch script for one attempt: `#SBATCH` resources, the command, usage sampling.
 
     The job's environment is not written here: it is the environment sbatch runs with (`--export`).
     A job from the sbatch shim keeps the user's name, files and options, given on sbatch's command line
-    (`command_line`), so no user text is ever parsed as an `#SBATCH` line."""
+    (`command_line`), so no user text is ever parsed as an `#SBATCH` line. A `foreign` job (run as its
+    submitter by a root gateway) cannot reach the gateway's 0700 job directory: its script travels inside
+    this one and its output goes to its working directory."""
     out_dir = job.job_dir
     given = _slurm_options(job)
     lines = [
@@ -156,10 +159,13 @@ def render_script(
         lines.append(f"#SBATCH --job-name={job.key}")
     lines += _resource_lines(job, given, default_partition, gpu, nice_shift)
     if given is None:
+        out, err = (out_dir / STDOUT_FILE, out_dir / STDERR_FILE)
+        if foreign:
+            out, err = (job.workdir / f"{job.key}.out", job.workdir / f"{job.key}.err")
         lines += [
-            f"#SBATCH --output={_directive_path(out_dir / STDOUT_FILE)}",
-            f"#SBATCH --error={_directive_path(out_dir / STDERR_FILE)}",
-            f"#SBATCH --chdir={_directive_path(out_dir, pattern=False)}",
+            f"#SBATCH --output={_directive_path(out)}",
+            f"#SBATCH --error={_directive_path(err)}",
+            f"#SBATCH --chdir={_directive_path(job.workdir if foreign else out_dir, pattern=False)}",
         ]
     lines += [f"#SBATCH {d}" for d in extra_directives]
     lines.append("")
@@ -169,9 +175,31 @@ def render_script(
         if key.startswith("FRONTDESK_"):  # kept even under --export=NONE
             lines.append(f"export {key}={shlex.quote(job.env[key])}")
     lines.append(f"cd -- {shlex.quote(str(job.workdir))} || exit 1")
-    lines.append(shlex.join([*job.argv, *(given.args if given else [])]))
+    argv = [*job.argv, *(given.args if given else [])]
+    if foreign and job.script_text is not None:
+        lines += _inline_script(job.script_text, argv, str(out_dir / "script"))
+    else:
+        lines.append(shlex.join(argv))
     lines.append(_USAGE_TAIL.strip("\n").replace("{usage}", shlex.quote(str(out_dir / USAGE_FILE))))
     return "\n".join(lines) + "\n"
+
+
+def _inline_script(text: str, argv: list[str], copy: str) -> list[str]:
+    """The job's script written by the job itself (as its user) from a here-document, then run."""
+    import hashlib
+
+    end = "FRONTDESK_SCRIPT_" + hashlib.sha1(text.encode(errors="surrogateescape")).hexdigest()[:16]
+    body = text if text.endswith("\n") else text + "\n"
+    run = ['"$_fd_script"' if a == copy else shlex.quote(a) for a in argv]
+    if run and run[0] == '"$_fd_script"' and not text.startswith("#!"):
+        run.insert(0, "/bin/bash")
+    return [
+        '_fd_script=$(mktemp "${TMPDIR:-/tmp}/frontdesk-script.XXXXXX") || exit 1',
+        f"cat > \"$_fd_script\" <<'{end}'",
+        body + end,
+        'chmod 700 "$_fd_script"',
+        " ".join(run) + '; _fd_keep=$?; rm -f -- "$_fd_script"; (exit $_fd_keep)',
+    ]
 
 
 def command_line(job: BackendJob, tag: str) -> list[str]:
