@@ -24,7 +24,7 @@ from frontdesk.spec.model import JobSpec, parse_spec_text, validate_spec
 from frontdesk.store.jobs import job_record
 from frontdesk.tails import read_tail_lines
 
-__all__ = ["router", "owner_of", "unix_groups"]
+__all__ = ["router", "owner_of"]
 
 router = APIRouter(prefix="/v1")
 
@@ -55,19 +55,6 @@ class NotifyBody(BaseModel):
     backend: str
     ids: list[str] = Field(max_length=10000)
     info: dict[str, Any] = Field(default_factory=dict)
-
-
-def unix_groups(user: str) -> tuple[str, ...]:
-    """The Unix groups of a user (primary first), for fairshare and lab membership; () for unknown users."""
-    import grp
-    import pwd
-
-    try:
-        primary = grp.getgrgid(pwd.getpwnam(user).pw_gid).gr_name
-    except KeyError:
-        return ()
-    others = sorted(g.gr_name for g in grp.getgrall() if user in g.gr_mem and g.gr_name != primary)
-    return (primary, *others)
 
 
 def owner_of(row: Any) -> str | None:
@@ -123,7 +110,7 @@ def _context(caller: Caller, c: dict[str, Any]) -> SubmitContext:
     return SubmitContext(
         principal=caller.user,
         uid=caller.uid,
-        groups=caller.groups or unix_groups(caller.user),
+        groups=caller.groups,  # identity.groups_of: getgrouplist, primary first, cached a minute
         session=_str(c.get("session")),
         harness=_str(c.get("harness")),
         cwd=_str(c.get("cwd")),
