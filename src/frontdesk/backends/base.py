@@ -21,7 +21,9 @@ __all__ = [
     "BackendStatus",
     "Inventory",
     "JobState",
+    "OrdersItsQueue",
     "PushHint",
+    "Reprioritises",
     "TERMINAL_STATES",
     "Usage",
 ]
@@ -150,3 +152,21 @@ class Backend(Protocol):
 
     def inventory(self) -> Inventory:
         """The resources this backend runs on."""
+
+
+@runtime_checkable
+class Reprioritises(Protocol):
+    """A backend extra: a waiting attempt's priority can change after submission (Slurm: `scontrol update Nice`)."""
+
+    async def set_priority(self, backend_id: str, priority: int) -> None:
+        """Push a new priority for one waiting attempt."""
+
+
+@runtime_checkable
+class OrdersItsQueue(Protocol):
+    """A backend extra: the backend keeps its own queue and lets a plug-in pick what starts (the embedded one)."""
+
+    scheduler: Callable[..., list[str]]
+    """(queued jobs, free resources, now) -> backend ids to start, in order."""
+    hold_reason: Callable[[], str | None]
+    """Why waiting jobs wait beyond resources (a drained node), shown as their PENDING reason."""

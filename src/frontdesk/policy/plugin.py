@@ -10,10 +10,12 @@ import time
 from dataclasses import asdict
 from typing import Any
 
+from frontdesk.backends.base import OrdersItsQueue, Reprioritises
 from frontdesk.errors import ConfigError, FrontdeskError, NotFound
 from frontdesk.events.models import Event, EventKind
 from frontdesk.jobs.record import JobRecord
-from frontdesk.plugins import Admission, Notice, SubmitContext
+from frontdesk.jobs.state import JobState
+from frontdesk.plugins import Admission, GatewayHandle, Notice, SubmitContext
 from frontdesk.policy.catalog import CATALOG, match_model
 from frontdesk.policy.classify import classify
 from frontdesk.policy.config import PolicyConfig, parse_policy
@@ -39,7 +41,7 @@ class PolicyPlugin:
 
     def __init__(self, settings: Any) -> None:
         self.settings = settings
-        self.gateway: Any = None
+        self.gateway: GatewayHandle | None = None
         self.history: Any = None
         self.raw: dict[str, Any] = settings.section("policy")
         self.refused: str | None = None
@@ -59,7 +61,7 @@ class PolicyPlugin:
         return str(self.settings.config_file) if self.settings.config_file else "defaults"
 
     # -- life cycle -----------------------------------------------------------------------------------
-    def attach(self, gateway: Any) -> None:
+    def attach(self, gateway: GatewayHandle) -> None:
         """Load the policy version, install the picker on the embedded backend, start watchers."""
         from frontdesk.policy.history import MIGRATIONS, PolicyHistory
         from frontdesk.store.db import apply_schema
@@ -74,15 +76,16 @@ class PolicyPlugin:
         self._restore_revocations(gateway.store.conn)
         for rec in gateway.store.active():  # what admission decided, stored with each job: nothing lost on restart
             self.on_accepted(rec)
-        if getattr(gateway.backend, "name", "") == "local":
-            gateway.backend.scheduler = make_picker(
+        backend = gateway.backend
+        if isinstance(backend, OrdersItsQueue):
+            backend.scheduler = make_picker(
                 lambda: self.cfg, self.meta, self.shares, _hour, lambda: "local" in self.drained
             )
-            gateway.backend.hold_reason = lambda: self.drain_reason("local")  # PENDING says why
+            backend.hold_reason = lambda: self.drain_reason("local")  # PENDING says why
         self._file_sig = self._stat()
         loop = getattr(gateway, "loop", None) or asyncio.get_event_loop()
         self._tasks = [loop.create_task(self._watch()), loop.create_task(self._health())]
-        if hasattr(gateway.backend, "set_priority"):  # Slurm: levels move while jobs wait, Slurm must hear it
+        if isinstance(backend, Reprioritises):  # Slurm: levels move while jobs wait, Slurm must hear it
             self._tasks.append(loop.create_task(self._reprioritise_loop()))
 
     def _restore_revocations(self, conn: Any) -> None:
@@ -188,18 +191,20 @@ class PolicyPlugin:
 
     async def reprioritise(self, now: float) -> int:
         """Recompute every waiting job's level (agent jobs drop, training jobs age up) and push the changes."""
+        if self.gateway is None or not isinstance(self.gateway.backend, Reprioritises):
+            return 0
         store, backend = self.gateway.store, self.gateway.backend
         changed = 0
-        for row in store.select(state=["PENDING"], limit=100000):
-            meta = self.meta.get(int(row["id"]))
-            if row["backend_id"] is None or meta is None:
+        for row in store.select(state=[JobState.PENDING.value], limit=100000):
+            meta = self.meta.get(row.id)
+            if row.backend_id is None or meta is None:
                 continue
             fair = self.shares.snapshot(now, self.cfg.priority.principal_weight).factor(meta.principal, meta.group)
-            lvl = level(meta.job_class, meta.trial, now - float(row["submitted_at"]), self.cfg.priority)
+            lvl = level(meta.job_class, meta.trial, now - row.submitted_at, self.cfg.priority)
             priority = lvl * 1000 + int(max(0.0, min(fair, 1.0)) * 999)
-            if priority != int(row["priority"] or 0):
-                await backend.set_priority(row["backend_id"], priority)
-                store.update_job(int(row["id"]), priority=priority)
+            if priority != row.priority:
+                await backend.set_priority(row.backend_id, priority)
+                store.update_job(row.id, priority=priority)
                 changed += 1
         return changed
 
