@@ -115,7 +115,7 @@ def main() -> int:
         print(
             "agents | calls real/shim | job-info RPCs real/shim (ratio) | client CPU s real/shim | gateway CPU s (shim)"
         )
-        for n in [int(x) for x in args.agents.split(",")]:
+        for n in [int(x) for x in args.agents.split(",") if x.strip()]:
             real = phase(n, real_env, args, gw.proc.pid)
             shim = phase(n, shim_env, args, gw.proc.pid)
             print(
@@ -133,7 +133,20 @@ def main() -> int:
         print("cold start p50   " + "   ".join(f"{k} {statistics.median(v) * 1000:.1f} ms" for k, v in cold.items()))
         a, t0 = commands(gw), time.monotonic()
         time.sleep(args.idle)
-        print(f"gateway Slurm commands per minute, idle:   {per_minute(a, commands(gw), time.monotonic() - t0)}")
+        print(f"gateway Slurm commands per minute, idle, no jobs: {per_minute(a, commands(gw), time.monotonic() - t0)}")
+        running = [
+            gw.client.submit(spec={"command": ["sleep", "600"], "name": f"idle{i}", "pool": "test"})["id"]
+            for i in range(10)
+        ]
+        time.sleep(3)
+        a, t0 = commands(gw), time.monotonic()
+        time.sleep(args.idle)
+        print(
+            f"gateway Slurm commands per minute, idle, 10 jobs running (tick 5 s): "
+            f"{per_minute(a, commands(gw), time.monotonic() - t0)}"
+        )
+        for job_id in running:
+            gw.client.cancel(job_id)
         before, after, secs = storm(gw, args.storm)
         print(
             f"gateway Slurm commands per minute, cancel storm of {args.storm} ({secs:.0f} s): "
