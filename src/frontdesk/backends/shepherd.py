@@ -262,7 +262,7 @@ def run(job_dir: Path) -> int:
             cgroup.join()
         become(who, launch["cwd"])  # cgroup set up as root, then the job's own user from here on
         if writable:
-            from frontdesk.guard.landlock import restrict_writes
+            from frontdesk.backends.landlock import restrict_writes
 
             restrict_writes(list(writable))
 
@@ -270,7 +270,7 @@ def run(job_dir: Path) -> int:
     result: dict[str, Any] = {"started_at": started}
     with open_output(launch["stdout"], who) as out, open_output(launch["stderr"], who) as err:
         if writable:
-            from frontdesk.guard.landlock import describe
+            from frontdesk.backends.landlock import describe
 
             err.write(f"frontdesk: {describe(list(writable))}\n".encode())
             err.flush()

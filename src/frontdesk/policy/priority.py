@@ -16,7 +16,6 @@ from frontdesk.policy.model import JobView
 __all__ = [
     "FairshareLedger",
     "FairshareSnapshot",
-    "slurm_nice",
     "level",
     "rank",
     "score",
@@ -121,10 +120,10 @@ def slurm_priority(job_class: str, trial: bool, fairshare: float, cfg: PriorityC
     return lvl * 1000 + int(max(0.0, min(fairshare, 1.0)) * 999)
 
 
-def slurm_nice(priority: int) -> int:
-    """The `sbatch --nice` value for an entry priority: 0 for the top level, larger further down.
+def __getattr__(name: str) -> object:
+    """`slurm_nice` moved to the Slurm renderer (backends must not import policy); the old name still works."""
+    if name == "slurm_nice":
+        from frontdesk.backends.slurm.render import slurm_nice
 
-    Unprivileged users may only lower their priority in Slurm, so frontdesk's order is expressed as
-    non-negative nice values; partition and QOS carry the coarse decisions.
-    """
-    return max(0, 9999 - priority)
+        return slurm_nice
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -24,7 +24,6 @@ ALLOWED: dict[str, int] = {
     "memory/advice.py": 2,  # H2
     "memory/oom.py": 1,  # H2
     "memory/plugin.py": 1,  # H2
-    "policy/plugin.py": 1,  # policy
     "reports/build.py": 8,  # H2
     "reports/classify.py": 8,  # H2
     "reports/render.py": 1,  # H2

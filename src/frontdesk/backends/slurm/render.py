@@ -29,6 +29,7 @@ __all__ = [
     "nice_value",
     "render_script",
     "sbatch_argv",
+    "slurm_nice",
 ]
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -94,9 +95,16 @@ def nice_value(priority: int, shift: int = 0) -> int:
 
     A gateway that may set negative nice (root, Slurm operator) centres its range, so a typical
     frontdesk job ranks with direct submissions and an urgent one above them, not always below."""
-    from frontdesk.policy.priority import slurm_nice
-
     return slurm_nice(priority) - shift
+
+
+def slurm_nice(priority: int) -> int:
+    """The `sbatch --nice` value for an entry priority: 0 for the top level, larger further down.
+
+    Unprivileged users may only lower their priority in Slurm, so frontdesk's order is expressed as
+    non-negative nice values; partition and QOS carry the coarse decisions.
+    """
+    return max(0, 9999 - priority)
 
 
 def _resource_lines(
