@@ -7,6 +7,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
+from frontdesk.jobs import JobState
 from frontdesk.spec.units import format_bytes, format_duration
 
 __all__ = ["advise", "advise_template"]
@@ -22,7 +23,7 @@ def _round_memory(n: float) -> int:
 
 def advise_template(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
     """Advice for one template from its runs (newest first), or None when there is nothing to say."""
-    done = [r for r in runs if r["state"] == "COMPLETED"]
+    done = [r for r in runs if r["state"] == JobState.COMPLETED]
     if not done:
         return None
     req = done[0]["requested"]
@@ -30,7 +31,7 @@ def advise_template(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
     suggest: dict[str, Any] = {}
     peaks = [r["used"].get("peak_rss_bytes") for r in done if r["used"].get("peak_rss_bytes")]
     mem = req.get("memory_bytes")
-    too_small = [r["requested"].get("memory_bytes") or 0 for r in runs if r["state"] == "OUT_OF_MEMORY"]
+    too_small = [r["requested"].get("memory_bytes") or 0 for r in runs if r["state"] == JobState.OUT_OF_MEMORY]
     if peaks and mem:
         peak = max(peaks)
         want = max(_round_memory(peak * 1.3), 256 * _MIB)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from frontdesk.jobs import JobState
 from frontdesk.memory.lesson import Lesson
 from frontdesk.reports.build import round_memory, suggest_oom_memory
 from frontdesk.spec.units import format_bytes
@@ -27,7 +28,7 @@ def _from_fix(lessons: Iterable[Lesson], requested: int | None) -> tuple[int, st
 
 
 def _from_sibling(runs: Sequence[dict[str, Any]], requested: int | None) -> tuple[int, str] | None:
-    done = [r for r in runs if r.get("state") == "COMPLETED" and (r.get("used") or {}).get("peak_rss_bytes")]
+    done = [r for r in runs if r.get("state") == JobState.COMPLETED and (r.get("used") or {}).get("peak_rss_bytes")]
     if not done:
         return None
     best = max(done, key=lambda r: int(r["used"]["peak_rss_bytes"]))

@@ -19,6 +19,7 @@ from typing import Any
 
 from frontdesk.errors import ConfigError
 from frontdesk.guard.secrets import redact
+from frontdesk.jobs import JobState
 from frontdesk.memory.advice import advise_template
 from frontdesk.memory.classify import Signature, classify
 from frontdesk.memory.context import JobContext, context_of
@@ -32,7 +33,7 @@ __all__ = ["MemoryPlugin"]
 
 log = logging.getLogger("frontdesk.memory")
 
-_NO_RUN_STATES = {"DEPENDENCY_NEVER_SATISFIED"}
+_NO_RUN_STATES = {JobState.DEPENDENCY_NEVER_SATISFIED}
 
 
 def _summary(lesson: Lesson) -> dict[str, Any]:

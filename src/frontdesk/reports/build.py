@@ -7,6 +7,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from frontdesk.jobs import JobState
 from frontdesk.reports.classify import Signature, classify, load_catalog
 from frontdesk.reports.kinds import FailureKind
 from frontdesk.spec.units import format_bytes, format_duration
@@ -75,25 +76,25 @@ def _last_error(lines: Sequence[str]) -> str | None:
 
 def _by_state(state: str, sig: Signature, reason: str | None, res: _Usage) -> tuple[str, str] | None:
     """Summary and next step that the end state (and its figures) decide, or None."""
-    if state == "OUT_OF_MEMORY" or (sig.kind == FailureKind.HOST_OOM and res.peak):
+    if state == JobState.OUT_OF_MEMORY or (sig.kind == FailureKind.HOST_OOM and res.peak):
         sug, why = suggest_oom_memory(res.peak, res.mem_req)
         return (
             f"out of memory: peak {format_bytes(res.peak)} against a limit of {format_bytes(res.mem_req)}",
             f"resubmit with --mem {format_bytes(sug)} ({why}), or reduce the working set",
         )
-    if state == "TIMEOUT":
+    if state == JobState.TIMEOUT:
         sug_s = suggest_walltime(res.run_s, res.wall_req)
         return (
             f"walltime ran out after {format_duration(res.run_s)} (limit {format_duration(res.wall_req)})",
             f"resubmit with --time {format_duration(sug_s)} or checkpoint and resume",
         )
-    if state == "CANCELLED":
+    if state == JobState.CANCELLED:
         return f"cancelled{': ' + reason if reason else ''}", ""
-    if state == "DEPENDENCY_NEVER_SATISFIED":
+    if state == JobState.DEPENDENCY_NEVER_SATISFIED:
         return reason or "a dependency did not complete", _advice(sig)
-    if state in ("NODE_FAIL", "BOOT_FAIL"):
+    if state in (JobState.NODE_FAIL, JobState.BOOT_FAIL):
         return reason or "the node running the job failed", _advice(sig)
-    if state == "PREEMPTED":
+    if state == JobState.PREEMPTED:
         return "preempted by a higher-priority job", _advice(sig)
     return None
 
@@ -125,7 +126,7 @@ def classify_end(
     log_text: str | None = None,
 ) -> dict[str, str]:
     """The ending's kind (`FailureKind`), a one-line summary and the next step, from the state and the log."""
-    if state == "COMPLETED":
+    if state == JobState.COMPLETED:
         return {"kind": FailureKind.OK.value, "summary": "completed successfully", "next_step": "", "detail": ""}
     text = log_text if log_text is not None else "\n".join([*stderr_tail, *stdout_tail])
     sig = classify(text, state, exit_code)

@@ -18,13 +18,22 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
+from frontdesk.jobs import JobState
+
 __all__ = ["Catalog", "KindInfo", "Matcher", "Signature", "classify", "load_catalog", "normalise"]
 
 _SCAN_BYTES = 256 * 1024
 """Only the end of a log is read: the cause of an ending is near the end."""
 
 # States whose meaning wins over whatever else the log says; a matcher of another kind cannot explain them.
-_STRICT_STATES = {"TIMEOUT", "DEADLINE", "OUT_OF_MEMORY", "NODE_FAIL", "BOOT_FAIL", "PREEMPTED"}
+_STRICT_STATES = {
+    JobState.TIMEOUT,
+    JobState.DEADLINE,
+    JobState.OUT_OF_MEMORY,
+    JobState.NODE_FAIL,
+    JobState.BOOT_FAIL,
+    JobState.PREEMPTED,
+}
 _CANCELLED_KINDS = {"walltime", "node_failure", "host_oom", "preempted"}
 _NO_DETAIL_KINDS = frozenset(
     "host_oom cuda_oom walltime node_failure disk_quota permission_denied cancelled preempted dependency nan_loss "
@@ -320,7 +329,7 @@ def _allowed(m: Matcher, state: str | None, implied: str | None) -> bool:
         return False
     if state in _STRICT_STATES and m.kind != implied:
         return False
-    return not (state == "CANCELLED" and m.kind not in _CANCELLED_KINDS)
+    return not (state == JobState.CANCELLED and m.kind not in _CANCELLED_KINDS)
 
 
 def _best(cat: Catalog, text: str, lowered: bytes, state: str | None) -> tuple[int, Matcher, re.Match[str]] | None:
@@ -358,7 +367,7 @@ def classify(
     """Classify one ending from its log text (stdout and stderr tails, joined) and its end state."""
     cat = catalog or load_catalog()
     state = state.upper() if state else None
-    if state == "COMPLETED":
+    if state == JobState.COMPLETED:
         return Signature(state, "ok", "", "completed")
     # Redacted before anything else reads it: details, causes, signatures and lessons are built from this text.
     text = text[-_SCAN_BYTES:]

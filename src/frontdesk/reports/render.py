@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from frontdesk.jobs import JobState
 from frontdesk.spec.units import format_bytes, format_duration
 
 __all__ = ["render_text"]
@@ -49,7 +50,7 @@ def render_text(rep: dict[str, Any], max_bytes: int = 2048) -> str:
     """The short text an agent reads: state, timings, usage vs request, cause and next step, log tails."""
     name = f" ({rep['name']})" if rep.get("name") else ""
     head = f"frontdesk job {rep['job_id']}{name}: {rep['state']}"
-    if rep.get("exit_code") is not None and rep["state"] != "COMPLETED":
+    if rep.get("exit_code") is not None and rep["state"] != JobState.COMPLETED:
         head += f" exit {rep['exit_code']}"
     if rep.get("signal"):
         head += f" signal {rep['signal']}"

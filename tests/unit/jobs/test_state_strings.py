@@ -21,12 +21,6 @@ ALLOWED: dict[str, int] = {
     "backends/slurm/backend.py": 1,  # H4
     "cli/jobs.py": 1,  # H5
     "demo.py": 6,  # lead
-    "memory/advice.py": 2,  # H2
-    "memory/oom.py": 1,  # H2
-    "memory/plugin.py": 1,  # H2
-    "reports/build.py": 8,  # H2
-    "reports/classify.py": 8,  # H2
-    "reports/render.py": 1,  # H2
     "shims/common.py": 24,  # H4 (Slurm's own spellings in squeue/sacct output)
     "shims/sbatch.py": 3,  # H4 (Slurm's own spellings in squeue/sacct output)
     "shims/squeue.py": 18,  # H4 (Slurm's own spellings in squeue/sacct output)
