@@ -110,3 +110,19 @@ def test_oom_then_the_suggested_mem_completes_and_a_fresh_session_is_told(gw: An
     [again] = [n for n in answer["notices"] if n.get("lesson_id") == learned["id"]]
     assert again["quiet"] is True and again["text"] not in r.stderr
     gw.alice.cancel(answer["id"])
+
+
+def test_a_failed_jobs_report_names_its_kind_and_a_specific_next_step(gw: Any, jobdir: Path) -> None:
+    """The report (text and JSON), its lesson and the MCP-facing search all carry the kind's next step."""
+    command = [PY, "-c", "import numpy_but_not_installed_here"]
+    job = gw.alice.submit(spec={"command": command}, context={"session": "s9", "cwd": str(jobdir)})
+    rep = gw.alice.wait([job["id"]], "all", 60)["reports"][0]
+    assert rep["state"] == "FAILED"
+    cls = rep["classification"]
+    assert cls["kind"] == "missing_import" and cls["detail"] == "numpy_but_not_installed_here"
+    assert cls["next_step"].startswith("install `numpy_but_not_installed_here` in the job's environment")
+    assert f"next: {cls['next_step']}" in rep["text"]
+    [lesson] = rep["extra"]["memory"]["lessons"]
+    assert lesson["next_step"] == cls["next_step"]
+    found = gw.alice.request("GET", "/v1/memory/search?kind=missing_import&state=FAILED")["lessons"]
+    assert [x["id"] for x in found] == [lesson["id"]] and found[0]["next_step"] == cls["next_step"]
