@@ -9,6 +9,7 @@ it is fanned out.
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
 import logging
 import os
@@ -185,14 +186,14 @@ class Gateway:
         try:
             bjob = self._backend_job(row)
         except (OSError, ValueError) as exc:
-            await self._step(row, PrepareFailed(str(exc)))
+            await self._step(row, PrepareFailed(str(exc), transient=_disk_full(exc)))
             return
         await self._step(row, Launching())
         try:
             bid = await self.backend.submit(bjob)
         except Exception as exc:
             log.exception("backend refused job %s", row.id)
-            await self._step(self._fresh(row.id), LaunchFailed(str(exc)))
+            await self._step(self._fresh(row.id), LaunchFailed(str(exc), transient=_disk_full(exc)))
             return
         await self._step(self._fresh(row.id), Launched(bid))  # a cancel may have come in meanwhile
 
@@ -319,6 +320,8 @@ class Gateway:
     # -- queries used by the API ----------------------------------------------------------------------
     def get_job(self, job_id: int) -> JobRecord:
         """A job row, or NotFound."""
+        if not 0 < job_id < 2**63:  # SQLite's integers: anything else is no job, not an overflow
+            raise NotFound(f"no job {job_id}")
         row = self.store.get(job_id)
         if row is None:
             raise NotFound(f"no job {job_id}")
@@ -364,6 +367,11 @@ class Gateway:
                     pass
         finally:
             self.bus.waiters.unwatch(ids, flag)
+
+
+def _disk_full(exc: BaseException) -> bool:
+    """A failure that passes once space is freed (the job waits instead of failing)."""
+    return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
 
 
 def _dependency_verdict(deps: Sequence[JobRecord | None], fail_action: str) -> str:

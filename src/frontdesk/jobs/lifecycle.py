@@ -90,6 +90,8 @@ class LaunchFailed:
     """The backend refused the current attempt."""
 
     error: str
+    transient: bool = False
+    """The refusal may pass (the disk is full): the job stays PENDING and is tried again later."""
 
 
 @dataclass(frozen=True)
@@ -102,6 +104,8 @@ class PrepareFailed:
     """The attempt could not be prepared (its directory, script or spec)."""
 
     error: str
+    transient: bool = False
+    """The failure may pass (the disk is full): the job stays PENDING and is tried again later."""
 
 
 Signal = BackendSaid | CancelAsked | DepsSeen | Launching | Launched | LaunchFailed | LaunchLost | PrepareFailed
@@ -124,6 +128,9 @@ class Transition:
 
 
 NOTHING = Transition()
+
+RETRY_LAUNCH_S = 5.0
+"""How long a job whose launch failed for a passing reason (a full disk) waits before the next try."""
 
 
 def dependency_verdict(states: Sequence[JobState | None], fail_action: str) -> str:
@@ -170,6 +177,11 @@ def step(rec: JobRecord, signal: Signal, now: float) -> Transition:
         if rec.cancel_requested:
             return _end(rec, JobState.CANCELLED, "cancelled before it started", now, submitting=0, backend_id=None)
         return Transition(changes={"submitting": 0}, action=Action.DISPATCH)  # launch it again: it never ran
+    if isinstance(signal, LaunchFailed | PrepareFailed) and signal.transient and not rec.cancel_requested:
+        # an accepted job is never lost to a passing condition: it waits and is dispatched again by the tick
+        changes: dict[str, Scalar] = {"submitting": 0, "reason": f"Disk full: {signal.error}"}
+        changes["eligible_at"] = now + RETRY_LAUNCH_S
+        return Transition(changes=changes, action=Action.WAKE)
     if isinstance(signal, LaunchFailed):
         if rec.cancel_requested:
             return _end(rec, JobState.CANCELLED, "cancelled before it started", now, submitting=0, backend_id=None)

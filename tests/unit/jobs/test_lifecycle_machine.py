@@ -153,12 +153,16 @@ class Lifecycle(RuleBasedStateMachine):
                 self.signal(job_id, DepsSeen(tuple(self.jobs[d].state for d in ids), ids))
 
     @precondition(lambda self: bool(self.in_flight))
-    @rule(data=st.data(), fails=st.booleans(), outcome=st.sampled_from([JobState.COMPLETED, JobState.FAILED]))
-    def launch_lands(self, data: st.DataObject, fails: bool, outcome: JobState) -> None:
+    @rule(
+        data=st.data(),
+        fails=st.sampled_from(["no", "refused", "disk full"]),
+        outcome=st.sampled_from([JobState.COMPLETED, JobState.FAILED]),
+    )
+    def launch_lands(self, data: st.DataObject, fails: str, outcome: JobState) -> None:
         job_id = data.draw(st.sampled_from(sorted(self.in_flight)))
         bid = self.in_flight.pop(job_id)
-        if fails:
-            self.signal(job_id, LaunchFailed("refused"))
+        if fails != "no":
+            self.signal(job_id, LaunchFailed(fails, transient=fails == "disk full"))
             return
         self.backend[bid] = Attempt(job_id, self.jobs[job_id].attempt, outcome=outcome)
         self.signal(job_id, Launched(bid))
