@@ -54,6 +54,16 @@ def register(sub: Any) -> None:
     )
     s.add_argument("--seed", type=int, default=1)
     s.add_argument("--hours", type=float, default=24.0, help="length of a generated agent-day")
+    s.add_argument("--procs", type=int, help="SWF: replay on this many processors (default: the header's MaxProcs)")
+    s.add_argument("--nodes", type=int, help="SWF: split the processors over this many nodes (default: MaxNodes)")
+    s.add_argument("--keep-zero-runtime", action="store_true", help="SWF: keep jobs that ran 0 s (dropped by default)")
+    s.add_argument(
+        "--underrequested",
+        choices=["extend", "drop", "keep"],
+        default="extend",
+        help="SWF: a job whose requested time is below its runtime: extend the request (default), drop it, or "
+        "keep it (killed at its limit)",
+    )
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_simulate)
 
@@ -143,15 +153,24 @@ def cmd_reload(args: argparse.Namespace) -> int:
 def cmd_simulate(args: argparse.Namespace) -> int:
     """Run the simulator locally and print the side-by-side table."""
     from frontdesk.errors import UserError
-    from frontdesk.sim.compare import DEFAULT_POLICIES, compare, load_workload, render
+    from frontdesk.sim.compare import compare, default_policies, load_workload, render
+    from frontdesk.sim.swf import Cleaning, Machine, Underrequested
 
     try:
-        wl = load_workload(args.workload, args.seed, args.hours)
+        machine = None
+        if args.procs is not None or args.nodes is not None:
+            machine = Machine(args.procs or args.nodes, args.nodes or 1, "--procs/--nodes")
+        cleaning = Cleaning(not args.keep_zero_runtime, Underrequested(args.underrequested))
+        wl = load_workload(args.workload, args.seed, args.hours, machine, cleaning)
         t0 = time.perf_counter()
-        summaries = compare(wl, list(args.policy or DEFAULT_POLICIES))
+        summaries = compare(wl, list(args.policy or default_policies(wl)))
     except ValueError as exc:
         raise UserError(str(exc)) from None
     elapsed = time.perf_counter() - t0
-    data = {"workload": wl.name, "jobs": len(wl.jobs), "elapsed_s": round(elapsed, 2), "policies": summaries}
-    emit(args.json, data, lambda: render(summaries) + f"\n({len(wl.jobs)} jobs, simulated in {elapsed:.1f}s)")
+    data: dict[str, object] = {"workload": wl.name, "jobs": len(wl.jobs), "elapsed_s": round(elapsed, 2)}
+    if wl.swf:
+        data["swf"] = wl.swf.to_json()
+    data["policies"] = summaries
+    head = "".join(line + "\n" for line in (wl.swf.lines_text() if wl.swf else []))
+    emit(args.json, data, lambda: head + render(summaries) + f"\n({len(wl.jobs)} jobs, simulated in {elapsed:.1f}s)")
     return 0

@@ -6,15 +6,16 @@ Pools take nodes by name pattern (`[policy] pools.nodes`, shell globs); unmatche
 from __future__ import annotations
 
 import fnmatch
-import math
 from typing import Any
 
 from frontdesk.policy.config import PolicyConfig, parse_policy
 from frontdesk.policy.model import NodeView
+from frontdesk.sim.swf import Machine
 
 __all__ = ["assign_pools", "build_cluster", "default_policy"]
 
 GiB = 1024**3
+_NO_MEMORY_LIMIT = 1 << 60
 
 
 def _nodes(
@@ -23,8 +24,9 @@ def _nodes(
     return [NodeView(f"{prefix}-{i:02d}", "", cpus, mem_gib * GiB, gpus, model) for i in range(start, start + count)]
 
 
-def build_cluster(name: str, max_procs: int = 0) -> list[NodeView]:
-    """The nodes of a named cluster: `cluster100`, `validation`, or `swf` (CPU nodes for max_procs)."""
+def build_cluster(name: str, machine: Machine | None = None) -> list[NodeView]:
+    """The nodes of a named cluster: `cluster100`, `validation`, or `swf` (exactly `machine`: its processors on
+    its nodes, memory not modelled)."""
     if name == "cluster100":
         return (
             _nodes("gpu-l40s", 4, 64, 512, 8, "L40S")
@@ -42,9 +44,8 @@ def build_cluster(name: str, max_procs: int = 0) -> list[NodeView]:
             + _nodes("cpu", 2, 128, 512)
         )
     if name == "swf":
-        count = max(2, math.ceil((max_procs or 128) / 128))
-        agent = max(1, count // 10)
-        return _nodes("cpu-a", agent, 128, 512) + _nodes("cpu", count, 128, 512)
+        m = machine or Machine(128)
+        return [NodeView(f"cpu-{i:04d}", "", m.procs // m.nodes, _NO_MEMORY_LIMIT) for i in range(m.nodes)]
     raise ValueError(f"unknown cluster {name!r} (cluster100, validation, swf)")
 
 
@@ -94,23 +95,9 @@ def default_policy(cluster: str) -> PolicyConfig:
     """frontdesk's shipped policy for a simulated cluster."""
     raw = dict(_GPU_POOLS)
     if cluster == "swf":
-        raw = {
-            "pools": [
-                {
-                    "name": "agent",
-                    "classes": ["agent", "inference"],
-                    "allocation": "pack",
-                    "cpu_oversubscribe": 4.0,
-                    "nodes": ["cpu-a-*"],
-                },
-                {
-                    "name": "hpc",
-                    "classes": ["hpc", "training"],
-                    "allocation": "spread",
-                    "nodes": ["cpu-[0-9]*"],
-                },
-            ]
-        }
+        # The trace's own machine, one pool: no capacity is set aside for agents on a replayed HPC trace
+        # (whatever the classifier guesses), so frontdesk differs from EASY only in its order and backfill.
+        raw = {"pools": [{"name": "all", "allocation": "spread", "nodes": ["*"]}]}
     return parse_policy(raw, f"built-in policy for {cluster}")
 
 

@@ -3,24 +3,41 @@
 from __future__ import annotations
 
 import gzip
-import re
 from pathlib import Path
 from typing import Any
 
 from frontdesk.policy.config import PolicyConfig, parse_policy
 from frontdesk.sim.cluster import assign_pools, build_cluster, default_policy
-from frontdesk.sim.engine import simulate
+from frontdesk.sim.engine import SimResult, simulate
 from frontdesk.sim.metrics import summarize
 from frontdesk.sim.policies import BaselinePolicy, FrontdeskPolicy, SimPolicy
+from frontdesk.sim.swf import Cleaning, Machine
+from frontdesk.sim.textbook import Rule, replay
 from frontdesk.sim.workload import AgentMix, Workload, agent_day, parse_swf, validation_mix
 
-__all__ = ["DEFAULT_POLICIES", "compare", "load_workload", "make_policy", "render"]
+__all__ = [
+    "DEFAULT_POLICIES",
+    "TEXTBOOK",
+    "compare",
+    "default_policies",
+    "load_workload",
+    "make_policy",
+    "render",
+    "run",
+]
 
 DEFAULT_POLICIES = ("fifo", "easy", "frontdesk")
+TEXTBOOK = tuple(r.value for r in Rule)
 
 
-def load_workload(name: str, seed: int = 1, hours: float = 24.0) -> Workload:
-    """`validation`, `agent-day`, or an SWF file (optionally .gz)."""
+def load_workload(
+    name: str,
+    seed: int = 1,
+    hours: float = 24.0,
+    machine: Machine | None = None,
+    cleaning: Cleaning | None = None,
+) -> Workload:
+    """`validation`, `agent-day`, or an SWF file (optionally .gz) on its own machine unless `machine` is given."""
     if name == "validation":
         return validation_mix(seed)
     if name in ("agent-day", "agent-heavy"):
@@ -29,16 +46,15 @@ def load_workload(name: str, seed: int = 1, hours: float = 24.0) -> Workload:
     if not path.is_file():
         raise ValueError(f"unknown workload {name!r}: use validation, agent-day or an SWF file")
     raw = path.read_bytes()
-    text = gzip.decompress(raw).decode() if raw[:2] == b"\x1f\x8b" else raw.decode()
-    wl = parse_swf(text, path.name)
-    m = re.search(r"^;\s*MaxProcs:\s*(\d+)", text, re.MULTILINE)
-    wl.cluster = f"swf:{int(m.group(1)) if m else max((j.cpus for j in wl.jobs), default=128)}"
-    return wl
+    try:
+        text = (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode()
+    except (OSError, UnicodeDecodeError, EOFError) as exc:
+        raise ValueError(f"{name}: not a readable SWF file ({exc})") from None
+    return parse_swf(text, path.name, machine, cleaning)
 
 
-def _cluster(wl: Workload) -> tuple[str, int]:
-    name, _, procs = wl.cluster.partition(":")
-    return name, int(procs or 0)
+def _cluster(wl: Workload) -> tuple[str, Machine | None]:
+    return wl.cluster, wl.machine
 
 
 def make_policy(spec: str, wl: Workload) -> SimPolicy:
@@ -62,15 +78,28 @@ def make_policy(spec: str, wl: Workload) -> SimPolicy:
     return FrontdeskPolicy(cfg, name=path.stem)
 
 
+def run(wl: Workload, spec: str) -> SimResult:
+    """One policy over `wl`: the textbook rules on the processor pool, the others on the cluster's nodes."""
+    cluster, machine = _cluster(wl)
+    if spec in TEXTBOOK:
+        if machine is None:
+            raise ValueError(f"{spec} replays SWF traces (a processor-pool machine), not {wl.name}")
+        return replay(wl, machine.procs, Rule(spec), default_policy(cluster).classify)
+    pol = make_policy(spec, wl)
+    cfg = getattr(pol, "cfg", None) or default_policy(cluster)
+    return simulate(wl, assign_pools(build_cluster(cluster, machine), cfg), pol)
+
+
+def default_policies(wl: Workload) -> list[str]:
+    """The textbook baselines too when the workload is an SWF trace."""
+    return [*TEXTBOOK, *DEFAULT_POLICIES] if wl.machine else list(DEFAULT_POLICIES)
+
+
 def compare(wl: Workload, policies: list[str]) -> list[dict[str, Any]]:
     """One summary per policy, on the same workload and cluster."""
-    cluster, procs = _cluster(wl)
     out = []
     for spec in policies:
-        pol = make_policy(spec, wl)
-        cfg = getattr(pol, "cfg", None) or default_policy(cluster)
-        nodes = assign_pools(build_cluster(cluster, procs), cfg)
-        out.append(summarize(simulate(wl, nodes, pol)))
+        out.append(summarize(run(wl, spec)))
     return out
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from statistics import NormalDist
 
 from frontdesk.policy.catalog import GpuNeed
+from frontdesk.sim.swf import Cleaning, Machine, SwfReport, clean_swf, machine_of, parse_rows, read_header
 
 __all__ = ["AgentMix", "SimJob", "Workload", "agent_day", "parse_swf", "validation_mix"]
 
@@ -47,6 +48,10 @@ class Workload:
     start: float = 0.0
     end: float | None = None
     cluster: str = "cluster100"
+    machine: Machine | None = None
+    """For SWF traces: the processor-pool machine to replay on."""
+    swf: SwfReport | None = None
+    """For SWF traces: what the reader kept, dropped and refused."""
 
 
 @dataclass(frozen=True)
@@ -282,36 +287,32 @@ def validation_mix(seed: int = 1) -> Workload:
     return Workload("validation", sorted(jobs, key=lambda j: j.submit), 0.0, None, "validation")
 
 
-def parse_swf(text: str, name: str = "swf") -> Workload:
-    """Jobs from Standard Workload Format text (comments start with ';'; -1 means unknown)."""
-    jobs: list[SimJob] = []
-    for line in text.splitlines():
-        fields = line.split()
-        if not fields or line.lstrip().startswith(";"):
-            continue
-        if len(fields) < 18:
-            raise ValueError(f"SWF line has {len(fields)} fields, expected 18: {line[:60]!r}")
-        f = [float(x) for x in fields]
-        run, procs = f[3], int(f[7] if f[7] > 0 else f[4])
-        if run < 0 or procs <= 0:
-            continue
-        wall = f[8] if f[8] > 0 else run
-        mem = int(f[9] * 1024 * procs) if f[9] > 0 else 0
-        user = f"u{int(f[11])}" if f[11] >= 0 else "unknown"
-        jobs.append(
-            SimJob(
-                f"s{int(f[0])}",
-                f[1],
-                max(run, 1.0),
-                max(wall, run, 1.0),
-                procs,
-                user,
-                mem,
-                0,
-                f"g{int(f[12])}" if f[12] >= 0 else "",
-                cancelled=int(f[10]) == 5,
-                template=f"{user}:{int(f[13])}",
-            )
+def parse_swf(
+    text: str, name: str = "swf", machine: Machine | None = None, cleaning: Cleaning | None = None
+) -> Workload:
+    """Jobs from Standard Workload Format text, on the trace's own machine unless `machine` is given.
+
+    Cleaning per `cleaning` (see sim.swf); what was dropped or refused is in `Workload.swf`. Memory is not
+    modelled for SWF jobs (the machine is a processor pool, as in the literature).
+    """
+    rows = parse_rows(text)
+    mach = machine or machine_of(read_header(text), max((r.procs for r in rows), default=1))
+    kept, report = clean_swf(rows, mach, cleaning or Cleaning())
+    jobs = [
+        SimJob(
+            f"s{r.number}",
+            r.submit,
+            r.runtime,
+            r.requested,
+            r.procs,
+            f"u{r.user}" if r.user >= 0 else "unknown",
+            0,
+            0,
+            f"g{r.group}" if r.group >= 0 else "",
+            cancelled=r.status == 5,
+            template=f"u{r.user}:{r.executable}",
         )
+        for r in kept
+    ]
     jobs.sort(key=lambda j: j.submit)
-    return Workload(name, jobs, 0.0, None, "swf")
+    return Workload(name, jobs, 0.0, None, "swf", mach, report)
