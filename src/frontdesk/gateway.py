@@ -29,6 +29,7 @@ from frontdesk.core.submission import admit, job_columns, notice_list, resolve_d
 from frontdesk.errors import Conflict, GatewayUnavailable, NotFound
 from frontdesk.events.bus import Bus
 from frontdesk.events.models import Event
+from frontdesk.events.waiters import recheck_after
 from frontdesk.jobenv import site_filter
 from frontdesk.jobs.lifecycle import (
     Action,
@@ -360,9 +361,10 @@ class Gateway:
                         "reports": [reports[i] for i in done_ids],
                         "pending": [i for i in ids if reports[i] is None],
                     }
-                remaining = 30.0 if deadline is None else max(0.0, deadline - time.monotonic())
+                pause = recheck_after()  # jittered: 5,000 waiters parked together never re-check together
+                remaining = pause if deadline is None else max(0.0, deadline - time.monotonic())
                 try:
-                    await asyncio.wait_for(flag.wait(), timeout=min(remaining, 30.0))
+                    await asyncio.wait_for(flag.wait(), timeout=min(remaining, pause))
                 except TimeoutError:
                     pass
         finally:

@@ -61,7 +61,7 @@ def test_non_finite_durations_are_refused(field: str, value: str) -> None:
     where = {"walltime": "resources:\n  walltime: {v}\n", "backoff": "retry:\n  backoff: {v}\n"}.get(
         field, "dependency_timeout: {v}\n"
     )
-    _refused("command: [\"true\"]\n" + where.format(v=value))
+    _refused('command: ["true"]\n' + where.format(v=value))
 
 
 @pytest.mark.parametrize(
@@ -83,9 +83,9 @@ def test_nul_bytes_and_lone_surrogates_are_refused(spec: dict[str, Any]) -> None
 
 
 def test_half_a_second_of_walltime_is_one_second() -> None:
-    spec = parse_spec_text("command: [\"true\"]\nresources:\n  walltime: 0.5\n")
+    spec = parse_spec_text('command: ["true"]\nresources:\n  walltime: 0.5\n')
     assert spec.resources.walltime == 1
-    assert parse_spec_text("command: [\"true\"]\nresources:\n  walltime: 0.5s\n").resources.walltime == 1
+    assert parse_spec_text('command: ["true"]\nresources:\n  walltime: 0.5s\n').resources.walltime == 1
 
 
 def test_depends_on_is_bounded_and_deduplicated() -> None:

@@ -8,9 +8,19 @@ waiters of job N; a waiter that wakes re-checks its jobs once. Loop-thread only,
 from __future__ import annotations
 
 import asyncio
+import random
 from collections.abc import Iterable
 
-__all__ = ["Waiters"]
+__all__ = ["RECHECK_SECONDS", "Waiters", "recheck_after"]
+
+RECHECK_SECONDS = 300.0
+"""A parked waiter re-reads its jobs this often even without news (a safety net; events are the path)."""
+
+
+def recheck_after() -> float:
+    """Seconds until a waiter's safety re-check, jittered: waiters parked together (or re-parked together after
+    a restart) must not all re-check in the same instant."""
+    return RECHECK_SECONDS * random.uniform(0.5, 1.5)
 
 
 class Waiters:
