@@ -11,6 +11,7 @@
     ├── GatewayUnavailable              exit 69, HTTP 503  no gateway at the socket/address, or it went away
     │   └── RendezvousRefused           exit 69            the socket or its directory belongs to someone untrusted
     ├── WaitTimeout                     exit 124, HTTP 408 a wait ran past its --timeout
+    ├── RateLimited                     exit 75, HTTP 429  a budget (storage metadata) is empty: retry_after s
     └── BackendError                    exit 70, HTTP 502  the backend (a subprocess, Slurm) failed
         └── CommandFailed                                   one subprocess failed: argv, exit code, stderr tail
 
@@ -32,6 +33,7 @@ __all__ = [
     "FrontdeskError",
     "GatewayUnavailable",
     "NotFound",
+    "RateLimited",
     "RendezvousRefused",
     "SpecError",
     "UserError",
@@ -130,6 +132,14 @@ class WaitTimeout(FrontdeskError):
     code = "timeout"
 
 
+class RateLimited(FrontdeskError):
+    """A per-principal budget is empty; `retry_after` (seconds) says when to ask again."""
+
+    exit_code = 75  # EX_TEMPFAIL (sysexits.h)
+    http_status = 429
+    code = "rate_limited"
+
+
 class BackendError(FrontdeskError):
     """The backend failed (a subprocess, the scheduler)."""
 
@@ -170,6 +180,7 @@ _BY_CODE: dict[str, type[FrontdeskError]] = {
         GatewayUnavailable,
         RendezvousRefused,
         WaitTimeout,
+        RateLimited,
         BackendError,
     )
 }

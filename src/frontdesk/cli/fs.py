@@ -1,0 +1,108 @@
+"""`frontdesk fs grep|find|head|tail|wc|tree|du ...`: storage operators that return only results.
+
+Asks the gateway (POST /v1/fs/OP), which runs the operator as the caller next to the data and counts it
+against the caller's metadata budget; runs it here when no gateway answers (or with --local). The operator's
+own flags are those of grep/rg, find, head, tail, wc and du (docs/storage.md); this command adds --json,
+--limit N (items per page), --cursor TOKEN (the next page) and --local. Exit codes: 0 ok, 1 grep found
+nothing, 2 bad input, 75 metadata budget empty (retry after the seconds printed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+__all__ = ["register"]
+
+_OPS = ("grep", "find", "head", "tail", "wc", "tree", "du")
+
+
+def register(sub: Any) -> None:
+    """Add the `fs` command."""
+    p = sub.add_parser(
+        "fs",
+        help="storage operators next to the data: grep find head tail wc tree du",
+        description="frontdesk fs OP [operator flags] [--json] [--limit N] [--cursor TOKEN] [--local]",
+        add_help=True,
+    )
+    p.add_argument("op", choices=_OPS)
+    p.add_argument("rest", nargs=argparse.REMAINDER, help="the operator's own flags and paths")
+    p.set_defaults(func=cmd_fs)
+
+
+def _own_flags(rest: list[str]) -> tuple[list[str], dict[str, Any]]:
+    """Split this command's flags (--json, --limit, --cursor, --local) from the operator's."""
+    from frontdesk.errors import UserError
+
+    own: dict[str, Any] = {"json": False, "local": False, "limit": None, "cursor": None}
+    out: list[str] = []
+    it = iter(rest)
+    for arg in it:
+        name, eq, value = arg.partition("=")
+        if arg in ("--json", "--local"):
+            own[arg[2:]] = True
+        elif name in ("--limit", "--cursor"):
+            value = value if eq else next(it, "")
+            if not value:
+                raise UserError(f"fs: {name} needs a value")
+            own[name[2:]] = value
+        else:
+            out.append(arg)
+    if own["limit"] is not None:
+        if not str(own["limit"]).isdigit():
+            raise UserError(f"fs: --limit must be a positive number, got {own['limit']!r}")
+        own["limit"] = int(own["limit"])
+    return out, own
+
+
+def _ask_gateway(op: str, body: dict[str, Any]) -> dict[str, Any] | None:
+    """The gateway's answer, or None when no gateway (or none with the storage plug-in) answers."""
+    from frontdesk.client import Client
+    from frontdesk.errors import GatewayUnavailable, NotFound
+
+    try:
+        answer: dict[str, Any] = Client(autostart=False).request("POST", f"/v1/fs/{op}", body)
+    except (GatewayUnavailable, NotFound) as exc:
+        if isinstance(exc, NotFound) and exc.fields.get("where") == "fs":
+            raise
+        return None
+    return answer
+
+
+def _run_here(op: str, argv: list[str], own: dict[str, Any]) -> dict[str, Any]:
+    from frontdesk.storage.fs import Fs
+    from frontdesk.storage.model import Op
+    from frontdesk.storage.ops import DEFAULT_LIMIT, FsRequest, run
+
+    req = FsRequest(Op(op), tuple(argv), os.getcwd(), own["limit"] or DEFAULT_LIMIT, own["cursor"])
+    answer = run(req, Fs()).to_json()
+    answer["where"] = "local"
+    return answer
+
+
+def cmd_fs(args: argparse.Namespace) -> int:
+    from frontdesk.cli.output import dumps
+
+    argv, own = _own_flags(list(args.rest))
+    args.json = own["json"]  # main() prints errors as JSON too
+    answer = None
+    if not own["local"]:
+        body = {"argv": argv, "cwd": os.getcwd(), "limit": own["limit"], "cursor": own["cursor"]}
+        answer = _ask_gateway(args.op, {k: v for k, v in body.items() if v is not None})
+    if answer is None:
+        answer = _run_here(args.op, argv, own)
+    out = sys.stdout.buffer
+    if own["json"]:
+        out.write(dumps(answer).encode() + b"\n")
+    else:
+        out.write(str(answer.get("text", "")).encode("utf-8", "surrogateescape"))
+    out.flush()
+    for err in answer.get("errors") or []:
+        sys.stderr.write(f"frontdesk fs {args.op}: {err.get('path')}: {err.get('message')}\n")
+    if answer.get("cursor"):
+        sys.stderr.write(f"frontdesk fs: output capped; next page: --cursor {answer['cursor']}\n")
+    if args.op == "grep" and not answer.get("items"):
+        return 1
+    return 0

@@ -1,0 +1,103 @@
+"""`fs head`, `fs tail` (with line ranges) and `fs wc` over many files in one call.
+
+A directory argument is walked (regular files under it, symlinks not followed, sorted), so the agent's
+`find . -name '*.py' | xargs wc -l` is one call. Lines are split on b"\\n" as head/tail/wc do; words are runs
+of non-whitespace bytes (wc in the C locale).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import partial
+
+from frontdesk.errors import UserError
+from frontdesk.storage.fs import Fs, Kind, WalkError, walk
+from frontdesk.storage.grep import Globs
+from frontdesk.storage.model import Item, LineItem, LineKind, WcCount, text_of
+
+__all__ = ["LineRange", "files_of", "lines", "wc"]
+
+
+@dataclass(frozen=True)
+class LineRange:
+    """Which lines to show, 1-based and inclusive, counted from the start or (tail) from the end.
+
+    head -n N: first=1, last=N. head -n -N: all but the last N. tail -n N: the last N. tail -n +N: from N.
+    --lines A:B: A..B (either may be empty).
+    """
+
+    first: int = 1
+    last: int | None = None
+    from_end: int | None = None
+    """Show the last `from_end` lines (tail -n N)."""
+    drop_end: int = 0
+    """Leave out the last `drop_end` lines (head -n -N)."""
+
+    @classmethod
+    def parse_range(cls, text: str) -> LineRange:
+        a, sep, b = text.partition(":")
+        if not sep or not (a or b) or not (a.isdigit() or not a) or not (b.isdigit() or not b):
+            raise UserError(f"--lines: expected A:B (1-based, inclusive; either may be empty), got {text!r}")
+        first, last = int(a or 1), int(b) if b else None
+        if first < 1 or (last is not None and last < first):
+            raise UserError(f"--lines: {text!r} is an empty range")
+        return cls(first=first, last=last)
+
+    def select(self, count: int) -> range:
+        """The 0-based line indices to show of a file with `count` lines."""
+        if self.from_end is not None:
+            return range(max(0, count - self.from_end), count)
+        stop = count - self.drop_end if self.drop_end else count
+        if self.last is not None:
+            stop = min(stop, self.last)
+        return range(self.first - 1, max(self.first - 1, stop))
+
+
+def files_of(
+    fs: Fs, paths: tuple[bytes, ...], globs: Globs, errors: list[WalkError], after: bytes | None
+) -> Iterator[bytes]:
+    """The files named, and the regular files under the directories named (in walk order)."""
+    for root in paths:
+        for entry in walk(fs, root, errors, prune=partial(globs.pruned, root=root), after=after):
+            if entry.depth == 0 and entry.kind is not Kind.DIR:
+                yield entry.path
+            elif entry.kind is Kind.FILE and globs.wanted(entry.path, root):
+                yield entry.path
+
+
+def _split(data: bytes) -> tuple[list[bytes], bool]:
+    last_nl = data.endswith(b"\n")
+    parts = data.split(b"\n")
+    if last_nl or not data:
+        parts.pop()
+    return parts, last_nl
+
+
+def lines(
+    fs: Fs, paths: tuple[bytes, ...], rng: LineRange, globs: Globs, errors: list[WalkError], after: bytes | None = None
+) -> Iterator[tuple[bytes, Item]]:
+    """(path, LineItem) for the selected lines of every file."""
+    for path in files_of(fs, paths, globs, errors, after):
+        try:
+            data = fs.read(path)
+        except OSError as exc:
+            errors.append(WalkError(path, exc.strerror or str(exc)))
+            continue
+        parts, last_nl = _split(data)
+        name = text_of(path)
+        for i in rng.select(len(parts)):
+            yield path, LineItem(name, i + 1, text_of(parts[i]), LineKind.LINE, last_nl or i < len(parts) - 1)
+
+
+def wc(
+    fs: Fs, paths: tuple[bytes, ...], globs: Globs, errors: list[WalkError], after: bytes | None = None
+) -> Iterator[tuple[bytes, Item]]:
+    """(path, WcCount) per file: newlines, words, bytes."""
+    for path in files_of(fs, paths, globs, errors, after):
+        try:
+            data = fs.read(path)
+        except OSError as exc:
+            errors.append(WalkError(path, exc.strerror or str(exc)))
+            continue
+        yield path, WcCount(text_of(path), data.count(b"\n"), len(data.split()), len(data))

@@ -1,0 +1,140 @@
+"""`fs grep`: recursive search with ripgrep's file rules and grep's line output.
+
+Files: every regular file under the roots (hidden ones too, no ignore files: `rg -uu`), symlinks below a root
+not followed (`grep -r`, `rg`), binary files (a NUL byte anywhere) skipped silently (`grep -rI`, `rg`). Globs
+prune: `-g '!dir'` / `--exclude-dir` never enter the directory; `-g GLOB` / `--include` keep only files
+whose name (or, for a glob with a slash, path under the root) matches. The pattern is a Python regular
+expression over bytes (ripgrep's syntax for the common cases), or a fixed string with `-F`.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import partial
+
+from frontdesk.storage.fs import Entry, Fs, Kind, WalkError, walk
+from frontdesk.storage.model import FileCount, Item, LineItem, LineKind, text_of
+
+__all__ = ["GrepOptions", "Globs", "grep"]
+
+
+@dataclass(frozen=True)
+class Globs:
+    """Which files and directories a recursive operator looks at (rg -g, grep --include/--exclude[-dir])."""
+
+    include: tuple[bytes, ...] = ()
+    exclude: tuple[bytes, ...] = ()
+    exclude_dir: tuple[bytes, ...] = ()
+
+    @classmethod
+    def parse(cls, globs: list[str], include: list[str], exclude: list[str], exclude_dir: list[str]) -> Globs:
+        enc = [g.encode("utf-8", "surrogateescape") for g in globs]
+        neg = tuple(g[1:] for g in enc if g.startswith(b"!"))
+        return cls(
+            include=tuple(g for g in enc if not g.startswith(b"!"))
+            + tuple(g.encode("utf-8", "surrogateescape") for g in include),
+            exclude=neg + tuple(g.encode("utf-8", "surrogateescape") for g in exclude),
+            exclude_dir=neg + tuple(g.encode("utf-8", "surrogateescape") for g in exclude_dir),
+        )
+
+    @staticmethod
+    def _hit(pattern: bytes, name: bytes, rel: bytes) -> bool:
+        return fnmatch.fnmatchcase(rel if b"/" in pattern else name, pattern.strip(b"/"))
+
+    def pruned(self, entry: Entry, root: bytes) -> bool:
+        """A directory excluded by a glob (never entered)."""
+        if entry.kind is not Kind.DIR or not self.exclude_dir:
+            return False
+        name, rel = entry.path.rsplit(b"/", 1)[-1], entry.path[len(root) :].lstrip(b"/")
+        return any(self._hit(g, name, rel) for g in self.exclude_dir)
+
+    def wanted(self, path: bytes, root: bytes) -> bool:
+        """A file the globs let through."""
+        name, rel = path.rsplit(b"/", 1)[-1], path[len(root) :].lstrip(b"/")
+        if any(self._hit(g, name, rel) for g in self.exclude):
+            return False
+        return not self.include or any(self._hit(g, name, rel) for g in self.include)
+
+
+@dataclass(frozen=True)
+class GrepOptions:
+    pattern: bytes
+    roots: tuple[bytes, ...]
+    fixed: bool = False
+    ignore_case: bool = False
+    invert: bool = False
+    word: bool = False
+    files_with_matches: bool = False
+    count: bool = False
+    before: int = 0
+    after: int = 0
+    max_count: int | None = None
+    globs: Globs = Globs()
+
+    def regex(self) -> re.Pattern[bytes]:
+        pat = re.escape(self.pattern) if self.fixed else self.pattern
+        if self.word:
+            pat = rb"(?<!\w)(?:" + pat + rb")(?!\w)"
+        flags = re.MULTILINE | (re.IGNORECASE if self.ignore_case else 0)
+        try:
+            return re.compile(pat, flags)
+        except re.error as exc:
+            from frontdesk.errors import UserError
+
+            raise UserError(f"bad pattern: {exc}") from None
+
+
+def _files(fs: Fs, opts: GrepOptions, errors: list[WalkError], after: bytes | None) -> Iterator[bytes]:
+    for root in opts.roots:
+        for entry in walk(fs, root, errors, prune=partial(opts.globs.pruned, root=root), after=after):
+            if entry.kind is Kind.FILE and (entry.depth == 0 or opts.globs.wanted(entry.path, root)):
+                yield entry.path
+
+
+def _matching_lines(lines: list[bytes], rx: re.Pattern[bytes], opts: GrepOptions) -> list[int]:
+    hits = [i for i, line in enumerate(lines) if (rx.search(line) is not None) != opts.invert]
+    return hits if opts.max_count is None else hits[: opts.max_count]
+
+
+def _with_context(path: str, lines: list[bytes], hits: list[int], opts: GrepOptions, last_nl: bool) -> Iterator[Item]:
+    shown: dict[int, LineKind] = {}
+    for i in hits:
+        for j in range(max(0, i - opts.before), min(len(lines), i + opts.after + 1)):
+            shown.setdefault(j, LineKind.CONTEXT)
+        shown[i] = LineKind.MATCH
+    for j in sorted(shown):
+        nl = last_nl or j < len(lines) - 1
+        yield LineItem(path, j + 1, text_of(lines[j]), shown[j], nl)
+
+
+def grep(
+    fs: Fs, opts: GrepOptions, errors: list[WalkError], after: bytes | None = None
+) -> Iterator[tuple[bytes, Item]]:
+    """(path, item) in walk order: matching lines (with context), or one FileCount per matching file."""
+    rx = opts.regex()
+    for path in _files(fs, opts, errors, after):
+        try:
+            data = fs.read(path)
+        except OSError as exc:
+            errors.append(WalkError(path, exc.strerror or str(exc)))
+            continue
+        if b"\0" in data or (not opts.invert and rx.search(data) is None):
+            continue  # binary, or no match anywhere (the prefilter: most files of a search stop here)
+        last_nl = data.endswith(b"\n")
+        lines = data.split(b"\n")
+        if last_nl or not data:
+            lines.pop()
+        hits = _matching_lines(lines, rx, opts)
+        if not hits:
+            continue
+        name = text_of(path)
+        if opts.files_with_matches:
+            yield path, FileCount(name)
+        elif opts.count:
+            yield path, FileCount(name, len(hits))
+        else:
+            for item in _with_context(name, lines, hits, opts, last_nl):
+                yield path, item
