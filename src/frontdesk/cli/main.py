@@ -24,6 +24,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "frontdesk.cli.memory",
     "frontdesk.cli.guard",
     "frontdesk.cli.service",
+    "frontdesk.cli.insight",
     "frontdesk.cli.fs",
 )
 
@@ -43,6 +44,7 @@ COMMAND_TO_MODULE: dict[str, str] = {
     "memory": "frontdesk.cli.memory",
     "guard": "frontdesk.cli.guard",
     "service": "frontdesk.cli.service",
+    "observe": "frontdesk.cli.insight",
     "fs": "frontdesk.cli.fs",
 }
 

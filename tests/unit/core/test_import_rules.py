@@ -15,7 +15,7 @@ SRC = Path(__file__).resolve().parents[3] / "src"
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("edge", ("cli", "shims", "mcp_server", "server", "demo", "api")),
-    ("plug-ins", ("guard", "memory", "policy", "agents", "sim", "backends.slurm.plugin")),
+    ("plug-ins", ("guard", "memory", "policy", "agents", "sim", "telemetry", "backends.slurm.plugin")),
     ("core", ("gateway", "plugins", "core")),
     ("backends", ("backends",)),
     ("reports", ("reports",)),

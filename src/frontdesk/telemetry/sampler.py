@@ -1,0 +1,153 @@
+"""The process sampler: each tick lists /proc, reads only processes not seen before, forgets dead ones.
+
+A process is keyed by (pid, start time), recorded once, with its attribution inherited from its parent (the
+parent is attributed first, in the same tick when both are new). Memory is bounded by the live process table:
+a pid that is no longer listed is evicted. A process born and gone between two ticks is not seen (at 5 Hz:
+anything living under 200 ms may be missed); a pid reused between two ticks is seen as its first process.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import socket
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from frontdesk.telemetry import procfs
+from frontdesk.telemetry.attribution import Actor, Attribution, Harness, attribute
+from frontdesk.telemetry.classify import CommandClass, classify
+
+__all__ = ["ProcessRecord", "Sampler", "SamplerStats"]
+
+_ANCESTRY_MAX = 16
+
+
+@dataclass(frozen=True)
+class ProcessRecord:
+    """One process seen for the first time, attributed to an agent or a person."""
+
+    host: str
+    pid: int
+    ppid: int
+    start_time: float
+    seen_at: float
+    uid: int
+    tty: int
+    comm: str
+    argv: str
+    """The command line (shell-quoted), redacted."""
+    cwd: str | None
+    ancestry: tuple[str, ...]
+    """The executable names of its ancestors, nearest first."""
+    actor: Actor
+    harness: Harness | None
+    classes: tuple[CommandClass, ...]
+
+
+@dataclass
+class SamplerStats:
+    """Counters since the sampler started."""
+
+    ticks: int = 0
+    recorded: int = 0
+    excluded: int = 0
+    evicted: int = 0
+    live: int = 0
+
+
+@dataclass(slots=True)
+class _Seen:
+    start_ticks: int
+    ppid: int
+    comm: str
+    attribution: Attribution
+
+
+class Sampler:
+    """Samples the process table; `tick()` returns the attributed processes new since the last tick."""
+
+    def __init__(self, redact: Callable[[str], str], proc: str = "/proc", host: str | None = None) -> None:
+        self._redact = redact
+        self._proc = proc
+        self.host = host or socket.gethostname()
+        self._known: dict[int, _Seen] = {}
+        self._names: set[str] = set()  # the pids of _known, as /proc lists them
+        self._other: set[str] = set()  # /proc entries that are not processes
+        self._boot = procfs.boot_time(proc)
+        self._hz = procfs.clock_ticks()
+        self._self = os.getpid()
+        self.stats = SamplerStats()
+
+    def tick(self) -> list[ProcessRecord]:
+        """One sample: evict the dead, attribute and return the new."""
+        now = time.time()
+        names = set(os.listdir(self._proc))  # set algebra on the names: per-name Python work costs more than listdir
+        for name in self._names - names:
+            self._names.discard(name)
+            self._known.pop(int(name), None)
+            self.stats.evicted += 1
+        stats: dict[int, procfs.ProcStat] = {}
+        for name in names - self._names - self._other:
+            if not name.isdigit():
+                self._other.add(name)
+                continue
+            self._names.add(name)
+            st = procfs.read_stat(int(name), self._proc)
+            if st is not None:
+                stats[st.pid] = st
+        out: list[ProcessRecord] = []
+        for pid in sorted(stats):
+            self._visit(pid, stats, now, out)
+        self.stats.ticks += 1
+        self.stats.live = len(self._known)
+        return out
+
+    def _visit(self, pid: int, new: dict[int, procfs.ProcStat], now: float, out: list[ProcessRecord]) -> None:
+        chain: list[procfs.ProcStat] = []  # new ancestors not yet attributed, this process first
+        cur: int | None = pid
+        while cur is not None and cur in new and cur not in self._known and len(chain) < 4096:
+            chain.append(new[cur])
+            cur = new[cur].ppid if new[cur].ppid != cur else None
+        for st in reversed(chain):
+            out_rec = self._attribute(st, now)
+            if out_rec is not None:
+                out.append(out_rec)
+
+    def _attribute(self, st: procfs.ProcStat, now: float) -> ProcessRecord | None:
+        parent = self._known.get(st.ppid)
+        argv = procfs.read_argv(st.pid, self._proc)
+        env = procfs.read_markers(st.pid, self._proc) if argv else {}
+        got = attribute(st.comm, argv, env, st.tty, parent.attribution if parent else None)
+        if st.pid == self._self:
+            got = Attribution(Actor.EXCLUDED)  # never count the observer itself
+        self._known[st.pid] = _Seen(st.start_ticks, st.ppid, st.comm, got)
+        if got.actor is Actor.EXCLUDED:
+            self.stats.excluded += 1
+            return None
+        self.stats.recorded += 1
+        return ProcessRecord(
+            host=self.host,
+            pid=st.pid,
+            ppid=st.ppid,
+            start_time=round(self._boot + st.start_ticks / self._hz, 2),
+            seen_at=round(now, 3),
+            uid=st.uid,
+            tty=st.tty,
+            comm=st.comm,
+            argv=self._redact(shlex.join(argv) if argv else f"[{st.comm}]"),
+            cwd=procfs.read_cwd(st.pid, self._proc),
+            ancestry=self._ancestry(st.ppid),
+            actor=got.actor,
+            harness=got.harness,
+            classes=classify(argv),
+        )
+
+    def _ancestry(self, ppid: int) -> tuple[str, ...]:
+        names: list[str] = []
+        cur = self._known.get(ppid)
+        while cur is not None and len(names) < _ANCESTRY_MAX:
+            names.append(cur.comm)
+            cur = self._known.get(cur.ppid) if cur.ppid else None
+        return tuple(names)
