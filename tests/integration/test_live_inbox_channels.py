@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import pwd
 import socket
 import stat
 import subprocess
@@ -26,6 +27,7 @@ from frontdesk.agents.detect import detect_context
 from frontdesk.agents.model import AgentSettings, Harness, Session, TurnState
 
 TOKEN = "0123456789abcdef0123456789abcdef"
+ME = pwd.getpwuid(os.getuid()).pw_name  # an inbox is used only when it is its session's user's
 
 
 class Inbox:
@@ -72,7 +74,7 @@ def session(
     changed: float = 0.0,
     pid: int | None = None,
     harness: Harness = Harness.CLAUDE_CODE,
-    user: str = "alice",
+    user: str = ME,
 ) -> Session:
     return Session(
         id="s-1",
@@ -84,7 +86,7 @@ def session(
     )
 
 
-def channel(tmp_path: Path, inbox: Inbox | None = None, user: str = "alice") -> InboxChannel:
+def channel(tmp_path: Path, inbox: Inbox | None = None, user: str = ME) -> InboxChannel:
     ch = InboxChannel(AgentSettings(), home=tmp_path)
     if inbox is not None:
         ctx = {"inbox_socket": str(inbox.path), "inbox_token": TOKEN, "agent_pid": os.getpid()}
@@ -101,7 +103,7 @@ def test_capture_keeps_the_token_owner_only_and_out_of_names(tmp_path: Path, inb
 
 def test_capture_needs_socket_and_token(tmp_path: Path) -> None:
     ch = InboxChannel(AgentSettings(), home=tmp_path)
-    assert not ch.capture("s-1", "alice", {"inbox_socket": "/x"}, {})
+    assert not ch.capture("s-1", ME, {"inbox_socket": "/x"}, {})
     assert ch.available(session())[1].startswith("no inbox captured")
 
 
@@ -138,7 +140,7 @@ def test_unavailable_when_the_process_or_socket_is_gone(tmp_path: Path, inbox: I
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     ch = InboxChannel(AgentSettings(), home=tmp_path)
-    ch.capture("s-1", "alice", {"inbox_socket": str(inbox.path), "inbox_token": TOKEN, "agent_pid": dead.pid}, {})
+    ch.capture("s-1", ME, {"inbox_socket": str(inbox.path), "inbox_token": TOKEN, "agent_pid": dead.pid}, {})
     ok, why = ch.available(session(pid=dead.pid))
     assert not ok and why == f"session process {dead.pid} is gone"
     [f] = list((tmp_path / "agents" / "inbox").iterdir())
@@ -178,9 +180,7 @@ def test_without_hooks_a_wake_holds_until_the_transcript_shows_its_turn_ended(tm
     t.write_text("\n".join(json.dumps(x) for x in ended) + "\n")
     os.utime(t, (time.time() - 10, time.time() - 10))
     ch = channel(tmp_path, inbox)
-    s = Session(
-        id="s-1", user="alice", harness=Harness.CLAUDE_CODE, reach={"pid": os.getpid(), "transcript_path": str(t)}
-    )
+    s = Session(id="s-1", user=ME, harness=Harness.CLAUDE_CODE, reach={"pid": os.getpid(), "transcript_path": str(t)})
     assert ch.available(s) == (True, f"live inbox of process {os.getpid()}, session idle")
     assert asyncio.run(ch.deliver(s, "r", [1]))
     with pytest.raises(Busy, match="wake was sent"):  # the transcript has not moved since

@@ -309,3 +309,23 @@ def test_the_squeue_shim_sends_nothing_to_a_squatted_socket(facility_users: dict
         f"squeue: frontdesk gateway unavailable: refusing the socket directory {d}: it belongs to uid "
         f"{facility_users['carol']}, not to you or the service (nothing was sent)\n"
     )
+
+
+def test_the_gateway_writes_no_report_into_an_inbox_its_session_user_does_not_own(
+    facility_users: dict[str, int], squat: Any, tmp_path: Path
+) -> None:
+    import asyncio
+
+    from frontdesk.agents.channels.inbox import InboxChannel
+    from frontdesk.agents.model import AgentSettings, Harness, Session, TurnState
+
+    d = _dir_of("carol")
+    s = squat(d / "inbox.sock")  # carol names her own socket as alice's session's inbox
+    ch = InboxChannel(AgentSettings(), home=tmp_path)
+    ctx = {"inbox_socket": str(s.sock), "inbox_token": "t" * 32, "agent_pid": os.getpid()}
+    assert ch.capture("s-alice", "alice", ctx, {})
+    session = Session(
+        id="s-alice", user="alice", harness=Harness.CLAUDE_CODE, reach={"pid": os.getpid()}, turn_state=TurnState.IDLE
+    )
+    assert asyncio.run(ch.deliver(session, "[frontdesk] job 7 ended: alice's private report", [7])) is False
+    assert s.received() == b""

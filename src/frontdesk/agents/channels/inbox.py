@@ -86,6 +86,21 @@ class InboxSecrets:
             pass
 
 
+def _inbox_of(path: str, user: str) -> Any:
+    """The connected inbox socket, if it and its listener belong to `user` (OSError otherwise: not delivered)."""
+    import pwd
+
+    from frontdesk.errors import RendezvousRefused
+    from frontdesk.identity import check_inbox_socket
+
+    try:
+        return check_inbox_socket(path, pwd.getpwnam(user).pw_uid)
+    except KeyError:
+        raise OSError(f"no Unix user {user!r} to own an inbox") from None
+    except RendezvousRefused as exc:
+        raise OSError(exc.message) from None
+
+
 def _mtime(path: str) -> float:
     try:
         return os.stat(path).st_mtime
@@ -238,7 +253,9 @@ class InboxChannel:
         )
         try:
             async with asyncio.timeout(_CONNECT_TIMEOUT_S):
-                reader, writer = await asyncio.open_unix_connection(str(rec["socket"]))
+                # only the session's own user's inbox, with its own listener (identity.check_inbox_socket)
+                sock = await asyncio.to_thread(_inbox_of, str(rec["socket"]), session.user)
+                reader, writer = await asyncio.open_unix_connection(sock=sock)
                 try:
                     writer.write(lines.encode())
                     await writer.drain()
