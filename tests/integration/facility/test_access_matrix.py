@@ -280,8 +280,16 @@ def test_memory_scopes_follow_real_identities(facility: Facility, world: dict[st
     path = f"/v1/memory/lessons/{promoted[1]['id']}"  # promotion makes the lab's copy
     got = {u: _one(facility, u, "GET", path)[0] for u in CALLERS}
     assert got == {"alice": 200, "bob": 200, "carol": NF, ADMIN: NF}  # a labmate reads lab lessons, carol cannot
-    assert _one(facility, "carol", "DELETE", path) == [NF, f"no lesson {promoted[1]['id']}"]
-    assert _one(facility, "alice", "DELETE", path)[0] == 200
+    lid = promoted[1]["id"]
+    since = facility.root_client().health()["last_seq"]
+    assert _one(facility, "carol", "DELETE", path) == [NF, f"no lesson {lid}"]
+    assert _one(facility, "bob", "DELETE", path) == [
+        "denied",
+        f"lesson {lid} is not yours to forget: ask its owner or an admin",
+    ]
+    (refusal,) = _audit(facility, since)  # the lesson store's refusal is journalled with the caller
+    assert (refusal["principal"], refusal["data"]["action"]) == ("bob", "DELETE")
+    assert _one(facility, ADMIN, "DELETE", path)[0] == 200  # admins may forget anyone's lesson
 
 
 def test_cancel_is_for_the_owner_and_admins(facility: Facility, world: dict[str, Any]) -> None:
