@@ -146,9 +146,6 @@ cpus = 16  # two sleeping jobs of alice's must not hold back the others' on a 2-
 
 [access]
 admins_group = "fdadmin"
-
-[memory]
-admins = ["fdadmin-user"]
 """
 
 
