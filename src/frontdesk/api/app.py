@@ -24,6 +24,7 @@ from frontdesk.api.limits import Limits, max_body_from
 from frontdesk.errors import Denied, Forbidden, FrontdeskError
 from frontdesk.gateway import Gateway
 from frontdesk.identity import Roles
+from frontdesk.telemetry.routes import router as metrics_router
 
 __all__ = ["create_app"]
 
@@ -107,6 +108,7 @@ def create_app(gw: Gateway) -> FastAPI:
     _errors(app, access)
     app.include_router(jobs.router)
     app.include_router(events.router)
+    app.include_router(metrics_router)  # GET /metrics (frontdesk.telemetry)
     for plugin in gw.plugins:
         router = getattr(plugin, "router", None)
         if router is not None:

@@ -1,0 +1,127 @@
+"""Prometheus metrics of a gateway, computed from its store (jobs table and event journal) at each scrape.
+
+Read from the journal rather than counted in memory, so the figures survive restarts and need no hook in
+the gateway. Names are prefixed `frontdesk_`. The cost is one pass over the journal per scrape (indexed
+by kind), fine for a scrape every 15-60 s on a journal of up to a few million events.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric, SummaryMetricFamily
+from prometheus_client.registry import Collector, CollectorRegistry
+
+__all__ = ["CONTENT_TYPE", "JournalCollector", "exposition"]
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+_PENDING = "PENDING"
+
+
+class JournalCollector(Collector):
+    """Yields the gateway's metrics from a read-only connection to its database."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def collect(self) -> Iterator[Metric]:
+        """Every metric family, freshly read."""
+        yield from self._jobs()
+        yield from self._wakes()
+        yield self._guard()
+        yield from self._memory()
+
+    def _jobs(self) -> Iterator[Metric]:
+        depth = GaugeMetricFamily("frontdesk_queue_depth", "Jobs waiting (PENDING) per class", labels=["job_class"])
+        states = GaugeMetricFamily("frontdesk_jobs", "Jobs in the store per state", labels=["state"])
+        wait = SummaryMetricFamily(
+            "frontdesk_queue_wait_seconds", "Submit to start of started jobs, per class", labels=["job_class"]
+        )
+        rows = self.db.execute("SELECT state, COALESCE(job_class, ''), COUNT(*) FROM jobs GROUP BY 1, 2")
+        per_state: dict[str, int] = {}
+        for state, job_class, n in rows:
+            per_state[state] = per_state.get(state, 0) + n
+            if state == _PENDING:
+                depth.add_metric([job_class], n)
+        for state, n in sorted(per_state.items()):
+            states.add_metric([state], n)
+        rows = self.db.execute(
+            "SELECT COALESCE(job_class, ''), COUNT(*), SUM(started_at - submitted_at) FROM jobs "
+            "WHERE started_at IS NOT NULL GROUP BY 1"
+        )
+        for job_class, n, total in rows:
+            wait.add_metric([job_class], n, max(0.0, float(total or 0.0)))
+        yield from (depth, states, wait)
+
+    def _wakes(self) -> Iterator[Metric]:
+        sent = CounterMetricFamily(
+            "frontdesk_deliveries", "Session wake-ups per channel and outcome", labels=["channel", "ok"]
+        )
+        latency = SummaryMetricFamily("frontdesk_wake_latency_seconds", "Last job end to its successful wake-up")
+        counts: dict[tuple[str, str], int] = {}
+        n, total = 0, 0.0
+        for ts, raw in self.db.execute("SELECT ts, data FROM events WHERE kind = 'session.wake'"):
+            data = _json(raw)
+            ok = data.get("ok") is True
+            key = (str(data.get("channel") or "none"), "true" if ok else "false")
+            counts[key] = counts.get(key, 0) + 1
+            listed = data.get("jobs")
+            jobs = [j for j in listed if isinstance(j, int)][:1000] if isinstance(listed, list) else []
+            if ok and jobs:
+                marks = ",".join("?" * len(jobs))
+                ended = self.db.execute(f"SELECT MAX(ended_at) FROM jobs WHERE id IN ({marks})", jobs).fetchone()[0]
+                if ended is not None:
+                    n, total = n + 1, total + max(0.0, float(ts) - float(ended))
+        for (channel, ok_label), count in sorted(counts.items()):
+            sent.add_metric([channel, ok_label], count)
+        latency.add_metric([], n, total)
+        yield from (sent, latency)
+
+    def _guard(self) -> Metric:
+        verdicts = CounterMetricFamily(
+            "frontdesk_guard_verdicts", "Guard verdicts journalled per rule and verdict", labels=["rule", "verdict"]
+        )
+        counts: dict[tuple[str, str], int] = {}
+        for (raw,) in self.db.execute("SELECT data FROM events WHERE kind = 'guard.verdict'"):
+            data = _json(raw)
+            key = (str(data.get("rule") or "unknown"), str(data.get("verdict") or "unknown"))
+            counts[key] = counts.get(key, 0) + 1
+        for labels, count in sorted(counts.items()):
+            verdicts.add_metric(list(labels), count)
+        return verdicts
+
+    def _memory(self) -> Iterator[Metric]:
+        hits = CounterMetricFamily("frontdesk_memory_hits", "Submissions warned by the failure memory")
+        lessons = CounterMetricFamily("frontdesk_memory_lessons", "Lessons recorded by the failure memory")
+        n_hits = 0
+        for (raw,) in self.db.execute("SELECT data FROM events WHERE kind = 'job.warning'"):
+            n_hits += _json(raw).get("source") == "memory"
+        hits.add_metric([], n_hits)
+        lessons.add_metric(
+            [], self.db.execute("SELECT COUNT(*) FROM events WHERE kind = 'memory.lesson'").fetchone()[0]
+        )
+        yield from (hits, lessons)
+
+
+def _json(raw: str) -> dict[str, object]:
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def exposition(db_path: Path) -> bytes:
+    """The Prometheus text exposition of the gateway whose database is `db_path`."""
+    from prometheus_client import generate_latest
+
+    db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=5)
+    try:
+        registry = CollectorRegistry(auto_describe=False)
+        registry.register(JournalCollector(db))
+        return generate_latest(registry)
+    finally:
+        db.close()
