@@ -6,9 +6,8 @@
   time, never logged; read from a 0600 file or the environment, never from the command line.
 - Roles from the site's `[access]` table: labs are Unix groups (or a mapping), admins are a group.
 
-Also the rendezvous checks: before a client talks to a socket (or the gateway writes to a session's inbox)
-it makes sure the socket and its directory belong to a trusted user and nobody else can replace them.
-Stdlib only: clients import `check_rendezvous`.
+Also the inbox rendezvous: the gateway writes to a session's inbox socket only when the socket, its directory
+and its listener belong to the session's user (the client-side checks live in paths.py, which clients import).
 """
 
 from __future__ import annotations
@@ -25,14 +24,12 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from frontdesk.errors import ConfigError
-from frontdesk.errors import RendezvousRefused as RendezvousError
+from frontdesk.errors import ConfigError, RendezvousRefused
 from frontdesk.paths import check_listener, check_rendezvous, peer_ids
 
 __all__ = [
     "Caller",
     "PeerCred",
-    "RendezvousError",
     "Roles",
     "TokenTable",
     "Via",
@@ -339,13 +336,13 @@ def unmunge_credential(cred: str, timeout: float = 10.0) -> PeerCred:
 def check_inbox_socket(path: str | Path, uid: int) -> socket.socket:
     """Connect to a session's inbox socket only if it, its directory and its listener belong to `uid`.
 
-    Returns the connected socket (the caller writes and closes it); raises RendezvousError otherwise.
+    Returns the connected socket (the caller writes and closes it); raises RendezvousRefused otherwise.
     Root-owned directories that nobody else can write are accepted too (e.g. /run/user is root's).
     """
     check_rendezvous(path, (uid, 0))
     st = os.lstat(path)
     if st.st_uid != uid:
-        raise RendezvousError(f"refusing inbox {path}: it belongs to uid {st.st_uid}, not the session's user {uid}")
+        raise RendezvousRefused(f"refusing inbox {path}: it belongs to uid {st.st_uid}, not the session's user {uid}")
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(5.0)
     try:
