@@ -75,6 +75,7 @@ PLUGIN_PATHS: dict[str, str] = {
     "policy": "frontdesk.policy.plugin:PolicyPlugin",
     "agents": "frontdesk.agents.plugin:AgentsPlugin",
     "slurm": "frontdesk.backends.slurm.plugin:SlurmPlugin",
+    "storage": "frontdesk.storage.plugin:StoragePlugin",
 }
 """The built-ins, in the order submissions pass through them (also registered as entry points)."""
 

@@ -89,7 +89,10 @@ def cmd_fs(args: argparse.Namespace) -> int:
     args.json = own["json"]  # main() prints errors as JSON too
     answer = None
     if not own["local"]:
-        body = {"argv": argv, "cwd": os.getcwd(), "limit": own["limit"], "cursor": own["cursor"]}
+        from frontdesk.agents.detect import detect_context
+
+        session = detect_context().get("session")  # the budget's key: (user, agent session)
+        body = {"argv": argv, "cwd": os.getcwd(), "limit": own["limit"], "cursor": own["cursor"], "session": session}
         answer = _ask_gateway(args.op, {k: v for k, v in body.items() if v is not None})
     if answer is None:
         answer = _run_here(args.op, argv, own)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from frontdesk.errors import UserError
-from frontdesk.storage.fs import Fs, Kind, WalkError, walk
+from frontdesk.storage.fs import Fs, Kind, WalkError, roots_from, walk
 from frontdesk.storage.grep import Globs
 from frontdesk.storage.model import Item, LineItem, LineKind, WcCount, text_of
 
@@ -58,8 +58,8 @@ def files_of(
     fs: Fs, paths: tuple[bytes, ...], globs: Globs, errors: list[WalkError], after: bytes | None
 ) -> Iterator[bytes]:
     """The files named, and the regular files under the directories named (in walk order)."""
-    for root in paths:
-        for entry in walk(fs, root, errors, prune=partial(globs.pruned, root=root), after=after):
+    for root, resume in roots_from(paths, after):
+        for entry in walk(fs, root, errors, prune=partial(globs.pruned, root=root), after=resume):
             if entry.depth == 0 and entry.kind is not Kind.DIR:
                 yield entry.path
             elif entry.kind is Kind.FILE and globs.wanted(entry.path, root):

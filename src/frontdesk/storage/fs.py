@@ -20,7 +20,7 @@ import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-__all__ = ["Counters", "Entry", "Fs", "Kind", "WalkError", "join", "walk"]
+__all__ = ["Counters", "Entry", "Fs", "Kind", "WalkError", "join", "roots_from", "walk"]
 
 
 class Kind(enum.Enum):
@@ -147,6 +147,26 @@ def _before(path: bytes, after: bytes) -> bool:
     return a < b and b[: len(a)] != a
 
 
+def _above(path: bytes, after: bytes) -> bool:
+    """Whether `path` is a strict ancestor of `after` (walked through, not shown again on resume)."""
+    a, b = path.split(b"/"), after.split(b"/")
+    return len(a) < len(b) and b[: len(a)] == a
+
+
+def roots_from(roots: tuple[bytes, ...], after: bytes | None) -> Iterator[tuple[bytes, bytes | None]]:
+    """(root, where to resume in it): roots before the one holding `after` are done, later ones whole."""
+    if after is None:
+        yield from ((r, None) for r in roots)
+        return
+    found = False
+    for root in roots:
+        if found:
+            yield root, None
+        elif after == root or after.startswith(root.rstrip(b"/") + b"/"):
+            found = True
+            yield root, after
+
+
 def walk(
     fs: Fs,
     root: bytes,
@@ -174,7 +194,8 @@ def walk(
             continue
         if entry.depth > 0 and prune is not None and prune(entry):
             continue
-        yield entry
+        if after is None or not _above(entry.path, after):
+            yield entry
         if entry.kind is not Kind.DIR or (maxdepth is not None and entry.depth >= maxdepth):
             continue
         try:

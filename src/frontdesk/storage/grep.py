@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import partial
 
-from frontdesk.storage.fs import Entry, Fs, Kind, WalkError, walk
+from frontdesk.storage.fs import Entry, Fs, Kind, WalkError, roots_from, walk
 from frontdesk.storage.model import FileCount, Item, LineItem, LineKind, text_of
 
 __all__ = ["GrepOptions", "Globs", "grep"]
@@ -88,8 +88,8 @@ class GrepOptions:
 
 
 def _files(fs: Fs, opts: GrepOptions, errors: list[WalkError], after: bytes | None) -> Iterator[bytes]:
-    for root in opts.roots:
-        for entry in walk(fs, root, errors, prune=partial(opts.globs.pruned, root=root), after=after):
+    for root, resume in roots_from(opts.roots, after):
+        for entry in walk(fs, root, errors, prune=partial(opts.globs.pruned, root=root), after=resume):
             if entry.kind is Kind.FILE and (entry.depth == 0 or opts.globs.wanted(entry.path, root)):
                 yield entry.path
 

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from frontdesk.errors import UserError
-from frontdesk.storage.fs import Entry, Fs, Kind, WalkError, walk
+from frontdesk.storage.fs import Entry, Fs, Kind, WalkError, roots_from, walk
 from frontdesk.storage.model import DirSummary, FoundPath, Item, Usage, text_of
 
 __all__ = ["FindOptions", "Compare", "DuOptions", "du", "find", "tree"]
@@ -76,8 +76,8 @@ def find(
     fs: Fs, opts: FindOptions, errors: list[WalkError], after: bytes | None = None
 ) -> Iterator[tuple[bytes, Item]]:
     """(path, FoundPath) in walk order for every entry that passes the tests."""
-    for root in opts.roots:
-        for entry in walk(fs, root, errors, maxdepth=opts.maxdepth, after=after):
+    for root, resume in roots_from(opts.roots, after):
+        for entry in walk(fs, root, errors, maxdepth=opts.maxdepth, after=resume):
             if entry.depth < opts.mindepth or (opts.types and entry.kind not in opts.types):
                 continue
             if not _name_ok(opts, entry):

@@ -1,0 +1,110 @@
+"""Operators in-process: paging with a cursor, the listing cache and its invalidation, the budget (fake clock)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from frontdesk.errors import ConfigError, RateLimited, UserError
+from frontdesk.storage.budget import Budget, BudgetConfig
+from frontdesk.storage.fs import Fs
+from frontdesk.storage.model import Op
+from frontdesk.storage.ops import FsRequest, run
+
+
+def _tree(root: Path, n: int) -> None:
+    for i in range(n):
+        d = root / f"d{i % 3}"
+        d.mkdir(exist_ok=True)
+        (d / f"f{i}.txt").write_text("".join(f"hit {j}\n" if j % 2 else f"miss {j}\n" for j in range(i % 5)))
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(0, 12), limit=st.integers(1, 7), op=st.sampled_from(["grep", "find", "wc", "du", "head", "wc2"]))
+def test_pages_joined_by_their_cursors_are_the_whole_answer(
+    tmp_path_factory: pytest.TempPathFactory, n: int, limit: int, op: str
+) -> None:
+    root = tmp_path_factory.mktemp("t")
+    _tree(root, n)
+    argv = {"grep": ["-n", "hit", "."], "find": ["."], "wc": ["."], "du": ["-a", "."], "head": ["-n", "2", "."]}.get(
+        op,
+        ["d2", "d0"],  # two roots, the later one first in sort order
+    )
+    op = op.rstrip("2")
+    os.chdir(root)
+    whole = run(FsRequest(Op(op), tuple(argv), str(root), limit=100000), Fs())
+    pages, cursor = [], None
+    for _ in range(200):
+        page = run(FsRequest(Op(op), tuple(argv), str(root), limit=limit, cursor=cursor), Fs())
+        assert len(page.items) <= limit
+        pages.extend(page.items)
+        cursor = page.cursor
+        if cursor is None:
+            break
+    assert pages == whole.items
+
+
+def test_a_cursor_from_another_question_is_refused(tmp_path: Path) -> None:
+    _tree(tmp_path, 6)
+    page = run(FsRequest(Op.FIND, (str(tmp_path),), "/", limit=2), Fs())
+    assert page.cursor is not None
+    with pytest.raises(UserError, match="another question"):
+        run(FsRequest(Op.FIND, (str(tmp_path), "-type", "f"), "/", limit=2, cursor=page.cursor), Fs())
+    with pytest.raises(UserError, match="bad --cursor"):
+        run(FsRequest(Op.FIND, (str(tmp_path),), "/", limit=2, cursor="not-a-cursor!"), Fs())
+
+
+def test_an_unchanged_tree_is_listed_from_the_cache_and_a_change_is_seen_at_once(tmp_path: Path) -> None:
+    _tree(tmp_path, 9)
+    fs = Fs()
+    ask = lambda: run(FsRequest(Op.FIND, (str(tmp_path), "-name", "*.txt"), "/"), fs)  # noqa: E731
+    first, second = ask(), ask()
+    assert first.stats["readdir"] == 4 and second.stats["readdir"] == 0 and second.stats["cache_hits"] == 4
+    assert second.items == first.items
+    (tmp_path / "d1" / "new.txt").write_text("")
+    third = ask()
+    assert third.stats["readdir"] == 1  # only the changed directory is read again
+    assert f"{tmp_path}/d1/new.txt" in [i.path for i in third.items]  # type: ignore[union-attr]
+    os.rename(tmp_path / "d1" / "new.txt", tmp_path / "d2" / "moved.txt")
+    names = [i.path for i in ask().items]  # type: ignore[union-attr]
+    assert f"{tmp_path}/d2/moved.txt" in names and f"{tmp_path}/d1/new.txt" not in names
+
+
+def test_the_budget_admits_charges_refuses_with_retry_after_and_refills() -> None:
+    budget = Budget(BudgetConfig(rate=10, burst=100))
+    alice, bob = ("alice", "s1"), ("bob", "-")
+    budget.admit(alice, 0.0)
+    budget.charge(alice, 150, 0.0)  # a big walk: paid in full, the bucket is in debt
+    with pytest.raises(RateLimited) as err:
+        budget.admit(alice, 1.0)
+    assert err.value.fields["retry_after"] == pytest.approx(4.1)
+    assert err.value.exit_code == 75 and err.value.http_status == 429
+    budget.admit(bob, 1.0)  # another principal is not touched
+    budget.admit(alice, 5.2)
+    rows = {(r["user"], r["session"]): r for r in budget.counters(5.2)}
+    assert rows[alice]["refused"] == 1 and rows[alice]["admitted"] == 2 and rows[alice]["spent"] == 150
+
+
+@pytest.mark.parametrize("section", [{"rate": 0}, {"burst": "many"}, {"rate": True}, {"rate": float("inf")}])
+def test_a_bad_storage_section_is_a_config_error(section: dict[str, object]) -> None:
+    with pytest.raises(ConfigError, match=r"\[storage\]"):
+        BudgetConfig.from_section(section)
+
+
+@pytest.mark.parametrize(
+    ("op", "argv", "message"),
+    [
+        (Op.GREP, ("(",), "bad pattern"),
+        (Op.FIND, (".", "-type", "x"), "unknown type"),
+        (Op.HEAD, ("-n", "ten", "f"), "expected a number"),
+        (Op.TAIL, ("--lines", "5:2", "f"), "empty range"),
+        (Op.GREP, (), "the following arguments are required"),
+    ],
+)
+def test_bad_flags_are_one_line_user_errors(op: Op, argv: tuple[str, ...], message: str) -> None:
+    with pytest.raises(UserError, match=message):
+        run(FsRequest(op, argv, "/"), Fs())
