@@ -12,7 +12,7 @@ from typing import Any
 
 from frontdesk.cli.output import emit
 
-__all__ = ["register", "cmd_observe"]
+__all__ = ["register", "cmd_observe", "cmd_analyze"]
 
 
 def register(sub: Any) -> None:
@@ -23,6 +23,12 @@ def register(sub: Any) -> None:
     o.add_argument("--out", type=Path, default=Path("observe.db"), help="SQLite file to write (default observe.db)")
     o.add_argument("--json", action="store_true", help="print the run's summary as JSON")
     o.set_defaults(func=cmd_observe)
+    a = sub.add_parser("analyze", help="the paper's metrics for agents against people, from an observe file")
+    a.add_argument("db", type=Path, help="the SQLite file `frontdesk observe` wrote")
+    a.add_argument("--journal", type=Path, default=None, help="the gateway's frontdesk.db (default: this home's)")
+    a.add_argument("--no-journal", action="store_true", help="commands only: join no job records")
+    a.add_argument("--json", action="store_true", help="print the metrics as JSON")
+    a.set_defaults(func=cmd_analyze)
 
 
 def cmd_observe(args: argparse.Namespace) -> int:
@@ -36,4 +42,19 @@ def cmd_observe(args: argparse.Namespace) -> int:
         f"{result.recorded} processes attributed, {result.excluded} excluded, in {result.ticks} samples over "
         f"{result.seconds:g} s ({result.cpu_percent:g} % of one core) -> {result.db}",
     )
+    return 0
+
+
+def cmd_analyze(args: argparse.Namespace) -> int:
+    """Print the metrics table (or JSON)."""
+    from frontdesk.telemetry.analyze import analyze, render
+
+    journal = args.journal
+    if journal is None and not args.no_journal:
+        from frontdesk.config import load_settings
+
+        default = load_settings().db_path
+        journal = default if default.is_file() else None
+    metrics = analyze(args.db, None if args.no_journal else journal)
+    emit(args.json, metrics.to_json(), lambda: render(metrics))
     return 0

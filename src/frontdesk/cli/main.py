@@ -44,7 +44,7 @@ COMMAND_TO_MODULE: dict[str, str] = {
     "memory": "frontdesk.cli.memory",
     "guard": "frontdesk.cli.guard",
     "service": "frontdesk.cli.service",
-    "observe": "frontdesk.cli.insight",
+    **dict.fromkeys(("observe", "analyze"), "frontdesk.cli.insight"),
     "fs": "frontdesk.cli.fs",
 }
 

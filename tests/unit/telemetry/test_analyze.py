@@ -1,0 +1,91 @@
+"""`frontdesk analyze` on a synthetic week drawn to known marginals: the metrics come back within tolerance."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from synthetic import MARGINALS, WEEK_S, generate  # noqa: E402
+
+from frontdesk.telemetry.analyze import ActorMetrics, analyze, render  # noqa: E402
+from frontdesk.telemetry.attribution import Actor  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def week(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    d = tmp_path_factory.mktemp("week")
+    generate(d / "observe.db", d / "frontdesk.db")
+    return d / "observe.db", d / "frontdesk.db"
+
+
+def _close(got: float, want: float, rel: float) -> None:
+    assert got == pytest.approx(want, rel=rel), (got, want)
+
+
+@pytest.mark.parametrize("actor", [Actor.AGENT, Actor.PERSON])
+def test_the_metrics_match_the_generated_marginals(week: tuple[Path, Path], actor: Actor) -> None:
+    m = analyze(*week)
+    got: ActorMetrics = m.agent if actor is Actor.AGENT else m.person
+    side = MARGINALS[actor]
+    sides = MARGINALS.values()
+    total_users = sum(s.users for s in sides)
+    total_jobs = sum(s.users * s.jobs_per_user for s in sides)
+    total_cpu = sum(s.users * s.jobs_per_user * s.mean_cpu_hours() for s in sides)
+    assert m.observed_minutes == pytest.approx(WEEK_S / 60)
+    assert got.users == side.users and got.user_share == pytest.approx(side.users / total_users, abs=1e-3)
+    _close(got.jobs, side.users * side.jobs_per_user, 0.1)
+    _close(got.job_share, side.users * side.jobs_per_user / total_jobs, 0.1)
+    _close(got.cpu_share, side.users * side.jobs_per_user * side.mean_cpu_hours() / total_cpu, 0.15)
+    assert got.cancel_rate == pytest.approx(side.cancel_p, abs=0.04)
+    assert got.sub_minute_share == pytest.approx(side.sub_minute_p, abs=0.05)
+    _close(got.sched_queries_per_job, side.queries_per_job, 0.1)
+    _close(got.file_tools_per_100_jobs, 100 * side.file_tools_per_job, 0.15)
+    _close(got.tree_walks_per_user, side.tree_walks_per_user, 0.15)
+    per_user = side.jobs_per_user * (1 + side.queries_per_job + side.file_tools_per_job) + (
+        side.tree_walks_per_user + side.destructive_per_user + side.fetches_per_user
+    )
+    _close(got.commands_per_user_minute, per_user / (WEEK_S / 60), 0.1)
+    for count, mean in (
+        (got.destructive, side.users * side.destructive_per_user),
+        (got.fetches, side.users * side.fetches_per_user),
+    ):
+        assert abs(count - mean) <= 4 * mean**0.5, (count, mean)  # Poisson counts: within 4 sd
+
+
+def test_agent_jobs_without_context_are_joined_from_the_observed_submissions(week: tuple[Path, Path]) -> None:
+    import sqlite3
+
+    db = sqlite3.connect(week[1])
+    in_context = db.execute("SELECT COUNT(*) FROM jobs WHERE context LIKE '%harness%'").fetchone()[0]
+    agent = analyze(*week).agent
+    assert in_context < 0.6 * agent.jobs  # about half of the agents' jobs carry no harness: found by the join
+    assert agent.jobs == sum(1 for p in db.execute("SELECT principal FROM jobs") if p[0].startswith("uid:41"))
+
+
+def test_cli_table_and_json(week: tuple[Path, Path]) -> None:
+    exe = Path(sys.executable).parent / "frontdesk"
+    out = subprocess.run(
+        [str(exe), "analyze", str(week[0]), "--journal", str(week[1]), "--json"], capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["agent"] == json.loads(json.dumps(analyze(*week).to_json()))["agent"]
+    text = subprocess.run(
+        [str(exe), "analyze", str(week[0]), "--journal", str(week[1])], capture_output=True, text=True
+    )
+    assert text.stdout.strip() == render(analyze(*week))
+    assert "cancel rate" in text.stdout
+
+
+def test_a_file_that_is_not_an_observe_db_is_one_line_exit_2(tmp_path: Path) -> None:
+    bad = tmp_path / "x.db"
+    bad.write_text("not sqlite")
+    exe = Path(sys.executable).parent / "frontdesk"
+    out = subprocess.run([str(exe), "analyze", str(bad), "--no-journal"], capture_output=True, text=True)
+    assert out.returncode == 2 and out.stderr.count("\n") == 1
