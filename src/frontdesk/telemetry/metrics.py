@@ -15,10 +15,12 @@ from pathlib import Path
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric, SummaryMetricFamily
 from prometheus_client.registry import Collector, CollectorRegistry
 
+from frontdesk.jobs.state import JobState
+
 __all__ = ["CONTENT_TYPE", "JournalCollector", "exposition"]
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
-_PENDING = "PENDING"
+_PENDING = JobState.PENDING.value
 
 
 class JournalCollector(Collector):
