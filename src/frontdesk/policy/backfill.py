@@ -56,15 +56,20 @@ def backfill(
     failed: set[Hashable] = set()
     out: list[Placement] = []
     index: dict[str, list[RunningView]] | None = None
+    excluded_failed: set[tuple[str, Hashable]] = set()
     for job in order[:depth]:
         key = reserve_key(job) if reserve_key else ""
         res = reservations.get(key)
         sig = placer.signature(job)
-        p = None if sig in failed else placer.place(job, work.nodes, frozenset())
+        # Planning only ever takes capacity, so what failed once in this pass fails again; and a job asking
+        # more than the whole cluster has free cannot be placed anywhere (checked before any node is scanned).
+        p = None if sig in failed or not work.may_fit(job) else placer.place(job, work.nodes, frozenset())
         if p is None:
             failed.add(sig)
         elif res is not None and now + job.walltime_s > res.shadow and any(x.node in res.nodes for x in p.parts):
-            p = placer.place(job, work.nodes, res.nodes)
+            p = None if (key, sig) in excluded_failed else placer.place(job, work.nodes, res.nodes)
+            if p is None:
+                excluded_failed.add((key, sig))
         if p is not None:
             work.apply(p.parts, p.exclusive, 1)
             out.append(p)
@@ -92,12 +97,35 @@ class _CopyOnWrite:
     def __init__(self, nodes: Mapping[str, NodeView]) -> None:
         self.nodes: dict[str, NodeView] = dict(nodes)
         self.owned: set[str] = set()
+        self._totals: list[float] | None = None
+
+    def may_fit(self, job: JobView) -> bool:
+        """A necessary condition for any placement: the cluster has that much free in all (agent jobs may
+        share cores 1:16 at most, the largest ratio)."""
+        if self._totals is None:
+            live = [n for n in self.nodes.values() if not n.drained and not n.exclusive]
+            self._totals = [
+                sum(max(0.0, n.free_cpus) for n in live),
+                float(sum(max(0, n.free_gpus) for n in live)),
+                float(sum(max(0, n.free_memory) for n in live)),
+            ]
+        cost = job.cpus / 16.0 if job.job_class == "agent" else float(job.cpus)
+        cpus, gpus, memory = self._totals
+        return cost <= cpus + 1e-9 and job.gpus <= gpus and job.memory_bytes <= memory
 
     def apply(self, parts: tuple[Part, ...], exclusive: bool, sign: int) -> None:
         for x in parts:
             if x.node not in self.owned and x.node in self.nodes:
                 self.nodes[x.node] = self.nodes[x.node].copy()
                 self.owned.add(x.node)
+        if self._totals is not None and sign > 0:  # planning only takes: parts hold what they take
+            for x in parts:
+                if x.node in self.nodes:
+                    self._totals[0] -= x.cpus
+                    self._totals[1] -= x.gpus
+                    self._totals[2] -= x.memory_bytes
+        else:
+            self._totals = None
         apply(self.nodes, tuple(x for x in parts if x.node in self.nodes), exclusive, sign)
 
 

@@ -10,6 +10,7 @@ Accelerator choice: only eligible models, least scarce first (see catalog.prefer
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Mapping, Sequence
 
@@ -96,10 +97,13 @@ def _spread(job: JobView, cands: Sequence[NodeView], rank: Mapping[str, int]) ->
             return None
         order = sorted(usable, key=lambda n: (rank.get(n.gpu_model or "", 0), -n.free_gpus, n.name))
     else:
-        usable = [n for n in cands if n.free_cpus >= 1]
-        if sum(int(n.free_cpus) for n in usable) < job.cpus:
+        usable = [n for n in cands if n.cpus - n.used_cpus >= 1]
+        if sum(int(n.cpus - n.used_cpus) for n in usable) < job.cpus:
             return None
-        order = sorted(usable, key=lambda n: (1 if n.gpus else 0, -n.free_cpus, n.name))
+        key = lambda n: (1 if n.gpus else 0, n.used_cpus - n.cpus, n.name)  # noqa: E731
+        # Without memory no node is skipped and each gives a core or more: at most job.cpus nodes are used,
+        # so the first job.cpus of the order suffice (heapq.nsmallest is sorted()[:k], in O(n)).
+        order = heapq.nsmallest(job.cpus, usable, key=key) if not job.memory_bytes else sorted(usable, key=key)
     parts: list[Part] = []
     for n in order:
         if rem_c <= 0 and rem_g <= 0:

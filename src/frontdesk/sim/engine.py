@@ -83,6 +83,8 @@ def simulate(
     last = heap[0][0] if heap else 0.0
     passes = 0
     samples: list[tuple[float, float, float]] = []
+    cpu_total = sum(n.cpus for n in nodes if not n.drained)
+    gpu_total = sum(n.gpus for n in nodes if not n.drained)
 
     def integrate(t: float) -> None:
         nonlocal gpu_s, cpu_s, last
@@ -133,9 +135,13 @@ def simulate(
             if trace:
                 samples.append((now, busy_g, busy_c))
             continue
+        views = [v for _, v in queue.values()]
+        if not any(_may_fit(v, cpu_total - busy_c, gpu_total - busy_g) for v in views):
+            if trace:  # nothing queued fits in all the free capacity: a pass would start nothing
+                samples.append((now, busy_g, busy_c))
+            continue
         hour = (start_hour + now / 3600) % 24
         passes += 1
-        views = [v for _, v in queue.values()]
         starts = policy.schedule(views, state, [r.runtime_view for r in running.values()], now, hour)
         for p in starts:
             job, view = queue.pop(p.job_id)
@@ -175,6 +181,12 @@ def simulate(
         passes,
         samples,
     )
+
+
+def _may_fit(view: JobView, free_cpus: float, free_gpus: float) -> bool:
+    """Whether `view` could start somewhere in this much free capacity (agent jobs share cores 1:16 at most)."""
+    cost = view.cpus / 16.0 if view.job_class == "agent" else float(view.cpus)
+    return cost <= free_cpus + 1e-6 and view.gpus <= free_gpus
 
 
 def _reclaim(policy: SimPolicy, p: Placement) -> tuple[float, str]:
