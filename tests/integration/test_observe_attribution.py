@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -95,6 +96,13 @@ def _spawn_pty_shell(tmp: Path, trees: Trees, exe_dir: Path) -> None:
 
 @pytest.fixture
 def trees(tmp_path: Path) -> Iterator[Trees]:
+    with spawn_trees(tmp_path) as t:
+        yield t
+
+
+@contextmanager
+def spawn_trees(tmp_path: Path) -> Iterator[Trees]:
+    """Every kind of tree; all of it killed (by pid) afterwards."""
     t = Trees()
     exe_dir = tmp_path / "bin"
     exe_dir.mkdir()
@@ -147,10 +155,38 @@ def _observe(db: Path, seconds: float) -> dict[str, object]:
     return result
 
 
+def _score(db: Path, trees: Trees) -> float:
+    rows = sqlite3.connect(db).execute("SELECT pid, actor, harness FROM processes").fetchall()
+    got = {pid: (actor, harness) for pid, actor, harness in rows}
+    assert len(trees.expected) >= 80
+    return sum(1 for pid, want in trees.expected.items() if got.get(pid, ("excluded", None)) == want) / len(
+        trees.expected
+    )
+
+
+def test_trees_born_while_observing_are_attributed(tmp_path: Path) -> None:
+    db = tmp_path / "observe.db"
+    exe = Path(sys.executable).parent / "frontdesk"
+    observer = subprocess.Popen(
+        [str(exe), "observe", "--duration", "6", "--out", str(db), "--json"], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        time.sleep(0.5)  # after its first full listing: the trees below are found by the pid-range reads
+        with spawn_trees(tmp_path) as trees:
+            out, _ = observer.communicate(timeout=30)
+            assert observer.returncode == 0
+            assert _score(db, trees) >= 0.99
+    finally:
+        if observer.poll() is None:
+            observer.kill()
+            observer.wait()
+
+
 def test_attribution_on_real_trees_is_at_least_99_percent(trees: Trees, tmp_path: Path) -> None:
     db = tmp_path / "observe.db"
     summary = _observe(db, 1.2)
     assert summary["ticks"] >= 5
+    assert _score(db, trees) >= 0.99
     rows = sqlite3.connect(db).execute("SELECT pid, actor, harness, argv, tty, ancestry FROM processes").fetchall()
     got = {pid: (actor, harness) for pid, actor, harness, *_ in rows}
     right = sum(1 for pid, want in trees.expected.items() if got.get(pid, ("excluded", None)) == want)

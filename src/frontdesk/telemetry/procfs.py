@@ -8,7 +8,18 @@ from functools import cache
 
 from frontdesk.telemetry.attribution import ENV_MARKERS
 
-__all__ = ["ProcStat", "boot_time", "clock_ticks", "list_pids", "read_argv", "read_cwd", "read_markers", "read_stat"]
+__all__ = [
+    "ProcStat",
+    "boot_time",
+    "clock_ticks",
+    "is_thread",
+    "last_pid",
+    "list_pids",
+    "read_argv",
+    "read_cwd",
+    "read_markers",
+    "read_stat",
+]
 
 _ENV_MAX = 1 << 20  # an environ larger than this is read no further (markers are near the start in practice)
 
@@ -47,6 +58,28 @@ def read_stat(pid: int, proc: str = "/proc") -> ProcStat | None:
         return None
     comm = head.partition("(")[2]
     return ProcStat(pid, int(fields[1]), comm, int(fields[4]), int(fields[19]), uid)
+
+
+def last_pid(proc: str = "/proc") -> int | None:
+    """The pid the kernel allocated last (processes and threads), from /proc/loadavg."""
+    try:
+        with open(f"{proc}/loadavg", "rb") as f:
+            return int(f.read(128).split()[4])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def is_thread(pid: int, proc: str = "/proc") -> bool:
+    """Whether `pid` is a thread of another process (reachable in /proc, but not listed there)."""
+    try:
+        with open(f"{proc}/{pid}/status", "rb") as f:
+            head = f.read(1024)
+    except OSError:
+        return True  # gone: nothing to record
+    for line in head.split(b"\n"):
+        if line.startswith(b"Tgid:"):
+            return int(line.split()[1]) != pid
+    return False
 
 
 def read_argv(pid: int, proc: str = "/proc") -> list[str]:

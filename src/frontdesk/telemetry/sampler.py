@@ -1,9 +1,9 @@
-"""The process sampler: each tick lists /proc, reads only processes not seen before, forgets dead ones.
+"""The process sampler: each tick reads only processes not seen before; dead ones are forgotten.
 
 A process is keyed by (pid, start time), recorded once, with its attribution inherited from its parent (the
 parent is attributed first, in the same tick when both are new). Memory is bounded by the live process table:
-a pid that is no longer listed is evicted. A process born and gone between two ticks is not seen (at 5 Hz:
-anything living under 200 ms may be missed); a pid reused between two ticks is seen as its first process.
+a pid no longer listed at a full listing is evicted. A process born and gone between two ticks is not seen
+(at 5 Hz: anything living under 200 ms may be missed).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from frontdesk.telemetry.classify import CommandClass, classify
 __all__ = ["ProcessRecord", "Sampler", "SamplerStats"]
 
 _ANCESTRY_MAX = 16
+_RANGE_MAX = 4096  # more pids allocated than this since the last sample: list /proc instead
 
 
 @dataclass(frozen=True)
@@ -66,9 +67,16 @@ class _Seen:
 
 
 class Sampler:
-    """Samples the process table; `tick()` returns the attributed processes new since the last tick."""
+    """Samples the process table; `tick()` returns the attributed processes new since the last tick.
 
-    def __init__(self, redact: Callable[[str], str], proc: str = "/proc", host: str | None = None) -> None:
+    Between full listings of /proc (every `full_every` samples, which also evict dead pids), a sample reads
+    only the pids the kernel allocated since the last one (`last_pid` of /proc/loadavg), so its cost follows
+    the rate of new processes rather than the size of the process table.
+    """
+
+    def __init__(
+        self, redact: Callable[[str], str], proc: str = "/proc", host: str | None = None, full_every: int = 25
+    ) -> None:
         self._redact = redact
         self._proc = proc
         self.host = host or socket.gethostname()
@@ -78,11 +86,29 @@ class Sampler:
         self._boot = procfs.boot_time(proc)
         self._hz = procfs.clock_ticks()
         self._self = os.getpid()
+        self._last: int | None = None
+        self.full_every = full_every
         self.stats = SamplerStats()
 
     def tick(self) -> list[ProcessRecord]:
-        """One sample: evict the dead, attribute and return the new."""
+        """One sample: attribute and return the processes new since the last one."""
         now = time.time()
+        last = procfs.last_pid(self._proc)
+        prev, self._last = self._last, last
+        ranged = last is not None and prev is not None and 0 <= last - prev <= _RANGE_MAX
+        if ranged and self.stats.ticks % self.full_every:
+            stats = self._scan_range(prev or 0, last or 0)
+        else:
+            stats = self._scan_all()
+        out: list[ProcessRecord] = []
+        for pid in sorted(stats):
+            self._visit(pid, stats, now, out)
+        self.stats.ticks += 1
+        self.stats.live = len(self._known)
+        return out
+
+    def _scan_all(self) -> dict[int, procfs.ProcStat]:
+        """List /proc: evict the dead, read the new."""
         names = set(os.listdir(self._proc))  # set algebra on the names: per-name Python work costs more than listdir
         for name in self._names - names:
             self._names.discard(name)
@@ -97,12 +123,24 @@ class Sampler:
             st = procfs.read_stat(int(name), self._proc)
             if st is not None:
                 stats[st.pid] = st
-        out: list[ProcessRecord] = []
-        for pid in sorted(stats):
-            self._visit(pid, stats, now, out)
-        self.stats.ticks += 1
-        self.stats.live = len(self._known)
-        return out
+        return stats
+
+    def _scan_range(self, prev: int, last: int) -> dict[int, procfs.ProcStat]:
+        """Read only the pids allocated since the last sample (a reused pid is a new process)."""
+        stats: dict[int, procfs.ProcStat] = {}
+        for pid in range(prev + 1, last + 1):
+            st = procfs.read_stat(pid, self._proc)
+            if st is None:
+                continue
+            seen = self._known.get(pid)
+            if seen is not None and seen.start_ticks == st.start_ticks:
+                continue
+            if procfs.is_thread(pid, self._proc):
+                continue
+            self._known.pop(pid, None)
+            self._names.add(str(pid))
+            stats[pid] = st
+        return stats
 
     def _visit(self, pid: int, new: dict[int, procfs.ProcStat], now: float, out: list[ProcessRecord]) -> None:
         chain: list[procfs.ProcStat] = []  # new ancestors not yet attributed, this process first
