@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from frontdesk.errors import UserError
-from frontdesk.storage.fs import Fs, Kind, WalkError, roots_from, walk
+from frontdesk.storage.fs import Entry, Fs, Kind, WalkError, roots_from, walk
 from frontdesk.storage.grep import Globs
 from frontdesk.storage.model import Item, LineItem, LineKind, WcCount, text_of
 
@@ -56,14 +56,14 @@ class LineRange:
 
 def files_of(
     fs: Fs, paths: tuple[bytes, ...], globs: Globs, errors: list[WalkError], after: bytes | None
-) -> Iterator[bytes]:
+) -> Iterator[Entry]:
     """The files named, and the regular files under the directories named (in walk order)."""
     for root, resume in roots_from(paths, after):
         for entry in walk(fs, root, errors, prune=partial(globs.pruned, root=root), after=resume):
             if entry.depth == 0 and entry.kind is not Kind.DIR:
-                yield entry.path
+                yield entry
             elif entry.kind is Kind.FILE and globs.wanted(entry.path, root):
-                yield entry.path
+                yield entry
 
 
 def _split(data: bytes) -> tuple[list[bytes], bool]:
@@ -78,9 +78,10 @@ def lines(
     fs: Fs, paths: tuple[bytes, ...], rng: LineRange, globs: Globs, errors: list[WalkError], after: bytes | None = None
 ) -> Iterator[tuple[bytes, Item]]:
     """(path, LineItem) for the selected lines of every file."""
-    for path in files_of(fs, paths, globs, errors, after):
+    for entry in files_of(fs, paths, globs, errors, after):
+        path = entry.path
         try:
-            data = fs.read(path)
+            data = fs.read(path, entry.anchor)
         except OSError as exc:
             errors.append(WalkError(path, exc.strerror or str(exc)))
             continue
@@ -94,9 +95,10 @@ def wc(
     fs: Fs, paths: tuple[bytes, ...], globs: Globs, errors: list[WalkError], after: bytes | None = None
 ) -> Iterator[tuple[bytes, Item]]:
     """(path, WcCount) per file: newlines, words, bytes."""
-    for path in files_of(fs, paths, globs, errors, after):
+    for entry in files_of(fs, paths, globs, errors, after):
+        path = entry.path
         try:
-            data = fs.read(path)
+            data = fs.read(path, entry.anchor)
         except OSError as exc:
             errors.append(WalkError(path, exc.strerror or str(exc)))
             continue

@@ -20,6 +20,8 @@ import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from frontdesk.storage.watch import Watcher
+
 __all__ = ["Counters", "Entry", "Fs", "Kind", "WalkError", "join", "roots_from", "walk"]
 
 
@@ -49,6 +51,9 @@ class Counters:
         return {"readdir": self.readdir, "stat": self.stat, "open": self.open, "cache_hits": self.cache_hits}
 
 
+Anchor = tuple[int, int, int]
+
+
 @dataclass(frozen=True)
 class Entry:
     """One path met by a walk."""
@@ -56,6 +61,8 @@ class Entry:
     path: bytes
     kind: Kind
     depth: int
+    anchor: Anchor | None = None
+    """The walk's root identity (dev, ino, len(root path)): keys the inotify-trusted caches."""
 
 
 @dataclass(frozen=True)
@@ -67,38 +74,116 @@ class WalkError:
 
 
 _Key = tuple[int, int, int, int]
+_TKey = tuple[int, int, bytes]
+"""(root dev, root ino, path below the root): below a root the walk follows no symlink, so this names one
+directory for as long as every directory on the way is watched."""
 
 
 @dataclass
 class Fs:
-    """Counted filesystem access with a validated listing cache (one instance per identity)."""
+    """Counted filesystem access with a validated listing cache (one instance per identity).
+
+    With a `Watcher` (inotify), a directory listed since it was watched is trusted without any stat until
+    an event arrives for it, and the contents of its single-link files are kept (up to `content_bytes`):
+    repeating a question over an unchanged tree then costs no metadata operation at all. `begin()` drains
+    the events at the start of each question.
+    """
 
     counters: Counters = field(default_factory=Counters)
     cache_entries: int = 20000
+    watcher: Watcher | None = None
+    content_bytes: int = 256 * 1024 * 1024
     _listings: dict[bytes, tuple[_Key, tuple[tuple[bytes, Kind], ...]]] = field(default_factory=dict)
+    _trusted: dict[_TKey, tuple[tuple[bytes, Kind], ...]] = field(default_factory=dict)
+    _content: dict[_TKey, bytes] = field(default_factory=dict)
+    _content_in: dict[_TKey, list[_TKey]] = field(default_factory=dict)
+    _content_size: int = 0
+
+    def begin(self) -> None:
+        """Forget whatever changed since the last question (inotify events)."""
+        if self.watcher is None:
+            return
+        changed = self.watcher.changed()
+        if changed is None:
+            self._trusted.clear()
+            self._content.clear()
+            self._content_in.clear()
+            self._content_size = 0
+            return
+        if not changed:
+            return
+        # a changed directory takes its whole subtree with it: a rename above changes what paths below mean
+        prefixes: dict[tuple[int, int], list[bytes]] = {}
+        for dev, ino, rel in changed:
+            prefixes.setdefault((dev, ino), []).append(rel)
+        for tkey in [k for k in self._trusted if any(_under(k[2], r) for r in prefixes.get(k[:2], ()))]:
+            self._trusted.pop(tkey, None)
+            self.watcher.unwatch(tkey)
+            for f in self._content_in.pop(tkey, []):
+                self._content_size -= len(self._content.pop(f, b""))
+
+    @staticmethod
+    def _tkey(path: bytes, anchor: Anchor | None) -> _TKey | None:
+        return None if anchor is None else (anchor[0], anchor[1], path[anchor[2] :])
 
     def lstat(self, path: bytes) -> os.stat_result:
         self.counters.stat += 1
         return os.lstat(path)
 
-    def read(self, path: bytes, limit: int | None = None) -> bytes:
-        """The file's bytes (at most `limit`); never follows a symlink swapped in for the last component."""
+    def read(self, path: bytes, anchor: Anchor | None = None) -> bytes:
+        """The file's bytes; never follows a symlink swapped in for the last component.
+
+        Plain read(2) calls until EOF: a file costs open + close in metadata operations (plus one fstat
+        when it may be kept in the content cache), and nothing while its directory is watched and quiet."""
+        tkey = self._tkey(path, anchor)
+        parent = None if tkey is None else (tkey[0], tkey[1], tkey[2].rsplit(b"/", 1)[0] if b"/" in tkey[2] else b"")
+        if tkey is not None and tkey in self._content and parent in self._trusted:
+            self.counters.cache_hits += 1
+            return self._content[tkey]
         self.counters.open += 1
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NOCTTY | os.O_NONBLOCK)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NOCTTY | os.O_NONBLOCK | os.O_CLOEXEC)
         try:
-            with os.fdopen(fd, "rb", closefd=False) as fh:
-                return fh.read() if limit is None else fh.read(limit)
+            chunks: list[bytes] = []
+            while chunk := os.read(fd, 1 << 20):
+                chunks.append(chunk)
+            data = b"".join(chunks)
+            if tkey is not None and parent is not None and parent in self._trusted and tkey[2]:
+                self._keep(fd, tkey, parent, data)
+            return data
         finally:
             os.close(fd)
 
-    def listdir(self, path: bytes) -> tuple[tuple[bytes, Kind], ...]:
+    def _keep(self, fd: int, tkey: _TKey, parent: _TKey, data: bytes) -> None:
+        """Cache a file's contents if its directory's watch sees every write to it (one link only)."""
+        if self._content_size + len(data) > self.content_bytes:
+            return
+        self.counters.stat += 1
+        if os.fstat(fd).st_nlink != 1:
+            return
+        self._content[tkey] = data
+        self._content_in.setdefault(parent, []).append(tkey)
+        self._content_size += len(data)
+
+    def listdir(self, path: bytes, anchor: Anchor | None = None) -> tuple[tuple[bytes, Kind], ...]:
         """Sorted (name, kind) of a directory; raises OSError when it cannot be read."""
-        st = self.lstat(path)
+        tkey = self._tkey(path, anchor)
+        if tkey is not None and tkey in self._trusted:
+            self.counters.cache_hits += 1
+            return self._trusted[tkey]
+        watched = tkey is not None and self.watcher is not None and self.watcher.watch(path, tkey)
+        st = self.lstat(path)  # after the watch is set: a change from here on is an event
         key = (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
         hit = self._listings.get(path)
         if hit is not None and hit[0] == key:
             self.counters.cache_hits += 1
-            return hit[1]
+            listing = hit[1]
+        else:
+            listing = self._scan(path, key)
+        if watched and tkey is not None:
+            self._trusted[tkey] = listing
+        return listing
+
+    def _scan(self, path: bytes, key: _Key) -> tuple[tuple[bytes, Kind], ...]:
         self.counters.readdir += 1
         names: list[tuple[bytes, Kind]] = []
         with os.scandir(path) as it:
@@ -125,6 +210,10 @@ class Fs:
 
     def kind_of(self, path: bytes) -> Kind:
         return kind_of_mode(self.lstat(path).st_mode)
+
+
+def _under(rel: bytes, top: bytes) -> bool:
+    return rel == top or rel.startswith(top + b"/") or top == b""
 
 
 def kind_of_mode(mode: int) -> Kind:
@@ -187,7 +276,8 @@ def walk(
     except OSError as exc:
         errors.append(WalkError(root, exc.strerror or str(exc)))
         return
-    stack: list[Entry] = [Entry(root, kind_of_mode(st.st_mode), 0)]
+    anchor = (st.st_dev, st.st_ino, len(root))
+    stack: list[Entry] = [Entry(root, kind_of_mode(st.st_mode), 0, anchor)]
     while stack:
         entry = stack.pop()
         if after is not None and _before(entry.path, after):
@@ -199,9 +289,9 @@ def walk(
         if entry.kind is not Kind.DIR or (maxdepth is not None and entry.depth >= maxdepth):
             continue
         try:
-            listing = fs.listdir(entry.path)
+            listing = fs.listdir(entry.path, anchor)
         except OSError as exc:
             errors.append(WalkError(entry.path, exc.strerror or str(exc)))
             continue
         for name, kind in reversed(listing):
-            stack.append(Entry(join(entry.path, name), kind, entry.depth + 1))
+            stack.append(Entry(join(entry.path, name), kind, entry.depth + 1, anchor))

@@ -87,11 +87,11 @@ class GrepOptions:
             raise UserError(f"bad pattern: {exc}") from None
 
 
-def _files(fs: Fs, opts: GrepOptions, errors: list[WalkError], after: bytes | None) -> Iterator[bytes]:
+def _files(fs: Fs, opts: GrepOptions, errors: list[WalkError], after: bytes | None) -> Iterator[Entry]:
     for root, resume in roots_from(opts.roots, after):
         for entry in walk(fs, root, errors, prune=partial(opts.globs.pruned, root=root), after=resume):
             if entry.kind is Kind.FILE and (entry.depth == 0 or opts.globs.wanted(entry.path, root)):
-                yield entry.path
+                yield entry
 
 
 def _matching_lines(lines: list[bytes], rx: re.Pattern[bytes], opts: GrepOptions) -> list[int]:
@@ -115,14 +115,19 @@ def grep(
 ) -> Iterator[tuple[bytes, Item]]:
     """(path, item) in walk order: matching lines (with context), or one FileCount per matching file."""
     rx = opts.regex()
-    for path in _files(fs, opts, errors, after):
+    for entry in _files(fs, opts, errors, after):
+        path = entry.path
         try:
-            data = fs.read(path)
+            data = fs.read(path, entry.anchor)
         except OSError as exc:
             errors.append(WalkError(path, exc.strerror or str(exc)))
             continue
-        if b"\0" in data or (not opts.invert and rx.search(data) is None):
+        first = None if opts.invert else rx.search(data)
+        if b"\0" in data or (not opts.invert and first is None):
             continue  # binary, or no match anywhere (the prefilter: most files of a search stop here)
+        if opts.files_with_matches and first is not None and b"\n" not in first.group():
+            yield path, FileCount(text_of(path))  # a match within one line is the answer (grep -l stops early)
+            continue
         last_nl = data.endswith(b"\n")
         lines = data.split(b"\n")
         if last_nl or not data:

@@ -244,6 +244,7 @@ def run(req: FsRequest, fs: Fs) -> Result:
     key = Cursor.request_key(req.op, req.argv, req.cwd)
     cursor = Cursor.decode(req.cursor, key) if req.cursor else None
     errors: list[WalkError] = []
+    fs.begin()
     before = fs.counters.as_dict()
     items, nxt = _page(_stream(req.op, args, fs, errors), req.limit, cursor, key)
     result = Result(req.op, items, cursor=nxt)

@@ -69,7 +69,9 @@ class StoragePlugin:
     def __init__(self, settings: Settings) -> None:
         section = settings.section("storage")
         self.budget = Budget(BudgetConfig.from_section(section))
-        self.workers = Workers(timeout_s=float(section.get("timeout_s", 120)))
+        self.workers = Workers(
+            timeout_s=float(section.get("timeout_s", 120)), inotify=section.get("inotify") is not False
+        )
 
     async def answer(self, caller: Caller, op: str, raw: bytes) -> Response:
         question, session = _question(op, raw)

@@ -37,6 +37,7 @@ class _Worker:
 @dataclass
 class Workers:
     timeout_s: float = 120.0
+    inotify: bool = True
     max_workers: int = 256
     _workers: dict[Identity, _Worker] = field(default_factory=dict)
 
@@ -53,6 +54,7 @@ class Workers:
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-P", "-m", "frontdesk.storage.worker",
             "--uid", str(who.uid), "--gid", str(who.gid), "--user", who.user,
+            *(() if self.inotify else ("--no-inotify",)),
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, env=env, cwd="/",
             limit=256 * 1024 * 1024,
         )  # fmt: skip

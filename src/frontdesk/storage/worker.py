@@ -20,6 +20,7 @@ from frontdesk.errors import FrontdeskError
 from frontdesk.storage.fs import Fs
 from frontdesk.storage.model import Op
 from frontdesk.storage.ops import DEFAULT_LIMIT, FsRequest, run
+from frontdesk.storage.watch import Watcher
 
 __all__ = ["become", "main", "serve"]
 
@@ -38,9 +39,16 @@ def become(uid: int, gid: int, user: str | None) -> None:
         raise PermissionError(f"could not become uid {uid}")
 
 
-def serve() -> None:
+def _watcher() -> Watcher | None:
+    try:
+        return Watcher()
+    except (OSError, AttributeError):  # no inotify here: the cache checks directory mtime/ctime instead
+        return None
+
+
+def serve(watch: bool = True) -> None:
     """Answer questions from stdin until it closes."""
-    fs = Fs()
+    fs = Fs(watcher=_watcher() if watch else None)
     out = sys.stdout
     for line in sys.stdin:
         try:
@@ -66,10 +74,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--uid", type=int, required=True)
     p.add_argument("--gid", type=int, required=True)
     p.add_argument("--user", default=None)
+    p.add_argument("--no-inotify", action="store_true", help="check directory mtime/ctime instead (NFS)")
     args = p.parse_args(argv)
     become(args.uid, args.gid, args.user)
     os.chdir("/")
-    serve()
+    serve(watch=not args.no_inotify)
     return 0
 
 

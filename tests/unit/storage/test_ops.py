@@ -108,3 +108,42 @@ def test_a_bad_storage_section_is_a_config_error(section: dict[str, object]) -> 
 def test_bad_flags_are_one_line_user_errors(op: Op, argv: tuple[str, ...], message: str) -> None:
     with pytest.raises(UserError, match=message):
         run(FsRequest(op, argv, "/"), Fs())
+
+
+def _watched() -> Fs:
+    from frontdesk.storage.watch import Watcher
+
+    return Fs(watcher=Watcher())
+
+
+def test_with_inotify_an_unchanged_tree_costs_no_metadata_operation_and_every_change_is_seen(tmp_path: Path) -> None:
+    _tree(tmp_path, 12)
+    fs = _watched()
+    grep = lambda: run(FsRequest(Op.GREP, ("-c", "hit", str(tmp_path)), "/"), fs)  # noqa: E731
+    first, second = grep(), grep()
+    assert first.stats["open"] == 12 and second.items == first.items
+    assert {k: v for k, v in second.stats.items() if k != "cache_hits"} == {"readdir": 0, "stat": 1, "open": 0}
+    with open(tmp_path / "d0" / "f0.txt", "a") as fh:  # content only
+        fh.write("hit late\n")
+    third = grep()
+    assert (f"{tmp_path}/d0/f0.txt", 1) in [(i.path, i.count) for i in third.items]  # type: ignore[union-attr]
+    assert third.stats["open"] == 4  # only the files of the directory that changed are read again
+
+
+def test_with_inotify_a_renamed_directory_never_serves_its_old_subtree(tmp_path: Path) -> None:
+    (tmp_path / "x" / "y").mkdir(parents=True)
+    (tmp_path / "x" / "y" / "old.txt").write_text("hit old\n")
+    fs = _watched()
+    find = lambda: sorted(i.path for i in run(FsRequest(Op.FIND, (str(tmp_path),), "/"), fs).items)  # type: ignore[union-attr]  # noqa: E731
+    find()
+    find()
+    os.rename(tmp_path / "x", tmp_path / "z")
+    (tmp_path / "x" / "y").mkdir(parents=True)
+    (tmp_path / "x" / "y" / "new.txt").write_text("hit new\n")
+    names = find()
+    assert f"{tmp_path}/x/y/new.txt" in names and f"{tmp_path}/x/y/old.txt" not in names
+    assert f"{tmp_path}/z/y/old.txt" in names
+    (tmp_path / "x" / "y" / "later.txt").write_text("")  # the new x/y is watched too
+    assert f"{tmp_path}/x/y/later.txt" in find()
+    (tmp_path / "x" / "y").chmod(0o700)  # a permission change drops the trust as well
+    assert run(FsRequest(Op.FIND, (str(tmp_path),), "/"), fs).stats["readdir"] >= 1
