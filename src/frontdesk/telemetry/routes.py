@@ -1,14 +1,21 @@
-"""`GET /metrics`: the Prometheus scrape endpoint (aggregates only: no user names, job names or commands)."""
+"""The gateway's insight routes: `GET /metrics` (Prometheus; aggregates only: no user names, job names or
+commands), `GET /` (the dashboard: the caller's own jobs and guard verdicts, everyone's for an admin) and
+`GET /ui/jobs/{id}` (a job's report, under the same access rule as `/v1/jobs/{id}/report`)."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 
 from fastapi import APIRouter, Request, Response
+from fastapi.responses import HTMLResponse
 
 __all__ = ["router"]
 
 router = APIRouter()
+
+_JOBS_SHOWN = 50
+_VERDICTS_SHOWN = 20
 
 
 @router.get("/metrics", include_in_schema=False)
@@ -18,3 +25,42 @@ async def metrics(request: Request) -> Response:
 
     body = await asyncio.to_thread(exposition, request.app.state.gw.settings.db_path)
     return Response(content=body, media_type=CONTENT_TYPE)
+
+
+@router.get("/", include_in_schema=False)
+async def dashboard(request: Request, part: str | None = None) -> HTMLResponse:
+    """The page (or only its refreshing part with `?part=main`)."""
+    from frontdesk.api.access import Action
+    from frontdesk.telemetry.dashboard import VerdictRow, job_rows, render_main, render_page
+
+    gw, access, caller = request.app.state.gw, request.app.state.access, request.state.caller
+    everyone = access.may(caller, None, Action.LIST)
+    records = gw.store.select(principal=None if everyone else caller.user, limit=_JOBS_SHOWN)
+    jobs = job_rows([r for r in records if access.may(caller, r.principal, Action.LIST)])
+    sql = "SELECT seq, principal, data FROM events WHERE kind = 'guard.verdict'"
+    args: tuple[object, ...] = ()
+    if not caller.admin:
+        sql, args = sql + " AND principal = ?", (caller.user,)
+    verdicts = []
+    for seq, principal, raw in gw.store.conn.execute(sql + " ORDER BY seq DESC LIMIT ?", (*args, _VERDICTS_SHOWN)):
+        data = json.loads(raw) if raw else {}
+        command = str(data.get("command") or data.get("tool_input") or "")[:200]
+        verdicts.append(
+            VerdictRow(seq, principal or "", str(data.get("verdict", "")), str(data.get("rule") or ""), command)
+        )
+    render = render_main if part == "main" else render_page
+    return HTMLResponse(render(caller.user, caller.admin, jobs, verdicts))
+
+
+@router.get("/ui/jobs/{job_id}", include_in_schema=False)
+async def report_page(job_id: int, request: Request) -> HTMLResponse:
+    """A job's report as a page (403 for someone else's job, 404 for none)."""
+    from frontdesk.api.access import Action
+    from frontdesk.telemetry.dashboard import render_report
+
+    gw, access, caller = request.app.state.gw, request.app.state.access, request.state.caller
+    row = gw.get_job(job_id)
+    access.job(caller, job_id, row.principal, Action.READ, "read the report of")
+    rep = gw.report(job_id)
+    text = str(rep.get("text") or "") if isinstance(rep, dict) else f"job {job_id} has not ended yet ({row.state})"
+    return HTMLResponse(render_report(job_id, text))

@@ -14,7 +14,7 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parents[3] / "src"
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("edge", ("cli", "shims", "mcp_server", "server", "demo", "api")),
+    ("edge", ("cli", "shims", "mcp_server", "server", "demo", "api", "telemetry.routes")),
     ("plug-ins", ("guard", "memory", "policy", "agents", "sim", "telemetry", "backends.slurm.plugin")),
     ("core", ("gateway", "plugins", "core")),
     ("backends", ("backends",)),
