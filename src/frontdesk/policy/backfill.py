@@ -103,12 +103,13 @@ class _CopyOnWrite:
         """A necessary condition for any placement: the cluster has that much free in all (agent jobs may
         share cores 1:16 at most, the largest ratio)."""
         if self._totals is None:
-            live = [n for n in self.nodes.values() if not n.drained and not n.exclusive]
-            self._totals = [
-                sum(max(0.0, n.free_cpus) for n in live),
-                float(sum(max(0, n.free_gpus) for n in live)),
-                float(sum(max(0, n.free_memory) for n in live)),
-            ]
+            cpus = gpus = memory = 0.0
+            for n in self.nodes.values():
+                if not n.drained and not n.exclusive:
+                    cpus += max(0.0, n.cpus - n.used_cpus)
+                    gpus += max(0, n.gpus - n.used_gpus)
+                    memory += max(0, n.memory_bytes - n.used_memory)
+            self._totals = [cpus, gpus, memory]
         cost = job.cpus / 16.0 if job.job_class == "agent" else float(job.cpus)
         cpus, gpus, memory = self._totals
         return cost <= cpus + 1e-9 and job.gpus <= gpus and job.memory_bytes <= memory
