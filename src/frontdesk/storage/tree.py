@@ -171,7 +171,7 @@ def _postorder(entries: list[Entry]) -> list[Entry]:
 
 
 def tree(fs: Fs, roots: tuple[bytes, ...], depth: int, errors: list[WalkError]) -> list[DirSummary]:
-    """Per directory down to `depth`: files, directories and apparent bytes beneath it (all depths)."""
+    """Per directory down to `depth`: files, directories and the apparent bytes of the files beneath it."""
     out: list[DirSummary] = []
     for root in roots:
         sums: dict[bytes, _Sum] = {}
@@ -185,11 +185,11 @@ def tree(fs: Fs, roots: tuple[bytes, ...], depth: int, errors: list[WalkError]) 
             while p:  # credit every ancestor
                 s = sums.get(p)
                 if s is not None:
-                    s.bytes += size
+                    s.bytes += 0 if entry.kind is Kind.DIR else size  # data, not directory blocks (FS-specific)
                     s.dirs += entry.kind is Kind.DIR
                     s.files += entry.kind is not Kind.DIR
                 p = _parent(p, root)
-            if entry.depth == 0:
+            if entry.depth == 0 and entry.kind is not Kind.DIR:
                 sums.setdefault(entry.path, _Sum()).bytes += size
         for entry in dirs:
             s = sums[entry.path]
