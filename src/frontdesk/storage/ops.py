@@ -161,7 +161,14 @@ _TYPES = {"f": Kind.FILE, "d": Kind.DIR, "l": Kind.LINK}
 _Stream = Callable[[bytes | None], Iterator[tuple[bytes, Item]]]
 
 
+_COUNTS = ("after", "before", "context", "max_count", "maxdepth", "mindepth", "depth")
+
+
 def _stream(op: Op, args: argparse.Namespace, fs: Fs, errors: list[WalkError]) -> _Stream:
+    for name in _COUNTS:
+        value = getattr(args, name, None)
+        if value is not None and value < 0:
+            raise UserError(f"fs {op.value}: {name.replace('_', '-')} must be 0 or more, got {value}")
     globs = Globs.parse(args.glob, args.include, args.exclude, args.exclude_dir) if hasattr(args, "glob") else Globs()
     if op is Op.GREP:
         ctx = args.context

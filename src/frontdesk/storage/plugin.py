@@ -11,11 +11,12 @@ import json
 import math
 import pwd
 import time
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from fastapi import APIRouter, Request, Response
 
-from frontdesk.errors import Forbidden, RateLimited, UserError, from_payload
+from frontdesk.errors import ConfigError, Forbidden, RateLimited, UserError, from_payload
 from frontdesk.storage.budget import Budget, BudgetConfig
 from frontdesk.storage.pool import Identity, Workers
 
@@ -57,6 +58,13 @@ def _question(op: str, raw: bytes) -> tuple[dict[str, object], str]:
     return {"op": op, "argv": argv, "cwd": cwd, "limit": limit, "cursor": cursor}, session
 
 
+def _seconds(section: Mapping[str, object], key: str, default: float) -> float:
+    value = section.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 86400:
+        raise ConfigError(f"[storage] {key} must be a number of seconds (0 < s <= 86400), got {value!r}")
+    return float(value)
+
+
 def _json(data: object, status: int = 200, headers: dict[str, str] | None = None) -> Response:
     return Response(json.dumps(data).encode(), status, headers, media_type="application/json")
 
@@ -70,7 +78,9 @@ class StoragePlugin:
         section = settings.section("storage")
         self.budget = Budget(BudgetConfig.from_section(section))
         self.workers = Workers(
-            timeout_s=float(section.get("timeout_s", 120)), inotify=section.get("inotify") is not False
+            timeout_s=_seconds(section, "timeout_s", 120.0),
+            inotify=section.get("inotify") is not False,
+            idle_s=_seconds(section, "idle_s", 600.0),
         )
 
     async def answer(self, caller: Caller, op: str, raw: bytes) -> Response:
@@ -92,8 +102,6 @@ class StoragePlugin:
         return _json(answer)
 
     def router(self) -> APIRouter:
-        from fastapi import APIRouter
-
         router = APIRouter()
 
         @router.get("/fs/budget")

@@ -12,6 +12,7 @@ import asyncio
 import json
 import os
 import sys
+import time
 from dataclasses import dataclass, field
 
 from frontdesk.errors import BackendError, Forbidden
@@ -32,12 +33,15 @@ class Identity:
 class _Worker:
     proc: asyncio.subprocess.Process
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    used: float = field(default_factory=time.monotonic)
 
 
 @dataclass
 class Workers:
     timeout_s: float = 120.0
     inotify: bool = True
+    idle_s: float = 600.0
+    """A worker unused this long ends (its cache and inotify watches go; the user's groups are read anew)."""
     max_workers: int = 256
     _workers: dict[Identity, _Worker] = field(default_factory=dict)
 
@@ -64,10 +68,12 @@ class Workers:
     async def ask(self, who: Identity, question: dict[str, object]) -> dict[str, object]:
         """The worker's answer (a Result as JSON, or an error payload)."""
         self.check(who)
+        await self._reap(time.monotonic())
         worker = self._workers.get(who)
         if worker is None or worker.proc.returncode is not None:
             worker = await self._start(who)
         async with worker.lock:
+            worker.used = time.monotonic()
             assert worker.proc.stdin is not None and worker.proc.stdout is not None
             try:
                 worker.proc.stdin.write(json.dumps(question).encode() + b"\n")
@@ -82,6 +88,12 @@ class Workers:
             raise BackendError(f"storage worker for {who.user} ended (exit {await worker.proc.wait()})")
         answer: dict[str, object] = json.loads(line)
         return answer
+
+    async def _reap(self, now: float) -> None:
+        for who, worker in list(self._workers.items()):
+            if now - worker.used > self.idle_s and not worker.lock.locked():
+                self._workers.pop(who, None)
+                await self._end(worker)
 
     async def _end(self, worker: _Worker) -> None:
         if worker.proc.returncode is None:
