@@ -81,7 +81,7 @@ def lines(
     for entry in files_of(fs, paths, globs, errors, after):
         path = entry.path
         try:
-            data = fs.read(path, entry.anchor)
+            data = fs.read(path, entry.anchor, follow=entry.depth == 0)
         except OSError as exc:
             errors.append(WalkError(path, exc.strerror or str(exc)))
             continue
@@ -98,7 +98,7 @@ def wc(
     for entry in files_of(fs, paths, globs, errors, after):
         path = entry.path
         try:
-            data = fs.read(path, entry.anchor)
+            data = fs.read(path, entry.anchor, follow=entry.depth == 0)
         except OSError as exc:
             errors.append(WalkError(path, exc.strerror or str(exc)))
             continue

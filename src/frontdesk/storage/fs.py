@@ -130,8 +130,8 @@ class Fs:
         self.counters.stat += 1
         return os.lstat(path)
 
-    def read(self, path: bytes, anchor: Anchor | None = None) -> bytes:
-        """The file's bytes; never follows a symlink swapped in for the last component.
+    def read(self, path: bytes, anchor: Anchor | None = None, follow: bool = False) -> bytes:
+        """The file's bytes; follows a symlink only when asked (a path the caller named, as grep -r does).
 
         Plain read(2) calls until EOF: a file costs open + close in metadata operations (plus one fstat
         when it may be kept in the content cache), and nothing while its directory is watched and quiet."""
@@ -141,7 +141,8 @@ class Fs:
             self.counters.cache_hits += 1
             return self._content[tkey]
         self.counters.open += 1
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NOCTTY | os.O_NONBLOCK | os.O_CLOEXEC)
+        nofollow = 0 if follow else os.O_NOFOLLOW
+        fd = os.open(path, os.O_RDONLY | nofollow | os.O_NOCTTY | os.O_NONBLOCK | os.O_CLOEXEC)
         try:
             chunks: list[bytes] = []
             while chunk := os.read(fd, 1 << 20):

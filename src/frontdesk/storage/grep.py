@@ -118,7 +118,7 @@ def grep(
     for entry in _files(fs, opts, errors, after):
         path = entry.path
         try:
-            data = fs.read(path, entry.anchor)
+            data = fs.read(path, entry.anchor, follow=entry.depth == 0)
         except OSError as exc:
             errors.append(WalkError(path, exc.strerror or str(exc)))
             continue

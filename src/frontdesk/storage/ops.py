@@ -17,7 +17,7 @@ from frontdesk.storage import render
 from frontdesk.storage.files import LineRange, lines, wc
 from frontdesk.storage.fs import Fs, Kind, WalkError
 from frontdesk.storage.grep import Globs, GrepOptions, grep
-from frontdesk.storage.model import Cursor, Item, Op, Result, Usage, WcCount
+from frontdesk.storage.model import Cursor, Item, Op, Result, WcCount
 from frontdesk.storage.tree import Compare, DuOptions, FindOptions, du, find, tree
 
 __all__ = ["FsRequest", "parser_for", "run", "DEFAULT_LIMIT", "MAX_LIMIT"]
@@ -258,15 +258,6 @@ def run(req: FsRequest, fs: Fs) -> Result:
     if req.op is Op.WC:
         counts = [i for i in items if isinstance(i, WcCount)]
         result.total = WcCount("total", *(sum(getattr(c, f) for c in counts) for f in ("lines", "words", "bytes")))
-    if req.op is Op.DU and len(args.paths) > 1:
-        result.total = Usage(
-            "total",
-            sum(
-                i.bytes
-                for i in items
-                if isinstance(i, Usage) and i.path.encode("utf-8", "surrogateescape") in _enc(args.paths)
-            ),
-        )
     result.errors = [(e.path.decode("utf-8", "surrogateescape"), e.message) for e in errors]
     result.stats = {k: v - before[k] for k, v in fs.counters.as_dict().items()}
     result.text = render.render(req.op, args, result)

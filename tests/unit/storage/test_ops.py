@@ -147,3 +147,13 @@ def test_with_inotify_a_renamed_directory_never_serves_its_old_subtree(tmp_path:
     assert f"{tmp_path}/x/y/later.txt" in find()
     (tmp_path / "x" / "y").chmod(0o700)  # a permission change drops the trust as well
     assert run(FsRequest(Op.FIND, (str(tmp_path),), "/"), fs).stats["readdir"] >= 1
+
+
+def test_a_symlink_the_caller_names_is_followed_and_one_met_below_is_not(tmp_path: Path) -> None:
+    (tmp_path / "real.txt").write_text("hit\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "link.txt").symlink_to(tmp_path / "real.txt")
+    named = run(FsRequest(Op.GREP, ("-l", "hit", str(tmp_path / "sub" / "link.txt")), "/"), Fs())
+    assert [i.path for i in named.items] == [f"{tmp_path}/sub/link.txt"]  # type: ignore[union-attr]
+    below = run(FsRequest(Op.GREP, ("-l", "hit", str(tmp_path / "sub")), "/"), Fs())
+    assert below.items == [] and below.errors == []
