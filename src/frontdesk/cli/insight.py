@@ -28,6 +28,7 @@ def register(sub: Any) -> None:
     a.add_argument("--journal", type=Path, default=None, help="the gateway's frontdesk.db (default: this home's)")
     a.add_argument("--no-journal", action="store_true", help="commands only: join no job records")
     a.add_argument("--json", action="store_true", help="print the metrics as JSON")
+    a.add_argument("--html", type=Path, default=None, help="also write an HTML report with figures to this file")
     a.set_defaults(func=cmd_analyze)
 
 
@@ -56,5 +57,14 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         default = load_settings().db_path
         journal = default if default.is_file() else None
     metrics = analyze(args.db, None if args.no_journal else journal)
+    if args.html is not None:
+        from frontdesk.telemetry.html_report import render_html
+
+        try:
+            args.html.write_text(render_html(metrics))
+        except OSError as exc:
+            from frontdesk.errors import UserError
+
+            raise UserError(f"cannot write {args.html}: {exc.strerror}") from exc
     emit(args.json, metrics.to_json(), lambda: render(metrics))
     return 0

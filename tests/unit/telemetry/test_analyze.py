@@ -89,3 +89,18 @@ def test_a_file_that_is_not_an_observe_db_is_one_line_exit_2(tmp_path: Path) -> 
     exe = Path(sys.executable).parent / "frontdesk"
     out = subprocess.run([str(exe), "analyze", str(bad), "--no-journal"], capture_output=True, text=True)
     assert out.returncode == 2 and out.stderr.count("\n") == 1
+
+
+def test_html_report_has_the_table_and_two_figures(week: tuple[Path, Path], tmp_path: Path) -> None:
+    import base64
+    import re
+
+    exe = Path(sys.executable).parent / "frontdesk"
+    out_file = tmp_path / "week.html"
+    argv = [str(exe), "analyze", str(week[0]), "--journal", str(week[1]), "--html", str(out_file), "--json"]
+    out = subprocess.run(argv, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    html = out_file.read_text()
+    assert "cancel rate" in html and "agents" in html
+    pngs = re.findall(r"data:image/png;base64,([A-Za-z0-9+/=]+)", html)
+    assert len(pngs) == 2 and all(base64.b64decode(p).startswith(b"\x89PNG") for p in pngs)
