@@ -131,7 +131,7 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _site_config(d: Path, port: int, tokens_file: Path) -> str:
+def _site_config(d: Path, port: int, tokens_file: Path, access: str = "") -> str:
     return f"""
 [gateway]
 mode = "facility"
@@ -146,12 +146,14 @@ cpus = 16  # two sleeping jobs of alice's must not hold back the others' on a 2-
 
 [access]
 admins_group = "fdadmin"
-"""
+{access}"""
 
 
 @pytest.fixture(scope="module")
-def facility(facility_users: dict[str, int]) -> Iterator[Facility]:
-    """A running facility gateway (root) with a site config, hashed tokens for every user and MUNGE on TCP."""
+def facility(facility_users: dict[str, int], request: pytest.FixtureRequest) -> Iterator[Facility]:
+    """A running facility gateway (root) with a site config, hashed tokens for every user and MUNGE on TCP.
+
+    A test module's `FACILITY_ACCESS` (TOML lines) is added to the site's `[access]` table."""
     d = Path(tempfile.mkdtemp(prefix="fdfac-", dir="/tmp"))
     d.chmod(0o755)
     port = _free_port()
@@ -160,7 +162,7 @@ def facility(facility_users: dict[str, int]) -> Iterator[Facility]:
     tokens_file.write_text("".join(f"{u} {hash_token(t)}\n" for u, t in tokens.items()))
     tokens_file.chmod(0o600)
     site = d / "frontdesk.toml"
-    site.write_text(_site_config(d, port, tokens_file))
+    site.write_text(_site_config(d, port, tokens_file, getattr(request.module, "FACILITY_ACCESS", "")))
     site.chmod(0o644)  # the site config holds no tokens: every user reads it to find the gateway
     fac = Facility(d, site, d / "run" / "gateway.sock", f"http://127.0.0.1:{port}", tokens, tokens_file)
     env = {
