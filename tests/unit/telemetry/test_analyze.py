@@ -104,3 +104,17 @@ def test_html_report_has_the_table_and_two_figures(week: tuple[Path, Path], tmp_
     assert "cancel rate" in html and "agents" in html
     pngs = re.findall(r"data:image/png;base64,([A-Za-z0-9+/=]+)", html)
     assert len(pngs) == 2 and all(base64.b64decode(p).startswith(b"\x89PNG") for p in pngs)
+
+
+def test_table_and_json_golden(week: tuple[Path, Path]) -> None:
+    import os
+
+    golden = Path(__file__).resolve().parents[2] / "golden" / "insight"
+    m = analyze(*week)
+    for name, rendered in (
+        ("analyze.txt", render(m) + "\n"),
+        ("analyze.json", json.dumps(m.to_json(), indent=2, sort_keys=True) + "\n"),
+    ):
+        if os.environ.get("FRONTDESK_REGEN_GOLDEN"):
+            (golden / name).write_text(rendered)
+        assert rendered == (golden / name).read_text(), f"{name} changed; regenerate on purpose and review"
