@@ -187,6 +187,7 @@ def test_attribution_on_real_trees_is_at_least_99_percent(trees: Trees, tmp_path
     summary = _observe(db, 1.2)
     assert summary["ticks"] >= 5
     assert _score(db, trees) >= 0.99
+    assert db.stat().st_mode & 0o777 == 0o600  # every user's commands: its owner's eyes only
     rows = sqlite3.connect(db).execute("SELECT pid, actor, harness, argv, tty, ancestry FROM processes").fetchall()
     got = {pid: (actor, harness) for pid, actor, harness, *_ in rows}
     right = sum(1 for pid, want in trees.expected.items() if got.get(pid, ("excluded", None)) == want)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
@@ -32,6 +33,8 @@ class ObserveStore:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        if not path.exists():  # it holds every user's commands (redacted): readable by its owner only
+            os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
         self.db = sqlite3.connect(path)
         self.db.executescript(SCHEMA)
         self.db.execute("PRAGMA user_version = 1")
