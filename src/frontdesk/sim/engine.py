@@ -84,6 +84,8 @@ def simulate(
     passes = 0
     samples: list[tuple[float, float, float]] = []
     cpu_total = sum(n.cpus for n in nodes if not n.drained)
+    costs: list[tuple[float, str]] = []
+    """(least cores, job id) of queued jobs: a heap, started ones dropped lazily."""
     gpu_total = sum(n.gpus for n in nodes if not n.drained)
 
     def integrate(t: float) -> None:
@@ -109,6 +111,7 @@ def simulate(
                 )
                 records[item.id] = rec
                 queue[item.id] = (item, view)
+                heapq.heappush(costs, (_cost(view), item.id))
                 dirty = True
             else:
                 assert isinstance(item, tuple)
@@ -128,6 +131,7 @@ def simulate(
                     if _reclaim(policy, run.placement)[1] == "requeue":
                         run.record.start = None
                         queue[job_id] = (run.record.job, run.view)
+                        heapq.heappush(costs, (_cost(run.view), job_id))
                     else:
                         run.record.end = now
                 dirty = True
@@ -135,7 +139,9 @@ def simulate(
             if trace:
                 samples.append((now, busy_g, busy_c))
             continue
-        views = [v for _, v in queue.values()]
+        while costs[0][1] not in queue:  # lazily drop started jobs from the cost heap
+            heapq.heappop(costs)
+        views = [] if costs[0][0] > cpu_total - busy_c + 1e-6 else [v for _, v in queue.values()]
         if not any(_may_fit(v, cpu_total - busy_c, gpu_total - busy_g) for v in views):
             if trace:  # nothing queued fits in all the free capacity: a pass would start nothing
                 samples.append((now, busy_g, busy_c))
@@ -183,10 +189,14 @@ def simulate(
     )
 
 
+def _cost(view: JobView) -> float:
+    """The fewest cores `view` can take (agent jobs share cores 1:16 at most)."""
+    return view.cpus / 16.0 if view.job_class == "agent" else float(view.cpus)
+
+
 def _may_fit(view: JobView, free_cpus: float, free_gpus: float) -> bool:
-    """Whether `view` could start somewhere in this much free capacity (agent jobs share cores 1:16 at most)."""
-    cost = view.cpus / 16.0 if view.job_class == "agent" else float(view.cpus)
-    return cost <= free_cpus + 1e-6 and view.gpus <= free_gpus
+    """Whether `view` could start somewhere in this much free capacity."""
+    return _cost(view) <= free_cpus + 1e-6 and view.gpus <= free_gpus
 
 
 def _reclaim(policy: SimPolicy, p: Placement) -> tuple[float, str]:
