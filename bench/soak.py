@@ -3,7 +3,8 @@
 Run: .venv/bin/python bench/soak.py [--duration 1800] [--waiters 5000] [--rate 10] [--kill-every 120]
 
 Load, all at once, from one asyncio loop over the Unix socket:
-- `--waiters` long-polls parked the whole run on jobs held behind a gate (10 per job), re-parked after restarts;
+- `--waiters` long-polls parked the whole run on jobs held behind a gate (`--per-job` per job), re-parked after
+  restarts (held jobs are dependents: each one costs the gateway a re-check whenever any job ends);
 - a stream of keyed submissions at `--rate` per second, each with one waiter of its own (wake latency);
 - some of them cancelled, some with their shepherd SIGKILLed mid-run (fenced, retried once);
 - the gateway SIGKILLed every `--kill-every` seconds and restarted; clients retry with the same key.
@@ -275,7 +276,7 @@ async def main_async(s: Soak) -> dict[str, Any]:
     held_gate = Job(key="soak-gate", fate="held")
     await s.submit(held_gate, {"command": ["/bin/sh", "-c", f"while [ ! -e '{gate}' ]; do sleep 0.2; done"]})
     s.jobs.append(held_gate)
-    held = [Job(key=f"soak-held-{i}", fate="held") for i in range(max(1, s.args.waiters // 10))]
+    held = [Job(key=f"soak-held-{i}", fate="held") for i in range(max(1, s.args.waiters // s.args.per_job))]
     for job in held:
         await s.submit(job, {"command": job_command(runs, 0.01), "depends_on": [held_gate.id]})
     s.jobs.extend(held)
@@ -283,7 +284,17 @@ async def main_async(s: Soak) -> dict[str, Any]:
     parked = [asyncio.ensure_future(s.parked(held[i % len(held)], events[i])) for i in range(s.args.waiters)]
     for i in range(0, len(events), 500):
         await asyncio.gather(*(e.wait() for e in events[i : i + 500]))
-    print(f"{s.args.waiters} waiters parked on {len(held)} held jobs", flush=True)
+    settle = time.time()
+    fast = 0
+    while fast < 3:  # the gateway may still be taking the parked requests in: start the clock once it has
+        t = time.perf_counter()
+        await s.call("GET", "/v1/health")
+        fast = fast + 1 if time.perf_counter() - t < 0.05 else 0
+        await asyncio.sleep(0.2)
+    print(
+        f"{s.args.waiters} waiters parked on {len(held)} held jobs (settled in {time.time() - settle:.1f} s)",
+        flush=True,
+    )
     s.t0 = time.time()
     tasks: list[asyncio.Task[None]] = []
     side = [asyncio.ensure_future(killer(s)), asyncio.ensure_future(sampler(s))]
@@ -359,6 +370,7 @@ def main() -> int:
     ap.add_argument("--waiters", type=int, default=5000)
     ap.add_argument("--rate", type=float, default=4.0, help="submissions per second")
     ap.add_argument("--kill-every", type=float, default=120.0, help="seconds between gateway kills (0: none)")
+    ap.add_argument("--per-job", type=int, default=100, help="parked waiters per held job (default 100)")
     ap.add_argument("--baseline", type=int, default=200, help="submissions measured before waiters park")
     ap.add_argument("--plugins", default="none", help="FRONTDESK_PLUGINS for the gateway (default none)")
     ap.add_argument("--keep", action="store_true", help="keep the state directory")
