@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from frontdesk.errors import UserError
+from frontdesk.jobs.state import JobState
 from frontdesk.telemetry.attribution import Actor
 from frontdesk.telemetry.classify import CommandClass
 
@@ -197,7 +198,7 @@ def _side(commands: list[Command], jobs: list[Job], minutes: float, totals: tupl
         gpu_hours=round(sum(j.gpu_seconds for j in jobs) / 3600, 3),
         commands=len(commands),
         commands_per_user_minute=_ratio(len(commands), minutes * len({c.user for c in commands})),
-        cancel_rate=_ratio(sum(1 for j in jobs if j.state == "CANCELLED"), len(jobs)),
+        cancel_rate=_ratio(sum(1 for j in jobs if j.state == JobState.CANCELLED), len(jobs)),
         sub_minute_share=_ratio(sum(1 for j in ran if (j.ended or 0) - (j.started or 0) < 60), len(ran)),
         sched_queries_per_job=_ratio(count(C.SCHED_QUERY), len(jobs)),
         file_tools_per_100_jobs=_ratio(100 * (count(C.FILE_READ) + count(C.FILE_EDIT)), len(jobs)),
