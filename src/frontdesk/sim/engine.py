@@ -7,6 +7,7 @@ something. Nothing here reads a clock or does I/O.
 from __future__ import annotations
 
 import heapq
+import itertools
 from dataclasses import dataclass, field
 
 from frontdesk.policy.model import JobView, NodeView, Placement, RunningView, apply
@@ -84,6 +85,7 @@ def simulate(
     passes = 0
     samples: list[tuple[float, float, float]] = []
     cpu_total = sum(n.cpus for n in nodes if not n.drained)
+    window: int | None = getattr(policy, "window", None)
     costs: list[tuple[float, str]] = []
     """(least cores, job id) of queued jobs: a heap, started ones dropped lazily."""
     gpu_total = sum(n.gpus for n in nodes if not n.drained)
@@ -141,7 +143,10 @@ def simulate(
             continue
         while costs[0][1] not in queue:  # lazily drop started jobs from the cost heap
             heapq.heappop(costs)
-        views = [] if costs[0][0] > cpu_total - busy_c + 1e-6 else [v for _, v in queue.values()]
+        if costs[0][0] > cpu_total - busy_c + 1e-6:
+            views = []
+        else:  # a policy that only ever looks at the first `window` queued jobs gets only those
+            views = [v for _, v in itertools.islice(queue.values(), window)]
         if not any(_may_fit(v, cpu_total - busy_c, gpu_total - busy_g) for v in views):
             if trace:  # nothing queued fits in all the free capacity: a pass would start nothing
                 samples.append((now, busy_g, busy_c))

@@ -81,6 +81,11 @@ class BaselinePolicy:
     depth: int = 200
     revocations: list[Revocation] = field(default_factory=list)
 
+    @property
+    def window(self) -> int:
+        """Only the first `depth` queued jobs (in submission order) are ever considered."""
+        return self.depth
+
     def admit(self, job: SimJob, now: float) -> JobView:
         cls, _ = classify(job.declared, job.cpus, job.gpus, job.walltime, self.classify_cfg)
         return JobView(
