@@ -127,3 +127,18 @@ def test_with_exact_requests_conservative_never_starts_a_job_later_than_fcfs(
     wl = workload(exact, procs)
     fcfs, cons = starts(wl, Rule.FCFS), starts(wl, Rule.CONSERVATIVE)
     assert all(cons[k] <= fcfs[k] for k in fcfs)  # type: ignore[operator]
+
+
+@settings(max_examples=60, deadline=None)
+@given(jobs_strategy, st.sampled_from([(6, 1), (6, 6), (8, 4)]))
+def test_node_based_policies_run_every_job_within_capacity(
+    jobs: list[tuple[float, int, float, float]], shape: tuple[int, int]
+) -> None:
+    procs, nodes = shape
+    wl = workload(jobs, procs, nodes)
+    for spec in ("fifo", "easy", "frontdesk"):
+        recs = run(wl, spec).records
+        assert all(r.start is not None and r.end is not None and r.start >= r.submit for r in recs), spec
+        for t in sorted({r.start for r in recs}):
+            used = sum(r.job.cpus for r in recs if r.start <= t < r.end)  # type: ignore[operator]
+            assert used <= procs, (spec, t, used)
