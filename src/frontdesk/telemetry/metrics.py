@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric, SummaryMetricFamily
@@ -17,17 +18,28 @@ from prometheus_client.registry import Collector, CollectorRegistry
 
 from frontdesk.jobs.state import JobState
 
-__all__ = ["CONTENT_TYPE", "JournalCollector", "exposition"]
+__all__ = ["CONTENT_TYPE", "JournalCollector", "ShieldCounters", "exposition"]
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 _PENDING = JobState.PENDING.value
 
 
+@dataclass(frozen=True)
+class ShieldCounters:
+    """The Slurm polling shield's counters since the gateway started (in memory, not journalled)."""
+
+    answers: int
+    """squeue/sacct calls the shims answered from the shared view (each a real squeue: two controller RPCs)."""
+    controller_queries: int
+    """Queries the gateway itself sent to the controller (its batched view refreshes)."""
+
+
 class JournalCollector(Collector):
     """Yields the gateway's metrics from a read-only connection to its database."""
 
-    def __init__(self, db: sqlite3.Connection) -> None:
+    def __init__(self, db: sqlite3.Connection, shield: ShieldCounters | None = None) -> None:
         self.db = db
+        self.shield = shield
 
     def collect(self) -> Iterator[Metric]:
         """Every metric family, freshly read."""
@@ -35,6 +47,19 @@ class JournalCollector(Collector):
         yield from self._wakes()
         yield self._guard()
         yield from self._memory()
+        if self.shield is not None:
+            yield from self._shield(self.shield)
+
+    def _shield(self, shield: ShieldCounters) -> Iterator[Metric]:
+        answers = CounterMetricFamily("frontdesk_shield_answers", "Scheduler queries the shims answered from cache")
+        answers.add_metric([], shield.answers)
+        saved = CounterMetricFamily(
+            "frontdesk_controller_rpcs_saved", "Controller RPCs the shield's answers spared (two per squeue)"
+        )
+        saved.add_metric([], 2 * shield.answers)
+        sent = CounterMetricFamily("frontdesk_controller_queries", "Queries the gateway sent to the controller")
+        sent.add_metric([], shield.controller_queries)
+        yield from (answers, saved, sent)
 
     def _jobs(self) -> Iterator[Metric]:
         depth = GaugeMetricFamily("frontdesk_queue_depth", "Jobs waiting (PENDING) per class", labels=["job_class"])
@@ -116,14 +141,14 @@ def _json(raw: str) -> dict[str, object]:
     return data if isinstance(data, dict) else {}
 
 
-def exposition(db_path: Path) -> bytes:
+def exposition(db_path: Path, shield: ShieldCounters | None = None) -> bytes:
     """The Prometheus text exposition of the gateway whose database is `db_path`."""
     from prometheus_client import generate_latest
 
     db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=5)
     try:
         registry = CollectorRegistry(auto_describe=False)
-        registry.register(JournalCollector(db))
+        registry.register(JournalCollector(db, shield))
         return generate_latest(registry)
     finally:
         db.close()

@@ -6,9 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import HTMLResponse
+
+if TYPE_CHECKING:
+    from frontdesk.telemetry.metrics import ShieldCounters
 
 __all__ = ["router"]
 
@@ -23,8 +28,21 @@ async def metrics(request: Request) -> Response:
     """The gateway's metrics in the Prometheus text format, read from its store."""
     from frontdesk.telemetry.metrics import CONTENT_TYPE, exposition
 
-    body = await asyncio.to_thread(exposition, request.app.state.gw.settings.db_path)
+    gw = request.app.state.gw
+    body = await asyncio.to_thread(exposition, gw.settings.db_path, _shield(gw.plugins))
     return Response(content=body, media_type=CONTENT_TYPE)
+
+
+def _shield(plugins: Sequence[object]) -> ShieldCounters | None:
+    """The Slurm plug-in's shield counters, on a gateway whose backend is Slurm."""
+    from frontdesk.telemetry.metrics import ShieldCounters
+
+    for plugin in plugins:
+        info = getattr(plugin, "cluster_info", None)
+        if getattr(plugin, "name", None) == "slurm" and callable(info) and getattr(plugin, "config", None):
+            got = info()
+            return ShieldCounters(int(got.get("shim_answers") or 0), int(got.get("controller_queries") or 0))
+    return None
 
 
 @router.get("/", include_in_schema=False)
