@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Hashable, Mapping, Sequence
 
 from frontdesk.policy.backfill import Reservation, backfill
@@ -133,6 +134,7 @@ def plan(
 ) -> tuple[list[Placement], dict[str, Reservation]]:
     """The jobs to start now and the per-pool reservations, under policy `cfg` at time `now`."""
     snap = shares.snapshot(now, cfg.priority.principal_weight) if shares else None
-    order = sorted(queue, key=lambda j: rank(j, now, hour, cfg.priority, snap))
+    # backfill() only considers the first backfill_depth jobs: nsmallest is sorted()[:depth], without the sort
+    order = heapq.nsmallest(cfg.backfill_depth, queue, key=lambda j: rank(j, now, hour, cfg.priority, snap))
     placer = PoolPlacer(cfg, nodes, hour, models)
     return backfill(order, nodes, running, now, placer, lambda j: j.pool, cfg.backfill_depth)
