@@ -22,7 +22,9 @@ from frontdesk.telemetry.classify import CommandClass, classify
 __all__ = ["ProcessRecord", "Sampler", "SamplerStats"]
 
 _ANCESTRY_MAX = 16
-_RANGE_MAX = 4096  # more pids allocated than this since the last sample: list /proc instead
+_RETRIES = 3  # samples a forked-not-yet-exec'd process is put off before it is taken as it is
+_RANGE_MAX = 4096
+_NO_ARGV = hash(())  # more pids allocated than this since the last sample: list /proc instead
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,8 @@ class _Seen:
     ppid: int
     comm: str
     attribution: Attribution
+    argv_key: int
+    """hash of its argv: a child with its parent's argv has forked but not yet exec'd."""
 
 
 class Sampler:
@@ -81,6 +85,7 @@ class Sampler:
         self._proc = proc
         self.host = host or socket.gethostname()
         self._known: dict[int, _Seen] = {}
+        self._retry: dict[int, int] = {}  # pid -> samples it was put off (forked, not yet exec'd)
         self._names: set[str] = set()  # the pids of _known, as /proc lists them
         self._other: set[str] = set()  # /proc entries that are not processes
         self._boot = procfs.boot_time(proc)
@@ -100,9 +105,16 @@ class Sampler:
             stats = self._scan_range(prev or 0, last or 0)
         else:
             stats = self._scan_all()
+        for pid in list(self._retry):
+            st = procfs.read_stat(pid, self._proc)
+            if st is None:
+                del self._retry[pid]
+            else:
+                stats[pid] = st
         out: list[ProcessRecord] = []
+        done: set[int] = set()
         for pid in sorted(stats):
-            self._visit(pid, stats, now, out)
+            self._visit(pid, stats, now, out, done)
         self.stats.ticks += 1
         self.stats.live = len(self._known)
         return out
@@ -113,6 +125,7 @@ class Sampler:
         for name in self._names - names:
             self._names.discard(name)
             self._known.pop(int(name), None)
+            self._retry.pop(int(name), None)
             self.stats.evicted += 1
         stats: dict[int, procfs.ProcStat] = {}
         for name in names - self._names - self._other:
@@ -142,29 +155,64 @@ class Sampler:
             stats[pid] = st
         return stats
 
-    def _visit(self, pid: int, new: dict[int, procfs.ProcStat], now: float, out: list[ProcessRecord]) -> None:
+    def _visit(
+        self, pid: int, new: dict[int, procfs.ProcStat], now: float, out: list[ProcessRecord], done: set[int]
+    ) -> None:
         chain: list[procfs.ProcStat] = []  # new ancestors not yet attributed, this process first
         cur: int | None = pid
-        while cur is not None and cur in new and cur not in self._known and len(chain) < 4096:
+        while cur is not None and cur in new and cur not in done and cur not in self._known and len(chain) < 4096:
             chain.append(new[cur])
             cur = new[cur].ppid if new[cur].ppid != cur else None
         for st in reversed(chain):
-            out_rec = self._attribute(st, now)
-            if out_rec is not None:
-                out.append(out_rec)
+            done.add(st.pid)
+            self._attribute(st, now, out)
 
-    def _attribute(self, st: procfs.ProcStat, now: float) -> ProcessRecord | None:
-        parent = self._known.get(st.ppid)
+    def _parent(self, ppid: int, now: float, out: list[ProcessRecord]) -> _Seen | None:
+        """The parent as known, attributed again first when it was excluded and has exec'd since (a wrapper
+        that became a shell or an agent: its children are how this is noticed, at one read each)."""
+        seen = self._known.get(ppid)
+        if seen is None or seen.attribution.actor is not Actor.EXCLUDED:
+            return seen
+        st = procfs.read_stat(ppid, self._proc)
+        if st is None or st.start_ticks != seen.start_ticks or (st.comm == seen.comm and st.tty == 0):
+            return seen
+        del self._known[ppid]
+        self.stats.excluded -= 1
+        self._attribute(st, now, out)
+        return self._known.get(ppid)
+
+    def _put_off(self, st: procfs.ProcStat, parent: _Seen | None, argv_key: int) -> bool:
+        """Whether to look at this process again next sample: it has forked but not exec'd yet (same argv
+        as its parent: the exec about to come decides what it is), or its parent is put off itself."""
+        if self.stats.ticks == 0:
+            return False  # the table as found at start: settled, and put off in bulk it would cost a lot
+        tries = self._retry.get(st.pid, 0)
+        forked = parent is not None and parent.argv_key == argv_key and argv_key != _NO_ARGV  # kernel threads
+        waiting = forked or st.ppid in self._retry
+        if waiting and tries < _RETRIES:
+            self._retry[st.pid] = tries + 1
+            return True
+        self._retry.pop(st.pid, None)
+        return False
+
+    def _attribute(self, st: procfs.ProcStat, now: float, out: list[ProcessRecord]) -> None:
+        parent = self._parent(st.ppid, now, out)
         argv = procfs.read_argv(st.pid, self._proc)
+        argv_key = hash(tuple(argv))
+        if self._put_off(st, parent, argv_key):
+            return
         env = procfs.read_markers(st.pid, self._proc) if argv else {}
         got = attribute(st.comm, argv, env, st.tty, parent.attribution if parent else None)
         if st.pid == self._self:
             got = Attribution(Actor.EXCLUDED)  # never count the observer itself
-        self._known[st.pid] = _Seen(st.start_ticks, st.ppid, st.comm, got)
+        self._known[st.pid] = _Seen(st.start_ticks, st.ppid, st.comm, got, argv_key)
         if got.actor is Actor.EXCLUDED:
             self.stats.excluded += 1
-            return None
+            return
         self.stats.recorded += 1
+        out.append(self._record(st, now, argv, got))
+
+    def _record(self, st: procfs.ProcStat, now: float, argv: list[str], got: Attribution) -> ProcessRecord:
         return ProcessRecord(
             host=self.host,
             pid=st.pid,
