@@ -56,12 +56,14 @@ def _single(job: JobView, cands: Sequence[NodeView], rank: Mapping[str, int], ra
     cost = job.cpus / ratio
     best: NodeView | None = None
     best_key: tuple[int, int, float, str] | None = None
+    need_mem, need_gpus = job.memory_bytes, job.gpus
     for n in cands:
-        if n.free_cpus + 1e-9 < cost or n.free_memory < job.memory_bytes or n.free_gpus < job.gpus:
+        free = n.cpus - n.used_cpus  # the properties, inlined: this loop runs for every node
+        if free + 1e-9 < cost or n.memory_bytes - n.used_memory < need_mem or n.gpus - n.used_gpus < need_gpus:
             continue
         # CPU-only jobs keep off GPU nodes when they can; then fullest node first (compact).
         on_gpu = 1 if (not job.gpus and n.gpus) else 0
-        key = (rank.get(n.gpu_model or "", 0), on_gpu, n.free_cpus - cost, n.name)
+        key = (rank.get(n.gpu_model or "", 0), on_gpu, free - cost, n.name)
         if best_key is None or key < best_key:
             best, best_key = n, key
     if best is None:
