@@ -249,7 +249,12 @@ def _scan_script(inv: Invocation, ctx: GuardContext, ruleset: rules_mod.RuleSet)
         return
     text = text[:_SCRIPT_LIMIT]
     name = os.path.basename(full)
-    if kind == "shell" or text.startswith("#!") and re.match(r"#!\S*(ba|z|da|k)?sh\b|#!\S*env (ba)?sh\b", text):
+    if "\0" in text:
+        return  # a binary: nothing to read as a script
+    if text.startswith("#!"):
+        # The kernel runs the file with its interpreter line, whatever its name says.
+        kind = "shell" if re.match(r"#!\s*\S*/(ba|z|da|k)?sh\b|#!\s*\S*env\s+(ba|z|da|k)?sh\b", text) else "code"
+    if kind == "shell":
         sub_ctx = replace(ctx, scan_scripts=False)
         sub_hits, _ = _hits(text, sub_ctx, ruleset, depth=1)
         for hit in sub_hits:

@@ -58,7 +58,12 @@ _SYSTEM_DEEP = (
     "/proc/",
     "/sys/",
 )
-_DEVICE = r"^/dev/(sd[a-z]|nvme\d|hd[a-z]|vd[a-z]|xvd[a-z]|md\d|mapper/|disk/|mmcblk\d|loop\d)"
+# Any device node but the harmless ones: a name the guard does not know (`/dev/fd-does-not-exist`,
+# `/dev/dm-3`, `/dev/rbd0`) is treated as a disk rather than let through.
+_DEVICE = (
+    r"^/dev/(?!(null|zero|full|u?random|stdin|stdout|stderr|tty\d*|console|ptmx|pts/|fd/\d|shm(/|$)|"
+    r"tcp/|udp/|nvidia|dri/|kfd$|infiniband/|mqueue/|hugepages/)).+"
+)
 _AGENT_CONFIG = (
     r"(^|/)\.claude/(settings(\.local)?\.json|hooks(/|$))|(^|/)\.codex/(config\.toml|hooks\.json)$|"
     r"(^|/)frontdesk\.toml$|(^|/)\.gemini/settings\.json$|(^|/)\.config/frontdesk/|"
