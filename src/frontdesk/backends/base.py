@@ -24,6 +24,7 @@ __all__ = [
     "OrdersItsQueue",
     "PushHint",
     "Reprioritises",
+    "SubmitsArrays",
     "TERMINAL_STATES",
     "Usage",
 ]
@@ -77,6 +78,10 @@ class BackendJob:
     extra: Mapping[str, Any] = field(default_factory=dict)
     uid: int | None = None
     """The submitter's Unix uid (from the kernel's peer credentials): the job runs as this user."""
+    array_id: int | None = None
+    """For a task of an array: the array's job id in frontdesk (the parent row); None otherwise."""
+    array_index: int | None = None
+    """For a task of an array: its index (FRONTDESK_ARRAY_TASK_ID / SLURM_ARRAY_TASK_ID in `env`)."""
 
     @property
     def key(self) -> str:
@@ -160,6 +165,18 @@ class Reprioritises(Protocol):
 
     async def set_priority(self, backend_id: str, priority: int) -> None:
         """Push a new priority for one waiting attempt."""
+
+
+@runtime_checkable
+class SubmitsArrays(Protocol):
+    """A backend extra: the tasks of one array are queued in one call (Slurm: one `sbatch --array`).
+
+    Without it the gateway submits each task with `submit`."""
+
+    async def submit_array(self, jobs: Sequence[BackendJob], max_running: int | None) -> list[str]:
+        """Queue every task (same `array_id`, in index order); one backend id per task, in order.
+
+        `max_running` is the array's `%N` limit (None: no limit)."""
 
 
 @runtime_checkable
