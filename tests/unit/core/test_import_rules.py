@@ -9,13 +9,14 @@ shrinks: an entry that no longer occurs fails the test.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[3] / "src"
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("edge", ("cli", "shims", "mcp_server", "server", "demo", "api", "telemetry.routes")),
-    ("plug-ins", ("guard", "memory", "policy", "agents", "sim", "telemetry", "backends.slurm.plugin")),
+    ("plug-ins", ("guard", "memory", "policy", "agents", "sim", "telemetry", "storage", "backends.slurm.plugin")),
     ("core", ("gateway", "plugins", "core")),
     ("backends", ("backends",)),
     ("reports", ("reports",)),
@@ -91,3 +92,14 @@ def test_the_rule_catches_an_upward_import(tmp_path: Path) -> None:
     assert _layer("store.jobs") > _layer("backends.local") > _layer("gateway") > _layer("guard.secrets")
     assert _layer("jobs.state") > _layer("store.db")
     assert _layer("backends.base") == _layer("jobs.record")
+
+
+def test_the_architecture_page_states_these_rules() -> None:
+    doc = (SRC.parent / "docs" / "ARCHITECTURE.md").read_text()
+    section = doc.split("## Import rules", 1)[1]
+    rows = re.findall(r"^\| ([a-z-]+) \| (.+?) \|$", section, flags=re.M)
+    rows = [r for r in rows if r[0] != "layer"]
+    stated = {name: {m.strip().replace("the package itself", "") for m in mods.split(",")} for name, mods in rows}
+    assert list(stated) == [name for name, _ in LAYERS]
+    for name, prefixes in LAYERS:
+        assert stated[name] == set(prefixes), name
