@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from frontdesk.errors import SpecError
+from frontdesk.spec.arrays import ArrayRange, SweepValue, parse_array, sweep_points
 from frontdesk.spec.bounds import (
     MAX_ALIASES,
     MAX_DEPENDS_ON,
@@ -163,6 +164,14 @@ class JobSpec(_Strict):
     pool: str | None = None
     slurm: SlurmOptions | None = None
     """sbatch options, read by the Slurm backend only."""
+    array: Annotated[str, Field(max_length=2000)] | None = None
+    """Task indices (`0-99`, `1,3,5-9`, `0-99%8`): one task per index (spec/arrays.py)."""
+    sweep: dict[str, Any] | list[dict[str, Any]] | None = None
+    """A parameter grid or list of points: one task per point, `{name}` filled in the command."""
+    array_report: Literal["end", "first_failure"] = "end"
+    """When the array's one report is told: when its last task ends, or already at its first failure."""
+    aftercorr: Annotated[int, Field(ge=1, le=2**63 - 1)] | Annotated[str, Field(max_length=128)] | None = None
+    """An array (id or name) of the same size: task i starts once that array's task i completed."""
 
     @field_validator("command", mode="before")
     @classmethod
@@ -197,11 +206,48 @@ class JobSpec(_Strict):
             return list(dict.fromkeys(items))  # a repeated dependency counts once
         return items
 
+    @field_validator("array")
+    @classmethod
+    def _array(cls, v: str | None) -> str | None:
+        if v is not None:
+            parse_array(v)  # ValueError: one line naming what is wrong
+        return v
+
+    @field_validator("sweep", mode="before")
+    @classmethod
+    def _sweep(cls, v: Any) -> Any:
+        if v is not None:
+            sweep_points(v)
+        return v
+
     @model_validator(mode="after")
     def _one_of_command_script(self) -> JobSpec:
         if bool(self.command) == bool(self.script):
             raise ValueError("exactly one of 'command' (a non-empty list) or 'script' is required")
+        if self.sweep is not None and self.array is not None:
+            rng, points = parse_array(self.array), sweep_points(self.sweep)
+            if rng.indices[-1] >= len(points):
+                raise ValueError(f"array index {rng.indices[-1]} is past the sweep's {len(points)} points")
+        if self.aftercorr is not None and not self.is_array:
+            raise ValueError("'aftercorr' needs 'array' or 'sweep' (task i waits on task i of another array)")
         return self
+
+    @property
+    def is_array(self) -> bool:
+        """Whether this spec makes an array of tasks (an `array` or a `sweep`)."""
+        return self.array is not None or self.sweep is not None
+
+    def array_range(self) -> ArrayRange | None:
+        """The task indices and the `%N` limit (a sweep alone: one task per point, no limit)."""
+        if self.array is not None:
+            return parse_array(self.array)
+        if self.sweep is not None:
+            return ArrayRange(tuple(range(len(sweep_points(self.sweep)))))
+        return None
+
+    def sweep_point(self, index: int) -> dict[str, SweepValue]:
+        """The sweep parameters of task `index` ({} without a sweep)."""
+        return {} if self.sweep is None else sweep_points(self.sweep)[index]
 
     def argv(self) -> list[str]:
         """The command line to run (scripts are written to a file by the gateway)."""
