@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -190,6 +191,29 @@ def build_server(client_factory: Callable[[], Client] = Client) -> MCPServer:
                 return {"results": [], "note": "the memory plug-in is not enabled on this gateway"}
 
         return lesson_lines(await call(go))
+
+    @tool
+    async def fs(op: str, args: list[str], cursor: str | None = None, limit: int = 1000) -> str:
+        """Storage operators next to the data, with the flags of grep/rg, find, head, tail, wc, tree and du
+        (op is one of those; args as on a command line). Answers only results, from a cache of the tree, and
+        counts against this session's metadata budget: prefer it to recursive grep/find/du on shared storage."""
+        from frontdesk.cli.fs import answer
+
+        cwd, sid = str(context.get("cwd") or os.getcwd()), context.get("session")
+        lim = max(1, min(limit, 10_000))
+        try:
+            got = await asyncio.to_thread(
+                lambda: answer(op, list(args), cwd, limit=lim, cursor=cursor, session=str(sid) if sid else None)
+            )
+        except FrontdeskError as exc:
+            raise ToolError(exc.message) from None
+        text = str(got.get("text", ""))
+        errs = got.get("errors") or []
+        if errs:
+            text += "".join(f"\n{op}: {e.get('path')}: {e.get('message')}" for e in errs if isinstance(e, dict))
+        if got.get("cursor"):
+            text += f"\n[output capped; call fs again with cursor={got['cursor']!r} for the next page]"
+        return text or "(nothing)"
 
     @server.resource(
         "frontdesk://reports/recent",

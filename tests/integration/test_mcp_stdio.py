@@ -11,7 +11,7 @@ from typing import Any
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-TOOLS = {"submit", "queue", "cluster", "wait", "report", "logs", "cancel", "memory_search"}
+TOOLS = {"submit", "queue", "cluster", "wait", "report", "logs", "cancel", "memory_search", "fs"}
 
 
 def _text(result: Any) -> str:
@@ -115,3 +115,25 @@ def test_errors_are_tool_errors_with_the_gateway_message(gateway: Any) -> None:
             assert bad.is_error and "exactly one of command or spec_yaml" in _text(bad)
 
     _run(go())
+
+
+def test_fs_tool_answers_from_the_gateway_within_the_sessions_budget(gateway: Any, tmp_path: Any) -> None:
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "a.txt").write_text("alpha\nbeta\n")
+    (tmp_path / "d" / "b.txt").write_text("beta\n")
+    sid = str(uuid.uuid4())
+
+    async def go() -> None:
+        params = _params(gateway, CLAUDE_CODE_SESSION_ID=sid, CLAUDECODE="1")
+        params.cwd = str(tmp_path)
+        async with Client(params) as c:
+            got = _text(await c.call_tool("fs", {"op": "grep", "args": ["-rc", "beta", "d"]}))
+            assert sorted(got.split()) == ["d/a.txt:1", "d/b.txt:1"]
+            page = _text(await c.call_tool("fs", {"op": "find", "args": ["d", "-type", "f"], "limit": 1}))
+            assert page.splitlines()[0] in ("d/a.txt", "d/b.txt") and "cursor=" in page
+            bad = await c.call_tool("fs", {"op": "find", "args": ["d", "-delete"]})
+            assert bad.is_error and "-delete" in _text(bad)
+
+    _run(go())
+    rows = gateway.client.request("GET", "/v1/fs/budget")["principals"]
+    assert [r["admitted"] for r in rows if r["session"] == sid] == [3]

@@ -71,41 +71,53 @@ def _ask_gateway(op: str, body: dict[str, Any]) -> dict[str, Any] | None:
     return answer
 
 
-def _run_here(op: str, argv: list[str], own: dict[str, Any]) -> dict[str, Any]:
+def _run_here(op: str, argv: list[str], cwd: str, limit: int | None, cursor: str | None) -> dict[str, Any]:
     from frontdesk.storage.fs import Fs
     from frontdesk.storage.model import Op
     from frontdesk.storage.ops import DEFAULT_LIMIT, FsRequest, run
 
-    req = FsRequest(Op(op), tuple(argv), os.getcwd(), own["limit"] or DEFAULT_LIMIT, own["cursor"])
-    answer = run(req, Fs()).to_json()
+    answer = run(FsRequest(Op(op), tuple(argv), cwd, limit or DEFAULT_LIMIT, cursor), Fs()).to_json()
     answer["where"] = "local"
     return answer
 
 
+def answer(
+    op: str, argv: list[str], cwd: str, *, limit: int | None = None, cursor: str | None = None,
+    session: str | None = None, local: bool = False,
+) -> dict[str, Any]:  # fmt: skip
+    """One operator's answer (a page): from the gateway, as the caller and within their budget; here when no
+    gateway with the storage plug-in answers (or `local`). The CLI and the MCP tool both call this."""
+    if op not in _OPS:
+        from frontdesk.errors import UserError
+
+        raise UserError(f"fs: unknown operator {op!r} (one of {', '.join(_OPS)})")
+    got = None
+    if not local:
+        body = {"argv": argv, "cwd": cwd, "limit": limit, "cursor": cursor, "session": session}
+        got = _ask_gateway(op, {k: v for k, v in body.items() if v is not None})
+    return got if got is not None else _run_here(op, argv, cwd, limit, cursor)
+
+
 def cmd_fs(args: argparse.Namespace) -> int:
+    from frontdesk.agents.detect import detect_context
     from frontdesk.cli.output import dumps
 
     argv, own = _own_flags(list(args.rest))
     args.json = own["json"]  # main() prints errors as JSON too
-    answer = None
-    if not own["local"]:
-        from frontdesk.agents.detect import detect_context
-
-        session = detect_context().get("session")  # the budget's key: (user, agent session)
-        body = {"argv": argv, "cwd": os.getcwd(), "limit": own["limit"], "cursor": own["cursor"], "session": session}
-        answer = _ask_gateway(args.op, {k: v for k, v in body.items() if v is not None})
-    if answer is None:
-        answer = _run_here(args.op, argv, own)
+    session = None if own["local"] else detect_context().get("session")  # the budget's key: (user, session)
+    got = answer(
+        args.op, argv, os.getcwd(), limit=own["limit"], cursor=own["cursor"], session=session, local=own["local"]
+    )
     out = sys.stdout.buffer
     if own["json"]:
-        out.write(dumps(answer).encode() + b"\n")
+        out.write(dumps(got).encode() + b"\n")
     else:
-        out.write(str(answer.get("text", "")).encode("utf-8", "surrogateescape"))
+        out.write(str(got.get("text", "")).encode("utf-8", "surrogateescape"))
     out.flush()
-    for err in answer.get("errors") or []:
+    for err in got.get("errors") or []:
         sys.stderr.write(f"frontdesk fs {args.op}: {err.get('path')}: {err.get('message')}\n")
-    if answer.get("cursor"):
-        sys.stderr.write(f"frontdesk fs: output capped; next page: --cursor {answer['cursor']}\n")
-    if args.op == "grep" and not answer.get("items"):
+    if got.get("cursor"):
+        sys.stderr.write(f"frontdesk fs: output capped; next page: --cursor {got['cursor']}\n")
+    if args.op == "grep" and not got.get("items"):
         return 1
     return 0

@@ -107,6 +107,7 @@ def register(sub: Any) -> None:
     i = ssub.add_parser("install", help="write the shims into DIR (put DIR first on the agent's PATH)")
     i.add_argument("dir")
     i.add_argument("--json", action="store_true")
+    i.add_argument("--fs", action="store_true", help="also grep/rg/find/du wrappers: recursive work via frontdesk fs")
     i.set_defaults(func=_install)
 
 
@@ -190,6 +191,27 @@ def install_shims(directory: Path, python: str | None = None, fast: bool = True)
     return written
 
 
+def install_fs_wrappers(directory: Path, python: str | None = None) -> list[Path]:
+    """grep/rg/find/du wrappers routing recursive work to the storage operators (frontdesk.shims.fswrap); a
+    tool not found on PATH (outside `directory`) gets no wrapper."""
+    import shutil
+
+    from frontdesk.shims.fswrap import TOOLS, wrapper_text
+
+    directory.mkdir(parents=True, exist_ok=True)
+    others = os.pathsep.join(
+        d for d in os.environ.get("PATH", "").split(os.pathsep) if d and Path(d).absolute() != directory
+    )
+    written = []
+    for tool in TOOLS:
+        real = shutil.which(tool, path=others)
+        if real:
+            written.append(
+                _write(directory / tool, wrapper_text(tool, str(Path(real).absolute()), python or sys.executable))
+            )
+    return written
+
+
 def _fast_python(python: str) -> str:
     """The interpreter for the socket-only client: the system's python3 starts faster than most venvs' and
     needs nothing installed (-I -S: no site-packages, no PYTHON* variables)."""
@@ -208,6 +230,8 @@ def _write(path: Path, text: str) -> Path:
 def _install(args: argparse.Namespace) -> int:
     directory = Path(args.dir).absolute()
     paths = install_shims(directory)
+    if args.fs:
+        paths += install_fs_wrappers(directory)
     data = {
         "dir": str(directory),
         "shims": [str(p) for p in paths],
