@@ -69,6 +69,10 @@ class BackendJob:
     memory_bytes: int | None = None
     gpus: int = 0
     gpu_types: tuple[str, ...] = ()
+    gpu_memory_bytes: int | None = None
+    """A shared GPU (`gpus` is then 1): the device memory asked; None with `gpu_share` set: that share of it."""
+    gpu_share: float | None = None
+    """A shared GPU: the share of one device's compute asked (0 < share < 1), or None."""
     walltime_seconds: int | None = None
     partition: str | None = None
     priority: int = 0
@@ -87,6 +91,11 @@ class BackendJob:
     def key(self) -> str:
         """A stable name for this attempt that the backend can find again after a crash."""
         return f"fd-{self.job_id}.{self.attempt}"
+
+    @property
+    def shared_gpu(self) -> bool:
+        """A fractional GPU request: packed with other shared jobs on one device, never with a whole-GPU job."""
+        return self.gpu_memory_bytes is not None or self.gpu_share is not None
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from frontdesk.backends.base import BackendJob, BackendStatus, Inventory, JobState, PushHint, Usage
+from frontdesk.backends.gpushare import GpuLedger, Hold, SharedNeed
+from frontdesk.backends.localgpu import detect_gpus, gpu_env, ledger_of, never_fits_gpu
 from frontdesk.backends.runas import RunAs, for_job, own
 from frontdesk.backends.shepherd import write_json
 from frontdesk.backends.tracking import fence, state_id
@@ -27,7 +29,7 @@ from frontdesk.config import Settings
 from frontdesk.errors import BackendError
 from frontdesk.jobenv import login_env, shepherd_env
 
-__all__ = ["FreeResources", "LocalBackend", "QueuedJob", "Scheduler", "detect_gpus", "greedy_pick"]
+__all__ = ["FreeResources", "LocalBackend", "QueuedJob", "Scheduler", "detect_gpus", "greedy_pick", "take_gpus"]
 
 log = logging.getLogger("frontdesk.local")
 
@@ -49,6 +51,15 @@ class QueuedJob:
     extra: dict[str, Any] = field(default_factory=dict)
     started_at: float | None = None
     """Set once the attempt runs (schedulers estimate its end from it)."""
+    gpu_memory_bytes: int | None = None
+    gpu_share: float | None = None
+
+    @property
+    def shared_need(self) -> SharedNeed | None:
+        """A fractional GPU request (one device shared by memory), or None for whole GPUs."""
+        if self.gpu_memory_bytes is None and self.gpu_share is None:
+            return None
+        return SharedNeed(self.gpu_memory_bytes, self.gpu_share)
 
 
 @dataclass(frozen=True)
@@ -62,49 +73,40 @@ class FreeResources:
     running: tuple[QueuedJob, ...] = ()
     total_cpus: int = 0
     total_memory_bytes: int = 0
+    gpu_memory: dict[int, int] = field(default_factory=dict)
+    """Each device's memory (bytes; 0 when unknown)."""
+    gpu_holds: tuple[Hold, ...] = ()
+    """What running jobs hold: whole devices, or memory on shared ones."""
+
+    def ledger(self) -> GpuLedger:
+        """A fresh ledger of the devices, to take devices from while picking (a device neither in `gpus`
+        nor shared counts as held whole)."""
+        held = {h.index for h in self.gpu_holds} | set(self.gpus)
+        whole = tuple(Hold(i) for i in self.gpu_models if i not in held)
+        return GpuLedger(self.gpu_models, self.gpu_memory, self.gpu_holds + whole)
 
 
 Scheduler = Callable[[list[QueuedJob], FreeResources, float], list[str]]
 """A pure function: which queued attempts to start now."""
 
 
-def _fits(job: QueuedJob, cpus: int, mem: int, gpus: Sequence[int], models: dict[int, str]) -> bool:
-    usable = [g for g in gpus if not job.gpu_types or models.get(g, "").lower() in job.gpu_types]
-    return job.cpus <= cpus and job.memory_bytes <= mem and job.gpus <= len(usable)
+def take_gpus(job: QueuedJob, ledger: GpuLedger) -> tuple[Hold, ...] | None:
+    """The devices a job gets from `ledger` now (taken from it), () for a CPU job, None when none fit."""
+    if not job.gpus:
+        return ()
+    return ledger.take(job.gpus, job.gpu_types, job.shared_need)
 
 
 def greedy_pick(queued: list[QueuedJob], free: FreeResources, now: float) -> list[str]:
     """The default order: priority, then submission; start each attempt that fits (first fit)."""
-    cpus, mem, gpus = free.cpus, free.memory_bytes, list(free.gpus)
+    cpus, mem, ledger = free.cpus, free.memory_bytes, free.ledger()
     picked = []
     for job in sorted(queued, key=lambda j: (-j.priority, j.queued_at, j.job_id)):
-        if _fits(job, cpus, mem, gpus, free.gpu_models):
+        if job.cpus <= cpus and job.memory_bytes <= mem and take_gpus(job, ledger) is not None:
             picked.append(job.backend_id)
             cpus -= job.cpus
             mem -= job.memory_bytes
-            usable = [g for g in gpus if not job.gpu_types or free.gpu_models.get(g, "").lower() in job.gpu_types]
-            for g in usable[: job.gpus]:
-                gpus.remove(g)
     return picked
-
-
-def detect_gpus() -> list[dict[str, Any]]:
-    """GPUs seen by nvidia-smi (index, model, memory), or none."""
-    from frontdesk import proc
-    from frontdesk.errors import FrontdeskError
-
-    try:
-        out = proc.run(
-            ["nvidia-smi", "--query-gpu=index,name,memory.total", "--format=csv,noheader,nounits"], timeout=10
-        ).stdout
-    except FrontdeskError:
-        return []
-    gpus = []
-    for line in out.splitlines():
-        parts = [p.strip() for p in line.split(",")]
-        if len(parts) == 3 and parts[0].isdigit():
-            gpus.append({"index": int(parts[0]), "model": parts[1], "memory_bytes": int(float(parts[2])) * 1024**2})
-    return gpus
 
 
 def _mem_total() -> int:
@@ -118,7 +120,7 @@ def _mem_total() -> int:
 @dataclass
 class _Running:
     job: QueuedJob
-    gpus: tuple[int, ...]
+    holds: tuple[Hold, ...]
     pid: int
 
 
@@ -271,6 +273,8 @@ class LocalBackend:
             queued_at=time.time(),
             partition=job.partition,
             extra=dict(job.extra.get("policy", {})),
+            gpu_memory_bytes=job.gpu_memory_bytes,
+            gpu_share=job.gpu_share,
         )
 
     def _write_result(self, bid: str, result: dict[str, Any]) -> None:
@@ -286,12 +290,7 @@ class LocalBackend:
         if job.memory_bytes and job.memory_bytes > inv.memory_bytes:
             have = format_bytes(inv.memory_bytes)
             return f"it asks for {format_bytes(job.memory_bytes)} of memory and this host has {have}"
-        models = [str(g.get("model", "")).lower() for g in inv.gpus]
-        usable = [m for m in models if not job.gpu_types or m in {t.lower() for t in job.gpu_types}]
-        if job.gpus > len(usable):
-            kind = f" of type {'/'.join(job.gpu_types)}" if job.gpu_types else ""
-            return f"it asks for {job.gpus} GPUs{kind} and this host has {len(usable)}"
-        return None
+        return never_fits_gpu(job, inv.gpus)
 
     def _fence(self, bid: str, timeout: float = 10.0) -> bool:
         """Kill what is left of an attempt whose shepherd is gone; True once nothing of it runs."""
@@ -381,9 +380,9 @@ class LocalBackend:
             if pid is None:
                 self.queue[bid] = queued
             elif _alive(pid):
-                gpus = tuple(int(g) for g in launch["env"].get("CUDA_VISIBLE_DEVICES", "").split(",") if g.isdigit())
+                holds = _holds_of(launch)
                 started = self._read(bid, "started.json") or {}
-                self.running[bid] = _Running(replace(queued, started_at=started.get("started_at")), gpus, pid)
+                self.running[bid] = _Running(replace(queued, started_at=started.get("started_at")), holds, pid)
             elif not self._write_lost(bid):
                 self.running[bid] = _Running(queued, (), pid)  # not fenced yet: _reap tries again
 
@@ -395,16 +394,18 @@ class LocalBackend:
 
     def _free(self) -> FreeResources:
         inv = self._inventory
-        held_gpus = {g for r in self.running.values() for g in r.gpus}
-        models = {int(g["index"]): str(g.get("model", "")) for g in inv.gpus}
+        holds = tuple(h for r in self.running.values() for h in r.holds)
+        ledger = ledger_of(inv.gpus, holds)
         return FreeResources(
             cpus=inv.cpus - sum(r.job.cpus for r in self.running.values()),
             memory_bytes=inv.memory_bytes - sum(r.job.memory_bytes for r in self.running.values()),
-            gpus=tuple(i for i in sorted(models) if i not in held_gpus),
-            gpu_models=models,
+            gpus=tuple(ledger.free_whole()),
+            gpu_models=ledger.models,
             running=tuple(r.job for r in self.running.values()),
             total_cpus=inv.cpus,
             total_memory_bytes=inv.memory_bytes,
+            gpu_memory=ledger.memory,
+            gpu_holds=holds,
         )
 
     async def _loop(self) -> None:
@@ -445,17 +446,15 @@ class LocalBackend:
         free = self._free()
         picks = self.scheduler(list(self.queue.values()), free, time.time())
         started = []
-        gpus_free = list(free.gpus)
+        ledger = free.ledger()
         for bid in picks:
-            job = self.queue.pop(bid, None)
-            if job is None:
-                continue
-            usable = [g for g in gpus_free if not job.gpu_types or free.gpu_models.get(g, "").lower() in job.gpu_types]
-            gpus = tuple(usable[: job.gpus])
-            for g in gpus:
-                gpus_free.remove(g)
+            job = self.queue.get(bid)
+            holds = take_gpus(job, ledger) if job is not None else None
+            if job is None or holds is None:
+                continue  # devices are given here: a pick whose GPUs are taken waits for the next pass
+            del self.queue[bid]
             try:
-                self._launch(bid, replace(job, started_at=time.time()), gpus)
+                self._launch(bid, replace(job, started_at=time.time()), holds)
             except OSError as exc:
                 self.queue[bid] = job  # tried again on the next pass: nothing accepted is lost
                 self._launch_failed(bid, exc)
@@ -475,10 +474,15 @@ class LocalBackend:
             self._launch_logged = now
             log.warning("cannot write the files of attempt %s (%s); retried on each pass", bid, exc)
 
-    def _launch(self, bid: str, job: QueuedJob, gpus: tuple[int, ...]) -> None:
+    def _launch(self, bid: str, job: QueuedJob, holds: tuple[Hold, ...]) -> None:
         adir = self.root / bid
         launch = json.loads((adir / "launch.json").read_text())
-        launch["env"]["CUDA_VISIBLE_DEVICES"] = ",".join(str(g) for g in gpus)
+        need = job.shared_need
+        device_memory = ledger_of(self._inventory.gpus, ()).memory.get(holds[0].index, 0) if holds else 0
+        launch["env"].update(gpu_env(holds, need, device_memory, self.settings.section("local")))
+        launch["gpu_holds"] = [[h.index, h.memory_bytes] for h in holds]
+        # The shepherd ends a shared job whose processes use more device memory than it holds.
+        launch["gpu_memory_limit"] = holds[0].memory_bytes if need is not None and holds else None
         write_json(adir / "launch.json", launch)
         log = os.open(adir / "shepherd.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         try:
@@ -497,7 +501,7 @@ class LocalBackend:
             )
         finally:
             os.close(log)
-        self.running[bid] = _Running(job, gpus, pid=pid)
+        self.running[bid] = _Running(job, holds, pid=pid)
 
 
 _OUTPUT_MAX = "1G"
@@ -512,6 +516,13 @@ def _give_job_files(job_dir: Path, who: RunAs) -> None:
     for f in job_dir.iterdir():
         if f.is_file() and not f.is_symlink():
             own(f, who, 0o700 if f.name == "script" else 0o600)
+
+
+def _holds_of(launch: dict[str, Any]) -> tuple[Hold, ...]:
+    """The devices a launched attempt holds (launch files from before shared GPUs: whole devices)."""
+    if "gpu_holds" in launch:
+        return tuple(Hold(int(i), int(m)) for i, m in launch["gpu_holds"] or ())
+    return tuple(Hold(int(g)) for g in launch["env"].get("CUDA_VISIBLE_DEVICES", "").split(",") if g.isdigit())
 
 
 def _alive(pid: int) -> bool:

@@ -42,6 +42,8 @@ def backend_job(rec: JobRecord, settings: Settings) -> BackendJob:
         memory_bytes=res.memory,
         gpus=res.gpus,
         gpu_types=tuple(res.gpu.type) if res.gpu else (),
+        gpu_memory_bytes=res.gpu.memory if res.gpu else None,
+        gpu_share=res.gpu.share if res.gpu else None,
         walltime_seconds=res.walltime,
         partition=rec.partition,
         priority=rec.priority,

@@ -3,6 +3,8 @@
 Pools on the embedded backend are slices of the one machine (`[[policy.pools]]` with cpus/memory/gpus);
 without slices every pool shares the whole machine. Jobs are ordered and placed by `scheduler.plan`,
 the same code the simulator runs. Duck-typed over the local backend's QueuedJob and FreeResources.
+A shared-GPU job (a fraction of one device) counts no whole GPU in the plan; its device is then taken from
+the backend's GPU ledger (backends/gpushare.py), in plan order, and a job whose device is not free waits.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from frontdesk.backends.local import take_gpus
 from frontdesk.policy.catalog import GpuNeed, canonical, match_model
 from frontdesk.policy.config import PolicyConfig, PoolConfig
 from frontdesk.policy.model import JobView, NodeView, Part, RunningView
@@ -70,9 +73,24 @@ def build_nodes(cfg: PolicyConfig, free: Any, drained: bool) -> dict[str, NodeVi
         n = nodes[held.name if held else cfg.pools[0].name]
         n.used_cpus += job.cpus
         n.used_memory += job.memory_bytes
-        n.used_gpus += job.gpus
+        n.used_gpus += _whole_gpus(job)
         n.jobs += 1
     return nodes
+
+
+def _whole_gpus(job: Any) -> int:
+    """Whole devices a queue entry asks for (a shared-GPU job: none)."""
+    return 0 if getattr(job, "shared_need", None) is not None else int(job.gpus)
+
+
+def _device_fit(placed: list[str], queued: list[Any], free: Any) -> list[str]:
+    """The placed ids whose devices the backend's ledger gives, in order (see the module doc)."""
+    ledger_of = getattr(free, "ledger", None)
+    if ledger_of is None:
+        return placed
+    ledger = ledger_of()
+    by_id = {j.backend_id: j for j in queued}
+    return [bid for bid in placed if bid not in by_id or take_gpus(by_id[bid], ledger) is not None]
 
 
 def _pool_of(cfg: PolicyConfig, job: Any, meta: JobMeta | None) -> PoolConfig:
@@ -94,7 +112,7 @@ def to_view(cfg: PolicyConfig, job: Any, meta: JobMeta | None) -> JobView:
         pool,
         job.cpus,
         job.memory_bytes,
-        job.gpus,
+        _whole_gpus(job),
         float(job.walltime_seconds or 24 * 3600),
         job.queued_at,
         meta.group if meta else "",
@@ -128,7 +146,7 @@ def make_picker(
         running = [
             RunningView(
                 r.backend_id,
-                (Part(next(iter(nodes)), float(r.cpus), r.memory_bytes, r.gpus),),
+                (Part(next(iter(nodes)), float(r.cpus), r.memory_bytes, _whole_gpus(r)),),
                 (getattr(r, "started_at", None) or r.queued_at) + float(r.walltime_seconds or 24 * 3600),
             )
             for r in getattr(free, "running", ())
@@ -137,12 +155,12 @@ def make_picker(
             running = [
                 RunningView(
                     r.backend_id,
-                    (Part(to_view(cfg, r, meta.get(r.job_id)).pool, float(r.cpus), r.memory_bytes, r.gpus),),
+                    (Part(to_view(cfg, r, meta.get(r.job_id)).pool, float(r.cpus), r.memory_bytes, _whole_gpus(r)),),
                     (getattr(r, "started_at", None) or r.queued_at) + float(r.walltime_seconds or 24 * 3600),
                 )
                 for r in getattr(free, "running", ())
             ]
         placements, _ = plan(views, nodes, running, now, hour_of(now), run_cfg, shares)
-        return [p.job_id for p in placements]
+        return _device_fit([p.job_id for p in placements], queued, free)
 
     return pick

@@ -20,6 +20,7 @@ from frontdesk.spec.bounds import (
     expanded_size,
     preview,
 )
+from frontdesk.spec.gpushare import fractional_gpus
 from frontdesk.spec.units import parse_duration, parse_memory
 
 __all__ = [
@@ -56,16 +57,25 @@ class GpuConstraints(_Strict):
     min_memory: int | None = None
     fp64: bool = False
     interconnect: str | None = None
+    memory: Annotated[int, Field(gt=0)] | None = None
+    """GPU memory asked on a shared GPU (bytes): the job gets a share of one device, packed with others by memory."""
+    share: Annotated[float, Field(gt=0, lt=1)] | None = None
+    """The share of one GPU's compute (`gpus: 0.25`); without `memory` it also asks that share of its memory."""
 
     @field_validator("type", mode="before")
     @classmethod
     def _one_or_many(cls, v: Any) -> Any:
         return [v] if isinstance(v, str) else v
 
-    @field_validator("min_memory", mode="before")
+    @field_validator("min_memory", "memory", mode="before")
     @classmethod
     def _mem(cls, v: Any) -> Any:
         return None if v is None else parse_memory(v)
+
+    @property
+    def shared(self) -> bool:
+        """A fractional request: a share of one device, never a whole one."""
+        return self.memory is not None or self.share is not None
 
 
 class Resources(_Strict):
@@ -86,6 +96,23 @@ class Resources(_Strict):
     @classmethod
     def _wall(cls, v: Any) -> Any:
         return None if v is None else parse_duration(v)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _fractional_gpus(cls, data: Any) -> Any:
+        """`gpus: 0.25` becomes one shared GPU (`gpus: 1`, `gpu.share: 0.25`); `gpu.memory` alone asks one too."""
+        return fractional_gpus(data)
+
+    @model_validator(mode="after")
+    def _one_shared_gpu(self) -> Resources:
+        if self.gpu is not None and self.gpu.shared and self.gpus != 1:
+            raise ValueError(f"gpu.memory/gpu.share ask for a share of one GPU; they cannot go with gpus: {self.gpus}")
+        return self
+
+    @property
+    def shared_gpu(self) -> bool:
+        """A fractional GPU request (packed with other fractional jobs on one device by memory)."""
+        return self.gpu is not None and self.gpu.shared
 
 
 class RetryPolicy(_Strict):
