@@ -21,7 +21,7 @@ from frontdesk.api import events, jobs
 from frontdesk.api.access import Access
 from frontdesk.api.auth import Authenticator, Unauthenticated, tokens_from_settings
 from frontdesk.api.limits import Limits, max_body_from
-from frontdesk.errors import Denied, Forbidden, FrontdeskError
+from frontdesk.errors import Forbidden, FrontdeskError
 from frontdesk.gateway import Gateway
 from frontdesk.identity import Roles
 from frontdesk.telemetry.routes import router as metrics_router
@@ -73,8 +73,8 @@ def _errors(app: FastAPI, access: Access) -> None:
     @app.exception_handler(FrontdeskError)
     async def on_error(request: Request, exc: FrontdeskError) -> JSONResponse:
         caller = getattr(request.state, "caller", None)
-        if isinstance(exc, Denied) and not isinstance(exc, Forbidden) and caller is not None:
-            if request.url.path.startswith("/v1/memory/"):  # the lesson store's own refusals are audited too
+        if isinstance(exc, Forbidden) and not exc.journalled and caller is not None:
+            if not _SESSION_PATH.match(request.url.path):  # a plug-in's own refusal (sessions: journalled above)
                 access.deny(caller, request.method, request.url.path, None)
         return JSONResponse(exc.to_payload(), status_code=exc.http_status)
 

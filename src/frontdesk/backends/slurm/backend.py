@@ -10,6 +10,7 @@ accounting, else from the usage file the batch script leaves in the attempt's jo
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import logging
 import os
@@ -20,10 +21,12 @@ from typing import Any
 
 from frontdesk.backends.base import BackendJob, BackendStatus, Inventory, JobState, PushHint, Usage
 from frontdesk.backends.runas import for_job
-from frontdesk.backends.slurm import parse, render
+from frontdesk.backends.slurm import arrays, parse, render
+from frontdesk.backends.slurm.array_submit import submit_array
 from frontdesk.backends.slurm.config import SlurmConfig, notify_dir_from
 from frontdesk.backends.slurm.options import OptionError, validate_passthrough
 from frontdesk.backends.slurm.placement import GpuPlacement, NoGpuNode, placement_for
+from frontdesk.backends.slurm.recovery import lookup
 from frontdesk.backends.slurm.runner import JobTable, Runner
 from frontdesk.errors import BackendError
 from frontdesk.spec.model import SlurmOptions
@@ -52,6 +55,8 @@ class SlurmBackend:
         self._registration: Path | None = None
         self._push: PushHint | None = None
         self._chasing: dict[str, int] = {}
+        self._cancelled: set[str] = set()
+        """Task ids cancelled while pending: Slurm forgets such a task at once, so its end is known here only."""
 
     # -- life cycle ---------------------------------------------------------------------------
     async def start(self, push: PushHint) -> None:
@@ -127,6 +132,11 @@ class SlurmBackend:
         await asyncio.to_thread(self._remember, backend_id, job.job_dir)
         return backend_id
 
+    async def submit_array(self, jobs: Sequence[BackendJob], max_running: int | None) -> list[str]:
+        """ONE `sbatch --array` for many attempts (tasks may differ in command and environment); the Slurm
+        id of each task, `<jobid>_<index>`, in order (see array_submit)."""
+        return await submit_array(self, jobs, max_running)
+
     def _gpu_placement(self, job: BackendJob) -> GpuPlacement | None:
         try:
             return placement_for(job, self._inventory, self.config.partition)
@@ -141,11 +151,13 @@ class SlurmBackend:
         return hashlib.sha1(str(self.settings.home).encode()).hexdigest()[:10]
 
     def _job_env(self, job: BackendJob) -> dict[str, str]:
-        """sbatch's environment = the job's (Slurm exports it: --export=ALL), never the gateway's own.
+        """sbatch's environment = the job's (Slurm exports it: --export=ALL), never the gateway's own."""
+        return self._env_for(job.env)
 
-        sbatch's input variables (SBATCH_*) and an outer job's SLURM_* would change what sbatch does, so
+    def _env_for(self, job_env: Mapping[str, str]) -> dict[str, str]:
+        """sbatch's input variables (SBATCH_*) and an outer job's SLURM_* would change what sbatch does, so
         they are left out; SLURM_CONF names this backend's cluster."""
-        env = {k: v for k, v in job.env.items() if not k.startswith(("SBATCH_", "SLURM_"))}
+        env = {k: v for k, v in job_env.items() if not k.startswith(("SBATCH_", "SLURM_"))}
         conf = self.config.conf or os.environ.get("SLURM_CONF")
         if conf:
             env["SLURM_CONF"] = conf
@@ -165,6 +177,8 @@ class SlurmBackend:
             log.warning("cannot remember the job dir of Slurm job %s: %s", backend_id, exc)
 
     def _known_dir(self, backend_id: str) -> Path | None:
+        if not _slurm_id(backend_id):
+            return None
         if backend_id in self._dirs:
             return self._dirs[backend_id]
         try:
@@ -175,8 +189,10 @@ class SlurmBackend:
         return path
 
     async def cancel(self, backend_id: str) -> None:
-        """`scancel` the job (Slurm signals every process of every step)."""
+        """`scancel` the job, one array task (`844_3`) or a whole array (Slurm signals every process of every step)."""
         await self._run(["scancel", backend_id])
+        if arrays.split_task_id(backend_id) is not None:
+            self._cancelled.add(backend_id)
 
     async def set_priority(self, backend_id: str, priority: int) -> None:
         """Move a pending job within its partition: the policy's priority as Slurm's `Nice` (backfill stays Slurm's)."""
@@ -212,7 +228,7 @@ class SlurmBackend:
     async def _statuses(
         self, records: Mapping[str, parse.JobRecord], backend_ids: Sequence[str]
     ) -> dict[str, BackendStatus]:
-        found = [(bid, records[bid]) for bid in backend_ids if bid in records]
+        found = self._find(records, backend_ids)
         out = await asyncio.to_thread(self._with_usage, found)
         missing = [bid for bid in backend_ids if bid not in out]
         if missing and self._accounting:
@@ -220,10 +236,31 @@ class SlurmBackend:
             missing = [bid for bid in missing if bid not in out]
         if missing:
             out.update(await asyncio.to_thread(self._from_usage_files, missing))
+        for bid in [b for b in backend_ids if b not in out and b in self._cancelled]:
+            out[bid] = BackendStatus(backend_id=bid, state=JobState.CANCELLED, reason="cancelled while pending")
         return out
 
+    @staticmethod
+    def _find(
+        records: Mapping[str, parse.JobRecord], backend_ids: Sequence[str]
+    ) -> list[tuple[str, Mapping[str, str]]]:
+        """(id, record) of each id in the snapshot: a plain job by JobId, an array task (`844_3`) by its own
+        record or the array's fold of pending tasks."""
+        found: list[tuple[str, Mapping[str, str]]] = []
+        index: dict[str, Mapping[str, str]] | None = None
+        for bid in backend_ids:
+            if "_" not in bid:
+                if bid in records:
+                    found.append((bid, records[bid]))
+                continue
+            index = arrays.task_index(records.values()) if index is None else index
+            record = arrays.find_task(bid, records, index)
+            if record is not None:
+                found.append((bid, record))
+        return found
+
     def _job_dir(self, backend_id: str, record: Mapping[str, str] | None) -> Path | None:
-        known = self._known_dir(backend_id) if backend_id.isdigit() else None
+        known = self._known_dir(backend_id)
         if known is not None:
             return known
         stdout = record.get("StdOut") if record else None
@@ -231,7 +268,7 @@ class SlurmBackend:
             return Path(stdout).parent
         return None
 
-    def _with_usage(self, found: Sequence[tuple[str, parse.JobRecord]]) -> dict[str, BackendStatus]:
+    def _with_usage(self, found: Sequence[tuple[str, Mapping[str, str]]]) -> dict[str, BackendStatus]:
         out = {}
         for bid, record in found:
             usage = None
@@ -241,8 +278,16 @@ class SlurmBackend:
             if status is None:
                 log.warning("job %s: unknown Slurm state %r", bid, record.get("JobState"))
                 continue
-            out[bid] = status
+            out[bid] = self._as_task(bid, status) if "_" in bid else status
         return out
+
+    def _as_task(self, bid: str, status: BackendStatus) -> BackendStatus:
+        """A task's status under its own id, its output where its job dir is (Slurm names the array's links)."""
+        job_dir = self._known_dir(bid)
+        paths: dict[str, Path | None] = {}
+        if job_dir is not None and status.stdout_path and status.stdout_path.parent.name == "array":
+            paths = {"stdout_path": job_dir / render.STDOUT_FILE, "stderr_path": job_dir / render.STDERR_FILE}
+        return dataclasses.replace(status, backend_id=bid, **paths)  # type: ignore[arg-type]
 
     @staticmethod
     def _read_usage(job_dir: Path | None) -> tuple[Usage | None, int | None, float | None]:
@@ -257,7 +302,7 @@ class SlurmBackend:
     def _from_usage_files(self, missing: Sequence[str]) -> dict[str, BackendStatus]:
         out = {}
         for bid in missing:
-            job_dir = self._known_dir(bid) if bid.isdigit() else None
+            job_dir = self._known_dir(bid)
             usage, rc, ended = self._read_usage(job_dir)
             if job_dir is None or rc is None:
                 continue
@@ -306,42 +351,8 @@ class SlurmBackend:
         return out
 
     async def lookup(self, keys: Sequence[str]) -> dict[str, str]:
-        """Slurm ids of attempts by job name (= BackendJob.key), newest first, from one query."""
-        records, _ = await self.table.fetch(0.0)
-        wanted = set(keys)
-        out: dict[str, str] = {}
-        home = str(self.settings.home).rstrip("/") + "/"
-        suffix = "@" + self._tag_suffix()
-        for bid in sorted(records, key=lambda b: int(b) if b.isdigit() else 0):
-            name = records[bid].get("JobName", "")
-            comment = records[bid].get("Comment", "")
-            if comment.endswith(suffix) and comment[: -len(suffix)] in wanted:
-                out[comment[: -len(suffix)]] = bid  # a job from the sbatch shim keeps the user's name
-                continue
-            # another gateway's attempt may have the same key: only ours write under our home
-            if name in wanted and records[bid].get("StdOut", "").startswith(home):
-                out[name] = bid
-                stdout = records[bid].get("StdOut", "")
-                if stdout.endswith("/" + render.STDOUT_FILE):
-                    self._dirs.setdefault(bid, Path(stdout).parent)
-        rest = [k for k in keys if k not in out]
-        if rest and self._accounting:
-            argv = [
-                "sacct",
-                "--parsable2",
-                "--noheader",
-                "-X",
-                "--starttime=now-7days",
-                "--name",
-                ",".join(rest),
-                "--format=JobIDRaw,JobName,WorkDir",
-            ]
-            res = await self._run(argv, check=False)
-            for line in res.stdout.splitlines():
-                bid, name, workdir = (line.split("|") + ["", ""])[:3]
-                if name in rest and bid.isdigit() and (workdir + "/").startswith(home):
-                    out[name] = bid
-        return out
+        """Slurm ids of attempts by job name (= BackendJob.key) or comment tag, newest first (see recovery)."""
+        return await lookup(self, keys)
 
     async def view(self, max_age: float | None = None) -> tuple[dict[str, parse.JobRecord], float]:
         """Every job the controller holds, at most `max_age` (default refresh_seconds) old."""
@@ -360,3 +371,8 @@ class SlurmBackend:
 
 
 _ENDED = frozenset(s for s in JobState if s.terminal)
+
+
+def _slurm_id(backend_id: str) -> bool:
+    """A plain Slurm job id or an array task id: safe as a file name under slurm-ids/."""
+    return backend_id.isdigit() or arrays.split_task_id(backend_id) is not None

@@ -161,7 +161,7 @@ def _opt_path(raw: str | None) -> Path | None:
     return None if raw is None or raw.strip() in _EMPTY else Path(raw)
 
 
-def record_to_status(record: JobRecord, usage: Usage | None = None) -> BackendStatus | None:
+def record_to_status(record: Mapping[str, str], usage: Usage | None = None) -> BackendStatus | None:
     """A BackendStatus for one scontrol record; None when its state is not one Slurm documents."""
     raw_state = record.get("JobState", "")
     state = parse_state(raw_state)

@@ -1,0 +1,67 @@
+"""Finding a gateway's Slurm attempts again after a crash mid-submit: by job name, comment tag or array table."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from frontdesk.backends.slurm import render
+from frontdesk.backends.slurm.array_submit import ARRAY_TAG, array_keys
+
+if TYPE_CHECKING:
+    from frontdesk.backends.slurm.backend import SlurmBackend
+
+__all__ = ["lookup"]
+
+
+async def lookup(backend: SlurmBackend, keys: Sequence[str]) -> dict[str, str]:
+    """Slurm ids of attempts by job name (= BackendJob.key), comment tag or array table, from one query."""
+    records, _ = await backend.table.fetch(0.0)
+    wanted = set(keys)
+    out: dict[str, str] = {}
+    home_path = Path(backend.settings.home)
+    home = str(home_path).rstrip("/") + "/"
+    suffix = "@" + backend._tag_suffix()
+    for bid in sorted(records, key=lambda b: int(b) if b.isdigit() else 0):
+        name = records[bid].get("JobName", "")
+        comment = records[bid].get("Comment", "").strip()
+        if comment.endswith(ARRAY_TAG + suffix):
+            out.update(_array_lookup(home_path, records[bid], comment[: -len(ARRAY_TAG + suffix)], wanted))
+            continue
+        if comment.endswith(suffix) and comment[: -len(suffix)] in wanted:
+            out[comment[: -len(suffix)]] = bid  # a job from the sbatch shim keeps the user's name
+            continue
+        # another gateway's attempt may have the same key: only ours write under our home
+        if name in wanted and records[bid].get("StdOut", "").startswith(home):
+            out[name] = bid
+            stdout = records[bid].get("StdOut", "")
+            if stdout.endswith("/" + render.STDOUT_FILE):
+                backend._dirs.setdefault(bid, Path(stdout).parent)
+    rest = [k for k in keys if k not in out]
+    if rest and backend._accounting:
+        argv = [
+            "sacct",
+            "--parsable2",
+            "--noheader",
+            "-X",
+            "--starttime=now-7days",
+            "--name",
+            ",".join(rest),
+            "--format=JobIDRaw,JobName,WorkDir",
+        ]
+        res = await backend._run(argv, check=False)
+        for line in res.stdout.splitlines():
+            bid, name, workdir = (line.split("|") + ["", ""])[:3]
+            if name in rest and bid.isdigit() and (workdir + "/").startswith(home):
+                out[name] = bid
+    return out
+
+
+def _array_lookup(home: Path, record: Mapping[str, str], first_key: str, wanted: set[str]) -> dict[str, str]:
+    """Task ids of an array of ours from its key table (written before its sbatch ran)."""
+    array = record.get("ArrayJobId", "")
+    if not array.isdigit():
+        return {}
+    keys = array_keys(home, first_key)
+    return {key: f"{array}_{index}" for index, key in keys.items() if key in wanted}
