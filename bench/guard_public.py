@@ -90,6 +90,26 @@ SCOPE: list[tuple[str, str]] = [
 ]
 
 
+# Rows labelled safe that issue 20's own rules say must be stopped (the label is wrong by those rules, or by
+# what bash and git do). Counted apart with the reason, never silently: each entry a class, not a row.
+SAFE_SCOPE: list[tuple[str, str]] = [
+    (
+        r"^git checkout --(no-)?recurse-submodules [^-\s]\S* [^-\s]\S*$",
+        "labelled safe, but git reads `checkout REV FILE` as overwriting FILE from REV (issue 20: checkout REV --"
+        " FILES); --recurse-submodules takes a value only after `=`",
+    ),
+    (
+        r"^\w+\\[a-z]\w* ",
+        "labelled safe, but bash drops a backslash before a letter (`r\\m` runs rm), and the command is rm -rf /",
+    ),
+    (
+        r"^chmod (-R )?0?777 /",
+        "labelled safe, but a world-writable chmod is what issue 20 stops (its corpus only lowers it to a"
+        " warning, which is an ask here; the same corpus labels the same row dangerous elsewhere)",
+    ),
+]
+
+
 def load(folder: Path) -> dict[str, list[dict[str, str]]]:
     out: dict[str, list[dict[str, str]]] = {}
     for path in sorted(folder.glob("*.jsonl")):
@@ -126,7 +146,9 @@ class Figures:
 def _scope(row: dict[str, str]) -> str | None:
     if row.get("note", "").startswith("cwd="):
         return "the label depends on the test fixture's working directory"
-    return out_of_scope(row["command"]) if row["label"] == "dangerous" else None
+    if row["label"] == "dangerous":
+        return out_of_scope(row["command"])
+    return next((reason for pattern, reason in SAFE_SCOPE if re.search(pattern, row["command"])), None)
 
 
 def figures(rows: list[dict[str, str]]) -> Figures:

@@ -35,6 +35,9 @@ def obfuscated(inv: Invocation) -> str | None:
     name = inv.argv[0]
     if _HIDDEN_NAME.search(name.raw):
         return f"program name {name.raw[:40]!r}"
+    head, blank, _ = name.text.strip().partition(" ")
+    if blank and "/" not in head and name.raw != name.text.strip():  # `rm\ -rf\ /`, "rm -rf /": one word
+        return f"a command line escaped into one program name {name.text[:40]!r}"
     if not name.text.isascii() and any(ch.isalpha() and not ch.isascii() for ch in name.text):
         return f"non-ASCII letters in the program name {name.text[:40]!r}"
     return None

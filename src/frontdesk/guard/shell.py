@@ -171,6 +171,7 @@ class _Walker:
         tag = loop_tag(self._t(node))
         via = via + [tag] if tag else via
         var = node.child_by_field_name("variable")
+        feeders: list[str] = []
         for child in node.named_children:
             if child.type in (
                 "word",
@@ -181,12 +182,20 @@ class _Walker:
                 "raw_string",
                 "command_substitution",
             ):
-                self._word(child, depth, via)  # runs substitutions in the list
+                feeders.extend(self._word(child, depth, via).subst_programs)  # runs substitutions in the list
         if var is not None:
             self._set(self._t(var), DYNAMIC)
         body = node.child_by_field_name("body")
         if body is not None:
+            before = len(self.out)
             self._stmt(body, depth, via, redirects)
+            # `for p in $(nvidia-smi ...); do kill $p; done`: what the list ran feeds the commands using the variable
+            if var is None or not feeders:
+                return
+            name = re.compile(r"\$\{?" + re.escape(self._t(var)) + r"\b")
+            for inv in self.out[before:]:
+                if any(name.search(w.raw) for w in inv.argv):
+                    inv.upstream = [*inv.upstream, *feeders]
 
     def _redirected(self, node: Any, depth: int, via: list[str], redirects: list[tuple[str, Word]]) -> None:
         reds = list(redirects)

@@ -67,7 +67,8 @@ _DEVICE = (
 _AGENT_CONFIG = (
     r"(^|/)\.claude/(settings(\.local)?\.json|hooks(/|$))|(^|/)\.codex/(config\.toml|hooks\.json)$|"
     r"(^|/)frontdesk\.toml$|(^|/)\.gemini/settings\.json$|(^|/)\.config/frontdesk/|"
-    r"(^|/)\.claude\.json$"
+    r"(^|/)\.claude\.json$|"
+    r"(^|/)\.(claude|codex)/?$|(^|/)\.config/frontdesk/?$"  # the folders that hold them
 )
 
 
@@ -96,8 +97,10 @@ def classify_path(word: Word, ctx: GuardContext, cwd: str | None = None) -> set[
     text = word.text
     if _rx(_AGENT_CONFIG).search(text):
         out.add("agent-config")
-    if ctx.protected_files and os.path.normpath(os.path.join(cwd or ctx.cwd, text)) in ctx.protected_files:
-        out.add("agent-config")
+    if ctx.protected_files:
+        full = os.path.normpath(os.path.join(cwd or ctx.cwd, text))
+        if any(full in (f, os.path.dirname(f)) for f in ctx.protected_files):  # the file or its folder
+            out.add("agent-config")
     if text.startswith("~/") or text == "~":
         text = ctx.home + text[1:]
     elif text.startswith("~") and ctx.home_roots:
@@ -109,6 +112,8 @@ def classify_path(word: Word, ctx: GuardContext, cwd: str | None = None) -> set[
     for glob in ("/*", "/.*"):
         if path.endswith(glob):
             base = path[: -len(glob)] or "/"
+    if base == os.path.join(os.path.normpath(ctx.home), ".config"):  # holds ~/.config/frontdesk
+        out.add("agent-config")
     if base == "/" or path in ("/.*",):
         out.add("root")
     if base in _SYSTEM_TOP or path.startswith(_SYSTEM_DEEP) and not path.startswith("/dev/shm"):

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from frontdesk.guard.lookthrough import LOOK_THROUGH, command_after
+from frontdesk.guard.shellout import awk_commands, shell_strings
 from frontdesk.guard.words import Invocation, Word
 
 __all__ = ["unwrap", "shell_strings", "VAR_RE"]
@@ -116,7 +117,7 @@ def unwrap(inv: Invocation) -> Iterator[Invocation]:
             elif w.text == "--wrap" and i + 1 < len(args):
                 yield code(args[i + 1].text, "sbatch --wrap")
     elif prog in ("awk", "gawk", "mawk", "nawk", "busybox awk"):
-        yield from _awk(inv, code)
+        yield from awk_commands(inv, code)
     elif prog in _INTERPRETERS or re.match(r"^python\d(\.\d+)?$", prog):
         yield from _interpreter(inv, inner, code)
     elif prog in _DB_CLIENTS and inv.stdin_text is not None:
@@ -137,9 +138,12 @@ def _sudo_env(inv: Invocation, inner: Any) -> Iterator[Invocation]:
     i = 0
     while i < len(args):
         t = args[i].text
-        if prog == "env" and t in ("-S", "--split-string") or t.startswith("--split-string="):
-            text = t.partition("=")[2] if "=" in t else (args[i + 1].text if i + 1 < len(args) else "")
-            yield inner([], "env -S", inline_code=" ".join([text] + [w.text for w in args[i + 2 :]]))
+        if prog == "env" and (t in ("-S", "--split-string") or t.startswith(("--split-string=", "-S"))):
+            if t in ("-S", "--split-string"):
+                text, rest = (args[i + 1].text if i + 1 < len(args) else ""), args[i + 2 :]
+            else:  # --split-string=CODE, -SCODE
+                text, rest = (t.partition("=")[2] if t.startswith("--") else t[2:]), args[i + 1 :]
+            yield inner([], "env -S", inline_code=" ".join([text] + [w.text for w in rest]))
             return
         if t in value_flags:
             i += 2
@@ -164,7 +168,8 @@ def _shell(inv: Invocation, code: Any) -> Iterator[Invocation]:
         t = w.text
         if t.startswith("-") and not t.startswith("--") and "c" in t[1:]:
             if i + 1 < len(inv.args):
-                yield code(_code_text(inv.args[i + 1]), prog + " -c")
+                text = _positional(_code_text(inv.args[i + 1]), [a.text for a in inv.args[i + 2 :]])
+                yield code(text, prog + " -c")
             return
         if t == "-" or t == "-s" or (t.startswith("-") and "s" in t[1:] and not t.startswith("--")):
             break
@@ -196,57 +201,6 @@ def _interpreter(inv: Invocation, inner: Any, code: Any) -> Iterator[Invocation]
         inv.inline_code = inv.stdin_text
     for text in shell_strings(inv.inline_code or ""):
         yield code(text, f"{prog} shell-out")
-
-
-# Shell commands inside interpreter code: os.system("..."), subprocess.run("...", shell=True), `...`.
-_SHELL_OUT = re.compile(
-    r"""(?:\bsystem|\bpopen|\bexec(?:Sync)?|\bspawnSync|check_output|check_call|\bcall|\brun|Popen|getoutput|"""
-    r"""getstatusoutput|%x)\s*[\(\{]\s*[rbf]?(["'])((?:\\.|(?!\1).)*)\1|`([^`]+)`|%x\{([^}]*)\}""",
-    re.S,
-)
-
-
-def shell_strings(code: str) -> list[str]:
-    """Literal shell command strings handed to a shell from interpreter (or awk) code."""
-    if not code:
-        return []
-    out = []
-    for m in _SHELL_OUT.finditer(code):
-        text = m.group(2) or m.group(3) or m.group(4)
-        if text and (" " in text or "/" in text):
-            out.append(text.replace('\\"', '"').replace("\\'", "'"))
-    return out[:8]
-
-
-def _awk(inv: Invocation, code: Any) -> Iterator[Invocation]:
-    """awk 'BEGIN{system("...")}': the program is code; system() strings are shell."""
-    args = inv.args
-    program = None
-    i = 0
-    while i < len(args):
-        t = args[i].text
-        if t in ("-e", "--source") and i + 1 < len(args):
-            program = args[i + 1].text
-            break
-        if t in ("-f", "-v", "-F", "--file", "--assign", "--field-separator"):
-            i += 2
-            continue
-        if not t.startswith("-"):
-            program = t
-            break
-        i += 1
-    if program is None:
-        return
-    for text in shell_strings(program):
-        yield code(text, "awk system")
-    for m in re.finditer(r"""\|\s*"([^"]+)"|"([^"]+)"\s*\|\s*getline""", program):
-        text = m.group(1) or m.group(2)
-        if re.match(r"^\s*(ba|z|da|k|fi)?sh\b", text):  # print | "sh": awk's output is the shell's code
-            yield Invocation([Word("sh", "sh")], upstream=[inv.program], via=inv.via + ["awk |"], cwd=inv.cwd)
-        else:
-            yield code(text, "awk pipe")
-    for m in re.finditer(r'>>?\s*"(/[^"]+)"', program):  # print > "/etc/cron.d/x": awk writes that file
-        yield Invocation([], redirects=[(">", Word(m.group(1), m.group(1)))], via=inv.via + ["awk >"], cwd=inv.cwd)
 
 
 def _stdin_items(inv: Invocation) -> list[str]:
@@ -370,6 +324,25 @@ def _find_exec(inv: Invocation, inner: Any) -> Iterator[Invocation]:
 
 
 # -- text helpers ------------------------------------------------------------------------------------
+_POSITIONAL = re.compile(r'"\$(?:\{)?([0-9@*])\}?"|\$(?:\{)?([0-9@*])\}?')
+_PLAIN_VALUE = re.compile(r"^[\w./~@%+=:,-]+$")
+
+
+def _positional(code: str, values: list[str]) -> str:
+    """`bash -c 'rm -rf "$1"' _ DIR`: the words after the code are $0, $1, ...; put them in (plain ones only)."""
+    if not values or "$" not in code:
+        return code
+
+    def put(m: re.Match[str]) -> str:
+        name = m.group(1) or m.group(2)
+        picked = values[1:] if name in "@*" else values[int(name) : int(name) + 1]
+        if not picked or not all(_PLAIN_VALUE.match(v) for v in picked):
+            return m.group(0)
+        return " ".join(picked)
+
+    return _POSITIONAL.sub(put, code)
+
+
 def _code_text(word: Word) -> str:
     """Code handed to an inner shell; keeps `$VAR` for unset variables so the inner parse sees them."""
     if word.unset_vars and word.raw[:1] == '"' and word.raw[-1:] == '"':

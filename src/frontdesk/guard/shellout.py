@@ -1,0 +1,89 @@
+"""Shell command text handed over from inside other languages: interpreter one-liners (`os.system("...")`,
+backticks, `execSync`) and awk programs (`system("rm -rf " ENVIRON["HOME"])`, `print | "sh"`)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+
+from frontdesk.guard.words import Invocation, Word
+
+__all__ = ["shell_strings", "awk_commands"]
+
+# Shell commands inside interpreter code: os.system("..."), subprocess.run("...", shell=True), `...`.
+_SHELL_OUT = re.compile(
+    r"""(?:\bsystem|\bpopen|\bexec(?:Sync)?|\bspawnSync|check_output|check_call|\bcall|\brun|Popen|getoutput|"""
+    r"""getstatusoutput|%x)\s*[\(\{]\s*[rbf]?(["'])((?:\\.|(?!\1).)*)\1|`([^`]+)`|%x\{([^}]*)\}""",
+    re.S,
+)
+
+
+def shell_strings(code: str) -> list[str]:
+    """Literal shell command strings handed to a shell from interpreter (or awk) code."""
+    if not code:
+        return []
+    out = []
+    for m in _SHELL_OUT.finditer(code):
+        text = m.group(2) or m.group(3) or m.group(4)
+        if text and (" " in text or "/" in text):
+            out.append(text.replace('\\"', '"').replace("\\'", "'"))
+    return out[:8]
+
+
+def awk_commands(inv: Invocation, code: Callable[[str, str], Invocation]) -> Iterator[Invocation]:
+    """awk 'BEGIN{system("...")}': the program is code; system() strings are shell."""
+    args = inv.args
+    program = None
+    assigned: dict[str, str] = {}
+    i = 0
+    while i < len(args):
+        t = args[i].text
+        if t in ("-e", "--source") and i + 1 < len(args):
+            program = args[i + 1].text
+            break
+        if t in ("-f", "-v", "-F", "--file", "--assign", "--field-separator"):
+            if t in ("-v", "--assign") and i + 1 < len(args) and "=" in args[i + 1].text:
+                name, _, value = args[i + 1].text.partition("=")
+                assigned[name] = value
+            i += 2
+            continue
+        if not t.startswith("-"):
+            program = t
+            break
+        i += 1
+    if program is None:
+        return
+    for text in shell_strings(program) + _awk_built(program, assigned):
+        yield code(text, "awk system")
+    for m in re.finditer(r"""\|\s*"([^"]+)"|"([^"]+)"\s*\|\s*getline""", program):
+        text = m.group(1) or m.group(2)
+        if re.match(r"^\s*(ba|z|da|k|fi)?sh\b", text):  # print | "sh": awk's output is the shell's code
+            yield Invocation([Word("sh", "sh")], upstream=[inv.program], via=inv.via + ["awk |"], cwd=inv.cwd)
+        else:
+            yield code(text, "awk pipe")
+    for m in re.finditer(r'>>?\s*"(/[^"]+)"', program):  # print > "/etc/cron.d/x": awk writes that file
+        yield Invocation([], redirects=[(">", Word(m.group(1), m.group(1)))], via=inv.via + ["awk >"], cwd=inv.cwd)
+
+
+_AWK_CALL = re.compile(r"\bsystem\s*\(((?:\"(?:\\.|[^\"\\])*\"|[^()\"])*)\)")
+_AWK_PART = re.compile(r'\s*(?:"((?:\\.|[^"\\])*)"|ENVIRON\[\s*"(\w+)"\s*\]|(\$?\w+))\s*')
+
+
+def _awk_built(program: str, assigned: dict[str, str]) -> list[str]:
+    """system("rm -rf " ENVIRON["HOME"]), system("rm -rf " d) with -v d=...: the command awk builds by
+    concatenation. What awk reads at run time (fields, getline) is a plain placeholder word."""
+    out = []
+    for m in _AWK_CALL.finditer(program):
+        parts = _AWK_PART.findall(m.group(1))
+        if len(parts) < 2 or "".join(a for a, _, _ in parts) == "" or not any(lit for lit, _, _ in parts):
+            continue
+        text = ""
+        for literal, env_name, name in parts:
+            if literal or not (env_name or name):
+                text += literal.replace('\\"', '"')
+            elif env_name:
+                text += "${" + env_name + "}"  # the inner parse expands it with the command's environment
+            else:
+                text += assigned.get(name, "awk-value")
+        out.append(text)
+    return out[:8]

@@ -1,0 +1,222 @@
+"""The guard's second pass, round two (issue 20): classes found by walking the public corpora and the issue's
+list again. Canaries only: every command here is a string the guard reads, never runs."""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from frontdesk.guard.checker import check
+from frontdesk.guard.model import Decision, GuardContext
+
+ROOT = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(ROOT / "tests" / "data" / "guard"))
+sys.path.insert(0, str(ROOT / "bench"))
+from corpus_loader import corpus_context  # noqa: E402
+
+CTX = corpus_context()
+GPUS = corpus_context(gpus=True)
+
+
+def verdict(command: str, ctx: GuardContext = CTX) -> tuple[Decision, str | None]:
+    result = check(command, ctx)
+    return result.decision, result.rule
+
+
+# -- a shell's positional parameters ------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "command",
+    [
+        "bash -c 'rm -rf \"$1\"' _ ~",
+        "sh -c 'rm -rf $0' ~",
+        "bash -c 'rm -rf ${1}/' _ /",
+        "zsh -c 'rm -rf \"$@\"' _ build ~",
+        "echo ~ | xargs bash -c 'rm -rf \"$0\"'",
+        "echo ~ | xargs sh -c 'rm -rf \"$@\"' _",
+    ],
+)
+def test_the_words_after_shell_code_are_its_positional_parameters(command: str) -> None:
+    assert verdict(command) == (Decision.DENY, "fs.rm-root")
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["bash -c 'echo \"$1\"' _ ~", "sh -c 'ls -l \"$@\"' _ a.txt b.txt", "bash -c 'rm -rf \"$1\"' _ build"],
+)
+def test_positional_parameters_of_harmless_code_stay_harmless(command: str) -> None:
+    assert verdict(command)[0] is Decision.ALLOW
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    path=st.sampled_from(["~", "/", "/home/alice", "$HOME", "build", "/tmp/x", "~/project/build", "/scratch/alice"]),
+    form=st.sampled_from(["bash -c 'rm -rf \"$1\"' _ {p}", "sh -c 'rm -rf $0' {p}", "bash -c 'rm -rf $@' x {p}"]),
+)
+def test_a_path_passed_as_a_positional_parameter_gets_the_verdict_of_the_plain_command(path: str, form: str) -> None:
+    assert check(form.format(p=path), CTX).decision is check(f"rm -rf {path}", CTX).decision
+
+
+@pytest.mark.parametrize("command", ['env -S"rm -rf ~"', "env -S'rm -rf ~'", "env --split-string='rm -rf ~'"])
+def test_env_split_string_glued_to_its_value(command: str) -> None:
+    assert verdict(command) == (Decision.DENY, "fs.rm-root")
+    assert verdict(command.replace("rm -rf ~", "ls -l"))[0] is Decision.ALLOW
+
+
+# -- awk building a command by concatenation ----------------------------------------------------------
+@pytest.mark.parametrize(
+    "command",
+    [
+        'awk \'BEGIN { system("rm -rf " ENVIRON["HOME"]) }\'',
+        'awk \'BEGIN{system("rm -rf "ENVIRON["HOME"]"/")}\'',
+        "awk -v d=~ 'BEGIN { system(\"rm -rf \" d) }'",
+        "gawk --assign d=/ 'BEGIN { system(\"rm -rf \" d) }'",
+    ],
+)
+def test_awk_commands_built_by_concatenation_are_read(command: str) -> None:
+    assert verdict(command) == (Decision.DENY, "fs.rm-root")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "awk '{system(\"rm -f \" $1)}' stale.txt",
+        "awk -v n=3 'BEGIN { system(\"sleep \" n) }'",
+        'awk \'BEGIN { system("echo " ENVIRON["HOME"]) }\'',
+    ],
+)
+def test_awk_concatenation_of_harmless_commands_is_allowed(command: str) -> None:
+    assert verdict(command)[0] is Decision.ALLOW
+
+
+# -- loops over what a listing command printed --------------------------------------------------------
+@pytest.mark.parametrize(
+    ("command", "rule", "ctx"),
+    [
+        ("for j in $(squeue -u alice -h -o %i); do scancel $j; done", "slurm.cancel-all", CTX),
+        ('for j in `squeue --me -h -o %A`; do scancel "${j}"; done', "slurm.cancel-all", CTX),
+        ("for p in $(pgrep -f python); do kill -9 $p; done", "proc.kill-wholesale", CTX),
+        (
+            "for p in $(nvidia-smi --query-compute-apps=pid --format=csv,noheader); do kill -9 $p; done",
+            "gpu.kill-others",
+            GPUS,
+        ),
+        (
+            "for p in `nvidia-smi --query-compute-apps=pid --format=csv,noheader`; do kill $p; done",
+            "gpu.kill-others",
+            GPUS,
+        ),
+    ],
+)
+def test_a_loop_variable_carries_what_its_list_ran(command: str, rule: str, ctx: GuardContext) -> None:
+    decision, fired = verdict(command, ctx)
+    assert decision is not Decision.ALLOW and fired == rule
+
+
+def test_gpu_kills_in_a_loop_are_denied_only_where_frontdesk_hands_out_the_gpus() -> None:
+    command = "for p in $(nvidia-smi --query-compute-apps=pid --format=csv,noheader); do kill -9 $p; done"
+    assert verdict(command, GPUS)[0] is Decision.DENY
+    assert verdict(command)[0] is Decision.ASK
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "for j in $(squeue -u alice -h -o %i); do scontrol show job $j; done",
+        "for f in $(ls *.log); do tail -n 1 $f; done",
+        "for j in $(squeue -h -o %i); do echo $j; done; scancel 1234",
+    ],
+)
+def test_loops_that_do_not_feed_a_kill_are_allowed(command: str) -> None:
+    assert verdict(command)[0] is Decision.ALLOW
+
+
+# -- the folders that hold the agent's and frontdesk's settings ---------------------------------------
+@pytest.mark.parametrize(
+    "command",
+    [
+        "rm -rf .claude",
+        "rm -rf ~/.claude/",
+        "rm -rf $HOME/.codex",
+        "mv .claude .claude.bak",
+        "rm -rf ~/.config/frontdesk",
+        "mv ~/.config/frontdesk /tmp/x",
+        "rm -rf ~/.config",
+    ],
+)
+def test_removing_the_folder_that_holds_the_settings_is_weakening_the_sandbox(command: str) -> None:
+    skip = check("claude --dangerously-skip-permissions", CTX)
+    assert verdict(command) == (skip.decision, skip.rule) == (Decision.DENY, "agent.sandbox-widen")
+
+
+def test_the_folder_of_a_configured_rule_file_is_protected_too(tmp_path: Path) -> None:
+    rules = tmp_path / "site" / "site-rules.toml"
+    ctx = replace(CTX, protected_files=(str(rules),))
+    for command in (f"rm -rf {rules.parent}", f"mv {rules.parent} /tmp/elsewhere", f"rm {rules}"):
+        assert verdict(command, ctx) == (Decision.DENY, "agent.sandbox-widen"), command
+    assert verdict(f"rm -rf {tmp_path}/other", ctx)[0] is not Decision.DENY
+
+
+@pytest.mark.parametrize("command", ["rm -rf .claude/commands/old.md", "rm -rf ~/.config/htop", "ls -la ~/.claude"])
+def test_other_files_near_the_settings_are_not_protected(command: str) -> None:
+    assert verdict(command)[0] is Decision.ALLOW
+
+
+# -- interpreter code opening credential files --------------------------------------------------------
+@pytest.mark.parametrize(
+    "command",
+    [
+        "python3 -c \"print(open('/home/alice/.ssh/id_rsa').read())\"",
+        "python -c 'import pathlib; print(pathlib.Path.home().joinpath(\".ssh/id_ed25519\").read_text())'",
+        'node -e \'console.log(require("fs").readFileSync(process.env.HOME + "/.codex/auth.json", "utf8"))\'',
+        "perl -e 'open F, \"$ENV{HOME}/.netrc\"; print <F>'",
+        "ruby -e 'puts File.read(File.expand_path(\"~/.aws/credentials\"))'",
+        "python3 - <<'EOF'\nprint(open('/home/alice/.claude/.credentials.json').read())\nEOF\n",
+    ],
+)
+def test_interpreter_code_reading_credentials_asks(command: str) -> None:
+    assert verdict(command) == (Decision.ASK, "secret.read")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "python3 -c \"print(open('/home/alice/.ssh/id_rsa.pub').read())\"",
+        "python3 -c \"import os; print(os.path.exists(os.path.expanduser('~/.ssh/known_hosts')))\"",
+    ],
+)
+def test_interpreter_code_reading_public_files_is_allowed(command: str) -> None:
+    assert verdict(command)[0] is Decision.ALLOW
+
+
+# -- a command line escaped into one program name -----------------------------------------------------
+@pytest.mark.parametrize("command", ["rm\\ -rf\\ /", '"rm -rf /"', "'rm -rf ~'", "r'm -rf' /"])
+def test_a_command_line_in_one_program_word_is_obfuscation(command: str) -> None:
+    assert verdict(command) == (Decision.ASK, "shell.obfuscated")
+
+
+@pytest.mark.parametrize("command", ['"/opt/My Tools/bin/run" --help', 'ls "my file.txt"', "'ls' -la"])
+def test_quoted_program_names_without_a_command_line_are_allowed(command: str) -> None:
+    assert verdict(command)[0] is Decision.ALLOW
+
+
+# -- the public-corpora bench puts wrong safe labels out of scope, with the reason -------------------
+def test_safe_rows_against_the_issue_are_out_of_scope_with_a_reason() -> None:
+    from guard_public import _scope
+
+    def row(command: str, label: str = "safe") -> dict[str, str]:
+        return {"command": command, "label": label, "note": ""}
+
+    checkout = _scope(row("git checkout --recurse-submodules topic notes.md"))
+    assert checkout and "checkout REV FILE" in checkout
+    assert _scope(row("git checkout --recurse-submodules=on-demand main")) is None
+    assert _scope(row("git checkout --recurse-submodules topic notes.md")) == checkout
+    assert _scope(row("r\\m -rf /")) and _scope(row("\\git status")) is None
+    assert _scope(row("chmod 777 /etc/hosts")) and _scope(row("sudo git status")) is None
+    assert _scope(row("rm -rf build", "dangerous")) is None  # the dangerous rows have their own list
+    assert re.search("working directory", str(_scope({"command": "x", "label": "safe", "note": "cwd=tmp"})))
