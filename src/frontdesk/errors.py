@@ -4,8 +4,9 @@
     ├── UserError                       exit 2, HTTP 400   bad input from outside
     │   ├── SpecError                   exit 2, HTTP 422   a spec that does not validate (field, value, expected)
     │   ├── ConfigError                 exit 2, HTTP 400   frontdesk.toml or a setting that does not validate
-    │   └── Denied                      exit 2, HTTP 403   a guard or access rule said no
-    │       └── Forbidden               exit 77, HTTP 403  the caller may not read or act on another's object
+    │   └── Denied                      exit 2, HTTP 403   a guard rule said no
+    │       └── Forbidden               exit 77, HTTP 403  the caller may not read or act on this object (EX_NOPERM)
+    │           └── Unauthenticated     exit 77, HTTP 401  no acceptable credential (bad token, refused MUNGE)
     ├── NotFound                        exit 3, HTTP 404   unknown job, session, lesson
     ├── Conflict                        exit 4, HTTP 409   the request clashes with the current state
     ├── GatewayUnavailable              exit 69, HTTP 503  no gateway at the socket/address, or it went away
@@ -16,6 +17,7 @@
         └── CommandFailed                                   one subprocess failed: argv, exit code, stderr tail
 
 Every error carries a one-line message; the CLI prints `frontdesk: <message>` and exits with `exit_code`.
+Every refusal of identity or permission (Forbidden, Unauthenticated) exits 77, whichever side found it.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ __all__ = [
     "RateLimited",
     "RendezvousRefused",
     "SpecError",
+    "Unauthenticated",
     "UserError",
     "WaitTimeout",
     "from_payload",
@@ -92,6 +95,15 @@ class Forbidden(Denied):
 
     exit_code = 77  # EX_NOPERM (sysexits.h), next to 69 EX_UNAVAILABLE and 70 EX_SOFTWARE
     code = "forbidden"
+    journalled: bool = False
+    """Set by the gateway once the refusal is an `access.denied` event (so it is journalled once)."""
+
+
+class Unauthenticated(Forbidden):
+    """No acceptable credential on a TCP request: a bad or revoked token, a refused MUNGE credential."""
+
+    http_status = 401
+    code = "unauthenticated"
 
 
 class NotFound(FrontdeskError):
@@ -175,6 +187,7 @@ _BY_CODE: dict[str, type[FrontdeskError]] = {
         ConfigError,
         Denied,
         Forbidden,
+        Unauthenticated,
         NotFound,
         Conflict,
         GatewayUnavailable,

@@ -154,6 +154,8 @@ class Roles:
     labs: Mapping[str, frozenset[str]] = field(default_factory=dict)
     private_jobs: bool = True
     labmates_read_jobs: bool = False
+    notifiers: frozenset[str] = frozenset()
+    """Users besides root and the gateway's own whose `POST /v1/notify` is taken (e.g. Slurm's SlurmUser)."""
 
     @classmethod
     def from_section(cls, section: Mapping[str, Any], owner: str | None = None) -> Roles:
@@ -176,6 +178,7 @@ class Roles:
             labs=labs,
             private_jobs=bool(section.get("private_jobs", True)),
             labmates_read_jobs=bool(section.get("labmates_read_jobs", False)),
+            notifiers=_names(section.get("notifiers", []), "[access].notifiers"),
         )
 
     def labs_of(self, user: str, groups: Iterable[str] | None = None) -> tuple[str, ...]:

@@ -16,7 +16,7 @@ from typing import Any
 
 from frontdesk.agents.framing import PendingReport
 from frontdesk.agents.model import Harness, Session, TurnState
-from frontdesk.errors import Denied, NotFound
+from frontdesk.errors import Forbidden, NotFound
 from frontdesk.store.db import register_schema
 
 __all__ = ["SessionStore", "MIGRATIONS"]
@@ -108,10 +108,10 @@ class SessionStore:
         cwd: str | None = None,
         reach: dict[str, Any] | None = None,
     ) -> tuple[Session, bool]:
-        """Register or refresh a session; (session, created). Another user's id is Denied."""
+        """Register or refresh a session; (session, created). Another user's id is Forbidden."""
         cur = self.get(sid)
         if cur is not None and cur.user != user:
-            raise Denied(f"session {sid!r} belongs to another user")
+            raise Forbidden(f"session {sid!r} belongs to another user")
         if cur is None:
             self.conn.execute(
                 "INSERT INTO agent_sessions(id, user, harness, cwd, reach, registered_at, last_seen_at) "

@@ -7,11 +7,15 @@ Rules (docs/facility.md):
 - everyone else sees others' job records (name, state, times) only with `[access] private_jobs = false`
   (like Slurm without `PrivateData=jobs`); capacity (the inventory) is for all;
 - events reach the caller when they are about the caller (its jobs, its sessions, its refusals); admins see all;
-- policy changes (reload, rollback, drain) are for admins.
+- policy changes (reload, rollback, drain) are for admins;
+- an admin's read of or action on another user's object is journalled too (`access.admin`);
+- `POST /v1/notify` (a re-query of named attempts) is for the gateway's own user (its shepherds), root and
+  the `[access] notifiers` (Slurm's SlurmUser when it is not root, for the EpilogSlurmctld).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from enum import StrEnum
 from typing import Any
@@ -43,14 +47,25 @@ _PUBLIC_EVENTS = frozenset({EventKind.POLICY_LOADED, EventKind.NODE_DRAINED})
 class Access:
     """The decisions, over the site's roles; `publish` stores the audit events."""
 
-    def __init__(self, roles: Roles, publish: Any, session_owner: Callable[[str], str | None] | None = None) -> None:
+    def __init__(
+        self,
+        roles: Roles,
+        publish: Any,
+        session_owner: Callable[[str], str | None] | None = None,
+    ) -> None:
         self.roles = roles
         self.publish = publish
         self.session_owner = session_owner or (lambda sid: None)
+        self.notifier_uids = frozenset({0, os.geteuid()})
+        """Root and the gateway's own user (its shepherds); `roles.notifiers` names the others."""
 
     def may(self, caller: Caller, owner: str | None, action: Action) -> bool:
         """Whether `caller` may do `action` on an object owned by `owner`."""
-        if caller.admin or caller.owns(owner):
+        return caller.admin or self._as_user(caller, owner, action)
+
+    def _as_user(self, caller: Caller, owner: str | None, action: Action) -> bool:
+        """The rules without the admin role."""
+        if caller.owns(owner):
             return True
         if action is Action.LIST and not self.roles.private_jobs:
             return True
@@ -58,11 +73,12 @@ class Access:
             return bool(set(caller.labs) & set(self.roles.labs_of(owner)))
         return False
 
-    def deny(self, caller: Caller, action: str, target: str, owner: str | None, job_id: int | None = None) -> Forbidden:
-        """Journal a refusal (an `access.denied` event naming the caller) and return the error to raise."""
+    def _journal(
+        self, kind: EventKind, caller: Caller, action: str, target: str, owner: str | None, job_id: int | None
+    ) -> None:
         self.publish(
             Event(
-                EventKind.ACCESS_DENIED,
+                kind,
                 job_id=job_id,
                 principal=caller.user,
                 data={
@@ -74,28 +90,47 @@ class Access:
                 },
             )
         )
-        return Forbidden(f"{caller.user} may not {action} {target}", target=target)
+
+    def deny(self, caller: Caller, action: str, target: str, owner: str | None, job_id: int | None = None) -> Forbidden:
+        """Journal a refusal (an `access.denied` event naming the caller) and return the error to raise."""
+        self._journal(EventKind.ACCESS_DENIED, caller, action, target, owner, job_id)
+        err = Forbidden(f"{caller.user} may not {action} {target}", target=target)
+        err.journalled = True
+        return err
+
+    def audit(self, caller: Caller, action: str, target: str, owner: str | None, job_id: int | None = None) -> None:
+        """Journal an admin's use of another user's object (`access.admin`); nothing for one's own."""
+        if caller.admin and owner is not None and not caller.owns(owner):
+            self._journal(EventKind.ACCESS_ADMIN, caller, action, target, owner, job_id)
 
     def job(self, caller: Caller, job_id: int, owner: str | None, action: Action, verb: str | None = None) -> None:
         """Raise Forbidden (and journal it) unless the caller may do `action` on this job of `owner`."""
         if not self.may(caller, owner, action):
             raise self.deny(caller, verb or str(action), f"job {job_id}", owner, job_id)
+        if not self._as_user(caller, owner, action):  # allowed as an admin only: leave a trace
+            self.audit(caller, verb or str(action), f"job {job_id}", owner, job_id)
 
     def session(self, caller: Caller, sid: str, verb: str) -> None:
         """Raise Forbidden (and journal it) when the session belongs to another user (unknown sessions pass)."""
         owner = self.session_owner(sid)
         if owner is not None and not (caller.admin or caller.owns(owner)):
             raise self.deny(caller, verb, f"session {sid}", owner)
+        self.audit(caller, verb, f"session {sid}", owner)
 
     def admin(self, caller: Caller, verb: str) -> None:
         """Raise Forbidden (and journal it) unless the caller is an admin."""
         if not caller.admin:
             raise self.deny(caller, verb, "the policy", None)
 
+    def notify(self, caller: Caller) -> None:
+        """Raise Forbidden (and journal it) unless the caller may push a re-query (`POST /v1/notify`)."""
+        if caller.uid not in self.notifier_uids and caller.user not in self.roles.notifiers:
+            raise self.deny(caller, "notify", "the gateway", None)
+
     def sees_event(self, caller: Caller, event: Event) -> bool:
         """Whether an event of the journal reaches this caller."""
         if caller.admin or event.kind in _PUBLIC_EVENTS or caller.owns(event.principal):
             return True
-        if event.job_id is None or event.kind is EventKind.ACCESS_DENIED:
+        if event.job_id is None or event.kind in (EventKind.ACCESS_DENIED, EventKind.ACCESS_ADMIN):
             return False
         return self.may(caller, event.principal, Action.READ)

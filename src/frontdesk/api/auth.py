@@ -15,20 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from frontdesk.config import Settings
-from frontdesk.errors import ConfigError, FrontdeskError
+from frontdesk.errors import ConfigError, FrontdeskError, Unauthenticated
 from frontdesk.identity import Caller, PeerCred, Roles, TokenTable, Via, peer_credentials, unmunge_credential, user_name
 
 __all__ = ["Authenticator", "Unauthenticated", "peer_protocol", "tokens_from_settings"]
 
 PEER_KEY = "frontdesk.peer"
-
-
-class Unauthenticated(FrontdeskError):
-    """No acceptable credential on a TCP request (HTTP 401)."""
-
-    exit_code = 77
-    http_status = 401
-    code = "denied"
 
 
 def peer_protocol() -> type[Any]:

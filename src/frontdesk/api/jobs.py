@@ -233,5 +233,7 @@ async def wait(body: WaitBody, request: Request) -> dict[str, Any]:
 
 @router.post("/notify")
 async def notify(body: NotifyBody, request: Request) -> dict[str, Any]:
+    # a re-query of named attempts: its own shepherds, root and [access] notifiers only (refusals journalled)
+    request.app.state.access.notify(request.state.caller)
     changed = await request.app.state.gw.notify(body.backend, body.ids)
     return {"ok": True, "changed": changed}

@@ -39,6 +39,8 @@ class EventKind(StrEnum):
     """A node failed a health check: node, check, detail."""
     ACCESS_DENIED = "access.denied"
     """A caller was refused a read or an action: action, target, owner, via (the principal is the caller)."""
+    ACCESS_ADMIN = "access.admin"
+    """An admin read or acted on another user's object: action, target, owner, via (the principal is the admin)."""
 
 
 @dataclass(frozen=True)

@@ -7,9 +7,10 @@ from typing import Any, Literal
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 
-from frontdesk.errors import GatewayUnavailable, UserError
+from frontdesk.errors import GatewayUnavailable, NotFound, UserError
 from frontdesk.memory.advice import advise
 from frontdesk.memory.classify import classify, load_catalog
+from frontdesk.memory.lesson import Lesson
 from frontdesk.memory.store import LessonStore
 
 __all__ = ["build_router"]
@@ -56,6 +57,26 @@ def _split(command: str) -> list[str]:
 
 def _principal(request: Request) -> str:
     return str(request.state.principal)
+
+
+def _owner(lesson: Lesson) -> str:
+    """Whose a lesson is, for the audit trail: the user, else `scope:name`."""
+    return lesson.scope_name if lesson.scope == "user" else f"{lesson.scope}:{lesson.scope_name}"
+
+
+def _hidden(store: LessonStore, lesson_id: int, request: Request, verb: str) -> Lesson:
+    """A lesson outside the caller's scopes: an admin may read it (journalled `access.admin`); anyone else gets
+    404 as if there were none (no hint it exists) and an `access.denied` event. NotFound either way otherwise."""
+    row = store.conn.execute("SELECT * FROM memory_lessons WHERE id=?", (lesson_id,)).fetchone()
+    access, caller = getattr(request.app.state, "access", None), getattr(request.state, "caller", None)
+    if row is None or access is None or caller is None:
+        raise NotFound(f"no lesson {lesson_id}")
+    lesson = Lesson.from_row(row)
+    if caller.admin and verb == "read":
+        access.audit(caller, verb, f"lesson {lesson_id}", _owner(lesson))
+        return lesson
+    access.deny(caller, verb, f"lesson {lesson_id}", _owner(lesson))
+    raise NotFound(f"no lesson {lesson_id}")
 
 
 def build_router(plugin: Any) -> APIRouter:
@@ -105,16 +126,29 @@ def build_router(plugin: Any) -> APIRouter:
 
     @r.get("/memory/lessons/{lesson_id}")
     async def show(lesson_id: int, request: Request) -> dict[str, Any]:
-        return store().get(lesson_id, _principal(request)).to_dict()
+        try:
+            return store().get(lesson_id, _principal(request)).to_dict()
+        except NotFound:
+            return _hidden(store(), lesson_id, request, "read").to_dict()
 
     @r.post("/memory/lessons/{lesson_id}/promote")
     async def promote(lesson_id: int, body: PromoteBody, request: Request) -> dict[str, Any]:
-        return store().promote(lesson_id, _principal(request), body.scope, body.name).to_dict()
+        try:
+            return store().promote(lesson_id, _principal(request), body.scope, body.name).to_dict()
+        except NotFound:
+            _hidden(store(), lesson_id, request, "promote")  # journals the attempt; raises NotFound
+            raise
 
     @r.delete("/memory/lessons/{lesson_id}")
     async def forget(lesson_id: int, request: Request) -> dict[str, Any]:
         caller = getattr(request.state, "caller", None)
-        lesson = store().forget(lesson_id, _principal(request), admin=bool(getattr(caller, "admin", False)))
+        try:
+            lesson = store().forget(lesson_id, _principal(request), admin=bool(getattr(caller, "admin", False)))
+        except NotFound:
+            _hidden(store(), lesson_id, request, "forget")  # journals the attempt; raises NotFound
+            raise
+        if caller is not None:  # an admin forgetting another's lesson leaves a trace
+            request.app.state.access.audit(caller, "forget", f"lesson {lesson_id}", _owner(lesson))
         return {"forgotten": lesson.id, "scope": lesson.scope, "signature": lesson.signature}
 
     @r.get("/memory/advice")

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any
 
-from frontdesk.errors import Denied, NotFound, UserError
+from frontdesk.errors import Forbidden, NotFound, UserError
 from frontdesk.guard.secrets import redact
 from frontdesk.memory.classify import Signature, load_catalog
 from frontdesk.memory.context import (
@@ -460,7 +460,7 @@ class LessonStore:
             )
         name = "*" if scope == "cluster" else name or self._default_name(principal, scope, lesson)
         if not self.membership.may_write(principal, scope, name):
-            raise Denied(f"{principal} may not add lessons to the {scope} scope {name!r}")
+            raise Forbidden(f"{principal} may not add lessons to the {scope} scope {name!r}")
         fields = scrubbed(lesson, principal)
         now = self.clock()
         row = self.conn.execute(
@@ -523,7 +523,7 @@ class LessonStore:
                 lesson.created_by if lesson.source in ("person", "agent") else None,
             )
             if not own:
-                raise Denied(f"lesson {lesson_id} is not yours to forget: ask its owner or an admin")
+                raise Forbidden(f"lesson {lesson_id} is not yours to forget: ask its owner or an admin")
         self.conn.execute("DELETE FROM memory_lessons WHERE id=?", (lesson_id,))
         return lesson
 

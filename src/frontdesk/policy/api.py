@@ -9,7 +9,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from pydantic import BaseModel
 
-from frontdesk.errors import Denied
+from frontdesk.errors import Forbidden
 from frontdesk.policy.health import Verdict
 
 __all__ = ["build_router"]
@@ -35,7 +35,7 @@ def _admin(request: Request) -> None:
         return
     principal = getattr(request.state, "principal", None)
     if principal not in (pwd.getpwuid(os.getuid()).pw_name, "root"):
-        raise Denied(f"only the gateway's owner may change the policy (you are {principal})")
+        raise Forbidden(f"only the gateway's owner may change the policy (you are {principal})")
 
 
 def build_router(plugin: Any) -> APIRouter:

@@ -50,6 +50,20 @@ def _ensure_users() -> None:
                 subprocess.run(["usermod", "-aG", group, user], check=True, capture_output=True)
 
 
+def ensure_user(user: str, groups: tuple[str, ...] = ()) -> int:
+    """Create a test user (and its groups) when missing, idempotently; its uid. Never deleted."""
+    for group in groups:
+        subprocess.run(["groupadd", "-f", group], check=True, capture_output=True)
+    try:
+        pwd.getpwnam(user)
+    except KeyError:
+        subprocess.run(["useradd", "-m", "-s", "/bin/bash", user], check=True, capture_output=True)
+    for group in groups:
+        if user not in grp.getgrnam(group).gr_mem:
+            subprocess.run(["usermod", "-aG", group, user], check=True, capture_output=True)
+    return pwd.getpwnam(user).pw_uid
+
+
 @pytest.fixture(scope="session")
 def facility_users() -> dict[str, int]:
     """The test users (created when missing) → uid; skips where users cannot be made."""

@@ -68,7 +68,7 @@ def _cells(w: dict[str, Any]) -> list[tuple[str, str, Any, dict[str, Any], str |
     owner_admin = {"alice": 200, "bob": F, "carol": F, ADMIN: 200}
     session = {"alice": 200, "bob": NF, "carol": NF, ADMIN: NF}
     admin_only = {"alice": F, "bob": F, "carol": F, ADMIN: 200}
-    hook = {"alice": 200, "bob": "denied", "carol": "denied", ADMIN: "denied"}  # nobody takes over a session
+    hook = {"alice": 200, "bob": F, "carol": F, ADMIN: F}  # nobody takes over a session, admins neither
     verdict = {"verdict": "deny", "session": s, "rule": "fs.mkfs", "command": "mkfs.ext4 /dev/fd-does-not-exist"}
     return [
         ("GET", f"/v1/jobs/{a}", None, owner_admin, f"job {a}"),
@@ -84,7 +84,14 @@ def _cells(w: dict[str, Any]) -> list[tuple[str, str, Any, dict[str, Any], str |
         ("POST", "/v1/policy/reload", None, admin_only, "the policy"),
         ("POST", "/v1/policy/drain", {"node": "fd-test-node"}, admin_only, "the policy"),
         ("POST", "/v1/policy/undrain", {"node": "fd-test-node"}, admin_only, "the policy"),
-        ("GET", f"/v1/memory/lessons/{lesson}", None, {"alice": 200, "bob": NF, "carol": NF, ADMIN: NF}, None),
+        # a lesson outside the caller's scopes is 404 (no hint) and journalled; an admin reads it (audited)
+        (
+            "GET",
+            f"/v1/memory/lessons/{lesson}",
+            None,
+            {"alice": 200, "bob": NF, "carol": NF, ADMIN: 200},
+            f"lesson {lesson}",
+        ),
         ("GET", "/v1/health", None, dict.fromkeys(CALLERS, 200), None),
         ("GET", "/v1/cluster", None, dict.fromkeys(CALLERS, 200), None),
     ]
@@ -98,7 +105,9 @@ def test_every_endpoint_by_every_caller_over_the_unix_socket(facility: Facility,
         answers = facility.probe(user, [{"method": m, "path": p, "body": b} for m, p, b, _, _ in cells])
         for (method, path, _, want, target), (status, answer) in zip(cells, answers, strict=True):
             assert status == want[user], (user, method, path, answer)
-            if status == F:
+            if status == F and path.endswith("/hook"):
+                assert answer == f"session {world['S']!r} belongs to another user", answer
+            elif status == F:
                 assert answer == f"{user} may not {_verb(method, path)} {target}", answer
             if status != 200 and target is not None:
                 expected_refusals[(user, target)] += 1
@@ -110,6 +119,11 @@ def test_every_endpoint_by_every_caller_over_the_unix_socket(facility: Facility,
     got = Counter((e["principal"], e["data"]["target"]) for e in audit if e["data"]["target"] != "/v1/memory")
     assert got == expected_refusals
     assert all(e["data"]["via"] == "unix" for e in audit)
+    status, admin_uses = _one(facility, ADMIN, "GET", f"/v1/events?since={since}&kind=access.admin")
+    assert status == 200  # what the admin did with alice's objects is journalled too, once per use
+    used = Counter(e["data"]["target"] for e in admin_uses if e["principal"] == ADMIN)
+    assert used == Counter(t for _, _, _, want, t in cells if want[ADMIN] == 200 and t and t != "the policy")
+    assert {e["data"]["owner"] for e in admin_uses} == {"alice"}
 
 
 def _verb(method: str, path: str) -> str:
@@ -174,7 +188,7 @@ def test_tokens_and_munge_over_tcp(facility: Facility, world: dict[str, Any]) ->
         {("bob", "token"): 2, ("carol", "token"): 2, ("bob", "munge"): 2, ("carol", "munge"): 2}
     )
     bad = facility.probe("carol", calls[:1], env={"FRONTDESK_URL": facility.url, "FRONTDESK_TOKEN": "guess"})
-    assert bad == [["denied", "a valid bearer token or MUNGE credential is required"]]
+    assert bad == [["unauthenticated", "a valid bearer token or MUNGE credential is required"]]
 
 
 def test_a_revoked_token_stops_at_once_and_a_replayed_munge_credential_fails(facility: Facility) -> None:
@@ -183,7 +197,7 @@ def test_a_revoked_token_stops_at_once_and_a_replayed_munge_credential_fails(fac
     text = facility.tokens_file.read_text()
     facility.tokens_file.write_text("".join(ln + "\n" for ln in text.splitlines() if not ln.startswith("carol ")))
     try:
-        assert _one(facility, "carol", "GET", "/v1/health", **env)[0] == "denied"  # no restart
+        assert _one(facility, "carol", "GET", "/v1/health", **env)[0] == "unauthenticated"  # no restart
     finally:
         facility.tokens_file.write_text(text)
     code = (
@@ -279,17 +293,27 @@ def test_memory_scopes_follow_real_identities(facility: Facility, world: dict[st
     assert promoted[0] == 200 and promoted[1]["scope"] == "lab", promoted
     path = f"/v1/memory/lessons/{promoted[1]['id']}"  # promotion makes the lab's copy
     got = {u: _one(facility, u, "GET", path)[0] for u in CALLERS}
-    assert got == {"alice": 200, "bob": 200, "carol": NF, ADMIN: NF}  # a labmate reads lab lessons, carol cannot
+    assert got == {"alice": 200, "bob": 200, "carol": NF, ADMIN: 200}  # a labmate reads lab lessons, carol cannot
     lid = promoted[1]["id"]
     since = facility.root_client().health()["last_seq"]
     assert _one(facility, "carol", "DELETE", path) == [NF, f"no lesson {lid}"]
+    assert _one(facility, "carol", "POST", f"{path}/promote", {"scope": "cluster"}) == [NF, f"no lesson {lid}"]
     assert _one(facility, "bob", "DELETE", path) == [
-        "denied",
+        F,
         f"lesson {lid} is not yours to forget: ask its owner or an admin",
     ]
-    (refusal,) = _audit(facility, since)  # the lesson store's refusal is journalled with the caller
-    assert (refusal["principal"], refusal["data"]["action"]) == ("bob", "DELETE")
+    refusals = _audit(facility, since)  # hidden lessons and the lesson store's refusals are journalled
+    assert [(e["principal"], e["data"]["action"], e["data"]["owner"]) for e in refusals] == [
+        ("carol", "forget", "lab:lab1"),
+        ("carol", "promote", "lab:lab1"),
+        ("bob", "DELETE", None),
+    ]
     assert _one(facility, ADMIN, "DELETE", path)[0] == 200  # admins may forget anyone's lesson
+    status, admin_uses = _one(facility, ADMIN, "GET", f"/v1/events?since={since}&kind=access.admin")
+    assert status == 200
+    assert [(e["principal"], e["data"]["action"], e["data"]["target"]) for e in admin_uses] == [
+        (ADMIN, "forget", f"lesson {lid}")
+    ]
 
 
 def test_cancel_is_for_the_owner_and_admins(facility: Facility, world: dict[str, Any]) -> None:
