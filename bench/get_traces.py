@@ -5,8 +5,9 @@ Nothing is downloaded here: fetch the repositories first (any clone or mirror wo
     python bench/get_traces.py DEST MIRROR_GIT_DIR [MIRROR_GIT_DIR ...]
 
 Known sources (checked 2026-12-03; only the blobs a mirror actually holds are copied, the rest are listed):
-- github:DIR-LAB/deep-batch-scheduler (RLScheduler, SC20): data/lublin_256.swf, data/lublin-aaroh.swf
-  (Lublin-Feitelson model, 256 nodes, 10k jobs each). Its HPC2N, SDSC-SP2/BLUE, CTC, ... files are too large
+- github:DIR-LAB/deep-batch-scheduler (RLScheduler, SC20): data/lublin_256.swf ("Lublin-1" in its table),
+  data/lublin_256_new2 ("Lublin-2", copied as lublin_256_new2.swf), data/lublin-aaroh.swf (Lublin-Feitelson
+  model, 256 nodes, 10k jobs each). Its HPC2N, SDSC-SP2/BLUE, CTC, ... files are too large
   to be kept in the stored snapshot: get them from https://www.cs.huji.ac.il/labs/parallel/workload/ by hand.
 - github:cloudsimplus/cloudsimplus: src/test/resources/NASA-iPSC-1993-3.1-cln.swf.zip (128 nodes, 18k jobs).
 The traces stay out of the repository (do not commit them).
@@ -22,6 +23,8 @@ import zipfile
 from pathlib import Path
 
 WANTED = (".swf", ".swf.gz", ".swf.zip")
+EXTENSIONLESS = ("lublin_256_new2",)
+"""SWF files stored without the extension (given one when copied)."""
 
 
 def _blobs(git_dir: Path) -> list[str]:
@@ -31,7 +34,7 @@ def _blobs(git_dir: Path) -> list[str]:
         text=True,
         check=True,
     ).stdout
-    return [p for p in out.splitlines() if p.lower().endswith(WANTED)]
+    return [p for p in out.splitlines() if p.lower().endswith(WANTED) or Path(p).name in EXTENSIONLESS]
 
 
 def _read(git_dir: Path, path: str) -> bytes | None:
@@ -51,7 +54,8 @@ def copy(dest: Path, git_dir: Path) -> list[str]:
             with zipfile.ZipFile(io.BytesIO(data)) as z:
                 members = [(m, z.read(m)) for m in z.namelist() if m.lower().endswith(".swf")]
         else:
-            members = [(Path(path).name, data)]
+            name = Path(path).name
+            members = [(name + ".swf" if name in EXTENSIONLESS else name, data)]
         for name, body in members:
             target = dest / Path(name).name
             target.write_bytes(body)

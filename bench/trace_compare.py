@@ -2,6 +2,7 @@
 
     python bench/trace_compare.py TRACE_DIR_OR_FILES...   (see bench/get_traces.py for where traces come from)
     python bench/trace_compare.py --jobs 5000 DIR          (the first 5,000 jobs of each)
+    python bench/trace_compare.py --rlscheduler DIR        (RLScheduler's table, theirs beside ours)
 
 Each trace is replayed on its own machine (header MaxProcs/MaxNodes), cleaned with the default options (zero-runtime
 jobs dropped, requests below runtime extended), jobs wider than the machine refused; the reader's report is printed.
@@ -21,7 +22,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from frontdesk.sim.compare import load_workload, run  # noqa: E402
 from frontdesk.sim.engine import JobRecord  # noqa: E402
 from frontdesk.sim.metrics import bounded_slowdown  # noqa: E402
-from frontdesk.sim.workload import Workload  # noqa: E402
+from frontdesk.sim.rlsched import SEQUENCE, RlTrace, gym_starts, parse_rl_trace, schedule_sequence  # noqa: E402
+from frontdesk.sim.swf import Machine  # noqa: E402
+from frontdesk.sim.workload import SimJob, Workload  # noqa: E402
 
 POLICIES = (
     ("fcfs", "FCFS"),
@@ -77,15 +80,73 @@ def compare_trace(path: Path, jobs: int | None) -> None:
         print(f"   frontdesk / textbook EASY, {name}: {ratio:.2f}{flag}")
 
 
+# RLScheduler's README table (bounded slowdown; FCFS without / with its backfilling), its file names, and
+# its batch_job_slice (sequences drawn from the first 10,000 jobs of the real traces).
+PUBLISHED = {
+    "lublin_256.swf": ("Lublin-1", 7273.77, 235.82, 0),
+    "lublin_256_new2.swf": ("Lublin-2", 7842.47, 247.61, 0),
+    "HPC2N-2002-2.2-cln.swf": ("HPC2N", 297.18, 127.38, 10_000),
+    "SDSC-SP2-1998-4.2-cln.swf": ("SDSC-SP2", 1727.54, 1595.12, 10_000),
+}
+OURS_ON_SEQUENCES = (("easy-textbook", "EASY (textbook)"), ("slurm", "Slurm backfill"), ("frontdesk", "frontdesk"))
+
+
+def _sequence_workload(trace: RlTrace, first: int, name: str) -> Workload:
+    """RLScheduler's 1,024 jobs as our workload, on its machine (requests below the runtime extended)."""
+    jobs = [
+        SimJob(
+            f"r{j.number}", float(j.submit), float(j.runtime), float(max(j.requested, j.runtime)), j.procs, f"u{j.user}"
+        )
+        for j in trace.jobs[first : first + SEQUENCE]
+    ]
+    return Workload(name, jobs, 0.0, None, "swf", Machine(trace.procs, trace.nodes, name))
+
+
+def rl_table(paths: list[Path]) -> int:
+    """Its protocol (10 sequences of 1,024 jobs, seed 1) with its rules and ours; mean of per-sequence bsld."""
+    print("RLScheduler (SC20) protocol: 10 sequences x 1,024 jobs, seed 1; mean bounded slowdown (tau 10 s)")
+    hdr = f"{'trace':<10}{'':>4}{'FCFS pub.':>11}{'FCFS ours':>11}{'diff':>8}{'FCFS+bf pub.':>14}{'ours':>9}{'diff':>8}"
+    print(hdr + "".join(f"{label:>18}" for _, label in OURS_ON_SEQUENCES))
+    found = 0
+    for path in paths:
+        if path.name not in PUBLISHED:
+            continue
+        found += 1
+        label, pub_fcfs, pub_bf, batch = PUBLISHED[path.name]
+        trace = parse_rl_trace(path.read_text())
+        firsts = gym_starts(len(trace.jobs), batch_slice=batch)
+        mine: dict[str, list[float]] = {"fcfs": [], "bf": [], **{k: [] for k, _ in OURS_ON_SEQUENCES}}
+        for first in firsts:
+            seq = trace.jobs[first : first + SEQUENCE]
+            for key, bf in (("fcfs", False), ("bf", True)):
+                st = schedule_sequence(trace, first, bf)
+                mine[key].append(sum(max(1.0, (st[j.number] - j.submit + j.runtime) / max(j.runtime, 10)) for j in seq))
+            wl = _sequence_workload(trace, first, label)
+            for spec, _ in OURS_ON_SEQUENCES:
+                mine[spec].append(sum(bounded_slowdown(r) for r in run(wl, spec).records))
+        avg = {k: sum(v) / len(v) / SEQUENCE for k, v in mine.items()}
+        d1, d2 = avg["fcfs"] / pub_fcfs - 1, avg["bf"] / pub_bf - 1
+        line = f"{label:<10}{'':>4}{pub_fcfs:>11.2f}{avg['fcfs']:>11.2f}{d1:>+8.2%}"
+        line += f"{pub_bf:>14.2f}{avg['bf']:>9.2f}{d2:>+8.2%}"
+        print(line + "".join(f"{avg[k]:>18.2f}" for k, _ in OURS_ON_SEQUENCES), flush=True)
+    if not found:
+        print(f"trace_compare: none of {', '.join(PUBLISHED)} given (see bench/get_traces.py)", file=sys.stderr)
+        return 66
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("traces", nargs="+", help="SWF files or folders of them")
     ap.add_argument("--jobs", type=int, help="only the first N jobs of each trace")
+    ap.add_argument("--rlscheduler", action="store_true", help="RLScheduler's protocol and published table")
     args = ap.parse_args()
     paths = _traces(args.traces)
     if not paths:
         print("trace_compare: no .swf files found (see bench/get_traces.py)", file=sys.stderr)
         return 66
+    if args.rlscheduler:
+        return rl_table(paths)
     for p in paths:
         compare_trace(p, args.jobs)
     return 0

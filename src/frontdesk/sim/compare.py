@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -11,12 +12,14 @@ from frontdesk.sim.cluster import assign_pools, build_cluster, default_policy
 from frontdesk.sim.engine import SimResult, simulate
 from frontdesk.sim.metrics import summarize
 from frontdesk.sim.policies import BaselinePolicy, FrontdeskPolicy, SimPolicy
+from frontdesk.sim.slurm import SlurmModel, replay_slurm
 from frontdesk.sim.swf import Cleaning, Machine
 from frontdesk.sim.textbook import Rule, replay
 from frontdesk.sim.workload import AgentMix, Workload, agent_day, parse_swf, validation_mix
 
 __all__ = [
     "DEFAULT_POLICIES",
+    "SLURM",
     "TEXTBOOK",
     "compare",
     "default_policies",
@@ -28,6 +31,8 @@ __all__ = [
 
 DEFAULT_POLICIES = ("fifo", "easy", "frontdesk")
 TEXTBOOK = tuple(r.value for r in Rule)
+SLURM = {"slurm": SlurmModel(), "slurm-frontdesk": SlurmModel(steer=True)}
+"""Slurm's own scheduler and backfill (sim.slurm), without and with frontdesk's nice steering."""
 
 
 def load_workload(
@@ -85,6 +90,10 @@ def run(wl: Workload, spec: str) -> SimResult:
         if machine is None:
             raise ValueError(f"{spec} replays SWF traces (a processor-pool machine), not {wl.name}")
         return replay(wl, machine.procs, Rule(spec), default_policy(cluster).classify)
+    if spec in SLURM:
+        if machine is None:
+            raise ValueError(f"{spec} replays SWF traces (a processor-pool machine), not {wl.name}")
+        return replace(replay_slurm(wl, machine.procs, SLURM[spec], default_policy(cluster).classify), policy=spec)
     pol = make_policy(spec, wl)
     cfg = getattr(pol, "cfg", None) or default_policy(cluster)
     return simulate(wl, assign_pools(build_cluster(cluster, machine), cfg), pol)

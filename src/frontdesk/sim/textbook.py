@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from enum import StrEnum
 
 from frontdesk.policy.classify import classify
@@ -27,7 +27,7 @@ from frontdesk.policy.config import ClassifyConfig
 from frontdesk.sim.engine import JobRecord, SimResult
 from frontdesk.sim.workload import Workload
 
-__all__ = ["Rule", "replay"]
+__all__ = ["Profile", "ReplayState", "Rule", "replay"]
 
 
 class Rule(StrEnum):
@@ -38,7 +38,7 @@ class Rule(StrEnum):
     CONSERVATIVE = "conservative"
 
 
-class _State:
+class ReplayState:
     """The machine and the queue during a replay (indices into the workload's job list)."""
 
     def __init__(self, wl: Workload, procs: int) -> None:
@@ -65,7 +65,7 @@ class _State:
         del self.running[bisect.bisect_left(self.running, (self.starts[i] + job.walltime, i))]
 
 
-def _fcfs(st: _State, now: float) -> None:
+def _fcfs(st: ReplayState, now: float) -> None:
     k = 0
     while k < len(st.queue) and st.jobs[st.queue[k]].cpus <= st.free:
         st.start(st.queue[k], now)
@@ -73,7 +73,7 @@ def _fcfs(st: _State, now: float) -> None:
     del st.queue[:k]
 
 
-def _shadow(st: _State, need: int) -> tuple[float, int]:
+def _shadow(st: ReplayState, need: int) -> tuple[float, int]:
     """When `need` processors will be free (by requested times), and how many more than `need` are free then."""
     avail = st.free
     for end, i in st.running:
@@ -83,7 +83,7 @@ def _shadow(st: _State, need: int) -> tuple[float, int]:
     raise AssertionError("a queued job is wider than the machine")
 
 
-def _easy(st: _State, now: float) -> None:
+def _easy(st: ReplayState, now: float) -> None:
     _fcfs(st, now)
     if not st.queue or st.free == 0:
         return
@@ -108,17 +108,18 @@ def _easy(st: _State, now: float) -> None:
     st.queue = kept
 
 
-class _Profile:
+class Profile:
     """Free processors over time: free[k] holds from times[k] until times[k + 1] (the last forever)."""
 
-    def __init__(self, st: _State, now: float) -> None:
+    def __init__(self, free: int, now: float, releases: Iterable[tuple[float, int]]) -> None:
+        """`free` processors now, plus (expected end, processors) releases in time order."""
         self.times = [now]
-        self.free = [st.free]
-        for end, i in st.running:
+        self.free = [free]
+        for end, cpus in releases:
             if end > self.times[-1]:
                 self.times.append(end)
                 self.free.append(self.free[-1])
-            self.free[-1] += st.jobs[i].cpus
+            self.free[-1] += cpus
 
     def earliest(self, need: int, length: float) -> int:
         """The index of the earliest breakpoint from which `need` processors stay free for `length` seconds."""
@@ -146,7 +147,7 @@ class _Profile:
             self.free[x] -= need
 
 
-def _conservative(st: _State, now: float) -> None:
+def _conservative(st: ReplayState, now: float) -> None:
     _fcfs(st, now)
     if not st.queue or st.free == 0:
         return
@@ -155,7 +156,7 @@ def _conservative(st: _State, now: float) -> None:
     suffix_min[-1] = st.procs + 1
     for k in range(len(st.queue) - 1, -1, -1):
         suffix_min[k] = min(suffix_min[k + 1], jobs[st.queue[k]].cpus)
-    prof = _Profile(st, now)
+    prof = Profile(st.free, now, ((end, jobs[i].cpus) for end, i in st.running))
     kept: list[int] = []
     for k, i in enumerate(st.queue):
         if prof.free[0] < suffix_min[k]:  # nothing left can start now: the rest keep their order
@@ -171,7 +172,7 @@ def _conservative(st: _State, now: float) -> None:
     st.queue = kept
 
 
-_RULES: dict[Rule, Callable[[_State, float], None]] = {
+_RULES: dict[Rule, Callable[[ReplayState, float], None]] = {
     Rule.FCFS: _fcfs,
     Rule.EASY: _easy,
     Rule.CONSERVATIVE: _conservative,
@@ -181,7 +182,7 @@ _RULES: dict[Rule, Callable[[_State, float], None]] = {
 def replay(wl: Workload, procs: int, rule: Rule, classify_cfg: ClassifyConfig | None = None) -> SimResult:
     """Replay `wl` (jobs sorted by submission, each at most `procs` wide) on `procs` processors under `rule`."""
     cfg = classify_cfg or ClassifyConfig()
-    st = _State(wl, procs)
+    st = ReplayState(wl, procs)
     schedule = _RULES[rule]
     jobs = wl.jobs
     records = [JobRecord(j, classify(j.declared, j.cpus, j.gpus, j.walltime, cfg)[0], False, j.submit) for j in jobs]
