@@ -6,6 +6,7 @@ Thin: the work is in frontdesk.telemetry, imported inside the commands.
 from __future__ import annotations
 
 import argparse
+import sys
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,11 @@ def register(sub: Any) -> None:
     a.add_argument("--no-journal", action="store_true", help="commands only: join no job records")
     a.add_argument("--json", action="store_true", help="print the metrics as JSON")
     a.add_argument("--html", type=Path, default=None, help="also write an HTML report with figures to this file")
+    a.add_argument(
+        "--sacct", default=None, metavar="FILE|-|run",
+        help="also Slurm's accounting: a saved `sacct -a -X -P -n -o ...` (docs/insight.md), - for stdin, or run it",
+    )  # fmt: skip
+    a.add_argument("--test-partitions", default="test,debug,devel", help="partitions counted as test (comma-separated)")
     a.set_defaults(func=cmd_analyze)
 
 
@@ -56,7 +62,21 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
         default = load_settings().db_path
         journal = default if default.is_file() else None
-    metrics = analyze(args.db, None if args.no_journal else journal)
+    extra: tuple[Any, ...] = ()
+    if args.sacct is not None:
+        from frontdesk.telemetry import sacct
+
+        if args.sacct == "run":
+            from frontdesk.telemetry.analyze import window
+
+            got = sacct.run_sacct(*window(args.db))
+        else:
+            got = sacct.read(args.sacct)
+        extra = got.jobs
+        if got.skipped:
+            print(f"frontdesk analyze: {got.skipped} sacct lines were not job records; skipped", file=sys.stderr)
+    tests = frozenset(p.strip() for p in str(args.test_partitions).split(",") if p.strip())
+    metrics = analyze(args.db, None if args.no_journal else journal, extra, tests)
     if args.html is not None:
         from frontdesk.telemetry.html_report import render_html
 
