@@ -23,6 +23,7 @@ from typing import Any
 from frontdesk import faults
 from frontdesk.backends.base import Backend, BackendJob, JobState
 from frontdesk.config import Settings
+from frontdesk.core import arrays
 from frontdesk.core.attempt import backend_job, job_dir
 from frontdesk.core.ending import end_events, make_report, stored_end_events
 from frontdesk.core.submission import admit, job_columns, notice_list, resolve_deps, submitted_events, warnings
@@ -152,6 +153,8 @@ class Gateway:
             "uid": ctx.uid,
         }
         columns = job_columns(spec, ctx, deps, admission, context, time.time())
+        if spec.is_array:  # a parent row and its tasks in one transaction (core/arrays.py)
+            return await arrays.accept_array(self, spec, ctx, columns, admission, deps)
         try:
             job_id = self.store.insert_job(**columns, backend=self.backend.name)
         except sqlite3.IntegrityError:
@@ -235,6 +238,8 @@ class Gateway:
             stored = [self.store.append_event(e) for e in done.events]
         for event in stored:
             self.bus.fanout(event)
+        if rec.array_id is not None and "state" in done.changes:
+            arrays.task_changed(self, rec, done.changes["state"])
         bid = signal.backend_id if isinstance(signal, Launched) else rec.backend_id
         if done.action is Action.FINISH:
             faults.point("after_state_stored")
@@ -261,7 +266,11 @@ class Gateway:
         if rec.report_pending is EndStage.EVENTS_STORED:
             stored = stored_end_events(self.store, job_id)
         else:
-            report = make_report(rec, self.plugins, self.redact, self.settings.report_max_bytes)
+            report = (
+                arrays.array_report(self, rec)
+                if rec.is_array
+                else make_report(rec, self.plugins, self.redact, self.settings.report_max_bytes)
+            )
             faults.point("after_report_built")
             stored = self.store.store_report(job_id, json.dumps(report), end_events(rec, report))
             faults.point("after_report_stored")
@@ -270,6 +279,8 @@ class Gateway:
         self.store.update_job(job_id, report_pending=int(EndStage.DONE))
         self._deps_dirty = True
         self._wake.set()
+        if rec.array_id is not None:
+            await arrays.task_ended(self, rec)  # the array ends with its last task
 
     # -- the tick -------------------------------------------------------------------------------------
     async def _ticker(self) -> None:
@@ -299,6 +310,8 @@ class Gateway:
 
     async def _advance(self, rows: Sequence[JobRecord], now: float) -> None:
         """Dispatch jobs whose dependencies are met or whose retry backoff ran out; end the hopeless ones."""
+        rows = arrays.within_limits(self, rows)  # array tasks only within their `%N`
+        rows = await arrays.dispatch_ready(self, rows, now)  # ready tasks in one call where the backend can
         for row in rows:
             ids = tuple(int(d) for d in row.spec_data().get("depends_on", []))
             deps = [self.store.get(d) for d in ids]
@@ -317,6 +330,7 @@ class Gateway:
                 signal: Signal = Launched(found[key]) if key in found else LaunchLost()
                 await self._step(self._fresh(row.id), signal)
         await self.refresh(None)
+        await arrays.reconcile(self)
 
     # -- queries used by the API ----------------------------------------------------------------------
     def get_job(self, job_id: int) -> JobRecord:
@@ -333,6 +347,8 @@ class Gateway:
         row = self.get_job(job_id)
         if row.terminal:
             raise Conflict(f"job {job_id} already ended ({row.state.value})")
+        if row.is_array:
+            return await arrays.cancel_array(self, row)  # every task; the array ends with the last one
         await self._step(row, CancelAsked())
         return job_record(self.get_job(job_id))
 

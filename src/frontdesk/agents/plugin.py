@@ -116,6 +116,8 @@ class AgentsPlugin(DeliveryService):
         if event.kind is EventKind.JOB_SUBMITTED or event.job_id is None:
             return
         report = event.data.get("report") or {}
+        if report.get("array_id") is not None:
+            return  # a task of an array: told within the array's one report, never on its own (one wake)
         text = str(report.get("text") or f"frontdesk job {event.job_id}: {report.get('state', '?')}")
         seq = self.store.add_report(
             event.session, event.job_id, report.get("name"), str(report.get("state", "?")), text, now

@@ -15,6 +15,8 @@ from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from frontdesk.api.access import Access, Action
+from frontdesk.core import arrays
+from frontdesk.core.batch import MAX_BATCH, submit_batch
 from frontdesk.errors import Conflict, UserError
 from frontdesk.gateway import Gateway
 from frontdesk.identity import Caller
@@ -36,6 +38,23 @@ class SubmitBody(BaseModel):
     spec: dict[str, Any] | None = None
     spec_text: str | None = Field(default=None, max_length=1_000_000)
     format: Literal["yaml", "json"] | None = None
+    context: dict[str, Any] = Field(default_factory=dict)
+
+
+class BatchItem(BaseModel):
+    """One job of a batch: its spec as data or as YAML/JSON text."""
+
+    model_config = ConfigDict(extra="forbid")
+    spec: dict[str, Any] | None = None
+    spec_text: str | None = Field(default=None, max_length=1_000_000)
+    format: Literal["yaml", "json"] | None = None
+
+
+class BatchBody(BaseModel):
+    """POST /v1/jobs/batch: many jobs, one transaction, all or none."""
+
+    model_config = ConfigDict(extra="forbid")
+    jobs: list[BatchItem] = Field(min_length=1, max_length=MAX_BATCH)
     context: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -93,7 +112,7 @@ async def health(request: Request) -> dict[str, Any]:
     }
 
 
-def _spec(body: SubmitBody) -> JobSpec:
+def _spec(body: SubmitBody | BatchItem) -> JobSpec:
     if body.spec is not None and body.spec_text is not None:
         raise UserError("give either 'spec' or 'spec_text', not both")
     if body.spec is not None:
@@ -120,20 +139,48 @@ def _context(caller: Caller, c: dict[str, Any]) -> SubmitContext:
     )
 
 
-@router.post("/jobs")
-async def submit(body: SubmitBody, request: Request) -> dict[str, Any]:
+def _may_depend(request: Request, spec: JobSpec) -> None:
+    """A job may wait only on jobs its submitter may see."""
     gw, access, caller = _parts(request)
-    spec = _spec(body)
-    for dep in spec.depends_on:  # a job may wait only on jobs its submitter may see
+    refs = [*spec.depends_on, *([spec.aftercorr] if spec.aftercorr is not None else [])]
+    for dep in refs:
         if isinstance(dep, int) or str(dep).isdigit():
             row = gw.store.get(int(dep))
             if row is not None:
                 access.job(caller, int(dep), owner_of(row), Action.LIST, "depend on")
-    result: dict[str, Any] = await gw.submit(spec, _context(caller, body.context))
+
+
+def _own_duplicate(request: Request, result: dict[str, Any]) -> None:
+    _, access, caller = _parts(request)
     if result.get("duplicate") and not (caller.admin or caller.owns(result.get("principal"))):
         # another user's idempotency key: never hand their job record (spec, environment) to this caller
         raise access.deny(caller, "reuse the idempotency key of", f"job {result['id']}", result.get("principal"))
+
+
+@router.post("/jobs")
+async def submit(body: SubmitBody, request: Request) -> dict[str, Any]:
+    gw, _, caller = _parts(request)
+    spec = _spec(body)
+    _may_depend(request, spec)
+    result: dict[str, Any] = await gw.submit(spec, _context(caller, body.context))
+    _own_duplicate(request, result)
     return result
+
+
+@router.post("/jobs/batch")
+async def submit_many(body: BatchBody, request: Request) -> dict[str, Any]:
+    gw, _, caller = _parts(request)
+    specs = []
+    for pos, item in enumerate(body.jobs):
+        try:
+            specs.append(_spec(item))
+        except UserError as exc:  # SpecError included: which item, then what
+            raise type(exc)(f"jobs[{pos}]: {exc.message}") from None
+        _may_depend(request, specs[-1])
+    results = await submit_batch(gw, specs, _context(caller, body.context))
+    for result in results:
+        _own_duplicate(request, result)
+    return {"jobs": results}
 
 
 @router.get("/jobs")
@@ -145,6 +192,8 @@ async def list_jobs(
     name: str | None = None,
     active: bool = False,
     limit: int = Query(default=200, ge=1, le=100000),
+    array: int | None = Query(default=None, ge=1, le=2**63 - 1),
+    tasks: bool = False,
 ) -> list[dict[str, Any]]:
     gw, access, caller = _parts(request)
     if not access.may(caller, None, Action.LIST) and not access.roles.labmates_read_jobs:
@@ -152,16 +201,23 @@ async def list_jobs(
             return []  # others' jobs are private: filtered out, as squeue does with PrivateData=jobs
         principal = caller.user
     rows = gw.store.select(
-        state=[s.upper() for s in state], session=session, principal=principal, name=name, active=active, limit=limit
+        state=[s.upper() for s in state],
+        session=session,
+        principal=principal,
+        name=name,
+        active=active,
+        limit=limit,
+        top_level=not tasks and array is None,  # an array is one line; its tasks with ?array=ID or ?tasks=true
+        array_id=array,
     )
-    return [job_record(r) for r in rows if access.may(caller, owner_of(r), Action.LIST)]
+    return [arrays.public(gw, r) for r in rows if access.may(caller, owner_of(r), Action.LIST)]
 
 
 @router.get("/queue")
 async def queue(request: Request) -> dict[str, Any]:
     gw, access, caller = _parts(request)
     rows = [r for r in gw.store.active() if access.may(caller, owner_of(r), Action.LIST)]
-    return {"jobs": [job_record(r) for r in rows], "inventory": gw.backend.inventory().to_dict()}
+    return {"jobs": [arrays.public(gw, r) for r in rows], "inventory": gw.backend.inventory().to_dict()}
 
 
 def _own_rows(info: Any, caller: Caller, access: Access) -> Any:
@@ -188,7 +244,20 @@ async def cluster(request: Request) -> dict[str, Any]:
 
 @router.get("/jobs/{job_id}")
 async def get_job(job_id: int, request: Request) -> dict[str, Any]:
-    return job_record(_job(request, job_id, Action.LIST, "see"))
+    return arrays.public(request.app.state.gw, _job(request, job_id, Action.LIST, "see"))
+
+
+@router.get("/jobs/{job_id}/tasks/{index}")
+async def get_task(job_id: int, index: int, request: Request) -> dict[str, Any]:
+    """Task `index` of array `job_id` (what `frontdesk cancel 12_3` names)."""
+    from frontdesk.errors import NotFound
+    from frontdesk.store.arrays import task
+
+    row = _job(request, job_id, Action.LIST, "see")
+    found = task(request.app.state.gw.store, job_id, index) if row.array_size is not None else None
+    if found is None:
+        raise NotFound(f"no task {index} in job {job_id}" + ("" if row.array_size is not None else " (not an array)"))
+    return job_record(found)
 
 
 @router.post("/jobs/{job_id}/cancel")

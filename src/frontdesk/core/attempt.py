@@ -51,6 +51,8 @@ def backend_job(rec: JobRecord, settings: Settings) -> BackendJob:
         script_text=spec.script,
         extra=_extra(rec, spec, settings, workdir, jdir),
         uid=context.get("uid"),
+        array_id=rec.array_id,
+        array_index=rec.array_index,
     )
 
 
@@ -72,6 +74,9 @@ def _env(rec: JobRecord, spec: JobSpec, context: dict[str, Any]) -> dict[str, st
     }
     if spec.name:
         env["FRONTDESK_JOB_NAME"] = spec.name
+    if rec.array_id is not None:  # a task of an array (core/arrays.py); Slurm sets its own on a real array
+        env["FRONTDESK_ARRAY_JOB_ID"] = str(rec.array_id)
+        env["FRONTDESK_ARRAY_TASK_ID"] = env["SLURM_ARRAY_TASK_ID"] = str(rec.array_index)
     return env
 
 

@@ -42,6 +42,8 @@ def make_report(rec: JobRecord, plugins: Sequence[Plugin], redact: Redactor, max
         if extra:
             report["extra"][plugin.name] = extra
     report["text"] = redact(render_text(report, max_bytes))
+    if rec.array_id is not None:  # a task: told within its array's one report, never on its own
+        report["array_id"], report["array_index"] = rec.array_id, rec.array_index
     return report
 
 

@@ -98,6 +98,12 @@ class JobRecord:
     """How far the job's end got: anything but DONE is finished on the next start after a crash."""
     plugin_meta: str = "{}"
     """Plug-in name -> what it stored with the job at admission (JSON object text)."""
+    array_id: int | None = None
+    """A task of an array: the array's id (its parent row); None otherwise."""
+    array_index: int | None = None
+    """A task of an array: its index."""
+    array_size: int | None = None
+    """An array's parent row: how many tasks it has (the parent is never handed to a backend)."""
     others: Mapping[str, Scalar] = field(default_factory=dict)
     """Columns added by other components' migrations."""
 
@@ -114,6 +120,11 @@ class JobRecord:
         kwargs["report_pending"] = EndStage(int(kwargs.get("report_pending") or 0))
         kwargs["priority"] = int(kwargs.get("priority") or 0)
         return cls(**kwargs, others=data)
+
+    @property
+    def is_array(self) -> bool:
+        """Whether this row is an array's parent (its tasks are rows of their own)."""
+        return self.array_size is not None
 
     @property
     def terminal(self) -> bool:
@@ -146,6 +157,10 @@ class JobRecord:
         """The public JSON form (the `frontdesk status --json` schema)."""
         rec: dict[str, Any] = {k: self[k] for k in PUBLIC_FIELDS}
         rec["spec"] = self.spec_data()
+        if self.array_id is not None:
+            rec["array_id"], rec["array_index"] = self.array_id, self.array_index
+        if self.array_size is not None:
+            rec["array_size"] = self.array_size
         return rec
 
     # -- transitional row access (code written against sqlite3.Row) ---------------------------------

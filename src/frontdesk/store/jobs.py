@@ -110,9 +110,17 @@ class JobStore:
         name: str | None = None,
         active: bool = False,
         limit: int = 200,
+        top_level: bool = False,
+        array_id: int | None = None,
     ) -> list[JobRecord]:
-        """Jobs matching the filters, newest first."""
-        where, args = [], []  # type: ignore[var-annotated]
+        """Jobs matching the filters, newest first (`top_level`: arrays but not their tasks)."""
+        where: list[str] = []
+        args: list[str | int] = []
+        if top_level:
+            where.append("array_id IS NULL")
+        if array_id is not None:
+            where.append("array_id=?")
+            args.append(array_id)
         if state:
             where.append(f"state IN ({','.join('?' for _ in state)})")
             args.extend(state)
@@ -127,10 +135,11 @@ class JobStore:
         return _records(self.conn.execute(sql + " ORDER BY id DESC LIMIT ?", (*args, limit)))
 
     def dependents_waiting(self) -> list[JobRecord]:
-        """PENDING jobs that have not been handed to the backend yet."""
+        """PENDING jobs that have not been handed to the backend yet (an array's parent row never is)."""
         return _records(
             self.conn.execute(
-                "SELECT * FROM jobs WHERE state=? AND backend_id IS NULL AND submitting=0 ORDER BY id",
+                "SELECT * FROM jobs WHERE state=? AND backend_id IS NULL AND submitting=0 AND array_size IS NULL "
+                "ORDER BY id",
                 (JobState.PENDING.value,),
             )
         )

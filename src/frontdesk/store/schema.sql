@@ -67,3 +67,10 @@ UPDATE jobs SET cancel_requested=1 WHERE reason='cancel requested';
 UPDATE jobs SET report_pending=1 WHERE report IS NULL AND state IN ('COMPLETED', 'FAILED', 'CANCELLED', 'TIMEOUT',
     'OUT_OF_MEMORY', 'NODE_FAIL', 'PREEMPTED', 'BOOT_FAIL', 'DEADLINE', 'DEPENDENCY_NEVER_SATISFIED');
 CREATE INDEX jobs_report_pending ON jobs(report_pending) WHERE report_pending=1;
+
+-- migration 4: job arrays. A task row names its array (the parent row, never handed to a backend) and its index;
+-- the parent row holds the number of tasks.
+ALTER TABLE jobs ADD COLUMN array_id INTEGER;
+ALTER TABLE jobs ADD COLUMN array_index INTEGER;
+ALTER TABLE jobs ADD COLUMN array_size INTEGER;
+CREATE INDEX jobs_array ON jobs(array_id, array_index) WHERE array_id IS NOT NULL;

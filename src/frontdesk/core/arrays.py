@@ -1,0 +1,349 @@
+"""Job arrays in the gateway: accepting one (a parent row and its tasks, one transaction), the `%N` limit,
+handing tasks over (in one call where the backend `SubmitsArrays`), the parent's state, cancel, and its report.
+
+The parent row is never handed to a backend: its state follows its tasks (RUNNING once one runs, ended once
+all ended: COMPLETED when every task completed) and it carries the session, so its one report is the one wake.
+Each task is a job row of its own (its own attempts, retries, logs and report), linked by `array_id`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from frontdesk.backends.base import SubmitsArrays
+from frontdesk.errors import SpecError
+from frontdesk.events.models import Event, EventKind
+from frontdesk.jobs.lifecycle import Action, DepsSeen, Launched, LaunchFailed, Launching, PrepareFailed, step
+from frontdesk.jobs.record import EndStage, JobRecord, Scalar
+from frontdesk.jobs.state import JobState
+from frontdesk.plugins import Accepts, Admission, SubmitContext
+from frontdesk.reports.arrays import TaskSummary, build_array_report, last_metric_line
+from frontdesk.spec.arrays import parse_array, render_argv, render_script, sweep_env, sweep_points
+from frontdesk.spec.model import JobSpec
+from frontdesk.store import arrays as q
+from frontdesk.store.jobs import job_record
+
+if TYPE_CHECKING:
+    from frontdesk.gateway import Gateway
+
+__all__ = [
+    "accept_array",
+    "array_report",
+    "cancel_array",
+    "dispatch_ready",
+    "public",
+    "reconcile",
+    "task_changed",
+    "task_ended",
+]
+
+_DROPPED = ("array", "sweep", "array_report", "aftercorr", "idempotency_key")
+"""Spec fields of the array that its tasks do not carry."""
+
+
+def _corresponding(gw: Gateway, spec: JobSpec, principal: str, size: int) -> list[int] | None:
+    """Task ids of the `aftercorr` array, by position (SpecError unless it is an array of the same size)."""
+    if spec.aftercorr is None:
+        return None
+    ref = spec.aftercorr
+    other = gw.store.get(int(ref)) if isinstance(ref, int) or str(ref).isdigit() else gw.store.by_name(ref, principal)
+    if other is None or other.array_size is None:
+        raise SpecError(f"aftercorr: no array {ref!r}", field="aftercorr")
+    if other.array_size != size:
+        raise SpecError(f"aftercorr: array {other.id} has {other.array_size} tasks, this one {size}", field="aftercorr")
+    return [t.id for t in q.tasks(gw.store, other.id)]
+
+
+def _task_columns(
+    spec: JobSpec, parent: dict[str, Scalar], deps: list[int], corr: list[int] | None
+) -> list[dict[str, Scalar]]:
+    """One row per task: the array's spec with its sweep point filled in, its own dependencies."""
+    rng = spec.array_range()
+    assert rng is not None
+    points = sweep_points(spec.sweep) if spec.sweep is not None else None
+    base = json.loads(str(parent["spec"]))
+    for key in _DROPPED:
+        base.pop(key, None)
+    out = []
+    for pos, index in enumerate(rng.indices):
+        data = dict(base)
+        task_deps = [*deps, corr[pos]] if corr is not None else list(deps)
+        data["depends_on"] = task_deps
+        if points is not None:
+            point = points[index]
+            if spec.command:
+                data["command"] = render_argv(spec.command, point)
+            if spec.script is not None:
+                data["script"] = render_script(spec.script, point)
+            data["env"] = {**spec.env, **sweep_env(point)}
+        cols = dict(parent, name=None, idempotency_key=None, spec=json.dumps(data), array_index=index)
+        cols["reason"] = "Dependency" if task_deps else "Queued"
+        cols["eligible_at"] = None if task_deps else parent["submitted_at"]
+        out.append(cols)
+    return out
+
+
+async def accept_array(
+    gw: Gateway, spec: JobSpec, ctx: SubmitContext, columns: dict[str, Scalar], admission: Admission, deps: list[int]
+) -> dict[str, Any]:
+    """Store the parent and every task in ONE transaction; the tick hands the tasks over."""
+    from frontdesk.core.submission import notice_list, submitted_events, warnings
+
+    rng = spec.array_range()
+    assert rng is not None
+    corr = _corresponding(gw, spec, ctx.principal, rng.size)
+    parent_cols = dict(columns, array_size=rng.size)
+    tasks = _task_columns(spec, columns, deps, corr)
+    with gw.store.transaction():
+        parent_id = gw.store.insert_job(**parent_cols, backend=gw.backend.name)
+        first = q.insert_rows(gw.store, [dict(t, backend=gw.backend.name) for t in tasks], parent_id)
+        events = submitted_events(parent_id, spec, ctx, admission)
+        events[0].data["array"] = {"size": rng.size, "max_running": rng.max_running}
+        stored = [gw.store.append_event(e) for e in events]
+    for event in stored:
+        gw.bus.fanout(event)
+    _accepted(gw, [gw._fresh(parent_id), *q.tasks(gw.store, parent_id)])
+    gw._deps_dirty = True  # the tick hands the tasks over (within `%N`), the submitter is answered now
+    gw._wake.set()
+    out = public(gw, gw._fresh(parent_id))
+    out["array"]["task_ids"] = [first[0], first[-1]]
+    return {**out, "warnings": warnings(admission.notices), "notices": notice_list(admission.notices)}
+
+
+def _accepted(gw: Gateway, records: Sequence[JobRecord]) -> None:
+    import logging
+
+    for plugin in gw.plugins:
+        if isinstance(plugin, Accepts):
+            for rec in records:
+                try:
+                    plugin.on_accepted(rec)
+                except Exception:
+                    logging.getLogger("frontdesk.gateway").exception("plug-in %s failed on job %s", plugin.name, rec.id)
+
+
+def public(gw: Gateway, rec: JobRecord) -> dict[str, Any]:
+    """The public JSON form of a job; an array's parent adds `array`: size, %N limit, tasks by state."""
+    out = job_record(rec)
+    if rec.array_size is not None:
+        limit = parse_array(rec.spec_data()["array"]).max_running if rec.spec_data().get("array") else None
+        counts = q.counts(gw.store, [rec.id])[rec.id]
+        out["array"] = {"size": rec.array_size, "max_running": limit, "counts": counts}
+    return out
+
+
+def _limits(gw: Gateway, array_ids: Sequence[int]) -> dict[int, int | None]:
+    out: dict[int, int | None] = {}
+    for array_id in array_ids:
+        parent = gw.store.get(array_id)
+        text = parent.spec_data().get("array") if parent else None
+        out[array_id] = parse_array(text).max_running if text else None
+    return out
+
+
+def within_limits(gw: Gateway, rows: Sequence[JobRecord]) -> list[JobRecord]:
+    """The waiting rows that may go now: every plain job, array tasks only within their array's `%N`."""
+    arrays = sorted({r.array_id for r in rows if r.array_id is not None})
+    if not arrays or isinstance(gw.backend, SubmitsArrays):
+        return list(rows)  # a backend that queues arrays itself applies %N itself (Slurm's ArrayTaskThrottle)
+    limits = _limits(gw, arrays)
+    room: dict[int, int | None] = {}
+    for array_id, busy in q.in_flight(gw.store, arrays).items():
+        limit = limits[array_id]
+        room[array_id] = None if limit is None else max(0, limit - busy)
+    out = []
+    for row in sorted(rows, key=lambda r: (r.array_id or 0, r.array_index or 0)):
+        if row.array_id is None:
+            out.append(row)
+            continue
+        left = room[row.array_id]
+        if left is None or left > 0:
+            out.append(row)
+            if left is not None:
+                room[row.array_id] = left - 1
+    return sorted(out, key=lambda r: r.id)
+
+
+async def dispatch_ready(gw: Gateway, rows: Sequence[JobRecord], now: float) -> list[JobRecord]:
+    """Array tasks whose dependencies are met go to the backend together; the other rows are returned."""
+    if not isinstance(gw.backend, SubmitsArrays):
+        return list(rows)
+    plain = [r for r in rows if r.array_id is None]
+    groups: dict[int, list[JobRecord]] = {}
+    for row in rows:
+        if row.array_id is None:
+            continue
+        ids = tuple(int(d) for d in row.spec_data().get("depends_on", []))
+        states = tuple(d.state if d else None for d in (gw.store.get(i) for i in ids))
+        if step(row, DepsSeen(states, ids), now).action is Action.DISPATCH:
+            if row.eligible_at is None:
+                gw.store.update_job(row.id, eligible_at=now)
+            groups.setdefault(row.array_id, []).append(row)
+        else:
+            plain.append(row)  # waits, or ends: the ordinary path
+    for array_id, tasks in groups.items():
+        await _hand_over(gw, array_id, tasks)
+    return plain
+
+
+async def _hand_over(gw: Gateway, array_id: int, tasks: Sequence[JobRecord]) -> None:
+    backend = gw.backend
+    assert isinstance(backend, SubmitsArrays)
+    ready, jobs = [], []
+    for row in tasks:
+        try:
+            jobs.append(gw._backend_job(row))
+            ready.append(row)
+        except (OSError, ValueError) as exc:
+            await gw._step(row, PrepareFailed(str(exc)))
+    if not ready:
+        return
+    for row in ready:
+        await gw._step(gw._fresh(row.id), Launching())
+    try:
+        bids = await backend.submit_array(jobs, _limits(gw, [array_id])[array_id])
+        if len(bids) != len(ready):
+            raise RuntimeError(f"the backend answered {len(bids)} ids for {len(ready)} tasks")
+    except Exception as exc:
+        for row in ready:
+            await gw._step(gw._fresh(row.id), LaunchFailed(str(exc)))
+        return
+    for row, bid in zip(ready, bids, strict=True):
+        await gw._step(gw._fresh(row.id), Launched(bid))
+
+
+def task_changed(gw: Gateway, rec: JobRecord, new_state: Scalar) -> None:
+    """A task started: its array, still PENDING, is RUNNING from now (one job.state event)."""
+    if rec.array_id is None or new_state != JobState.RUNNING.value:
+        return
+    parent = gw.store.get(rec.array_id)
+    if parent is None or parent.state is not JobState.PENDING:
+        return
+    now = time.time()
+    data = {
+        "state": JobState.RUNNING.value,
+        "previous": JobState.PENDING.value,
+        "reason": None,
+        "attempt": 1,
+        "backend_id": None,
+    }
+    event = Event(EventKind.JOB_STATE, data=data, job_id=parent.id, session=parent.session, principal=parent.principal)
+    with gw.store.transaction():
+        gw.store.update_job(parent.id, state=JobState.RUNNING.value, started_at=now, reason=None)
+        stored = gw.store.append_event(event)
+    gw.bus.fanout(stored)
+
+
+def _end_state(parent: JobRecord, tasks: Sequence[JobRecord]) -> tuple[JobState, str]:
+    states = [t.state for t in tasks]
+    bad = [s for s in states if s is not JobState.COMPLETED]
+    if not bad:
+        return JobState.COMPLETED, f"all {len(states)} tasks completed"
+    by_state: dict[str, int] = {}
+    for s in bad:
+        by_state[s.value] = by_state.get(s.value, 0) + 1
+    said = ", ".join(f"{n} {s}" for s, n in sorted(by_state.items()))
+    reason = f"{len(bad)} of {len(states)} tasks did not complete ({said})"
+    if parent.cancel_requested or all(s is JobState.CANCELLED for s in bad):
+        return JobState.CANCELLED, reason
+    if all(s is JobState.DEPENDENCY_NEVER_SATISFIED for s in bad):
+        return JobState.DEPENDENCY_NEVER_SATISFIED, reason
+    return JobState.FAILED, reason
+
+
+async def task_ended(gw: Gateway, rec: JobRecord) -> None:
+    """A task's end is stored and told: tell the array's first failure (if asked), end the array after its last."""
+    if rec.array_id is None:
+        return
+    parent = gw.store.get(rec.array_id)
+    if parent is None or parent.terminal:
+        return
+    if q.unfinished_tasks(gw.store, parent.id):
+        if rec.state is not JobState.COMPLETED and parent.spec_data().get("array_report") == "first_failure":
+            _first_failure(gw, parent)
+        return
+    await _end_array(gw, parent)
+
+
+async def _end_array(gw: Gateway, parent: JobRecord) -> None:
+    tasks = q.tasks(gw.store, parent.id)
+    state, reason = _end_state(parent, tasks)
+    starts = [t.started_at for t in tasks if t.started_at]
+    changes: dict[str, Scalar] = {
+        "state": state.value,
+        "reason": reason,
+        "ended_at": max((t.ended_at or 0.0) for t in tasks) or time.time(),
+        "started_at": parent.started_at or (min(starts) if starts else None),
+        "exit_code": 0 if state is JobState.COMPLETED else None,
+        "report_pending": int(EndStage.STATE_STORED),
+    }
+    gw.store.update_job(parent.id, **changes)
+    await gw._finish(parent.id)
+
+
+def _first_failure(gw: Gateway, parent: JobRecord) -> None:
+    """The early report: told once, at the first task that did not complete (the agents store keeps one per job)."""
+    told = gw.store.events_since(0, job_id=parent.id, kinds=[str(EventKind.JOB_REPORT)], limit=1)
+    if told:
+        return
+    report = array_report(gw, parent, early=True)
+    event = Event(
+        EventKind.JOB_REPORT,
+        data={"report": report},
+        job_id=parent.id,
+        session=parent.session,
+        principal=parent.principal,
+    )
+    gw.publish(event)
+
+
+def _summary(task: JobRecord) -> TaskSummary:
+    rep = task.report_data() or {}
+    used = rep.get("used") or {}
+    cls = rep.get("classification") or {}
+    lines = [*(rep.get("stdout_tail") or []), *(rep.get("stderr_tail") or [])]
+    run_s = rep.get("run_s")
+    if run_s is None and task.started_at and task.ended_at:
+        run_s = round(task.ended_at - task.started_at, 3)
+    return TaskSummary(
+        index=int(task.array_index or 0),
+        job_id=task.id,
+        state=task.state.value,
+        run_s=run_s,
+        peak_rss_bytes=used.get("peak_rss_bytes"),
+        metric=last_metric_line([str(x) for x in rep.get("stdout_tail") or []]) or last_metric_line(lines),
+        kind=cls.get("kind"),
+        summary=cls.get("summary") if task.state is not JobState.COMPLETED else None,
+        exit_code=task.exit_code,
+    )
+
+
+def array_report(gw: Gateway, parent: JobRecord, *, early: bool = False) -> dict[str, Any]:
+    """The array's one report, from its tasks' own reports (redacted there), within the report budget."""
+    summaries = [_summary(t) for t in q.tasks(gw.store, parent.id)]
+    report = build_array_report(job_record(parent), summaries, early=early, max_bytes=gw.settings.report_max_bytes)
+    report["text"] = gw.redact(report["text"])
+    return report
+
+
+async def cancel_array(gw: Gateway, parent: JobRecord) -> dict[str, Any]:
+    """Cancel every task that has not ended; the array ends (CANCELLED) with its last task."""
+    from frontdesk.jobs.lifecycle import CancelAsked
+
+    gw.store.update_job(parent.id, cancel_requested=1, reason="cancel requested")
+    for task in q.unfinished_tasks(gw.store, parent.id):
+        await gw._step(gw._fresh(task.id), CancelAsked())
+    fresh = gw._fresh(parent.id)
+    if not fresh.terminal and not q.unfinished_tasks(gw.store, parent.id):
+        await _end_array(gw, fresh)
+    return public(gw, gw._fresh(parent.id))
+
+
+async def reconcile(gw: Gateway) -> None:
+    """After a restart: an array whose tasks all ended while its own end was not stored ends now."""
+    for parent in gw.store.select(active=True, top_level=True, limit=100000):
+        if parent.array_size is not None and not q.unfinished_tasks(gw.store, parent.id):
+            await _end_array(gw, parent)

@@ -1,0 +1,92 @@
+"""Many jobs accepted in ONE transaction (`POST /v1/jobs/batch`): each checked as a single submission would be
+(idempotency key, dependencies, plug-ins), then every row and event stored together; the tick hands them over.
+
+All or nothing: a bad item refuses the whole batch with its position (`jobs[3]: ...`) and nothing is stored.
+An item whose idempotency key was used before answers that job (`duplicate: true`), as `POST /v1/jobs` does.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from frontdesk.errors import FrontdeskError, SpecError, UserError
+from frontdesk.jobenv import site_filter
+from frontdesk.plugins import Admission, SubmitContext
+from frontdesk.spec.model import JobSpec
+from frontdesk.store import arrays as q
+from frontdesk.store.jobs import job_record
+
+if TYPE_CHECKING:
+    from frontdesk.gateway import Gateway
+
+__all__ = ["MAX_BATCH", "submit_batch"]
+
+MAX_BATCH = 1000
+"""The most jobs one batch may hold (an array of up to 10,000 tasks is one spec, not a batch)."""
+
+
+def _prepare(gw: Gateway, spec: JobSpec, ctx: SubmitContext, now: float) -> tuple[dict[str, Any], Admission]:
+    from frontdesk.core.submission import admit, job_columns, resolve_deps
+
+    if spec.is_array:
+        raise UserError("an array cannot be part of a batch: submit it on its own (it is one transaction already)")
+    deps = resolve_deps(gw.store, spec.depends_on, ctx.principal)
+    admission = admit(gw.plugins, spec, ctx)
+    context = {
+        "cwd": ctx.cwd,
+        "harness": ctx.harness,
+        "source": ctx.source,
+        "env": site_filter(ctx.env, gw.settings.section("env")),
+        "uid": ctx.uid,
+    }
+    columns = job_columns(spec, ctx, deps, admission, context, now)
+    return dict(columns, backend=gw.backend.name), admission
+
+
+def _refuse(pos: int, exc: FrontdeskError) -> FrontdeskError:
+    return type(exc)(f"jobs[{pos}]: {exc.message}") if isinstance(exc, SpecError | UserError) else exc
+
+
+async def submit_batch(gw: Gateway, specs: list[JobSpec], ctx: SubmitContext) -> list[dict[str, Any]]:
+    """Accept every spec or none; one result per spec, in order (a job record with `warnings`)."""
+    from frontdesk.core.arrays import _accepted
+    from frontdesk.core.submission import notice_list, submitted_events, warnings
+
+    if not specs or len(specs) > MAX_BATCH:
+        raise UserError(f"a batch holds 1 to {MAX_BATCH} jobs, got {len(specs)}")
+    now = time.time()
+    results: list[dict[str, Any] | None] = [None] * len(specs)
+    fresh: list[tuple[int, JobSpec, dict[str, Any], Admission]] = []
+    keys: dict[str, int] = {}
+    for pos, spec in enumerate(specs):
+        key = spec.idempotency_key
+        if key and key in keys:
+            raise UserError(f"jobs[{pos}]: idempotency_key repeats that of jobs[{keys[key]}]")
+        if key:
+            keys[key] = pos
+            row = gw.store.by_idempotency_key(key)
+            if row is not None:
+                results[pos] = {**job_record(row), "warnings": [], "duplicate": True}
+                continue
+        try:
+            columns, admission = _prepare(gw, spec, ctx, now)
+        except FrontdeskError as exc:
+            raise _refuse(pos, exc) from None
+        fresh.append((pos, spec, columns, admission))
+    with gw.store.transaction():
+        ids = q.insert_rows(gw.store, [cols for _, _, cols, _ in fresh])
+        stored = [
+            gw.store.append_event(e)
+            for (_, spec, _, admission), job_id in zip(fresh, ids, strict=True)
+            for e in submitted_events(job_id, spec, ctx, admission)
+        ]
+    for event in stored:
+        gw.bus.fanout(event)
+    _accepted(gw, [gw._fresh(i) for i in ids])
+    gw._deps_dirty = True  # the tick hands them over; the submitter is answered now
+    gw._wake.set()
+    for (pos, _, _, admission), job_id in zip(fresh, ids, strict=True):
+        said = {"warnings": warnings(admission.notices), "notices": notice_list(admission.notices)}
+        results[pos] = {**job_record(gw._fresh(job_id)), **said}
+    return [r for r in results if r is not None]

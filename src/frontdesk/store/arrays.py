@@ -1,0 +1,77 @@
+"""Queries over job arrays: a parent row and its task rows (`array_id`, `array_index`), stored together."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from frontdesk.jobs.record import JobRecord, Scalar
+from frontdesk.jobs.state import TERMINAL_STATES
+from frontdesk.store.jobs import JobStore
+
+__all__ = ["counts", "in_flight", "insert_rows", "task", "tasks", "unfinished_tasks"]
+
+_TERMINAL = tuple(s.value for s in TERMINAL_STATES)
+
+
+def insert_rows(store: JobStore, columns: Sequence[Mapping[str, Scalar]], array_id: int | None = None) -> list[int]:
+    """Insert many job rows (an array's tasks, a batch) inside the caller's transaction; their ids in order."""
+    ids = []
+    for cols in columns:
+        row = {**cols, "array_id": array_id}
+        names = ", ".join(row)
+        marks = ", ".join("?" for _ in row)
+        cur = store.conn.execute(f"INSERT INTO jobs ({names}) VALUES ({marks})", tuple(row.values()))
+        ids.append(int(cur.lastrowid or 0))
+    return ids
+
+
+def tasks(store: JobStore, array_id: int) -> list[JobRecord]:
+    """Every task of an array, by index."""
+    cur = store.conn.execute("SELECT * FROM jobs WHERE array_id=? ORDER BY array_index", (array_id,))
+    return [JobRecord.from_row(r) for r in cur]
+
+
+def unfinished_tasks(store: JobStore, array_id: int) -> list[JobRecord]:
+    """The tasks of an array that have not ended, by index."""
+    marks = ",".join("?" for _ in _TERMINAL)
+    cur = store.conn.execute(
+        f"SELECT * FROM jobs WHERE array_id=? AND state NOT IN ({marks}) ORDER BY array_index", (array_id, *_TERMINAL)
+    )
+    return [JobRecord.from_row(r) for r in cur]
+
+
+def task(store: JobStore, array_id: int, index: int) -> JobRecord | None:
+    """One task of an array by its index."""
+    row = store.conn.execute("SELECT * FROM jobs WHERE array_id=? AND array_index=?", (array_id, index)).fetchone()
+    return None if row is None else JobRecord.from_row(row)
+
+
+def in_flight(store: JobStore, array_ids: Sequence[int]) -> dict[int, int]:
+    """Per array: tasks handed to the backend (or being handed) that have not ended (what `%N` limits)."""
+    if not array_ids:
+        return {}
+    marks = ",".join("?" for _ in array_ids)
+    ends = ",".join("?" for _ in _TERMINAL)
+    cur = store.conn.execute(
+        f"SELECT array_id, COUNT(*) FROM jobs WHERE array_id IN ({marks}) AND state NOT IN ({ends}) "
+        "AND (backend_id IS NOT NULL OR submitting=1) GROUP BY array_id",
+        (*array_ids, *_TERMINAL),
+    )
+    found = {int(a): int(n) for a, n in cur}
+    return {a: found.get(a, 0) for a in array_ids}
+
+
+def counts(store: JobStore, array_ids: Sequence[int]) -> dict[int, dict[str, int]]:
+    """Per array: how many tasks are in each state."""
+    out: dict[int, dict[str, int]] = {a: {} for a in array_ids}
+    if not array_ids:
+        return out
+    marks = ",".join("?" for _ in array_ids)
+    cur = store.conn.execute(
+        f"SELECT array_id, state, COUNT(*) FROM jobs WHERE array_id IN ({marks}) GROUP BY array_id, state "
+        "ORDER BY array_id, state",
+        tuple(array_ids),
+    )
+    for array_id, state, n in cur:
+        out[int(array_id)][str(state)] = int(n)
+    return out
