@@ -26,7 +26,7 @@ from frontdesk.config import Settings
 from frontdesk.core import arrays
 from frontdesk.core.attempt import backend_job, job_dir
 from frontdesk.core.ending import end_events, make_report, stored_end_events
-from frontdesk.core.submission import admit, job_columns, notice_list, resolve_deps, submitted_events, warnings
+from frontdesk.core.submission import admit, job_columns, keyed, notice_list, resolve_deps, submitted_events, warnings
 from frontdesk.errors import Conflict, GatewayUnavailable, NotFound
 from frontdesk.events.bus import Bus
 from frontdesk.events.models import Event
@@ -139,6 +139,7 @@ class Gateway:
     # -- submission -----------------------------------------------------------------------------------
     async def submit(self, spec: JobSpec, ctx: SubmitContext) -> dict[str, Any]:
         """Accept a job: idempotency, dependencies, plug-ins, store, then hand it to the backend."""
+        spec = keyed(spec, ctx, self.plugins)  # issue 18: a session's replayed turn gets the job it made
         if spec.idempotency_key:
             row = self.store.by_idempotency_key(spec.idempotency_key)
             if row is not None:

@@ -12,6 +12,7 @@ from typing import Any, Literal
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field
 
+from frontdesk.agents.campaign_service import CampaignService
 from frontdesk.agents.framing import frame_wake
 from frontdesk.agents.model import Session, TurnState
 from frontdesk.agents.service import DeliveryService, HookCall
@@ -42,6 +43,26 @@ class HookBody(BaseModel):
     reach: dict[str, Any] = Field(default_factory=dict)
     stop_hook_active: bool = False
     budget: float = Field(default=600.0, ge=0, le=7 * 86400)
+    plan: list[PlanStepBody] | None = Field(default=None, max_length=50)
+    plan_source: Literal["TodoWrite", "update_plan"] | None = None
+
+
+class PlanStepBody(BaseModel):
+    """One step of the agent's plan, as the hook read it from the transcript."""
+
+    model_config = ConfigDict(extra="forbid")
+    text: str = Field(max_length=300)
+    status: str = Field(default="pending", max_length=20)
+
+
+class ResumeBody(BaseModel):
+    """POST /v1/sessions/{id}/campaign/resume: the plan (`commit`: recorded, reports handed over)."""
+
+    model_config = ConfigDict(extra="forbid")
+    dir: str | None = Field(default=None, min_length=1, max_length=4096)
+    headless: bool = False
+    harness_args: list[str] = Field(default_factory=list, max_length=50)
+    commit: bool = False
 
 
 class AckBody(BaseModel):
@@ -84,6 +105,11 @@ def build_router(plugin: DeliveryService) -> APIRouter:
     def view(s: Session) -> dict[str, Any]:
         return plugin.view(s)
 
+    def campaigns() -> CampaignService:
+        if plugin.campaigns is None:
+            raise UserError("the agents plug-in is not attached")
+        return plugin.campaigns
+
     @r.post("")
     async def register(body: RegisterBody, request: Request) -> dict[str, Any]:
         store()
@@ -92,10 +118,36 @@ def build_router(plugin: DeliveryService) -> APIRouter:
         return view(s)
 
     @r.get("")
-    async def list_sessions(request: Request, all: bool = False) -> list[dict[str, Any]]:
+    async def list_sessions(request: Request, all: bool = False, node: str | None = None) -> list[dict[str, Any]]:
         user = _principal(request)
         rows = store().list_sessions(None if (all and user == "root") else user)
+        if node is not None:
+            rows = campaigns().on_node(rows, node)
         return [view(s) for s in rows]
+
+    @r.get("/{sid}/campaign")
+    async def campaign(sid: str, request: Request) -> dict[str, Any]:
+        """The session's campaign state and its one-paragraph summary (owner only)."""
+        from frontdesk.agents.campaign_summary import render_summary
+
+        c = campaigns().load(store().owned(sid, _principal(request)))
+        return {**c.to_dict(), "summary": render_summary(c)}
+
+    @r.post("/{sid}/campaign/resume")
+    async def resume(sid: str, body: ResumeBody, request: Request) -> dict[str, Any]:
+        """How to resume the session; with `commit`, a new incarnation and its reports handed over."""
+        s = store().owned(sid, _principal(request))
+        got = campaigns().resume(
+            s, directory=body.dir, headless=body.headless, harness_args=body.harness_args, commit=body.commit
+        )
+        if body.commit and got.upto_seq is not None:
+            plugin.acknowledge(s, got.upto_seq, "resume")
+        return got.to_dict()
+
+    @r.post("/{sid}/campaign/suspend")
+    async def suspend(sid: str, request: Request) -> dict[str, Any]:
+        """Record that the harness was ended on purpose (the CLI signals it); the jobs run on."""
+        return campaigns().suspended(store().owned(sid, _principal(request))).to_dict()
 
     @r.get("/{sid}")
     async def get_session(sid: str, request: Request) -> dict[str, Any]:
@@ -135,6 +187,8 @@ def build_router(plugin: DeliveryService) -> APIRouter:
         store()
         reach = {**body.reach, "hooks_seen": True}
         s = plugin.register(sid, _principal(request), body.harness, body.cwd, reach)
+        plan = [(p.text, p.status) for p in body.plan] if body.plan is not None else None
+        campaigns().on_hook(s, body.event, plan, body.plan_source)  # issue 18: checkpoint before a long-poll
         return await plugin.on_hook(s, HookCall(body.event, body.budget, body.stop_hook_active))
 
     return r

@@ -12,7 +12,7 @@ __all__ = ["detect_context"]
 def detect_context(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The submit context: harness, session id, cwd, how to reach it (inbox token: Unix socket only)."""
     env = os.environ if environ is None else environ
-    ctx: dict[str, Any] = {"cwd": os.getcwd()}
+    ctx: dict[str, Any] = {"cwd": os.getcwd(), "host": os.uname().nodename}  # host: issue 18 (drain --node)
     if env.get("FRONTDESK_SESSION"):
         ctx["session"] = env["FRONTDESK_SESSION"]
     if env.get("CLAUDE_CODE_SESSION_ID") or env.get("CLAUDECODE") == "1":

@@ -96,11 +96,18 @@ def run_hook(
         "cwd": payload.get("cwd") or env.get("PWD"),
         "reach": {
             **reach_from_env(env),
+            "host": os.uname().nodename,  # issue 18: where the campaign runs (drain --node)
             **({"transcript_path": payload["transcript_path"]} if payload.get("transcript_path") else {}),
         },
         "stop_hook_active": bool(payload.get("stop_hook_active")),
         "budget": budget,
     }
+    if event in ("Stop", "UserPromptSubmit", "SessionEnd"):  # issue 18: the campaign's last known plan
+        from frontdesk.agents.campaign_plan import last_plan
+
+        found = last_plan(payload.get("transcript_path"))
+        if found is not None:
+            body["plan"], body["plan_source"] = found
     long_poll = event in ("Stop", "SubagentStop", "rewake")
     got = _call_hook(client, sid, body, event, budget, long_poll)
     out, err, code = render_output(harness, event, got)

@@ -16,6 +16,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from frontdesk.agents.campaign_service import CampaignService
+from frontdesk.agents.campaign_store import MIGRATIONS as CAMPAIGN_MIGRATIONS
+from frontdesk.agents.campaign_store import CampaignStore
 from frontdesk.agents.channels.base import load_channels
 from frontdesk.agents.framing import excerpt_lines
 from frontdesk.agents.model import AgentSettings
@@ -50,6 +53,8 @@ class AgentsPlugin(DeliveryService):
         self.gw = gateway
         apply_schema(gateway.store.conn, "agents", MIGRATIONS)
         self.store = SessionStore(gateway.store.conn)
+        apply_schema(gateway.store.conn, "agents_campaign", CAMPAIGN_MIGRATIONS)
+        self.campaigns = CampaignService(self.store, CampaignStore(gateway.store.conn), self.cfg, self.clock)
         self._wakeup = asyncio.Event()
         self._unsubscribe = gateway.bus.subscribe(self._on_event)
         now = self.clock()
@@ -86,14 +91,23 @@ class AgentsPlugin(DeliveryService):
                 "tmux_pane": extra.get("tmux_pane"),
             }
         )
-        self.store.upsert(
+        s, _ = self.store.upsert(
             sid, ctx.principal, self.clock(), ctx.harness, ctx.cwd, {k: v for k, v in reach.items() if v}
         )  # another user's session id: Denied
+        if self.campaigns is not None:
+            host = extra.get("host")
+            self.campaigns.on_submit(s, host if isinstance(host, str) else None)
         for ch in self.channels:  # issue 8: channels that keep their own secrets (the live inbox's token)
             capture = getattr(ch, "capture", None)
             if capture is not None:
                 capture(sid, ctx.principal, extra, ctx.env)
         return None
+
+    def turn_of(self, session: str, principal: str, spec_hash: str) -> tuple[int, int] | None:
+        """The session's turn and the count of identical submissions in it (core.submission.TracksTurns)."""
+        if self.campaigns is None:
+            return None
+        return self.campaigns.turn_of(session, principal, spec_hash)
 
     def router(self) -> Any:
         """FastAPI routes under /v1/sessions."""

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from frontdesk.agents.batching import Batcher
+from frontdesk.agents.campaign_service import CampaignService
 from frontdesk.agents.channels.base import Busy, Channel, Declined, choose
 from frontdesk.agents.channels.hooks import HooksChannel, Waiter
 from frontdesk.agents.delivery import live_channel
@@ -58,6 +59,7 @@ class DeliveryService:
         self.batcher = Batcher(window=cfg.batch_window_s, max_wait=cfg.batch_max_s, retry_max=cfg.retry_max_s)
         self.gw: Any = None
         self.store: SessionStore | None = None
+        self.campaigns: CampaignService | None = None  # issue 18: bound at attach, like the store
         self._wakeup: asyncio.Event | None = None
         self._locks: dict[str, asyncio.Lock] = {}
 

@@ -18,6 +18,9 @@ def register(sub: Any) -> None:
     p.add_argument("--all", action="store_true", help="every user's sessions (root only)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_sessions)
+    from frontdesk.cli.campaigns import register_campaigns  # issue 18: show, resume, suspend, drain, list
+
+    register_campaigns(p.add_subparsers(dest="sessions_cmd", metavar="ACTION"))
 
     h = sub.add_parser("hooks", help="install or remove frontdesk's hooks in Claude Code / Codex / Gemini CLI settings")
     hs = h.add_subparsers(dest="hooks_cmd", metavar="ACTION")

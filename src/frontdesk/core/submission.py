@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from frontdesk.errors import SpecError
 from frontdesk.events.models import Event, EventKind
@@ -14,7 +15,57 @@ from frontdesk.plugins import Admission, Admits, Notice, Plugin, SubmitContext
 from frontdesk.spec.model import JobSpec
 from frontdesk.store.jobs import JobStore
 
-__all__ = ["admit", "job_columns", "notice_list", "resolve_deps", "submitted_events", "warnings"]
+__all__ = [
+    "TracksTurns",
+    "admit",
+    "job_columns",
+    "keyed",
+    "notice_list",
+    "resolve_deps",
+    "session_key",
+    "spec_digest",
+    "submitted_events",
+    "warnings",
+]
+
+
+@runtime_checkable
+class TracksTurns(Protocol):
+    """A plug-in that knows an agent session's turns (the agents plug-in, from the harness's hooks)."""
+
+    def turn_of(self, session: str, principal: str, spec_hash: str) -> tuple[int, int] | None:
+        """(turn, n): the session's current turn and how many identical submissions it made before in it."""
+        ...
+
+
+def spec_digest(spec: JobSpec) -> str:
+    """A digest of what the spec asks to run (its key and session left out): equal specs, equal digests."""
+    body = spec.model_dump(mode="json", exclude_none=True, exclude={"idempotency_key", "session"})
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:16]
+
+
+def session_key(session: str, turn: int, n: int, digest: str) -> str:
+    """The idempotency key of a session's n-th submission of one spec in one turn (issue 18).
+
+    A turn replayed after a resume submits the same specs in the same order, so it gets the same keys and
+    the jobs it made before; a later turn, or a second identical submission in the same turn, gets a new one.
+    """
+    who = session if len(session) <= 96 else hashlib.sha256(session.encode()).hexdigest()[:32]
+    return f"session:{who}:turn{turn}:{digest}:{n}"
+
+
+def keyed(spec: JobSpec, ctx: SubmitContext, plugins: Sequence[Plugin]) -> JobSpec:
+    """The spec with a key derived from its session and turn, when it came from a session without one."""
+    sid = spec.session or ctx.session
+    if spec.idempotency_key or not sid:
+        return spec
+    digest = spec_digest(spec)
+    for plugin in plugins:
+        if isinstance(plugin, TracksTurns):
+            got = plugin.turn_of(sid, ctx.principal, digest)
+            if got is not None:
+                return spec.model_copy(update={"idempotency_key": session_key(sid, got[0], got[1], digest)})
+    return spec
 
 
 def resolve_deps(store: JobStore, deps: Sequence[int | str], principal: str) -> list[int]:

@@ -1,0 +1,78 @@
+"""The agent's last known plan, read from its transcript by the hook (it runs as the session's user).
+
+Claude Code writes each `TodoWrite` call into its JSONL transcript (`input.todos`: content, status);
+Codex writes each `update_plan` function call into its rollout file (`arguments`: JSON with `plan`:
+step, status). Only the file's tail is read: the hook runs on every turn. Stdlib only: hot path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+__all__ = ["last_plan", "plan_from_lines", "TAIL_BYTES", "MAX_STEPS"]
+
+TAIL_BYTES = 512 * 1024
+MAX_STEPS = 50
+
+
+def _items(raw: Any, text_key: str) -> list[dict[str, str]] | None:
+    if not isinstance(raw, list):
+        return None
+    out = []
+    for item in raw[:MAX_STEPS]:
+        if isinstance(item, dict) and isinstance(item.get(text_key), str):
+            out.append({"text": item[text_key][:300], "status": str(item.get("status") or "pending")[:20]})
+    return out
+
+
+def _from_record(rec: Any) -> tuple[list[dict[str, str]], str] | None:
+    """A plan from one transcript record, with where it came from; None when the record holds none."""
+    if not isinstance(rec, dict):
+        return None
+    msg = rec.get("message")
+    if isinstance(msg, dict) and isinstance(msg.get("content"), list):  # Claude Code
+        for block in reversed(msg["content"]):
+            if isinstance(block, dict) and block.get("type") == "tool_use" and block.get("name") == "TodoWrite":
+                todos = _items((block.get("input") or {}).get("todos"), "content")
+                if todos is not None:
+                    return todos, "TodoWrite"
+    payload = rec.get("payload")
+    if isinstance(payload, dict) and payload.get("name") == "update_plan":  # Codex
+        try:
+            args = json.loads(payload.get("arguments") or "{}")
+        except ValueError:
+            return None
+        steps = _items(args.get("plan") if isinstance(args, dict) else None, "step")
+        if steps is not None:
+            return steps, "update_plan"
+    return None
+
+
+def plan_from_lines(lines: list[str]) -> tuple[list[dict[str, str]], str] | None:
+    """The last plan in these JSONL lines (a torn first line is skipped)."""
+    for line in reversed(lines):
+        if "TodoWrite" not in line and "update_plan" not in line:
+            continue
+        try:
+            found = _from_record(json.loads(line))
+        except ValueError:
+            continue
+        if found is not None:
+            return found
+    return None
+
+
+def last_plan(path: str | None) -> tuple[list[dict[str, str]], str] | None:
+    """The last plan in a transcript file, or None (no file, unreadable, no plan in its tail)."""
+    if not path:
+        return None
+    try:
+        with open(path, "rb") as fh:
+            size = fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, size - TAIL_BYTES))
+            data = fh.read().decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    return plan_from_lines(data.splitlines())

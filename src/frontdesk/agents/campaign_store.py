@@ -1,0 +1,235 @@
+"""The campaigns table: each session's turn counter, resume handle, host, plan and resume history.
+
+Runs on the gateway's sqlite3 connection (event-loop thread only), beside agent_sessions. Every change is
+written when it happens (a hook, a submission, a resume), so a gateway killed at any point restarts with
+the campaign as it was. Jobs, unread reports and lessons are not copied here: they are read from the
+tables that own them (jobs, agent_reports, events) when a campaign is loaded.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+
+from frontdesk.agents.campaign import (
+    Campaign,
+    CampaignJob,
+    CampaignReport,
+    JobOutcome,
+    LessonSeen,
+    PlanItem,
+    PlanStatus,
+)
+from frontdesk.agents.model import Session
+from frontdesk.jobs.state import JobState
+from frontdesk.store.db import register_schema
+
+__all__ = ["CampaignStore", "MIGRATIONS", "outcome_of"]
+
+MIGRATIONS = [
+    """
+    CREATE TABLE agent_campaigns (
+        session         TEXT PRIMARY KEY REFERENCES agent_sessions(id),
+        turn            INTEGER NOT NULL DEFAULT 0, -- user prompts seen
+        continue_turn   INTEGER NOT NULL DEFAULT 0, -- 1 after resuming an unfinished turn: the next prompt keeps `turn`
+        incarnation     INTEGER NOT NULL DEFAULT 0, -- resumes so far
+        resume_handle   TEXT,                       -- Claude Code session id / Codex thread id
+        transcript_path TEXT,
+        host            TEXT,                       -- the node the harness last ran on
+        plan            TEXT NOT NULL DEFAULT '[]', -- [{"text", "status"}]: the agent's last known plan
+        plan_source     TEXT,
+        suspended_at    REAL,
+        resumed_at      REAL,
+        updated_at      REAL NOT NULL DEFAULT 0
+    );
+    CREATE TABLE agent_turn_counts (
+        session     TEXT NOT NULL,
+        incarnation INTEGER NOT NULL,
+        turn        INTEGER NOT NULL,
+        spec_hash   TEXT NOT NULL,
+        n           INTEGER NOT NULL DEFAULT 0, -- identical submissions made so far in this turn and incarnation
+        PRIMARY KEY (session, incarnation, turn, spec_hash)
+    );
+    """,
+]
+register_schema("agents_campaign", MIGRATIONS)
+
+
+def outcome_of(state: str) -> JobOutcome:
+    """A job state as the summary groups it."""
+    try:
+        js = JobState(state)
+    except ValueError:
+        return JobOutcome.PENDING
+    if not js.terminal:
+        return JobOutcome.PENDING
+    return JobOutcome.COMPLETED if js is JobState.COMPLETED else JobOutcome.FAILED
+
+
+def _plan(raw: str | None) -> tuple[PlanItem, ...]:
+    try:
+        items = json.loads(raw or "[]")
+    except ValueError:
+        return ()
+    if not isinstance(items, list):
+        return ()
+    return tuple(
+        PlanItem(str(i.get("text", "")), PlanStatus.parse(i.get("status"))) for i in items if isinstance(i, dict)
+    )
+
+
+class CampaignStore:
+    """Checkpoints of campaigns, and their assembly from the gateway's other tables."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def _row(self, sid: str) -> sqlite3.Row | None:
+        return self.conn.execute("SELECT * FROM agent_campaigns WHERE session=?", (sid,)).fetchone()  # type: ignore[no-any-return]
+
+    def ensure(self, sid: str, now: float) -> None:
+        """The session's campaign row exists."""
+        self.conn.execute("INSERT OR IGNORE INTO agent_campaigns(session, updated_at) VALUES(?, ?)", (sid, now))
+
+    def checkpoint(
+        self,
+        sid: str,
+        now: float,
+        *,
+        handle: str | None = None,
+        transcript: str | None = None,
+        host: str | None = None,
+        plan: Sequence[PlanItem] | None = None,
+        plan_source: str | None = None,
+    ) -> None:
+        """Record what a hook or a submission told about the session (None leaves a field as it is)."""
+        self.ensure(sid, now)
+        plan_json = json.dumps([p.to_dict() for p in plan]) if plan is not None else None
+        self.conn.execute(
+            "UPDATE agent_campaigns SET resume_handle=COALESCE(?, resume_handle), "
+            "transcript_path=COALESCE(?, transcript_path), host=COALESCE(?, host), plan=COALESCE(?, plan), "
+            "plan_source=COALESCE(?, plan_source), updated_at=? WHERE session=?",
+            (handle, transcript, host, plan_json, plan_source if plan is not None else None, now, sid),
+        )
+
+    def prompt(self, sid: str, now: float) -> int:
+        """A user prompt arrived: the next turn, unless a resume said this prompt continues the last one."""
+        self.ensure(sid, now)
+        with self.conn:
+            self.conn.execute(
+                "UPDATE agent_campaigns SET turn=turn+(1-continue_turn), continue_turn=0, updated_at=? WHERE session=?",
+                (now, sid),
+            )
+        row = self._row(sid)
+        assert row is not None
+        return int(row["turn"])
+
+    def next_ordinal(self, sid: str, spec_hash: str, now: float) -> tuple[int, int]:
+        """(turn, n): this is the n-th submission of this spec in the session's turn (this incarnation)."""
+        self.ensure(sid, now)
+        row = self._row(sid)
+        assert row is not None
+        turn, inc = int(row["turn"]), int(row["incarnation"])
+        with self.conn:
+            self.conn.execute(
+                "INSERT INTO agent_turn_counts(session, incarnation, turn, spec_hash, n) VALUES(?,?,?,?,1) "
+                "ON CONFLICT(session, incarnation, turn, spec_hash) DO UPDATE SET n=n+1",
+                (sid, inc, turn, spec_hash),
+            )
+        got = self.conn.execute(
+            "SELECT n FROM agent_turn_counts WHERE session=? AND incarnation=? AND turn=? AND spec_hash=?",
+            (sid, inc, turn, spec_hash),
+        ).fetchone()
+        return turn, int(got[0]) - 1
+
+    def resumed(self, sid: str, now: float, continue_turn: bool) -> None:
+        """A resume starts: a new incarnation; an unfinished turn is replayed under the same number."""
+        self.ensure(sid, now)
+        with self.conn:
+            self.conn.execute(
+                "UPDATE agent_campaigns SET incarnation=incarnation+1, continue_turn=?, resumed_at=?, "
+                "suspended_at=NULL, updated_at=? WHERE session=?",
+                (int(continue_turn), now, now, sid),
+            )
+
+    def suspended(self, sid: str, now: float) -> None:
+        """The harness was ended on purpose (suspend, drain); its jobs go on."""
+        self.ensure(sid, now)
+        self.conn.execute("UPDATE agent_campaigns SET suspended_at=?, updated_at=? WHERE session=?", (now, now, sid))
+
+    def hosts(self, sids: Sequence[str]) -> dict[str, str | None]:
+        """The node each session last ran on."""
+        out: dict[str, str | None] = {}
+        for sid in sids:
+            row = self._row(sid)
+            out[sid] = row["host"] if row is not None else None
+        return out
+
+    # -- assembly ---------------------------------------------------------------------------------------
+    def load(self, s: Session) -> Campaign:
+        """The session's campaign, with its jobs, unread reports and lessons read from their own tables."""
+        row = self._row(s.id)
+        get = (lambda k: row[k]) if row is not None else (lambda k: None)
+        pid = s.reach.get("pid")
+        return Campaign(
+            session=s.id,
+            user=s.user,
+            harness=s.harness,
+            cwd=s.cwd,
+            host=get("host") or s.reach.get("host"),
+            turn_state=s.turn_state,
+            turn=int(get("turn") or 0),
+            incarnation=int(get("incarnation") or 0),
+            resume_handle=get("resume_handle"),
+            transcript_path=get("transcript_path") or s.reach.get("transcript_path"),
+            pid=pid if isinstance(pid, int) else None,
+            jobs=self._jobs(s.id),
+            unread=self._unread(s),
+            lessons=self._lessons(s.id),
+            plan=_plan(get("plan")),
+            plan_source=get("plan_source"),
+            suspended_at=get("suspended_at"),
+            resumed_at=get("resumed_at"),
+            updated_at=float(get("updated_at") or s.last_seen_at),
+        )
+
+    def _jobs(self, sid: str) -> tuple[CampaignJob, ...]:
+        rows = self.conn.execute(
+            "SELECT id, name, state, reason, exit_code, idempotency_key FROM jobs WHERE session=? ORDER BY id", (sid,)
+        ).fetchall()
+        return tuple(
+            CampaignJob(
+                id=r["id"],
+                name=r["name"],
+                state=r["state"],
+                outcome=outcome_of(r["state"]),
+                idempotency_key=r["idempotency_key"],
+                reason=r["reason"],
+                exit_code=r["exit_code"],
+            )
+            for r in rows
+        )
+
+    def _unread(self, s: Session) -> tuple[CampaignReport, ...]:
+        rows = self.conn.execute(
+            "SELECT job_id, name, state, text FROM agent_reports WHERE session=? AND seq>? AND delivered_at IS NULL "
+            "ORDER BY seq",
+            (s.id, s.ack_seq),
+        ).fetchall()
+        return tuple(CampaignReport(r["job_id"], r["name"], r["state"], r["text"]) for r in rows)
+
+    def _lessons(self, sid: str) -> tuple[LessonSeen, ...]:
+        rows = self.conn.execute(
+            "SELECT job_id, data FROM events WHERE session=? AND kind='job.warning' ORDER BY seq", (sid,)
+        ).fetchall()
+        out: dict[int, LessonSeen] = {}
+        for r in rows:
+            try:
+                data = json.loads(r["data"])
+            except ValueError:
+                continue
+            lid = data.get("lesson_id") if isinstance(data, dict) else None
+            if isinstance(lid, int) and lid not in out:
+                out[lid] = LessonSeen(lid, r["job_id"], str(data.get("text") or ""))
+        return tuple(out.values())

@@ -1,0 +1,253 @@
+"""`frontdesk sessions show|resume|suspend|drain|list`: agent campaigns across restarts and nodes (issue 18).
+
+Registered by cli/agents.py under `sessions`; stdlib + client at import. The gateway keeps the campaign
+and builds the resume plan; this side runs it (exec of the harness in the campaign's directory), prints
+it (`--on HOST`: the ssh command, never run), or submits it as a job (`--slurm`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import signal
+import sys
+import time
+from typing import Any
+
+__all__ = ["register_campaigns"]
+
+
+def register_campaigns(sp: Any) -> None:
+    """Add the campaign subcommands to the `sessions` subparsers."""
+    p = sp.add_parser("show", help="a session's campaign: jobs, unread reports, plan, resume handle, summary")
+    p.add_argument("id")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_show)
+
+    p = sp.add_parser("resume", help="relaunch the harness's own resume with the reports and a summary first")
+    p.add_argument("id")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--on", metavar="HOST", help="print the ssh command that resumes it on HOST (not run)")
+    where.add_argument("--slurm", action="store_true", help="submit the headless resume as a frontdesk job")
+    p.add_argument("--dir", help="the directory to resume in (default: the campaign's)")
+    p.add_argument("--headless", action="store_true", help="one headless turn (claude -p, codex exec)")
+    p.add_argument("--dry-run", action="store_true", help="print the command and prompt; run and record nothing")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--harness-args", default="", metavar="'ARGS'", help="extra arguments for the harness (one string)")
+    p.set_defaults(func=cmd_resume)
+
+    p = sp.add_parser("suspend", help="end the session's harness cleanly (SIGTERM); its jobs keep running")
+    p.add_argument("id")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_suspend)
+
+    p = sp.add_parser("drain", help="suspend every session on a node and print how to resume each")
+    p.add_argument("--node", required=True)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_drain)
+
+    p = sp.add_parser("list", help="sessions, optionally those on one node (--all: every user's, root only)")
+    p.add_argument("--node")
+    p.add_argument("--all", action="store_true")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_list)
+
+
+def _client() -> Any:
+    from frontdesk.client import Client
+
+    return Client()
+
+
+def _sid(raw: str) -> str:
+    from urllib.parse import quote
+
+    return quote(raw, safe="")
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    """The campaign as the gateway keeps it."""
+    from frontdesk.cli.output import emit
+
+    c = _client().request("GET", f"/v1/sessions/{_sid(args.id)}/campaign")
+    emit(args.json, c, lambda: _show_text(c))
+    return 0
+
+
+def _show_text(c: dict[str, Any]) -> str:
+    lines = [c["summary"], ""]
+    lines.append(f"resume handle: {c.get('resume_handle') or '-'}   transcript: {c.get('transcript_path') or '-'}")
+    for j in c["jobs"]:
+        lines.append(
+            f"  job {j['id']:<6} {j['state']:<12} {j.get('name') or '-':<20} key {j.get('idempotency_key') or '-'}"
+        )
+    for p in c["plan"]:
+        lines.append(f"  [{p['status']}] {p['text']}")
+    return "\n".join(lines)
+
+
+def _harness_args(args: argparse.Namespace) -> list[str]:
+    from frontdesk.errors import UserError
+
+    try:
+        return shlex.split(args.harness_args or "")
+    except ValueError as exc:
+        raise UserError(f"--harness-args: {exc}") from None
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    """Resume here (exec), print the ssh command (--on), or submit a headless resume job (--slurm)."""
+    from frontdesk.cli.output import emit
+
+    client = _client()
+    extra = _harness_args(args)
+    path = f"/v1/sessions/{_sid(args.id)}/campaign/resume"
+    directory = os.path.abspath(args.dir) if args.dir else None
+    body = {"dir": directory, "headless": bool(args.headless or args.slurm), "harness_args": extra}
+    plan = client.request("POST", path, {**body, "commit": False})
+    if args.on:
+        from frontdesk.agents.campaign_resume import ssh_command
+
+        cmd = ssh_command(args.on, args.id, plan["cwd"], bool(args.headless), extra)
+        emit(args.json, {"mode": "ssh", "host": args.on, "command": cmd, "plan": plan}, cmd)
+        return 0
+    if args.slurm:
+        return _submit_resume(args, client, plan, extra)
+    if args.dry_run:
+        text = f"cd {shlex.quote(plan['cwd'])} && {plan['command']}"
+        emit(args.json, {"mode": "here", "dry_run": True, **plan}, text)
+        return 0
+    return _exec_here(args, client, path, body, plan)
+
+
+def _submit_resume(args: argparse.Namespace, client: Any, plan: dict[str, Any], extra: list[str]) -> int:
+    from frontdesk.cli.output import emit
+
+    argv = ["frontdesk", "sessions", "resume", args.id, "--dir", plan["cwd"], "--headless"]
+    argv += ["--harness-args", shlex.join(extra)] if extra else []
+    spec = {"command": argv, "workdir": plan["cwd"], "name": f"resume-{args.id[:8]}", "type": "agent"}
+    if args.dry_run:
+        emit(args.json, {"mode": "job", "dry_run": True, "spec": spec}, shlex.join(argv))
+        return 0
+    from frontdesk.agents.detect import detect_context
+
+    job = client.submit(spec=spec, context={**detect_context(), "source": "sessions-resume"})
+    emit(args.json, {"mode": "job", "job": job}, f"resume submitted as job {job['id']}")
+    return 0
+
+
+def _relocate_transcript(plan: dict[str, Any], handle: str) -> str | None:
+    """Claude Code finds a session's transcript under the directory it runs in: copy it there when moved."""
+    import shutil
+
+    from frontdesk.agents.campaign_resume import claude_project_dir
+
+    src = plan.get("transcript_path")
+    if plan["harness"] != "claude-code" or not src or not os.path.exists(src):
+        return None
+    dest_dir = claude_project_dir(os.environ.get("HOME") or os.path.expanduser("~"), plan["cwd"])
+    dest = os.path.join(dest_dir, os.path.basename(src))
+    if os.path.abspath(dest) != os.path.abspath(src) and not os.path.exists(dest):
+        os.makedirs(dest_dir, exist_ok=True)
+        shutil.copy2(src, dest)
+        return dest
+    return None
+
+
+def _exec_here(args: argparse.Namespace, client: Any, path: str, body: dict[str, Any], plan: dict[str, Any]) -> int:
+    import shutil
+
+    from frontdesk.errors import UserError
+
+    if not os.path.isdir(plan["cwd"]):
+        raise UserError(f"{plan['cwd']}: no such directory (pass --dir PATH: the tree on this node)")
+    exe = shutil.which(plan["argv"][0])
+    if exe is None:
+        raise UserError(f"{plan['argv'][0]}: not found on PATH ([agents] claude_bin / codex_bin)")
+    plan = client.request("POST", path, {**body, "commit": True})  # recorded; the reports are in its prompt
+    moved = _relocate_transcript(plan, args.id)
+    if moved:
+        sys.stderr.write(f"frontdesk: transcript copied to {moved}\n")
+    if args.json:
+        sys.stderr.write(f"frontdesk: resuming {args.id}: {plan['command'][:200]}\n")
+    sys.stderr.flush()
+    os.chdir(plan["cwd"])
+    os.environ["PWD"] = plan["cwd"]
+    os.execv(exe, plan["argv"])
+    return 0  # not reached
+
+
+def _suspend_one(client: Any, view: dict[str, Any]) -> dict[str, Any]:
+    """SIGTERM the session's harness when it runs here and is the caller's (pid + start time); record it."""
+    from frontdesk.agents.procinfo import start_time
+
+    reach = view.get("reach") or {}
+    pid, start, host = reach.get("pid"), reach.get("pid_start"), reach.get("host")
+    out: dict[str, Any] = {"session": view["id"], "host": host, "signalled": False}
+    if host and host != os.uname().nodename:
+        out["reason"] = f"the harness runs on {host}: run this there"
+    elif not isinstance(pid, int) or start is None or start_time(pid) != start:
+        out["reason"] = "no harness process of this session runs here"
+    elif os.getuid() != 0 and os.stat(f"/proc/{pid}").st_uid != os.getuid():
+        out["reason"] = f"process {pid} is not yours"
+    else:
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and start_time(pid) == start:
+            time.sleep(0.1)
+        out.update(signalled=True, pid=pid, exited=start_time(pid) != start)
+    client.request("POST", f"/v1/sessions/{_sid(view['id'])}/campaign/suspend", {})
+    out["resume"] = f"frontdesk sessions resume {view['id']}" + (
+        f" --dir {shlex.quote(view['cwd'])}" if view.get("cwd") else ""
+    )
+    return out
+
+
+def cmd_suspend(args: argparse.Namespace) -> int:
+    """End the harness; the jobs and the campaign stay with the gateway."""
+    from frontdesk.cli.output import emit
+
+    client = _client()
+    got = _suspend_one(client, client.request("GET", f"/v1/sessions/{_sid(args.id)}"))
+    text = (
+        "suspended" if got["signalled"] else f"recorded as suspended ({got.get('reason')})"
+    ) + f"; resume: {got['resume']}"
+    emit(args.json, got, text)
+    return 0
+
+
+def _on_node(client: Any, node: str, all_users: bool) -> list[dict[str, Any]]:
+    from urllib.parse import urlencode
+
+    query = {"node": node, **({"all": "true"} if all_users else {})}
+    rows: list[dict[str, Any]] = client.request("GET", "/v1/sessions?" + urlencode(query))
+    return rows
+
+
+def cmd_drain(args: argparse.Namespace) -> int:
+    """Suspend every live session on the node; print how to resume each."""
+    from frontdesk.cli.output import emit
+
+    client = _client()
+    rows = [r for r in _on_node(client, args.node, os.getuid() == 0) if r["turn_state"] != "ended"]
+    done = [_suspend_one(client, r) for r in rows]
+    lines = [
+        f"{d['session']}: {'suspended' if d['signalled'] else d.get('reason')}; resume: {d['resume']}" for d in done
+    ]
+    emit(args.json, {"node": args.node, "sessions": done}, "\n".join(lines) or f"no live sessions on {args.node}")
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    """Sessions (on one node with --node)."""
+    from frontdesk.cli.agents import _table
+    from frontdesk.cli.output import emit
+
+    client = _client()
+    if args.node:
+        rows = _on_node(client, args.node, args.all)
+    else:
+        rows = client.request("GET", "/v1/sessions" + ("?all=true" if args.all else ""))
+    emit(args.json, rows, lambda: _table(rows))
+    return 0

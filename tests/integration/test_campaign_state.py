@@ -1,0 +1,87 @@
+"""Campaign state through a real gateway (issue 18): checkpoints from hooks survive kill -9, submissions from a
+session get keys from its turn (a replayed turn returns its jobs; new turns and repeats make new ones), and the
+CLI shows, plans and lists campaigns."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+HOST = os.uname().nodename
+
+
+def _hook(gw: Any, sid: str, event: str, cwd: Path, **extra: Any) -> Any:
+    body = {"event": event, "harness": "claude-code", "cwd": str(cwd), "reach": {"host": HOST}, **extra}
+    return gw.client.request("POST", f"/v1/sessions/{sid}/hook", body)
+
+
+def _run(gw: Any, sid: str, cwd: Path, marker: Path) -> dict[str, Any]:
+    env = {"CLAUDE_CODE_SESSION_ID": sid, "CLAUDECODE": "1"}
+    res = gw.cli("run", "--json", "--", "sh", "-c", f"echo ran >> {marker}", env=env, cwd=cwd)
+    assert res.returncode == 0, res.stderr
+    job: dict[str, Any] = json.loads(res.stdout)
+    return job
+
+
+def test_turn_keys_and_checkpoints_survive_a_gateway_kill(gateway_factory: Any, tmp_path: Path) -> None:
+    gw = gateway_factory(config="[agents]\nbatch_window_s = 0.2\n")
+    sid, proj, marker = "camp-1", tmp_path / "proj", tmp_path / "runs.txt"
+    proj.mkdir()
+    _hook(gw, sid, "SessionStart", proj)
+    _hook(gw, sid, "UserPromptSubmit", proj, plan=[{"text": "train", "status": "in_progress"}], plan_source="TodoWrite")
+    a, b = _run(gw, sid, proj, marker), _run(gw, sid, proj, marker)
+    assert a["id"] != b["id"]  # the same command twice in one turn: two jobs
+    _hook(gw, sid, "UserPromptSubmit", proj)
+    c = _run(gw, sid, proj, marker)
+    assert c["id"] not in (a["id"], b["id"])  # the next turn: a new job
+    for job in (a, b, c):
+        gw.wait_state(job["id"], {"COMPLETED"})
+    plain = [gw.cli("run", "--json", "--", "true", env={"CLAUDE_CODE_SESSION_ID": "", "CLAUDECODE": ""}) for _ in "ab"]
+    assert len({json.loads(p.stdout)["id"] for p in plain}) == 2  # not from a session: unchanged
+    gw.kill9()  # mid-campaign: turn 2 never ended
+    gw.start()
+    camp = json.loads(gw.cli("sessions", "show", sid, "--json").stdout)
+    assert (camp["turn"], camp["turn_state"], camp["host"]) == (2, "in_turn", HOST)
+    assert camp["plan"] == [{"text": "train", "status": "in_progress"}] and camp["plan_source"] == "TodoWrite"
+    assert [j["id"] for j in camp["jobs"]] == [a["id"], b["id"], c["id"]]
+    keys = [j["idempotency_key"] for j in camp["jobs"]]
+    assert keys[0].startswith(f"session:{sid}:turn1:") and keys[0].endswith(":0") and keys[1].endswith(":1")
+    assert keys[2].startswith(f"session:{sid}:turn2:") and "3 completed" in camp["summary"]
+    dry = gw.cli("sessions", "resume", sid, "--dry-run", "--json", "--dir", str(tmp_path / "copy"))
+    plan = json.loads(dry.stdout)
+    assert plan["argv"][:3] == ["claude", "--resume", sid] and plan["cwd"] == str(tmp_path / "copy")
+    assert plan["continues_turn"] and "Campaign summary" in plan["prompt"]
+    body = {"dir": str(proj), "headless": True, "commit": True}
+    gw.client.request("POST", f"/v1/sessions/{sid}/campaign/resume", body)  # what `resume` records before exec
+    _hook(gw, sid, "UserPromptSubmit", proj)  # the resume's prompt continues turn 2
+    again = _run(gw, sid, proj, marker)
+    assert again["id"] == c["id"] and again.get("duplicate")  # the replayed submission: the same job
+    fresh = _run(gw, sid, proj, marker)
+    assert fresh["id"] not in (a["id"], b["id"], c["id"])  # a second one in the replayed turn: new
+    gw.wait_state(fresh["id"], {"COMPLETED"})
+    assert marker.read_text().count("ran") == 4  # a, b, c, fresh: nothing ran twice
+    assert json.loads(gw.cli("sessions", "show", sid, "--json").stdout)["incarnation"] == 1
+
+
+def test_sessions_by_node_and_ssh_resume(gateway_factory: Any, tmp_path: Path) -> None:
+    gw = gateway_factory()
+    _hook(gw, "here-1", "SessionStart", tmp_path)
+    gw.client.request(
+        "POST", "/v1/sessions/far-1/hook", {"event": "SessionStart", "harness": "codex", "reach": {"host": "login9"}}
+    )
+    on_node = json.loads(gw.cli("sessions", "list", "--node", "login9", "--json").stdout)
+    assert [r["id"] for r in on_node] == ["far-1"]
+    assert json.loads(gw.cli("sessions", "list", "--node", "nowhere", "--json").stdout) == []
+    res = gw.cli("sessions", "resume", "here-1", "--on", "login3", "--json")
+    got = json.loads(res.stdout)
+    assert got["command"] == f"ssh -t login3 'cd {tmp_path} && frontdesk sessions resume here-1 --dir {tmp_path}'"
+    drained = json.loads(gw.cli("sessions", "drain", "--node", "login9", "--json").stdout)
+    assert drained["sessions"][0]["signalled"] is False and "login9" in drained["sessions"][0]["reason"]
+    assert json.loads(gw.cli("sessions", "show", "far-1", "--json").stdout)["suspended_at"] is not None
+    bad = gw.cli("sessions", "resume", "far-1", "--dry-run")
+    assert bad.returncode != 0 and "--dir" in bad.stderr  # no directory known: one line, non-zero
+    missing = gw.cli("sessions", "show", "nope")
+    assert missing.returncode != 0 and "no session" in missing.stderr
+    assert gw.cli("sessions", "--json").returncode == 0  # the bare listing still works
