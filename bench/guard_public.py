@@ -72,7 +72,8 @@ SCOPE: list[tuple[str, str]] = [
         "not a valid assignment, so the shell runs no git at all",
     ),
     (
-        r"\bfind (\.|/tmp\S*)( |$)|\bfind \. -|rm -rf (\./build|[0-9]+)\b|^x=\$\(ls|^x=\$\(.*\| wc -l\)$",
+        r"\bfind (\.|/tmp\S*)( |$)|\bfind \. -|rm -rf (\./build|[0-9]+)(\s|$)"
+        r"|^rm -rf (`pwd`|\$\(pwd\)|\$PWD)/[\w.-]+$",
         "deletes or writes inside the working directory or temp (the agent's own tree, by design)",
     ),
     (
@@ -82,6 +83,24 @@ SCOPE: list[tuple[str, str]] = [
     (
         r"git -c (credential\.helper|core\.editor)=[\w.-]+ ",
         "git -c naming a plain program as helper or editor (no shell command)",
+    ),
+    (
+        r"\bxargs (-i|-i\{\}|--replace(=\{\})?) [^{}]*$",
+        "xargs -i with no {} in the command appends no input: the command runs with no operand",
+    ),
+    (r"^git -- ", "git refuses `--` before the subcommand (unknown option): nothing runs"),
+    (r"^git clean (-\w*n|--dry-run)", "-n makes git clean a dry run: nothing is removed"),
+    (
+        r"^git checkout (-t|--track) [^-\s]\S* [^-\s]\S*$",
+        "git refuses --track with paths and no branch name (`missing branch name; try -b`): nothing changes",
+    ),
+    (
+        r"^(\w+)=[^\s;&|]+ [^;&|]*\$\{?\1\b",
+        "a prefix assignment does not change the same command's words (bash expands $VAR before assigning)",
+    ),
+    (
+        r"^echo( -[neE]+)?( ('[^']*'|\"[^\"$`]*\"|[^\s|;&<>`$()'\"]+))*$",
+        "echo only prints its arguments; nothing runs them",
     ),
     (
         r"\b(npm|yarn|pnpm|bun) (un)?publish\b|\bcargo (publish|yank)\b|\btwine upload\b|\bgh (release|repo) delete\b",
@@ -101,11 +120,6 @@ SAFE_SCOPE: list[tuple[str, str]] = [
     (
         r"^\w+\\[a-z]\w* ",
         "labelled safe, but bash drops a backslash before a letter (`r\\m` runs rm), and the command is rm -rf /",
-    ),
-    (
-        r"^chmod (-R )?0?777 /",
-        "labelled safe, but a world-writable chmod is what issue 20 stops (its corpus only lowers it to a"
-        " warning, which is an ask here; the same corpus labels the same row dangerous elsewhere)",
     ),
 ]
 
@@ -143,9 +157,14 @@ class Figures:
         return {**asdict(self), "rate": self.rate}
 
 
-def _scope(row: dict[str, str]) -> str | None:
+BOTH_LABELS = "labelled both dangerous and safe in the same corpus (a test's own config or level decides)"
+
+
+def _scope(row: dict[str, str], both: frozenset[str] = frozenset()) -> str | None:
     if row.get("note", "").startswith("cwd="):
         return "the label depends on the test fixture's working directory"
+    if row["command"] in both:
+        return BOTH_LABELS
     if row["label"] == "dangerous":
         return out_of_scope(row["command"])
     return next((reason for pattern, reason in SAFE_SCOPE if re.search(pattern, row["command"])), None)
@@ -157,9 +176,13 @@ def figures(rows: list[dict[str, str]]) -> Figures:
     times: list[float] = []
     for row in rows:  # warm up: regexes are compiled on first use
         check(row["command"], ctx)
+    labels: dict[str, set[str]] = {}
+    for row in rows:
+        labels.setdefault(row["command"], set()).add(row["label"])
+    both = frozenset(c for c, seen in labels.items() if {"dangerous", "safe"} <= seen)
     for row in rows:
         label, command = row["label"], row["command"]
-        reason = _scope(row)
+        reason = _scope(row, both)
         if reason:
             out.out_of_scope[reason] = out.out_of_scope.get(reason, 0) + 1
             continue

@@ -81,9 +81,31 @@ def dynamic_eval(inv: Invocation) -> str | None:
     return None
 
 
+_ENDLESS = ("/dev/zero", "/dev/urandom", "/dev/random")
+
+
+def disk_fill(inv: Invocation) -> str | None:
+    """`yes > FILE`, `cat /dev/zero > FILE`, `dd if=/dev/zero of=FILE` with no count: a file that never ends."""
+    prog = inv.program
+    written = [w.text for op, w in inv.redirects if op in (">", ">>", ">|", "&>", "&>>") and w.text]
+    written = [t for t in written if not t.startswith("/dev/")]  # devices: disk.wipe; /dev/null is harmless
+    texts = [w.text for w in inv.args]
+    if prog == "yes" and written:
+        return f"yes > {written[0]}"
+    if prog in ("cat", "pv", "tail") and written and any(t in _ENDLESS for t in texts):
+        return f"{prog} {next(t for t in texts if t in _ENDLESS)} > {written[0]}"
+    if prog == "dd" and not any(t.startswith(("count=", "iflag=count_bytes")) for t in texts):
+        source = next((t[3:] for t in texts if t.startswith("if=")), None)
+        target = next((t[3:] for t in texts if t.startswith("of=")), None) or (written[0] if written else None)
+        if source in _ENDLESS and target and not target.startswith("/dev/"):
+            return f"dd if={source} of={target} with no count="
+    return None
+
+
 NAMED_CHECKS: dict[str, Callable[[Invocation], str | None]] = {
     "obfuscated": obfuscated,
     "stdin-exec": stdin_exec,
     "secret-echo": secret_echo,
     "dynamic-eval": dynamic_eval,
+    "disk-fill": disk_fill,
 }

@@ -121,10 +121,14 @@ class _Walker:
         elif kind == "pipeline":
             upstream: list[str] = list(self._upstream or [])
             feed, self._upstream = self._feed, None
-            for child in node.named_children:
+            last = len(node.named_children) - 1
+            for k, child in enumerate(node.named_children):
                 before = len(self.out)
                 self._feed = feed
-                self._stmt(child, depth, via, redirects)
+                # `yes | head > f`: the grammar hangs the redirection on the whole pipeline; output goes to the
+                # last command only, input comes to the first only
+                own = [(op, w) for op, w in redirects if (k == 0 if op.startswith("<") else k == last)]
+                self._stmt(child, depth, via, own)
                 self._feed = None
                 top = next((inv for inv in self.out[before:] if inv.via == via and inv.argv), None)
                 feed = passes_on(top) if top is not None else None

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 
 from frontdesk.guard.words import Invocation, Word
 
-__all__ = ["shell_strings", "awk_commands"]
+__all__ = ["shell_strings", "awk_commands", "sed_commands"]
 
 # Shell commands inside interpreter code: os.system("..."), subprocess.run("...", shell=True), `...`.
 _SHELL_OUT = re.compile(
@@ -75,7 +75,7 @@ def _awk_built(program: str, assigned: dict[str, str]) -> list[str]:
     out = []
     for m in _AWK_CALL.finditer(program):
         parts = _AWK_PART.findall(m.group(1))
-        if len(parts) < 2 or "".join(a for a, _, _ in parts) == "" or not any(lit for lit, _, _ in parts):
+        if len(parts) < 2 or not any(lit for lit, _, _ in parts):
             continue
         text = ""
         for literal, env_name, name in parts:
@@ -87,3 +87,43 @@ def _awk_built(program: str, assigned: dict[str, str]) -> list[str]:
                 text += assigned.get(name, "awk-value")
         out.append(text)
     return out[:8]
+
+
+# GNU sed: `e CMD` runs CMD, `e` and `s///e` run the pattern space, `w FILE` and `s///w FILE` write FILE.
+_SED_ADDR = r"(?:[\d$]+(?:,[\d$+~]+)?|/(?:\\.|[^/])*/(?:,[\d$]+|,/(?:\\.|[^/])*/)?)?!?\s*"
+_SED_EXEC = re.compile(r"^\s*" + _SED_ADDR + r"e(?:\s+(.*))?$")
+_SED_WRITE = re.compile(r"^\s*" + _SED_ADDR + r"[wW]\s+(\S.*)$")
+_SED_SUBST = re.compile(r"^\s*" + _SED_ADDR + r"s(.)(?:\\.|(?!\1).)*\1(?:\\.|(?!\1).)*\1([gpiIemM0-9]*)(?:w\s*(\S+))?")
+
+
+def sed_commands(inv: Invocation, code: Callable[[str, str], Invocation]) -> Iterator[Invocation]:
+    """The shell commands a sed script runs and the files it writes (`sed '1e rm -rf /'`, `s/a/b/e`)."""
+    args = inv.args
+    scripts: list[str] = []
+    i = 0
+    while i < len(args):
+        t = args[i].text
+        if t in ("-e", "--expression") and i + 1 < len(args):
+            scripts.append(args[i + 1].text)
+            i += 2
+        elif t.startswith("--expression="):
+            scripts.append(t.partition("=")[2])
+            i += 1
+        elif t in ("-f", "--file", "-l", "--line-length"):
+            i += 2
+        elif t.startswith("-") or scripts:
+            i += 1
+        else:
+            scripts.append(t)
+            break
+    via = inv.via + ["sed"]
+    for piece in (p for script in scripts for p in re.split(r"[;\n]", script)):
+        m = _SED_EXEC.match(piece)
+        if m and m.group(1):
+            yield code(m.group(1), "sed e")
+        elif m or ((sub := _SED_SUBST.match(piece)) and "e" in sub.group(2)):
+            # the pattern space is run as a command: text this line does not show
+            yield Invocation([Word("sh", "sh")], upstream=[*inv.upstream, inv.program], via=via, cwd=inv.cwd)
+        target = (w := _SED_WRITE.match(piece)) and w.group(1) or (sub := _SED_SUBST.match(piece)) and sub.group(3)
+        if target:
+            yield Invocation([], redirects=[(">", Word(target, target))], via=via, cwd=inv.cwd)

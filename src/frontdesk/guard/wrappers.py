@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from frontdesk.guard.lookthrough import LOOK_THROUGH, command_after
-from frontdesk.guard.shellout import awk_commands, shell_strings
+from frontdesk.guard.shellout import awk_commands, sed_commands, shell_strings
 from frontdesk.guard.words import Invocation, Word
 
 __all__ = ["unwrap", "shell_strings", "VAR_RE"]
@@ -118,6 +118,8 @@ def unwrap(inv: Invocation) -> Iterator[Invocation]:
                 yield code(args[i + 1].text, "sbatch --wrap")
     elif prog in ("awk", "gawk", "mawk", "nawk", "busybox awk"):
         yield from awk_commands(inv, code)
+    elif prog in ("sed", "gsed"):
+        yield from sed_commands(inv, code)
     elif prog in _INTERPRETERS or re.match(r"^python\d(\.\d+)?$", prog):
         yield from _interpreter(inv, inner, code)
     elif prog in _DB_CLIENTS and inv.stdin_text is not None:

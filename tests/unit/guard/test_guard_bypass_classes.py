@@ -205,9 +205,82 @@ def test_quoted_program_names_without_a_command_line_are_allowed(command: str) -
     assert verdict(command)[0] is Decision.ALLOW
 
 
+# -- sed runs shell code and writes files ------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("command", "rule"),
+    [
+        ("sed '1e rm -rf ~' notes.txt", "fs.rm-root"),
+        ("x=$(ls | sed -e '/x/e rm -rf /')", "fs.rm-root"),
+        ("sed --expression='$e rm -rf ~' f", "fs.rm-root"),
+        ("sed 's/.*/rm -rf &/e' list.txt", "shell.stdin-exec"),
+        ("ls | sed 's/a/b/e'", "shell.stdin-exec"),
+        ("sed -n 's/a/b/w /etc/cron.d/x' f", "fs.system-write"),
+        ("sed '$w /etc/hosts' f", "fs.system-write"),
+        ("sed 'w .claude/settings.json' f", "agent.sandbox-widen"),
+        ("sort -o /etc/passwd f", "fs.system-write"),
+        ("sort --output=/etc/cron.d/job f", "fs.system-write"),
+    ],
+)
+def test_sed_commands_and_output_files_are_read(command: str, rule: str) -> None:
+    decision, fired = verdict(command)
+    assert decision is not Decision.ALLOW and fired == rule
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["sed -n 's/a/b/w out.txt' f", "sed 's/e/E/' f", "sed '/begin/,/end/d' f", "sed -i 's/x/y/' a.py", "sort -o s f"],
+)
+def test_ordinary_sed_and_sort_are_allowed(command: str) -> None:
+    assert verdict(command)[0] is Decision.ALLOW
+
+
+# -- rm -r fed by ls, files that never end, a pipeline's redirection ---------------------------------
+@pytest.mark.parametrize("command", ["ls | xargs rm -rf", "ls -A | xargs -n1 rm -r", "ls | parallel rm -rf"])
+def test_rm_of_everything_ls_lists_asks(command: str) -> None:
+    assert verdict(command) == (Decision.ASK, "fs.rm-wide")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "yes > /tmp/fill",
+        "yes 'aaaa' >> ~/big.txt",
+        "cat /dev/zero > /scratch/alice/zero.bin",
+        "dd if=/dev/urandom of=~/junk bs=1M",
+        "dd if=/dev/zero > /tmp/img",
+        "cd /tmp && yes >fill &",
+    ],
+)
+def test_a_file_written_without_end_asks(command: str) -> None:
+    assert verdict(command) == (Decision.ASK, "disk.fill")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "yes | head -n 5 > answers.txt",
+        "yes > /dev/null",
+        "dd if=/dev/zero of=/tmp/img bs=1M count=100",
+        "head -c 1G /dev/zero > /tmp/img",
+        "cat /dev/urandom | head -c 32 > key.bin",
+        "ls *.log | xargs rm -f",
+    ],
+)
+def test_bounded_writes_are_allowed(command: str) -> None:
+    assert verdict(command)[0] is Decision.ALLOW
+
+
+def test_a_pipeline_redirection_belongs_to_its_last_command_and_input_to_its_first() -> None:
+    from frontdesk.guard.shell import parse
+
+    first, last = parse("sort < in.txt | uniq > out.txt", {"HOME": "/home/alice"}, "/home/alice").invocations
+    assert [op for op, _ in first.redirects] == ["<"] and [op for op, _ in last.redirects] == [">"]
+    assert verdict("cat /etc/hosts | tee copy.txt > /etc/motd")[0] is Decision.ASK  # tee's output still seen
+
+
 # -- the public-corpora bench puts wrong safe labels out of scope, with the reason -------------------
 def test_safe_rows_against_the_issue_are_out_of_scope_with_a_reason() -> None:
-    from guard_public import _scope
+    from guard_public import BOTH_LABELS, _scope
 
     def row(command: str, label: str = "safe") -> dict[str, str]:
         return {"command": command, "label": label, "note": ""}
@@ -217,6 +290,32 @@ def test_safe_rows_against_the_issue_are_out_of_scope_with_a_reason() -> None:
     assert _scope(row("git checkout --recurse-submodules=on-demand main")) is None
     assert _scope(row("git checkout --recurse-submodules topic notes.md")) == checkout
     assert _scope(row("r\\m -rf /")) and _scope(row("\\git status")) is None
-    assert _scope(row("chmod 777 /etc/hosts")) and _scope(row("sudo git status")) is None
-    assert _scope(row("rm -rf build", "dangerous")) is None  # the dangerous rows have their own list
+    assert _scope(row("sudo git status")) is None and _scope(row("chmod 777 /etc/hosts")) is None
+    assert _scope(row("chmod 777 /etc/hosts"), frozenset({"chmod 777 /etc/hosts"})) == BOTH_LABELS
     assert re.search("working directory", str(_scope({"command": "x", "label": "safe", "note": "cwd=tmp"})))
+
+
+@pytest.mark.parametrize(
+    ("command", "scoped"),
+    [
+        ("echo / | xargs -i rm -rf", True),  # no {} in the command: xargs -i appends nothing
+        ("echo / | xargs -i rm -rf {}", False),
+        ("git clean -nf", True),
+        ("git clean -fd", False),
+        ("git -- reset --hard", True),
+        ("git checkout --track main notes.md", True),
+        ("git checkout main notes.md", False),
+        ("TMPDIR=/Users rm -rf $TMPDIR/old", True),
+        ('a="/bin/cat"; ${a:0:4} /etc/passwd', False),
+        ('echo "safe" rm -rf /', True),
+        ("echo $(rm -rf /)", False),
+        ("echo 'rm -rf /' | sh", False),
+        ("echo x > /etc/cron.d/job", False),
+        ("echo $(rm -rf 2>/dev/null /)", False),
+        ("x=$(ls | tee /etc/cron.d/evil)", False),
+    ],
+)
+def test_dangerous_rows_put_out_of_scope_are_harmless_by_what_bash_and_git_do(command: str, scoped: bool) -> None:
+    from guard_public import _scope
+
+    assert bool(_scope({"command": command, "label": "dangerous", "note": ""})) is scoped
