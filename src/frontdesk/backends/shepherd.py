@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from frontdesk import faults
+from frontdesk.backends.gpuwatch import GpuWatch, parse_gpu_sample
 from frontdesk.backends.tracking import (
     TAG_VAR,
     JobCgroup,
@@ -49,67 +50,6 @@ def write_json(path: Path, data: dict[str, Any]) -> None:
 def _kill_tree(root: int, pgid: int, cgroup: JobCgroup | None, sig: int) -> None:
     """Signal the job's whole tree once (process group, cgroup, descendants of this subreaper)."""
     kill_all(lambda: attempt_pids(pgid=pgid, cgroup=cgroup, ancestor=os.getpid()), sig=sig, timeout=0)
-
-
-def parse_gpu_sample(text: str) -> list[tuple[int, float, int]]:
-    """(index, utilisation %, memory used bytes) per line of
-    `nvidia-smi --query-gpu=index,utilization.gpu,memory.used --format=csv,noheader,nounits`."""
-    out = []
-    for line in text.splitlines():
-        parts = [p.strip() for p in line.split(",")]
-        if len(parts) != 3 or not parts[0].isdigit():
-            continue
-        try:
-            out.append((int(parts[0]), float(parts[1]), int(float(parts[2]) * 1024 * 1024)))
-        except ValueError:
-            continue  # "[N/A]" on some boards
-    return out
-
-
-class _GpuSampler:
-    """Samples the job's GPUs with nvidia-smi every few seconds: mean utilisation, peak memory."""
-
-    EVERY = 2.0
-
-    def __init__(self, devices: str) -> None:
-        import shutil
-
-        self.ids = [d for d in devices.split(",") if d.strip().isdigit()]
-        self.tool = shutil.which("nvidia-smi") if self.ids else None
-        self.utils: list[float] = []
-        self.peak_mem = 0
-        self.next_at = 0.0
-
-    def sample(self, now: float) -> None:
-        if not self.tool or now < self.next_at:
-            return
-        self.next_at = now + self.EVERY
-        from frontdesk import proc
-        from frontdesk.errors import FrontdeskError
-
-        try:
-            text = proc.run(
-                [
-                    self.tool,
-                    "--query-gpu=index,utilization.gpu,memory.used",
-                    "--format=csv,noheader,nounits",
-                    "-i",
-                    ",".join(self.ids),
-                ],
-                timeout=5,
-            ).stdout
-        except FrontdeskError:
-            self.tool = None  # a broken driver must not cost every sample a timeout
-            return
-        rows = parse_gpu_sample(text)
-        if rows:
-            self.utils.append(sum(r[1] for r in rows) / len(rows))
-            self.peak_mem = max(self.peak_mem, sum(r[2] for r in rows))
-
-    def result(self) -> dict[str, Any]:
-        if not self.utils:
-            return {}
-        return {"gpu_util_percent": round(sum(self.utils) / len(self.utils), 1), "gpu_mem_peak_bytes": self.peak_mem}
 
 
 def _notify(launch: dict[str, Any]) -> None:
@@ -147,6 +87,16 @@ def _start_error(launch: dict[str, Any], exc: OSError | ValueError) -> str:
     if exc.filename == launch["cwd"] and not os.path.isdir(launch["cwd"]):
         return f"cannot start: the working directory {launch['cwd']} does not exist"
     return f"cannot start {launch['argv'][0]!r}: {exc.strerror}"
+
+
+def _say(launch: dict[str, Any], line: str) -> None:
+    """One line at the end of the job's stderr (where the job's own last words are read)."""
+    try:
+        fd = os.open(launch["stderr"], os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW)
+        with os.fdopen(fd, "ab") as fh:
+            fh.write(line.encode() + b"\n")
+    except OSError:
+        pass
 
 
 def _reap_adopted(main_pid: int) -> None:
@@ -313,8 +263,8 @@ def run(job_dir: Path) -> int:
     cap = _OutputCap(launch)
     pidfd = os.pidfd_open(child.pid)
     walltime = launch.get("walltime_seconds")
-    gpus = _GpuSampler(launch["env"].get("CUDA_VISIBLE_DEVICES", ""))
-    peak, why, deadline_kill = 0, None, None
+    gpus = GpuWatch(launch["env"].get("CUDA_VISIBLE_DEVICES", ""), launch.get("gpu_memory_limit"))
+    peak, why, deadline_kill, gpu_over = 0, None, None, None
     status: int | None = None
     rusage = None
     while status is None:
@@ -325,9 +275,10 @@ def run(job_dir: Path) -> int:
             break
         now = time.time()
         _reap_adopted(child.pid)
-        rss = sum(attempt_pids(pgid=child.pid, cgroup=cgroup, ancestor=os.getpid()).values())
+        tree = attempt_pids(pgid=child.pid, cgroup=cgroup, ancestor=os.getpid())
+        rss = sum(tree.values())
         peak = max(peak, rss)
-        gpus.sample(now)
+        over = gpus.sample(now, tree)
         cap.check()
         if why is None:
             if cancelled["flag"]:
@@ -336,6 +287,9 @@ def run(job_dir: Path) -> int:
                 why = "TIMEOUT"
             elif limit and cgroup is None and rss > int(limit):
                 why = "OUT_OF_MEMORY"
+            elif over:
+                why, gpu_over = "OUT_OF_MEMORY", over
+                _say(launch, f"frontdesk: {over}; the job was ended (a shared GPU holds only what was asked)")
             if why:
                 _kill_tree(child.pid, child.pid, cgroup, signal.SIGKILL if why == "OUT_OF_MEMORY" else signal.SIGTERM)
                 deadline_kill = now + KILL_GRACE_SECONDS
@@ -358,7 +312,7 @@ def run(job_dir: Path) -> int:
     state = why or ("COMPLETED" if code == 0 else "FAILED")
     reason = {
         "TIMEOUT": f"walltime {walltime}s reached",
-        "OUT_OF_MEMORY": f"memory limit {limit} bytes exceeded",
+        "OUT_OF_MEMORY": gpu_over or f"memory limit {limit} bytes exceeded",
         "CANCELLED": "cancelled",
     }.get(state)
     result.update(

@@ -48,7 +48,8 @@ def register(sub: Any) -> None:
     p.add_argument("--name")
     p.add_argument("--cpus", type=int)
     p.add_argument("--mem", help="memory limit, e.g. 8G")
-    p.add_argument("--gpus", type=int)
+    p.add_argument("--gpus", type=_gpu_count, help="whole GPUs, or a fraction of one (0.25) to share a GPU")
+    p.add_argument("--gpu-mem", help="GPU memory on a shared GPU (20G): packed with other shared jobs by memory")
     p.add_argument("--gpu-type", action="append", help="acceptable GPU model (repeatable)")
     p.add_argument("--time", help="walltime, e.g. 10m, 2h, 01:30:00")
     p.add_argument("--type", choices=["hpc", "training", "inference", "agent"])
@@ -140,6 +141,12 @@ def cmd_submit(args: argparse.Namespace) -> int:
     return _submitted(args, job)
 
 
+def _gpu_count(text: str) -> int | float:
+    """`--gpus`: a whole number, or a fraction (the spec says what is valid)."""
+    value = float(text)
+    return int(value) if value.is_integer() else value
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     """Build a spec from flags and a command line."""
     from frontdesk.errors import UserError
@@ -154,6 +161,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             res[key] = getattr(args, flag)
     if args.gpu_type:
         res["gpu"] = {"type": args.gpu_type}
+    if args.gpu_mem:
+        res.setdefault("gpu", {})["memory"] = args.gpu_mem
     for flag, key in (
         ("name", "name"),
         ("type", "type"),

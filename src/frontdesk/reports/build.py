@@ -76,6 +76,8 @@ def _last_error(lines: Sequence[str]) -> str | None:
 
 def _by_state(state: str, sig: Signature, reason: str | None, res: _Usage) -> tuple[str, str] | None:
     """Summary and next step that the end state (and its figures) decide, or None."""
+    if state == JobState.OUT_OF_MEMORY and reason and reason.startswith("GPU memory"):  # a shared GPU's cap
+        return reason, "resubmit with a larger resources.gpu.memory, or a whole GPU (gpus: 1), or reduce the batch size"
     if state == JobState.OUT_OF_MEMORY or (sig.kind == FailureKind.HOST_OOM and res.peak):
         sug, why = suggest_oom_memory(res.peak, res.mem_req)
         return (

@@ -327,8 +327,8 @@ def _cause(info: KindInfo | None, kind: str, detail: str) -> str:
 def _allowed(m: Matcher, state: str | None, implied: str | None) -> bool:
     if m.states is not None and (state is None or state not in m.states):
         return False
-    if state in _STRICT_STATES and m.kind != implied:
-        return False
+    if state in _STRICT_STATES and m.kind != implied and not (m.states and state in m.states):
+        return False  # a strict state keeps its own kind, unless a matcher names that state (a GPU share's cap)
     return not (state == JobState.CANCELLED and m.kind not in _CANCELLED_KINDS)
 
 

@@ -1,0 +1,110 @@
+"""The shepherd's GPU watch: usage samples of the job's devices, and the memory a shared-GPU job may use.
+
+Stdlib only (the shepherd starts fast). Every few seconds it asks nvidia-smi for the devices' utilisation and
+memory; for a shared-GPU job (`gpu_memory_limit` in launch.json) it also asks which processes hold device
+memory (`--query-compute-apps=pid,used_memory`) and sums those of the job's own process tree: a job over
+what it asked is ended as OUT_OF_MEMORY with a GPU cause. Processes in another PID namespace (containers)
+are not seen by pid; such a site caps shared jobs with MPS instead (`[local] mps`).
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Collection
+from typing import Any
+
+__all__ = ["GpuWatch", "gib", "over_message", "parse_compute_apps", "parse_gpu_sample"]
+
+MiB = 1024 * 1024
+
+
+def parse_gpu_sample(text: str) -> list[tuple[int, float, int]]:
+    """(index, utilisation %, memory used bytes) per line of
+    `nvidia-smi --query-gpu=index,utilization.gpu,memory.used --format=csv,noheader,nounits`."""
+    out = []
+    for line in text.splitlines():
+        parts = [p.strip() for p in line.split(",")]
+        if len(parts) != 3 or not parts[0].isdigit():
+            continue
+        try:
+            out.append((int(parts[0]), float(parts[1]), int(float(parts[2]) * MiB)))
+        except ValueError:
+            continue  # "[N/A]" on some boards
+    return out
+
+
+def parse_compute_apps(text: str) -> dict[int, int]:
+    """pid -> device memory bytes (summed over devices) from
+    `nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits`."""
+    out: dict[int, int] = {}
+    for line in text.splitlines():
+        parts = [p.strip() for p in line.split(",")]
+        if len(parts) != 2 or not parts[0].isdigit():
+            continue
+        try:
+            out[int(parts[0])] = out.get(int(parts[0]), 0) + int(float(parts[1]) * MiB)
+        except ValueError:
+            continue  # "[N/A]" (no permission to see another user's usage)
+    return out
+
+
+def gib(n: int) -> str:
+    """Bytes as GiB with one decimal, a whole number without it (`23.1 GiB`, `20 GiB`)."""
+    value = round(n / 1024**3, 1)
+    return f"{value:g} GiB" if value.is_integer() else f"{value:.1f} GiB"
+
+
+def over_message(used: int, limit: int) -> str:
+    """The cause of a shared-GPU job ended for its device memory."""
+    return f"GPU memory {gib(used)} over the {gib(limit)} asked"
+
+
+class GpuWatch:
+    """Samples the job's GPUs with nvidia-smi: mean utilisation, peak memory, and a shared job's overrun."""
+
+    EVERY = 2.0
+    EVERY_LIMITED = 1.0
+
+    def __init__(self, devices: str, limit: int | None = None) -> None:
+        self.ids = [d for d in devices.split(",") if d.strip().isdigit()]
+        self.tool = shutil.which("nvidia-smi") if self.ids else None
+        self.limit = limit
+        self.utils: list[float] = []
+        self.peak_mem = 0
+        self.job_peak = 0
+        self.next_at = 0.0
+
+    def _query(self, args: list[str]) -> str | None:
+        from frontdesk import proc
+        from frontdesk.errors import FrontdeskError
+
+        assert self.tool is not None
+        try:
+            return proc.run([self.tool, *args, "--format=csv,noheader,nounits"], timeout=5).stdout
+        except FrontdeskError:
+            self.tool = None  # a broken driver must not cost every sample a timeout
+            return None
+
+    def sample(self, now: float, tree: Collection[int] = ()) -> str | None:
+        """Take a sample when one is due; the overrun message when a shared job uses more than it asked."""
+        if not self.tool or now < self.next_at:
+            return None
+        self.next_at = now + (self.EVERY_LIMITED if self.limit else self.EVERY)
+        text = self._query(["--query-gpu=index,utilization.gpu,memory.used", "-i", ",".join(self.ids)])
+        rows = parse_gpu_sample(text or "")
+        if rows:
+            self.utils.append(sum(r[1] for r in rows) / len(rows))
+            self.peak_mem = max(self.peak_mem, sum(r[2] for r in rows))
+        if not self.limit or not self.tool:
+            return None
+        apps = parse_compute_apps(self._query(["--query-compute-apps=pid,used_memory"]) or "")
+        used = sum(mem for pid, mem in apps.items() if pid in tree)
+        self.job_peak = max(self.job_peak, used)
+        return over_message(used, self.limit) if used > self.limit else None
+
+    def result(self) -> dict[str, Any]:
+        """Usage figures for result.json (a shared job's peak is its own processes', not the device's)."""
+        if not self.utils:
+            return {}
+        peak = self.job_peak if self.limit else self.peak_mem
+        return {"gpu_util_percent": round(sum(self.utils) / len(self.utils), 1), "gpu_mem_peak_bytes": peak}

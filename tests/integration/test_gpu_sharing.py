@@ -1,0 +1,127 @@
+"""Shared GPUs on the embedded backend, end to end: a real gateway, real jobs, real shepherds, real kills.
+
+No GPU here: the stand-in tests/data/gpu/nvidia-smi is on the gateway's PATH. It lists the devices of its
+gpus.json and, as compute apps, the live processes named in its apps/ folder, each holding the memory its
+file says. A job "allocates GPU memory" by writing `apps/<pid>` for one of its processes, as a CUDA
+program would; the shepherd sees it through the same nvidia-smi queries it makes on a real GPU.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+STANDIN = Path(__file__).resolve().parents[1] / "data" / "gpu" / "nvidia-smi"
+MIB_80G = 81920
+
+
+@pytest.fixture
+def gpu_bin(tmp_path: Path) -> Path:
+    """A folder holding the stand-in nvidia-smi, two 80 GiB devices and an empty apps/ folder."""
+    bindir = tmp_path / "gpu-bin"
+    (bindir / "apps").mkdir(parents=True)
+    shutil.copy(STANDIN, bindir / "nvidia-smi")
+    (bindir / "nvidia-smi").chmod(0o755)
+    devices = [{"index": i, "name": "NVIDIA A100-SXM4-80GB", "memory_mib": MIB_80G, "util": 40} for i in (0, 1)]
+    (bindir / "gpus.json").write_text(json.dumps(devices))
+    return bindir
+
+
+@pytest.fixture
+def gpu_gateway(gateway_factory: Any, gpu_bin: Path) -> Any:
+    env = {"PATH": f"{gpu_bin}{os.pathsep}{os.environ['PATH']}"}
+    return gateway_factory(config='[local]\ncpus = 8\nmemory = "8G"\n', env=env)
+
+
+def _held_until_released(flags: Path, name: str) -> list[str]:
+    """A job that writes the devices it was given, then holds them until the test releases it."""
+    dev, go = shlex.quote(str(flags / f"{name}.dev")), shlex.quote(str(flags / f"{name}.go"))
+    return ["/bin/sh", "-c", f'echo "$CUDA_VISIBLE_DEVICES" > {dev}; while [ ! -e {go} ]; do sleep 0.05; done']
+
+
+def _submit(gw: Any, workdir: Path, command: list[str], resources: dict[str, Any]) -> int:
+    spec = {"command": command, "resources": resources}
+    return int(gw.client.submit(spec=spec, context={"cwd": str(workdir)})["id"])
+
+
+def _devices(flags: Path, name: str, gw: Any, job_id: int) -> str:
+    gw.wait_state(job_id, {"RUNNING"})
+    path = flags / f"{name}.dev"
+    deadline = time.monotonic() + 30
+    while not path.exists() or not path.read_text().endswith("\n"):
+        assert time.monotonic() < deadline, f"{name} never wrote its devices"
+        time.sleep(0.05)
+    return path.read_text().strip()
+
+
+def test_fractional_jobs_pack_on_one_device_and_a_whole_gpu_job_is_kept_apart(gpu_gateway: Any, workdir: Path) -> None:
+    gw, flags = gpu_gateway, workdir
+    share = {"gpu": {"memory": "30G"}}
+    a = _submit(gw, workdir, _held_until_released(flags, "a"), share)
+    b = _submit(gw, workdir, _held_until_released(flags, "b"), {"gpus": 0.375})  # 30 GiB of an 80 GiB device
+    w = _submit(gw, workdir, _held_until_released(flags, "w"), {"gpus": 1})
+    c = _submit(gw, workdir, _held_until_released(flags, "c"), share)
+    # a and b share device 0 (60 of 80 GiB); the whole-GPU job gets device 1 to itself
+    assert [_devices(flags, n, gw, j) for n, j in (("a", a), ("b", b), ("w", w))] == ["0", "0", "1"]
+    # c fits neither device 0 (20 GiB left) nor device 1 (held whole): it waits, never beside w
+    assert gw.client.job(c)["state"] == "PENDING"
+    (flags / "w.go").touch()
+    assert _devices(flags, "c", gw, c) == "1"
+    ended_w, started_c = gw.wait_state(w, {"COMPLETED"}), gw.client.job(c)
+    assert started_c["started_at"] >= ended_w["ended_at"], "a shared job ran beside a whole-GPU job"
+    for name in ("a", "b", "c"):
+        (flags / f"{name}.go").touch()
+    reports = gw.client.wait([a, b, c], "all", 60)["reports"]
+    assert {r["state"] for r in reports} == {"COMPLETED"}
+
+
+def _uses_gpu_memory(apps: Path, mib: int, seconds: int) -> list[str]:
+    """A job whose child process holds `mib` MiB on its device (as the stand-in's compute app) for a while."""
+    holder = f'sleep {seconds} & echo "$CUDA_VISIBLE_DEVICES {mib}" > {shlex.quote(str(apps))}/$!; echo $! > pid; wait'
+    return ["/bin/sh", "-c", holder]
+
+
+def test_a_gpu_memory_overrun_ends_out_of_memory_with_a_gpu_cause(
+    gpu_gateway: Any, gpu_bin: Path, workdir: Path
+) -> None:
+    gw, apps = gpu_gateway, gpu_bin / "apps"
+    # a process outside the job holds most of the device: only the job's own process tree counts against it
+    (apps / str(os.getpid())).write_text("0 70000\n")
+    within = workdir / "within"
+    within.mkdir()
+    ok = _submit(gw, within, _uses_gpu_memory(apps, 15000, 3), {"gpu": {"memory": "20G"}})
+    over = _submit(gw, workdir, _uses_gpu_memory(apps, 23654, 120), {"gpu": {"memory": "20G"}})
+    ended = gw.wait_state(over, {"OUT_OF_MEMORY", "COMPLETED", "FAILED"}, timeout=60)
+    assert ended["state"] == "OUT_OF_MEMORY"
+    assert ended["reason"] == "GPU memory 23.1 GiB over the 20 GiB asked"
+    holder = int((workdir / "pid").read_text())
+    assert not Path(f"/proc/{holder}").exists() or "zombie" in Path(f"/proc/{holder}/status").read_text()
+    report = gw.client.report(over)["classification"]
+    assert report["kind"] == "cuda_oom", report
+    assert report["summary"] == "GPU memory 23.1 GiB over the 20 GiB asked"
+    assert "gpu.memory" in report["next_step"]
+    kept = gw.client.wait([ok], "all", 60)["reports"][0]
+    assert kept["state"] == "COMPLETED"
+    assert kept["used"]["gpu_mem_peak_bytes"] == 15000 * 2**20  # its own processes' memory, not the device's
+
+
+def test_nonsense_requests_get_one_clear_error(gpu_gateway: Any, workdir: Path) -> None:
+    gw = gpu_gateway
+    bad = gw.cli("run", "--gpus", "1.5", "--", "true", cwd=workdir)
+    assert bad.returncode != 0 and "gpus must be a whole number, or a fraction" in bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1
+    big = _submit(gw, workdir, ["true"], {"gpu": {"memory": "100G"}})
+    ended = gw.wait_state(big, {"FAILED", "COMPLETED", "RUNNING"})
+    assert ended["state"] == "FAILED"
+    assert "it asks for 100G of GPU memory and the largest GPU here has 80G" in ended["reason"]
+    shared = gw.cli("run", "--json", "--gpus", "0.5", "--", "sh", "-c", 'echo "$CUDA_VISIBLE_DEVICES"', cwd=workdir)
+    assert shared.returncode == 0, shared.stderr
+    job = json.loads(shared.stdout)
+    assert job["spec"]["resources"]["gpus"] == 1 and job["spec"]["resources"]["gpu"]["share"] == 0.5
