@@ -85,13 +85,32 @@ def filter_env(
     site_deny: Iterable[str] = (),
 ) -> dict[str, str]:
     """The variables of `env` to keep: none matching `site_deny`; of the rest, those matching `allow` or no `deny`."""
-    deny, allow, site_deny = tuple(deny), tuple(allow), tuple(site_deny)
-    return {
-        k: v
-        for k, v in env.items()
-        if not any(matches(k, d) for d in site_deny)
-        and (any(matches(k, a) for a in allow) or not any(matches(k, d) for d in deny))
-    }
+    lists = (tuple(deny), tuple(allow), tuple(site_deny))
+    kept = _KEPT.get(lists)
+    if kept is None:
+        if len(_KEPT) >= 64:  # a few distinct lists per gateway (FRONTDESK_ENV_ALLOW varies by user)
+            _KEPT.clear()
+        kept = _KEPT[lists] = {}
+    out: dict[str, str] = {}
+    for k, v in env.items():
+        keep = kept.get(k)
+        if keep is None:
+            keep = _keep(k, *lists)
+            if len(kept) < 4096:  # the same few hundred names come with every submission
+                kept[k] = keep
+        if keep:
+            out[k] = v
+    return out
+
+
+_KEPT: dict[tuple[tuple[str, ...], ...], dict[str, bool]] = {}
+"""(deny, allow, site_deny) -> name -> kept: a gateway sees the same names with every submission."""
+
+
+def _keep(name: str, deny: tuple[str, ...], allow: tuple[str, ...], site_deny: tuple[str, ...]) -> bool:
+    if any(matches(name, d) for d in site_deny):
+        return False
+    return any(matches(name, a) for a in allow) or not any(matches(name, d) for d in deny)
 
 
 def capture_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:

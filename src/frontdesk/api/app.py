@@ -11,7 +11,6 @@ import pwd
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -19,7 +18,8 @@ from fastapi.responses import JSONResponse
 
 from frontdesk.api import events, jobs
 from frontdesk.api.access import Access
-from frontdesk.api.auth import Authenticator, Unauthenticated, tokens_from_settings
+from frontdesk.api.auth import Authenticator, tokens_from_settings
+from frontdesk.api.identify import Identify
 from frontdesk.api.limits import Limits, max_body_from
 from frontdesk.errors import Forbidden, FrontdeskError
 from frontdesk.gateway import Gateway
@@ -46,27 +46,6 @@ def _session_owner(gw: Gateway, sid: str) -> str | None:
         if session is not None:
             return str(session.user)
     return None
-
-
-def _identify(app: FastAPI, gw: Gateway, access: Access) -> None:
-    """The middleware that puts the Caller on every request (and journals attempts on others' sessions)."""
-    authn = Authenticator(gw.settings, access.roles, tokens_from_settings(gw.settings))
-
-    @app.middleware("http")
-    async def identify(request: Request, call_next: Any) -> Any:
-        # The kernel (SO_PEERCRED) on the Unix socket; a MUNGE credential or a bearer token on TCP.
-        try:
-            caller = await authn.caller(request.scope, request.headers)
-        except Unauthenticated as exc:
-            return JSONResponse(exc.to_payload(), exc.http_status)
-        request.state.caller = caller
-        request.state.principal = caller.user  # plug-ins written before identities read this name
-        sid = _SESSION_PATH.match(request.url.path)
-        if sid is not None:  # the agents routes answer another user's session with 404: journal the attempt
-            owner = _session_owner(gw, sid.group(1))
-            if owner is not None and not caller.owns(owner):
-                access.deny(caller, f"{request.method} {request.url.path} of", f"session {sid.group(1)}", owner)
-        return await call_next(request)
 
 
 def _errors(app: FastAPI, access: Access) -> None:
@@ -104,7 +83,8 @@ def create_app(gw: Gateway) -> FastAPI:
     roles = Roles.from_section(gw.settings.section("access"), owner=None if facility else _owner())
     access = Access(roles, gw.publish, lambda sid: _session_owner(gw, sid))
     app.state.gw, app.state.access = gw, access
-    _identify(app, gw, access)
+    authn = Authenticator(gw.settings, access.roles, tokens_from_settings(gw.settings))
+    app.add_middleware(Identify, authn=authn, access=access, session_owner=lambda sid: _session_owner(gw, sid))
     _errors(app, access)
     app.include_router(jobs.router)
     app.include_router(events.router)

@@ -1,0 +1,54 @@
+"""The middleware that puts the Caller on every request, and journals attempts on other users' sessions.
+
+A pure ASGI middleware: starlette's BaseHTTPMiddleware (`@app.middleware("http")`) runs each request in a
+task group with memory streams between the layers, which cost a fifth of a submission's time in the gateway.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from starlette.datastructures import Headers
+from starlette.responses import JSONResponse
+
+from frontdesk.api.access import Access
+from frontdesk.api.auth import Authenticator, Unauthenticated
+from frontdesk.api.limits import ASGIApp, Receive, Scope, Send
+
+__all__ = ["Identify", "SESSION_PATH"]
+
+SESSION_PATH = re.compile(r"^/v1/sessions/([^/]+)")
+
+
+class Identify:
+    """Sets `request.state.caller` (and `.principal`) from the kernel, MUNGE or a bearer token; 401 otherwise."""
+
+    def __init__(
+        self, app: ASGIApp, authn: Authenticator, access: Access, session_owner: Callable[[str], str | None]
+    ) -> None:
+        self.app = app
+        self.authn = authn
+        self.access = access
+        self.session_owner = session_owner
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        # The kernel (SO_PEERCRED) on the Unix socket; a MUNGE credential or a bearer token on TCP.
+        try:
+            caller = await self.authn.caller(scope, Headers(scope=scope))
+        except Unauthenticated as exc:
+            await JSONResponse(exc.to_payload(), exc.http_status)(scope, receive, send)
+            return
+        state = scope.setdefault("state", {})
+        state["caller"] = caller
+        state["principal"] = caller.user  # plug-ins written before identities read this name
+        sid = SESSION_PATH.match(scope["path"])
+        if sid is not None:  # the agents routes answer another user's session with 404: journal the attempt
+            owner = self.session_owner(sid.group(1))
+            if owner is not None and not caller.owns(owner):
+                path = scope["path"]
+                self.access.deny(caller, f"{scope['method']} {path} of", f"session {sid.group(1)}", owner)
+        await self.app(scope, receive, send)
