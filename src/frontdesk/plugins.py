@@ -11,6 +11,8 @@ A plug-in is an object with a `name` and any of these hooks, one small Protocol 
   `report["extra"][name]`.
 - `Routes.router()`: a FastAPI APIRouter mounted under /v1 (imported only by the server).
 - `ShowsCluster.cluster_info()`: the plug-in's part of `frontdesk cluster`.
+- `ShowsPanel.panel(caller)`: the plug-in's table on the gateway's web page (`Panel`), holding only what
+  this caller may see (their own; everyone's for an admin).
 - `Stops.stop()`: at shutdown.
 Plug-ins register under the entry-point group `frontdesk.plugins` (the built-ins in pyproject.toml), so a
 site package adds one without editing ours; backends under `frontdesk.backends`.
@@ -34,6 +36,7 @@ if TYPE_CHECKING:
     from frontdesk.config import Settings
     from frontdesk.events.bus import Bus
     from frontdesk.events.models import Event
+    from frontdesk.identity import Caller
     from frontdesk.jobs.record import JobRecord
     from frontdesk.spec.model import JobSpec
     from frontdesk.store.jobs import JobStore
@@ -41,6 +44,8 @@ if TYPE_CHECKING:
 __all__ = [
     "Accepts",
     "Admission",
+    "Panel",
+    "ShowsPanel",
     "Admits",
     "Attaches",
     "BACKEND_PATHS",
@@ -178,6 +183,21 @@ class Routes(Protocol):
 @runtime_checkable
 class ShowsCluster(Protocol):
     def cluster_info(self) -> dict[str, Json]: ...
+
+
+@dataclass(frozen=True)
+class Panel:
+    """A plug-in's table on the web page: plain text cells (the page escapes them)."""
+
+    title: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    note: str = ""
+
+
+@runtime_checkable
+class ShowsPanel(Protocol):
+    def panel(self, caller: Caller) -> Panel | None: ...
 
 
 @runtime_checkable

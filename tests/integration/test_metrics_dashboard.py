@@ -55,3 +55,50 @@ def test_the_page_shows_jobs_updates_when_one_ends_and_links_to_its_report(gatew
     report = _get(gw, f"/ui/jobs/{ok}")
     assert report.status_code == 200 and f"job {ok}" in report.text and "COMPLETED" in report.text
     assert _get(gw, "/ui/jobs/999999").status_code == 404
+
+
+POLICY = """
+[local]
+cpus = 2
+memory = "2G"
+
+[policy]
+[[policy.pools]]
+name = "agentpool"
+classes = ["agent", "inference"]
+cpus = 1
+
+[[policy.pools]]
+name = "batchpool"
+classes = ["hpc", "training"]
+cpus = 1
+"""
+
+
+def _panel(page: str, title: str) -> str:
+    m = re.search(rf"<h2>{title}</h2>(.*?)(?=<h2>|</div>)", page, flags=re.S)
+    assert m, f"no {title} panel"
+    return m.group(1)
+
+
+def test_the_page_shows_each_plugins_panel_for_the_caller(gateway_factory: Any, tmp_path: Any) -> None:
+    gw = gateway_factory(config=POLICY)
+    sid = "dash-session-1"
+    body = {
+        "spec": {
+            "name": "dash-lesson",
+            "command": ["sh", "-c", "echo 'ModuleNotFoundError: No module named zzq' >&2; exit 1"],
+        },
+        "context": {"cwd": str(tmp_path), "session": sid, "harness": "claude-code"},
+    }
+    job = int(gw.client.request("POST", "/v1/jobs", body)["id"])
+    gw.wait_state(job, {"FAILED"})
+    page = _get(gw, "/").text
+    pools = _panel(page, "Pools and trials")
+    assert "agentpool" in pools and "batchpool" in pools and "trial privilege held" in pools
+    lessons = _panel(page, "Lessons")
+    assert "missing_import" in lessons and "zzq" in lessons
+    sessions = _panel(page, "Sessions")
+    row = re.search(rf"<tr><td>{sid}</td>.*?</tr>", sessions)
+    assert row and "claude-code" in row.group(0) and row.group(0).endswith("<td>1</td></tr>")  # one unread report
+    assert _panel(_get(gw, "/?part=main").text, "Lessons") == lessons  # the refreshing part has them too

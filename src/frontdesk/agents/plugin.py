@@ -14,7 +14,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from frontdesk.agents.campaign_service import CampaignService
 from frontdesk.agents.campaign_store import MIGRATIONS as CAMPAIGN_MIGRATIONS
@@ -27,6 +27,10 @@ from frontdesk.agents.service import DeliveryService
 from frontdesk.agents.store import MIGRATIONS, SessionStore
 from frontdesk.events.models import Event, EventKind
 from frontdesk.plugins import GatewayHandle
+
+if TYPE_CHECKING:
+    from frontdesk.identity import Caller
+    from frontdesk.plugins import Panel
 
 __all__ = ["AgentsPlugin"]
 
@@ -108,6 +112,12 @@ class AgentsPlugin(DeliveryService):
         if self.campaigns is None:
             return None
         return self.campaigns.turn_of(session, principal, spec_hash)
+
+    def panel(self, caller: Caller) -> Panel | None:
+        """The web page's sessions: the caller's own (everyone's for an admin), with their unread reports."""
+        from frontdesk.agents.panel import sessions_panel
+
+        return None if self.store is None else sessions_panel(self.store, caller)
 
     def router(self) -> Any:
         """FastAPI routes under /v1/sessions."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from frontdesk.errors import ConfigError
 from frontdesk.guard.secrets import redact
@@ -26,8 +26,11 @@ from frontdesk.memory.context import JobContext, context_of
 from frontdesk.memory.lesson import Lesson, describe
 from frontdesk.memory.scopes import Membership
 from frontdesk.memory.store import MIGRATIONS, LessonStore
-from frontdesk.plugins import Admission, GatewayHandle, Notice, SubmitContext
+from frontdesk.plugins import Admission, GatewayHandle, Notice, Panel, SubmitContext
 from frontdesk.tails import read_tail
+
+if TYPE_CHECKING:
+    from frontdesk.identity import Caller
 
 __all__ = ["MemoryPlugin"]
 
@@ -244,6 +247,17 @@ class MemoryPlugin:
 
     def stop(self) -> None:
         """Nothing to release: the store lives on the gateway's connection."""
+
+    def panel(self, caller: Caller) -> Panel | None:
+        """The web page's lessons: the ten most recent this caller may read (their scopes only)."""
+        if self.store is None:
+            return None
+        rows = []
+        for lesson in self.store.search("", caller.user, limit=10):
+            fix = lesson.fix.get("text") if isinstance(lesson.fix, dict) else None
+            rows.append((str(lesson.id), lesson.scope, lesson.kind, (lesson.cause or lesson.line)[:160],
+                         str(fix or "")[:160], lesson.status))  # fmt: skip
+        return Panel("Lessons", ("#", "scope", "kind", "cause", "fix", "status"), tuple(rows))
 
 
 def _sig_dict(sig: Signature) -> dict[str, Any]:

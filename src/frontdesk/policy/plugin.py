@@ -8,14 +8,14 @@ import asyncio
 import logging
 import time
 from dataclasses import asdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from frontdesk.backends.base import OrdersItsQueue, Reprioritises
 from frontdesk.errors import ConfigError, FrontdeskError, NotFound
 from frontdesk.events.models import Event, EventKind
 from frontdesk.jobs.record import JobRecord
 from frontdesk.jobs.state import JobState
-from frontdesk.plugins import Admission, GatewayHandle, Notice, SubmitContext
+from frontdesk.plugins import Admission, GatewayHandle, Notice, Panel, SubmitContext
 from frontdesk.policy.catalog import CATALOG, match_model
 from frontdesk.policy.classify import classify
 from frontdesk.policy.config import PolicyConfig, parse_policy
@@ -23,6 +23,9 @@ from frontdesk.policy.embedded import JobMeta, make_picker
 from frontdesk.policy.health import Verdict, evaluate
 from frontdesk.policy.priority import FairshareLedger, level, slurm_priority
 from frontdesk.policy.trial import Revocation, TrialLedger
+
+if TYPE_CHECKING:
+    from frontdesk.identity import Caller
 
 __all__ = ["PolicyPlugin"]
 
@@ -360,3 +363,20 @@ class PolicyPlugin:
         from frontdesk.policy.api import build_router
 
         return build_router(self)
+
+    def panel(self, caller: Caller) -> Panel | None:
+        """The web page's pools (drained nodes, GPU models) and trial privilege: the caller's own standing
+        (everyone's revocations for an admin)."""
+        info, now = self.cluster_info(), time.time()
+        rows = [
+            ("pool", str(p.get("name")), ", ".join(map(str, p.get("classes") or [])), str(p.get("partition") or ""))
+            for p in info["pools"]
+        ]
+        rows += [("GPU model", model, f"{n} device(s)", "") for model, n in sorted(info["gpu_models"].items())]
+        rows += [("drained", node, str(d["check"]), str(d["detail"])[:160]) for node, d in info["drained"].items()]
+        revoked = [r for r in info["trial_revoked"] if caller.admin or r["principal"] == caller.user]
+        rows += [("trial revoked", str(r["principal"]), str(r["reason"])[:160], f"{r['until'] - now:.0f} s left")
+                 for r in revoked]  # fmt: skip
+        if not revoked:
+            rows.append(("trial", "everyone" if caller.admin else caller.user, "trial privilege held", ""))
+        return Panel("Pools and trials", ("what", "name", "detail", "more"), tuple(rows))

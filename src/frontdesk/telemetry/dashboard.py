@@ -1,6 +1,7 @@
 """The gateway's web page (pure rendering): queue, recent jobs with their report's classification, guard
-verdicts, for the jobs and verdicts the caller may see. Server-rendered HTML, no build step, no outside
-asset; it refreshes its main part every few seconds from `/?part=main` (a few lines of inline script).
+verdicts, and each plug-in's `Panel` (sessions, lessons, pools and trials), for what the caller may see.
+Server-rendered HTML, no build step, no outside asset; it refreshes its main part every few seconds from
+`/?part=main` (a few lines of inline script).
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
+
+from frontdesk.plugins import Panel
 
 __all__ = ["JobRow", "VerdictRow", "job_rows", "render_page", "render_main", "render_report"]
 
@@ -74,7 +77,15 @@ def _table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return f"<table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def render_main(user: str, admin: bool, jobs: Sequence[JobRow], verdicts: Sequence[VerdictRow]) -> str:
+def _panel(panel: Panel) -> str:
+    table = _table(panel.columns, [[escape(c) for c in row] for row in panel.rows])
+    note = f'<p class="note">{escape(panel.note)}</p>' if panel.note else ""
+    return f"<h2>{escape(panel.title)}</h2>{table if panel.rows else '<p>none</p>'}{note}"
+
+
+def render_main(
+    user: str, admin: bool, jobs: Sequence[JobRow], verdicts: Sequence[VerdictRow], panels: Sequence[Panel] = ()
+) -> str:
     """The part of the page that refreshes (escaped: names and commands come from users)."""
     scope = "all users" if admin else f"user {escape(user)}"
     states = Counter(j.state for j in jobs)
@@ -99,7 +110,8 @@ def render_main(user: str, admin: bool, jobs: Sequence[JobRow], verdicts: Sequen
     )
     return (
         f'<div id="main"><p class="scope">Showing {scope}.</p>'
-        f"<h2>Queue</h2>{queue}<h2>Recent jobs</h2>{job_table}<h2>Guard verdicts</h2>{guard}</div>"
+        f"<h2>Queue</h2>{queue}<h2>Recent jobs</h2>{job_table}<h2>Guard verdicts</h2>{guard}"
+        f"{''.join(_panel(p) for p in panels)}</div>"
     )
 
 
@@ -113,9 +125,11 @@ _SCRIPT = (
 )
 
 
-def render_page(user: str, admin: bool, jobs: Sequence[JobRow], verdicts: Sequence[VerdictRow]) -> str:
+def render_page(
+    user: str, admin: bool, jobs: Sequence[JobRow], verdicts: Sequence[VerdictRow], panels: Sequence[Panel] = ()
+) -> str:
     """The whole page."""
-    main = render_main(user, admin, jobs, verdicts)
+    main = render_main(user, admin, jobs, verdicts, panels)
     return (
         f"<!doctype html><html><head><meta charset='utf-8'><title>frontdesk</title><style>{_STYLE}</style></head>"
         f"<body><h1>frontdesk</h1>{main}<script>{_SCRIPT}</script></body></html>\n"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -13,11 +14,14 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import HTMLResponse
 
 if TYPE_CHECKING:
+    from frontdesk.identity import Caller
+    from frontdesk.plugins import Panel
     from frontdesk.telemetry.metrics import ShieldCounters
 
 __all__ = ["router"]
 
 router = APIRouter()
+log = logging.getLogger(__name__)
 
 _JOBS_SHOWN = 50
 _VERDICTS_SHOWN = 20
@@ -67,7 +71,24 @@ async def dashboard(request: Request, part: str | None = None) -> HTMLResponse:
             VerdictRow(seq, principal or "", str(data.get("verdict", "")), str(data.get("rule") or ""), command)
         )
     render = render_main if part == "main" else render_page
-    return HTMLResponse(render(caller.user, caller.admin, jobs, verdicts))
+    return HTMLResponse(render(caller.user, caller.admin, jobs, verdicts, _panels(gw.plugins, caller)))
+
+
+def _panels(plugins: Sequence[object], caller: Caller) -> list[Panel]:
+    """Each plug-in's table for this caller; one that fails is left out (logged), never the whole page."""
+    from frontdesk.plugins import ShowsPanel
+
+    out = []
+    for plugin in plugins:
+        if isinstance(plugin, ShowsPanel):
+            try:
+                got = plugin.panel(caller)
+            except Exception:
+                log.exception("the %s panel failed", getattr(plugin, "name", "?"))
+                continue
+            if got is not None:
+                out.append(got)
+    return out
 
 
 @router.get("/ui/jobs/{job_id}", include_in_schema=False)

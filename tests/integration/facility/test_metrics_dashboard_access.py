@@ -50,3 +50,18 @@ def test_a_user_sees_their_own_jobs_and_an_admin_everyones(facility: Facility) -
     assert _page(facility, ADMIN, f"/ui/jobs/{carol_job}")[0] == 200
     part: Any = _page(facility, "carol", "/?part=main")[1]
     assert f"dash-carol-{tag}" in part and f"dash-alice-{tag}" not in part
+
+
+def test_the_sessions_panel_shows_a_user_their_own_sessions_and_an_admin_everyones(facility: Facility) -> None:
+    tag = secrets.token_hex(3)
+    for user in ("alice", "carol"):
+        body = {
+            "spec": {"name": f"dash-s-{user}", "command": ["true"]},
+            "context": {"cwd": "/tmp", "session": f"sess-{user}-{tag}", "harness": "codex"},
+        }
+        answer = facility.probe(user, [{"method": "POST", "path": "/v1/jobs", "body": body}])[0]
+        assert answer[0] == 200, answer
+    alice = _page(facility, "alice", "/")[1]
+    assert f"sess-alice-{tag}" in alice and f"sess-carol-{tag}" not in alice
+    admin = _page(facility, ADMIN, "/")[1]
+    assert f"sess-alice-{tag}" in admin and f"sess-carol-{tag}" in admin

@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from frontdesk.telemetry.dashboard import JobRow, VerdictRow, render_page, render_report
+from frontdesk.plugins import Panel
+from frontdesk.telemetry.dashboard import JobRow, VerdictRow, render_main, render_page, render_report
 
 GOLDEN = Path(__file__).resolve().parents[2] / "golden" / "insight"
 JOBS = [
@@ -29,3 +30,13 @@ def test_page_golden() -> None:
 
 def test_report_golden() -> None:
     _check("report.html", render_report(3, "frontdesk job 3: FAILED <missing_import>\n"))
+
+
+def test_panels_golden_and_escaped() -> None:
+    panels = [
+        Panel("Sessions", ("session", "unread reports"), (("s-1", "2"), ("<i>s-2</i>", "0"))),
+        Panel("Lessons", ("#", "kind"), (), note="none yet & nothing to show"),
+    ]
+    main = render_main("alice", False, JOBS, VERDICTS, panels)
+    assert "<i>s-2</i>" not in main and "&lt;i&gt;s-2&lt;/i&gt;" in main
+    _check("dashboard_panels.html", render_page("alice", False, JOBS, VERDICTS, panels))
