@@ -101,6 +101,40 @@ def _inbox_of(path: str, user: str) -> Any:
         raise OSError(exc.message) from None
 
 
+def _foreign(user: str) -> bool:
+    """Whether this (root) process must become `user` to write to its inbox."""
+    import pwd
+
+    if os.geteuid() != 0:
+        return False  # a per-user gateway is the session's user (check_inbox_socket insists on it)
+    try:
+        return pwd.getpwnam(user).pw_uid != 0
+    except KeyError:
+        return False  # no such Unix user: _inbox_of refuses it
+
+
+async def _send_as(user: str, path: str, lines: str) -> bytes | None:
+    """Run inbox_send as `user` (the child drops before it connects); its reply, or None when not written."""
+    import pwd
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k in ("PATH", "PYTHONPATH", "LANG", "LC_ALL")}
+    child = await asyncio.create_subprocess_exec(
+        sys.executable, "-P", "-m", "frontdesk.agents.channels.inbox_send", "--uid", str(pwd.getpwnam(user).pw_uid),
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        env=env, cwd="/",
+    )  # fmt: skip
+    request = json.dumps({"socket": path, "payload": lines}).encode()
+    try:
+        async with asyncio.timeout(_CONNECT_TIMEOUT_S + 10):  # + the child's start
+            out, _err = await child.communicate(request)
+    except TimeoutError:
+        child.kill()
+        await child.wait()
+        return None
+    return out if child.returncode == 0 else None
+
+
 def _mtime(path: str) -> float:
     try:
         return os.stat(path).st_mtime
@@ -252,6 +286,9 @@ class InboxChannel:
             + "\n"
         )
         try:
+            if _foreign(session.user):  # a root gateway writes as the session's user, from a short-lived child
+                reply = await _send_as(session.user, str(rec["socket"]), lines)
+                return self._sent(session, reply)
             async with asyncio.timeout(_CONNECT_TIMEOUT_S):
                 # only the session's own user's inbox, with its own listener (identity.check_inbox_socket)
                 sock = await asyncio.to_thread(_inbox_of, str(rec["socket"]), session.user)
@@ -265,7 +302,10 @@ class InboxChannel:
                     writer.close()
         except (OSError, TimeoutError):
             return False
-        if b'"error"' in reply:
-            return False  # a refusal (a stale token) carries an error; success closes quietly
+        return self._sent(session, reply)
+
+    def _sent(self, session: Session, reply: bytes | None) -> bool:
+        if reply is None or b'"error"' in reply:
+            return False  # not written, or a refusal (a stale token) carries an error; success closes quietly
         self._woken[session.id] = time.time()
         return True

@@ -4,6 +4,11 @@
 at most `[slurm] refresh_seconds` old: fifty agents polling every two seconds cost the controller one
 query per interval, not fifty. `?history=true` adds ended Slurm jobs the gateway still knows of (the
 controller forgets them after MinJobAge), which is what the `sacct` shim reads.
+
+Per caller (`for_caller`): one's own jobs whole; others' jobs as the real squeue would show them on this
+site (none with Slurm's `PrivateData=jobs`, read once from `scontrol show config` or `[access] slurm_private_data`),
+never their paths, command or comment (`OTHERS_HIDDEN`), and never frontdesk's own rows of them (its job ids,
+history, usage). Admins see everything.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from frontdesk.backends.slurm.parse import JobRecord
 from frontdesk.errors import BackendError, Conflict, SpecError
 from frontdesk.plugins import GatewayHandle
 
-__all__ = ["SlurmPlugin", "STALE_AFTER", "VIEW_FIELDS", "view_row"]
+__all__ = ["OTHERS_HIDDEN", "SlurmPlugin", "STALE_AFTER", "VIEW_FIELDS", "for_caller", "parse_private_data", "view_row"]
 
 STALE_AFTER = 3.0
 """Seconds the view waits for the controller before serving the last snapshot with a note."""
@@ -60,6 +65,48 @@ VIEW_FIELDS = (
 """The scontrol fields the shims format (squeue %-codes, sacct fields); the rest stay on the gateway."""
 
 
+OTHERS_HIDDEN = frozenset({"Command", "WorkDir", "StdOut", "StdErr", "Comment"})
+"""Fields of another user's job a shim never gets: its script and paths (frontdesk's job directory) and comment."""
+
+
+def _user_of(row: Mapping[str, Any]) -> str:
+    return str(row.get("UserId", "")).split("(", 1)[0]
+
+
+def for_caller(view: Mapping[str, Any], caller: Any, private_data: frozenset[str]) -> dict[str, Any]:
+    """The view as `caller` (an identity.Caller, None for in-process use) may see it (pure)."""
+    if caller is None or getattr(caller, "admin", False):
+        return dict(view)
+    me = str(caller.user)
+    jobs = []
+    for row in view.get("jobs", []):
+        if _user_of(row) == me:
+            jobs.append(row)
+        elif "jobs" not in private_data:
+            jobs.append({k: v for k, v in row.items() if k not in OTHERS_HIDDEN})
+    mine = {str(r.get("JobId")) for r in view.get("jobs", []) if _user_of(r) == me}
+    out = {**view, "jobs": jobs, "frontdesk": {k: v for k, v in view.get("frontdesk", {}).items() if k in mine}}
+    if "history" in view:
+        out["history"] = [h for h in view["history"] if h.get("principal") == me]
+        mine |= {str(h.get("backend_id")) for h in out["history"]}
+        out["usage"] = {k: v for k, v in view.get("usage", {}).items() if k in mine}
+    return out
+
+
+def parse_private_data(text: str) -> frozenset[str]:
+    """`PrivateData = jobs,usage` from `scontrol show config` (or a setting) → {"jobs", "usage"}."""
+    for line in text.splitlines():
+        key, _, value = line.partition("=")
+        if key.strip() == "PrivateData":
+            text = value
+            break
+    else:
+        if "=" in text:
+            return frozenset({"jobs"})  # a config without the line: not knowable, so private
+    names = {v.strip().lower() for v in text.replace(" ", ",").split(",") if v.strip()}
+    return frozenset(names - {"none", "(null)"})
+
+
 def view_row(record: Mapping[str, str]) -> dict[str, str]:
     """The part of one scontrol record a shim needs."""
     return {k: record[k] for k in VIEW_FIELDS if k in record}
@@ -76,6 +123,9 @@ class SlurmPlugin:
         self.gateway: GatewayHandle | None = None
         self.served = 0
         """Shim answers served (each would have been a real squeue: two controller RPCs)."""
+        given = settings.section("access").get("slurm_private_data") if hasattr(settings, "section") else None
+        self._private: frozenset[str] | None = None if given is None else parse_private_data(str(given))
+        """Slurm's PrivateData on this site (read once from the controller when not set)."""
 
     def attach(self, gateway: GatewayHandle) -> None:
         """Remember the gateway (its backend holds the shared JobTable)."""
@@ -102,8 +152,18 @@ class SlurmPlugin:
             raise Conflict('this gateway does not run the slurm backend (set [gateway] backend = "slurm")')
         return backend
 
-    async def squeue_view(self, history: bool = False) -> dict[str, Any]:
-        """Every job the controller holds, from a snapshot at most refresh_seconds old."""
+    async def private_data(self) -> frozenset[str]:
+        """The site's PrivateData (`scontrol show config`, asked once); private ({"jobs"}) when it cannot be read."""
+        if self._private is None:
+            try:
+                text = (await self._backend().runner(["scontrol", "show", "config"])).stdout
+                self._private = parse_private_data(text)
+            except BackendError:
+                return frozenset({"jobs"})  # asked again next time
+        return self._private
+
+    async def squeue_view(self, history: bool = False, caller: Any = None) -> dict[str, Any]:
+        """Every job the controller holds, from a snapshot at most refresh_seconds old, as `caller` may see it."""
         backend = self._backend()
         stale = None
         try:
@@ -126,7 +186,9 @@ class SlurmPlugin:
         if history:
             out["history"] = self._history(records)
             out["usage"] = self._usage()
-        return out
+        if caller is None or getattr(caller, "admin", False):
+            return out
+        return for_caller(out, caller, await self.private_data())
 
     def _owned(self, records: Mapping[str, JobRecord]) -> dict[str, int]:
         if self.gateway is None or not records:
@@ -164,7 +226,7 @@ class SlurmPlugin:
                 out[str(bid)] = data
         return out
 
-    async def squeue_text(self, body: bytes, caller: str | None = None) -> Response:
+    async def squeue_text(self, body: bytes, caller: Any = None) -> Response:
         """squeue's text for the socket-only client: body `uid=N\\0[SQUEUE_*=v\\0...]--\\0argv...`.
 
         200 with stdout as the body, `X-Exit` and `X-Stderr-Hex`; 409 when the real squeue must answer."""
@@ -186,8 +248,8 @@ class SlurmPlugin:
             me = pwd.getpwuid(int(uid)).pw_name if uid.isdigit() else ""
         except KeyError:
             me = uid
-        me = caller or me  # the kernel's word (SO_PEERCRED) over the uid the body declares
-        rc, out, err = answer(argv, environ, me, await self.squeue_view())
+        me = caller.user if caller is not None else me  # the kernel's word (SO_PEERCRED) over the body's uid
+        rc, out, err = answer(argv, environ, me, await self.squeue_view(caller=caller))
         headers = {"X-Exit": str(rc), "X-Stderr-Hex": err.encode().hex()}
         return Response(out, media_type="text/plain", headers=headers)
 
@@ -210,11 +272,11 @@ class SlurmPlugin:
         r = APIRouter()
 
         @r.get("/slurm/squeue")
-        async def squeue(history: bool = False) -> dict[str, Any]:
-            return await self.squeue_view(history)
+        async def squeue(request: Request, history: bool = False) -> dict[str, Any]:
+            return await self.squeue_view(history, getattr(request.state, "caller", None))
 
         @r.post("/slurm/text/squeue")
         async def squeue_text(request: Request) -> Response:
-            return await self.squeue_text(await request.body(), getattr(request.state, "principal", None))
+            return await self.squeue_text(await request.body(), getattr(request.state, "caller", None))
 
         return r
