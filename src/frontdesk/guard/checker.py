@@ -177,8 +177,16 @@ def _job_process(inv: Invocation, ctx: GuardContext) -> str | None:
     if inv.program != "kill":
         return None
     words = [w.text for w in inv.args if not w.dynamic]
-    pids = [int(t) for t in words if t.isdigit() and int(t) > 1][:16]
-    return next((d for d in map(ctx.process_info, pids) if d), None)
+    pids: list[int] = []
+    options = True
+    for k, t in enumerate(words):
+        if options and t == "--":
+            options = False
+        elif options and k and words[k - 1] in ("-s", "-n", "--signal"):
+            continue  # a signal name or number
+        elif t.isdigit() or (t[:1] == "-" and t[1:].isdigit() and (k or not options)):
+            pids.append(int(t.lstrip("-")))  # `kill -- -PGID`, `kill -9 -PGID`: the group's leader
+    return next((d for d in map(ctx.process_info, [p for p in pids if p > 1][:16]) if d), None)
 
 
 def _fork_bomb(parsed: Parsed) -> bool:

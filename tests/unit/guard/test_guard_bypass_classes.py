@@ -3,8 +3,13 @@ list again. Canaries only: every command here is a string the guard reads, never
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import subprocess
 import sys
+import time
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -13,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from frontdesk.guard.checker import check
+from frontdesk.guard.context import process_info
 from frontdesk.guard.model import Decision, GuardContext
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -276,6 +282,71 @@ def test_a_pipeline_redirection_belongs_to_its_last_command_and_input_to_its_fir
     first, last = parse("sort < in.txt | uniq > out.txt", {"HOME": "/home/alice"}, "/home/alice").invocations
     assert [op for op, _ in first.redirects] == ["<"] and [op for op, _ in last.redirects] == [">"]
     assert verdict("cat /etc/hosts | tee copy.txt > /etc/motd")[0] is Decision.ASK  # tee's output still seen
+
+
+# -- another job's processes, in every spelling of kill ----------------------------------------------
+@pytest.fixture
+def job_pid() -> Iterator[int]:
+    """A canary `sleep` carrying the tag every frontdesk job process carries (the guard only reads /proc)."""
+    env = {**os.environ, "FRONTDESK_ATTEMPT_TAG": "test-j88.1", "FRONTDESK_JOB_ID": "j88"}
+    proc = subprocess.Popen(["sleep", "60"], env=env, start_new_session=True)
+    try:
+        for _ in range(500):  # until the canary's environment is the exec'd one (readiness, not timing)
+            if b"test-j88.1" in Path(f"/proc/{proc.pid}/environ").read_bytes():
+                break
+            time.sleep(0.01)
+        yield proc.pid
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+@pytest.mark.parametrize(
+    "form",
+    [
+        "kill -9 {p}",
+        "kill -s KILL {p}",
+        "kill -n 9 {p}",
+        "kill -- -{p}",
+        "kill -9 -{p}",
+        "/bin/kill -TERM {p}",
+        "timeout 5 kill {p}",
+        "bash -c 'kill {p}'",
+        "echo {p} | xargs kill -9",
+        "srun kill {p}",
+    ],
+)
+def test_killing_another_jobs_process_is_denied_in_every_spelling(job_pid: int, form: str) -> None:
+    ctx = replace(CTX, process_info=lambda pid: process_info(pid, None))
+    result = check(form.format(p=job_pid), ctx)
+    assert (result.decision, result.rule) == (Decision.DENY, "proc.kill-job") and "j88" in result.reason
+    own = replace(CTX, process_info=lambda pid: process_info(pid, "test-j88.1"))
+    assert check(form.format(p=job_pid), own).decision is Decision.ALLOW  # the job's own session
+
+
+# -- the node role from the site's config -------------------------------------------------------------
+def test_a_site_config_sets_the_role_and_the_hook_says_nothing(tmp_path: Path) -> None:
+    site = tmp_path / "site.toml"
+    site.write_text('[guard]\nnode_role = "login"\n')
+    env = {k: v for k, v in os.environ.items() if k not in ("FRONTDESK_NODE_ROLE", "SLURM_JOB_ID", "FRONTDESK_CONFIG")}
+    env.update(FRONTDESK_HOME=str(tmp_path / "home"), FRONTDESK_SITE_CONFIG=str(site))
+
+    def hook(command: str) -> dict[str, object]:
+        payload = json.dumps({"tool_name": "Bash", "tool_input": {"command": command}, "cwd": str(tmp_path)})
+        res = subprocess.run(
+            [sys.executable, "-m", "frontdesk.cli.guard", "hook"],
+            input=payload,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        out: dict[str, object] = json.loads(res.stdout)
+        return out
+
+    assert hook("ls") == {}  # the role is known: no notice
+    heavy = hook("make -j 64")  # a login-node rule is live
+    assert heavy["hookSpecificOutput"]["permissionDecision"] == "ask"  # type: ignore[index]
 
 
 # -- the public-corpora bench puts wrong safe labels out of scope, with the reason -------------------
