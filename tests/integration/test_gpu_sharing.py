@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 STANDIN = Path(__file__).resolve().parents[1] / "data" / "gpu" / "nvidia-smi"
+GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "cli"
 MIB_80G = 81920
 
 
@@ -72,6 +73,7 @@ def test_fractional_jobs_pack_on_one_device_and_a_whole_gpu_job_is_kept_apart(gp
     assert [_devices(flags, n, gw, j) for n, j in (("a", a), ("b", b), ("w", w))] == ["0", "0", "1"]
     # c fits neither device 0 (20 GiB left) nor device 1 (held whole): it waits, never beside w
     assert gw.client.job(c)["state"] == "PENDING"
+    _check_cluster_view(gw, workdir)
     (flags / "w.go").touch()
     assert _devices(flags, "c", gw, c) == "1"
     ended_w, started_c = gw.wait_state(w, {"COMPLETED"}), gw.client.job(c)
@@ -80,6 +82,29 @@ def test_fractional_jobs_pack_on_one_device_and_a_whole_gpu_job_is_kept_apart(gp
         (flags / f"{name}.go").touch()
     reports = gw.client.wait([a, b, c], "all", 60)["reports"]
     assert {r["state"] for r in reports} == {"COMPLETED"}
+
+
+def _golden(name: str, text: str) -> None:
+    path = GOLDEN / name
+    if os.environ.get("FRONTDESK_REGEN_GOLDEN"):
+        path.write_text(text)
+    assert text == path.read_text(), f"{name} changed; regenerate on purpose (FRONTDESK_REGEN_GOLDEN=1) and review"
+
+
+def _check_cluster_view(gw: Any, workdir: Path) -> None:
+    """`frontdesk cluster` shows each GPU's free memory and who holds it (text and --json, golden)."""
+    me = gw.client.job(1)["principal"]
+    shown = gw.cli("cluster", "--json", cwd=workdir)
+    assert shown.returncode == 0, shown.stderr
+    devices = json.loads(shown.stdout)["gpus"]
+    assert [(d["mode"], d["free_bytes"], [h["job_id"] for h in d["holders"]]) for d in devices] == [
+        ("shared", 20 * 2**30, [1, 2]),
+        ("whole", 0, [3]),
+    ]
+    _golden("cluster-gpus.json", json.dumps(devices, indent=2, sort_keys=True).replace(f'"{me}"', '"<user>"') + "\n")
+    text = gw.cli("cluster", cwd=workdir).stdout
+    gpu_lines = [line for line in text.splitlines() if line.startswith("  gpu ")]
+    _golden("cluster-gpus.txt", "\n".join(gpu_lines).replace(f"({me})", "(<user>)") + "\n")
 
 
 def _uses_gpu_memory(apps: Path, mib: int, seconds: int) -> list[str]:

@@ -21,7 +21,7 @@ from typing import Any
 
 from frontdesk.backends.base import BackendJob, BackendStatus, Inventory, JobState, PushHint, Usage
 from frontdesk.backends.gpushare import GpuLedger, Hold, SharedNeed
-from frontdesk.backends.localgpu import detect_gpus, gpu_env, ledger_of, never_fits_gpu
+from frontdesk.backends.localgpu import detect_gpus, device_views, gpu_env, ledger_of, never_fits_gpu
 from frontdesk.backends.runas import RunAs, for_job, own
 from frontdesk.backends.shepherd import write_json
 from frontdesk.backends.tracking import fence, state_id
@@ -172,6 +172,13 @@ class LocalBackend:
     def inventory(self) -> Inventory:
         """CPUs, memory and GPUs of this machine (or as declared in [local])."""
         return self._inventory
+
+    def gpu_view(self) -> list[dict[str, Any]]:
+        """Each GPU: memory, memory free to shared jobs, whole/shared/free and the jobs holding it."""
+        held = (
+            (r.job.job_id, str(r.job.extra.get("principal") or ""), h) for r in self.running.values() for h in r.holds
+        )
+        return device_views(self._inventory.gpus, held)
 
     async def start(self, push: PushHint) -> None:
         """Recover attempts left by an earlier gateway, then run the scheduling loop."""

@@ -7,13 +7,13 @@ job (a fraction of one device) also gets the MPS variables where the site runs t
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from frontdesk.backends.base import BackendJob
 from frontdesk.backends.gpushare import GpuLedger, Hold, SharedNeed
 
-__all__ = ["detect_gpus", "gpu_env", "ledger_of", "never_fits_gpu"]
+__all__ = ["detect_gpus", "device_views", "gpu_env", "ledger_of", "never_fits_gpu"]
 
 MPS_PIPE_DIRECTORY = "/tmp/nvidia-mps"
 """nvidia-cuda-mps-control's default pipe directory."""
@@ -81,3 +81,31 @@ def never_fits_gpu(job: BackendJob, gpus: Sequence[Mapping[str, Any]]) -> str | 
         asked = format_bytes(need.bytes_on(largest))
         return f"it asks for {asked} of GPU memory and the largest GPU{kind} here has {format_bytes(largest)}"
     return None
+
+
+def device_views(gpus: Sequence[Mapping[str, Any]], held: Iterable[tuple[int, str, Hold]]) -> list[dict[str, Any]]:
+    """Each device for the cluster view: memory, memory free to shared jobs, its mode and who holds it.
+
+    `held` is (job id, principal, hold) per hold of a running job; `free_bytes` counts what jobs asked, not
+    what nvidia-smi sees them use (a shared job is ended when it uses more, see backends/gpuwatch.py)."""
+    holds = list(held)
+    ledger = ledger_of(gpus, [h for _, _, h in holds])
+    free = ledger.free_shared()
+    out = []
+    for index in sorted(ledger.models):
+        mine = [(job, who, h) for job, who, h in holds if h.index == index]
+        mode = "free" if not mine else ("whole" if any(h.whole for _, _, h in mine) else "shared")
+        out.append(
+            {
+                "index": index,
+                "model": ledger.models[index],
+                "memory_bytes": ledger.memory.get(index, 0),
+                "free_bytes": free.get(index, 0),
+                "mode": mode,
+                "holders": [
+                    {"job_id": job, "principal": who, "memory_bytes": None if h.whole else h.memory_bytes}
+                    for job, who, h in sorted(mine, key=lambda x: x[0])
+                ],
+            }
+        )
+    return out

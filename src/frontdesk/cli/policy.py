@@ -68,12 +68,33 @@ def register(sub: Any) -> None:
     s.set_defaults(func=cmd_simulate)
 
 
+def _render_gpus(devices: list[dict[str, Any]]) -> list[str]:
+    """One line per GPU: memory, memory free to shared jobs, and who holds it."""
+
+    def gib(n: int | None) -> str:
+        return f"{(n or 0) / 1024**3:.1f}".removesuffix(".0") + " GiB"
+
+    lines = []
+    for d in devices:
+        who = ", ".join(
+            (f"job {h['job_id']} ({h['principal'] or '?'})" if h.get("job_id") is not None else "another user's job")
+            + ("" if h.get("memory_bytes") is None else f" {gib(h['memory_bytes'])}")
+            for h in d.get("holders", [])
+        )
+        lines.append(
+            f"  gpu {d['index']:<2} {d['model']:<24} {gib(d['memory_bytes']):>9}  free {gib(d['free_bytes']):>9}"
+            f"  {d['mode']:<6}{'  ' + who if who else ''}"
+        )
+    return lines
+
+
 def _render_cluster(data: dict[str, Any]) -> str:
     inv = data.get("inventory", {})
     lines = [
         f"backend {data.get('backend')}: {inv.get('cpus')} cores, "
         f"{inv.get('memory_bytes', 0) / 1024**3:.0f} GiB, {len(inv.get('gpus', []))} GPUs"
     ]
+    lines.extend(_render_gpus(data.get("gpus") or []))
     pol = data.get("policy") or {}
     if pol:
         lines.append(
