@@ -381,7 +381,10 @@ class Gateway:
                 pause = recheck_after()  # jittered: 5,000 waiters parked together never re-check together
                 remaining = pause if deadline is None else max(0.0, deadline - time.monotonic())
                 try:
-                    await asyncio.wait_for(flag.wait(), timeout=min(remaining, pause))
+                    # asyncio.timeout, not wait_for: the flag resumes this task directly (wait_for's extra
+                    # task costs two more passes of the loop between a job's end and its waiter).
+                    async with asyncio.timeout(min(remaining, pause)):
+                        await flag.wait()
                 except TimeoutError:
                     pass
         finally:

@@ -12,6 +12,7 @@ import time
 from typing import Any, Literal
 
 from fastapi import APIRouter, Query, Request
+from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from frontdesk.api.access import Access, Action
@@ -305,11 +306,12 @@ async def logs(
 
 
 @router.post("/wait")
-async def wait(body: WaitBody, request: Request) -> dict[str, Any]:
+async def wait(body: WaitBody, request: Request) -> JSONResponse:
     for job_id in body.ids:
         _job(request, job_id, Action.READ, "wait for")
     result: dict[str, Any] = await request.app.state.gw.wait(body.ids, body.mode, body.timeout)
-    return result
+    # Plain JSON data already: encoded once here, not walked again by FastAPI's encoder (the wake path).
+    return JSONResponse(result)
 
 
 @router.post("/notify")
