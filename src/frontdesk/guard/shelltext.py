@@ -27,7 +27,10 @@ class Redirect:
     stdin_from: list[str] = field(default_factory=list)
 
 
-_FOREVER = re.compile(r"^(while\s+(true|:|\[+ *1 *\]+|\(\( *1 *\)\))|until\s+false)\s*;?\s*(do|\n)")
+_FOREVER = re.compile(
+    r"^(while\s+(true|:|\[+ *1 *\]+|\(\( *1 *\)\)|sleep\s+[\d.]+[smh]?)|until\s+false)\s*;?\s*(do|\n)"
+    r"|^for\s*\(\([^;)]*;\s*;"  # for ((;;)), for ((i=0;;i++)): no condition
+)
 _BIG_NUMBER = re.compile(r"(?<![\w-])([2-9]\d{2,}|1\d{3,})(?![\w.])")
 
 

@@ -349,6 +349,41 @@ def test_a_site_config_sets_the_role_and_the_hook_says_nothing(tmp_path: Path) -
     assert heavy["hookSpecificOutput"]["permissionDecision"] == "ask"  # type: ignore[index]
 
 
+# -- git refs and forced removals, keys truncated, loops with no end -------------------------------
+@pytest.mark.parametrize(
+    ("command", "rule"),
+    [
+        ("git update-ref -d refs/heads/main", "git.destructive"),
+        ("git update-ref -m x -d refs/heads/feature", "git.destructive"),
+        ("git rm -rf .", "git.destructive"),
+        ("git rm --force src/a.py", "git.destructive"),
+        ("truncate -s 0 ~/.ssh/id_ed25519", "fs.rm-protected"),
+        ("truncate --size=0 $HOME/.ssh/id_rsa", "fs.rm-protected"),
+        ("for ((;;)); do sbatch job.sh; done", "slurm.submit-loop"),
+        ("for (( i=0; ; i++ )); do sbatch job.sh; done", "slurm.submit-loop"),
+        ("while sleep 60; do sbatch job.sh; done", "slurm.submit-loop"),
+    ],
+)
+def test_more_spellings_of_the_git_key_and_loop_classes(command: str, rule: str) -> None:
+    decision, fired = verdict(command)
+    assert decision is not Decision.ALLOW and fired == rule
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git rm --cached -r .",
+        "git rm src/a.py",
+        "git update-ref refs/heads/x HEAD",
+        "truncate -s 0 log.txt",
+        "for ((i=0;i<3;i++)); do sbatch job$i.sh; done",
+        "while sleep 60; do squeue --me; done",
+    ],
+)
+def test_their_harmless_neighbours_are_allowed(command: str) -> None:
+    assert verdict(command)[0] is Decision.ALLOW
+
+
 # -- the public-corpora bench puts wrong safe labels out of scope, with the reason -------------------
 def test_safe_rows_against_the_issue_are_out_of_scope_with_a_reason() -> None:
     from guard_public import BOTH_LABELS, _scope
