@@ -62,3 +62,19 @@ def test_slurm_oom_is_remembered_and_the_fix_told(slurm_memory_gateway: Any, wor
     [note] = [n for n in third["notices"] if n["source"] == "memory" and "lesson_id" in n]
     assert "ended OUT_OF_MEMORY once at 100M" in note["text"] and "completed with memory 1G" in note["text"]
     gw.client.cancel(third["id"])
+
+
+def test_a_job_that_found_no_gpu_is_told_which_partitions_have_them(slurm_memory_gateway: Any, workdir: Path) -> None:
+    gw = slurm_memory_gateway
+    spec = {
+        "command": ["sh", "-c", "echo 'RuntimeError: No CUDA GPUs are available' >&2; exit 1"],
+        "workdir": str(workdir),
+        "pool": "hpc",
+        "resources": {"walltime": "2m"},
+    }
+    job = gw.client.submit(spec=spec, context={"session": "s-gpu", "cwd": str(workdir)})
+    rep = gw.client.wait([job["id"]], "all", 120)["reports"][0]
+    assert rep["state"] == "FAILED" and rep["classification"]["kind"] == "no_gpu", rep["classification"]
+    where = rep["extra"]["memory"]["partition"]
+    assert where == "partition hpc has no GPU: use --partition training (a100, h100) or --partition test (a100, h100)"
+    assert where in rep["classification"]["next_step"] and "--partition training" in rep["text"]

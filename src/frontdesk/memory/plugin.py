@@ -191,7 +191,34 @@ class MemoryPlugin:
         }
         if sig.kind == "host_oom":
             extra["suggest"] = self._oom_advice(report, principal, job_ctx, touched + matched)
+        where = self._partition_advice(sig.kind, job.get("partition"), report, extra.get("suggest"))
+        if where:
+            extra["partition"] = where
         return extra
+
+    def _partition_advice(self, kind: str, partition: object, report: dict[str, Any], suggest: Any) -> str | None:
+        """Where the advice fits when the job's own partition cannot hold it; added to the report's next step."""
+        from frontdesk.memory.fit import Need, advise, shapes
+        from frontdesk.reports.build import suggest_walltime
+
+        if kind == "host_oom" and isinstance(suggest, dict):
+            need = Need(memory_bytes=int(suggest["memory_bytes"]))
+        elif kind == "walltime":
+            wall = (report.get("requested") or {}).get("walltime_s")
+            need = Need(walltime_s=suggest_walltime(report.get("run_s"), wall))
+        elif kind == "no_gpu":
+            need = Need(gpus=True)
+        else:
+            return None
+        if self.gateway is None:
+            return None
+        text = advise(
+            partition if isinstance(partition, str) else None, need, shapes(self.gateway.backend.inventory().pools)
+        )
+        cls = report.get("classification")
+        if text and isinstance(cls, dict):
+            cls["next_step"] = f"{cls.get('next_step') or ''}; {text}".lstrip("; ")
+        return text
 
     def _oom_advice(self, report: dict[str, Any], principal: str, ctx: JobContext, lessons: list[Lesson]) -> Any:
         """The --mem to ask for next, from the best evidence memory has; it replaces the report's next step."""

@@ -10,6 +10,7 @@ import re
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from frontdesk.backends.base import BackendStatus, Inventory, JobState, Usage
 from frontdesk.durations import parse_slurm_clock
@@ -283,14 +284,23 @@ def inventory_from_records(nodes: Iterable[Mapping[str, str]], partitions: Itera
     cpus = 0
     memory = 0
     gpus: list[dict[str, object]] = []
+    shapes: dict[str, dict[str, Any]] = {}  # per partition: its largest node, its GPU types
     for node in nodes:
-        cpus += int(node.get("CPUTot", "0") or 0) if node.get("CPUTot", "").isdigit() else 0
+        node_cpus = int(node.get("CPUTot", "0")) if node.get("CPUTot", "").isdigit() else 0
         mem = node.get("RealMemory", "")
-        memory += int(mem) * 2**20 if mem.isdigit() else 0
-        for gpu_type, count in _gres_gpus(node.get("Gres", "")):
+        node_mem = int(mem) * 2**20 if mem.isdigit() else 0
+        cpus, memory = cpus + node_cpus, memory + node_mem
+        node_gpus = _gres_gpus(node.get("Gres", ""))
+        for gpu_type, count in node_gpus:
             gpus.append({"node": node.get("NodeName"), "type": gpu_type, "count": count})
+        for name in filter(None, (n.strip() for n in node.get("Partitions", "").split(","))):
+            shape = shapes.setdefault(name, {"max_node_memory_bytes": 0, "max_node_cpus": 0, "gpu_types": set()})
+            shape["max_node_memory_bytes"] = max(shape["max_node_memory_bytes"], node_mem)
+            shape["max_node_cpus"] = max(shape["max_node_cpus"], node_cpus)
+            shape["gpu_types"].update(t or "gpu" for t, n in node_gpus if n)
     pools = []
     for part in partitions:
+        shape = shapes.get(part.get("PartitionName", ""), {})
         pools.append(
             {
                 "name": part.get("PartitionName"),
@@ -298,6 +308,9 @@ def inventory_from_records(nodes: Iterable[Mapping[str, str]], partitions: Itera
                 "max_time_s": parse_slurm_duration(part.get("MaxTime")),
                 "default": part.get("Default") == "YES",
                 "state": part.get("State"),
+                "max_node_memory_bytes": shape.get("max_node_memory_bytes"),
+                "max_node_cpus": shape.get("max_node_cpus"),
+                "gpu_types": sorted(shape.get("gpu_types", ())),
             }
         )
     return Inventory(cpus=cpus, memory_bytes=memory, gpus=tuple(gpus), pools=tuple(pools))
