@@ -139,7 +139,7 @@ class SlurmBackend:
 
     def _gpu_placement(self, job: BackendJob) -> GpuPlacement | None:
         try:
-            return placement_for(job, self._inventory, self.config.partition)
+            return placement_for(job, self._inventory, self.config.partition, self.config.shards_per_gpu)
         except NoGpuNode as exc:
             raise BackendError(str(exc)) from None
 

@@ -33,6 +33,8 @@ class SlurmConfig:
     """Extra `#SBATCH` lines for every job (e.g. `--account=proj`)."""
     bin_dir: str | None = None
     """Directory holding the real Slurm commands (else PATH)."""
+    shards_per_gpu: int = 0
+    """GPU shards per GPU (gres.conf `Name=shard`, Slurm 22.05+): a shared-GPU job asks `--gres=shard:N`."""
 
     @classmethod
     def from_settings(cls, settings: Any) -> SlurmConfig:
@@ -51,6 +53,9 @@ class SlurmConfig:
         for key in ("refresh_seconds", "command_timeout"):
             if key in values and not isinstance(values[key], int | float):
                 raise ConfigError(f"[slurm].{key}: expected a number")
+        shards = values.get("shards_per_gpu", 0)
+        if isinstance(shards, bool) or not isinstance(shards, int) or not 0 <= shards <= 1024:
+            raise ConfigError("[slurm].shards_per_gpu: expected a whole number from 0 to 1024")
         if os.environ.get("FRONTDESK_SLURM_CONF") and "conf" not in values:
             values["conf"] = os.environ["FRONTDESK_SLURM_CONF"]
         return cls(**values)

@@ -2,17 +2,21 @@
 
 Slurm's `--gres` names one GPU type; a job that accepts several (`type: [h100, a100]`) or any with enough
 memory (`min_memory`) asks for untyped `gpu:N` and excludes the GPU nodes of other types instead.
+A shared-GPU job (a fraction of one GPU) asks for `shard:N` (Slurm 22.05+ `gres/shard`), N of the site's
+`[slurm] shards_per_gpu` in proportion to its share or its memory over the GPU's (catalog) memory;
+shards are untyped, so GPU nodes of types the job does not accept are excluded.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from frontdesk.backends.base import BackendJob, Inventory
 
-__all__ = ["GpuPlacement", "NoGpuNode", "expand_hostlist", "place_gpus", "placement_for"]
+__all__ = ["GpuPlacement", "NoGpuNode", "expand_hostlist", "place_gpus", "place_shards", "placement_for", "shard_count"]
 
 
 class NoGpuNode(ValueError):
@@ -83,7 +87,52 @@ def place_gpus(
     return GpuPlacement(chosen, f"gpu:{count}", tuple(others))
 
 
-def placement_for(job: BackendJob, inventory: Inventory, default_partition: str | None) -> GpuPlacement | None:
+def shard_count(job: BackendJob, shards_per_gpu: int, gpu_memory: int | None) -> int:
+    """How many of a GPU's `shards_per_gpu` shards a shared-GPU job asks for (its share, or its memory's)."""
+    fracs = [job.gpu_share] if job.gpu_share is not None else []
+    if job.gpu_memory_bytes is not None:
+        if not gpu_memory:
+            if not fracs:
+                raise NoGpuNode(
+                    "gpu.memory cannot be turned into Slurm shards: the GPUs' memory is unknown; give gpus: 0.25"
+                )
+        elif job.gpu_memory_bytes > gpu_memory:
+            raise NoGpuNode(
+                f"it asks for {job.gpu_memory_bytes / 2**30:g} GiB of GPU memory; "
+                f"these GPUs have {gpu_memory / 2**30:g} GiB"
+            )
+        else:
+            fracs.append(job.gpu_memory_bytes / gpu_memory)
+    return max(1, min(shards_per_gpu, math.ceil(max(fracs) * shards_per_gpu - 1e-9)))
+
+
+def place_shards(
+    inventory: Inventory,
+    job: BackendJob,
+    partition: str | None,
+    memory_of: Callable[[str], int | None],
+    shards_per_gpu: int,
+) -> GpuPlacement:
+    """`shard:N` in a partition with GPUs the job accepts, other GPU types excluded (see the module doc)."""
+    if shards_per_gpu <= 0:
+        raise NoGpuNode("a share of a GPU needs Slurm GPU shards: set [slurm] shards_per_gpu (gres.conf Name=shard)")
+    base = place_gpus(inventory, 1, job.gpu_types, None, partition, memory_of)
+    wanted = {t.lower() for t in job.gpu_types}
+    by_node: dict[str, set[str | None]] = {}
+    for gpu in inventory.gpus:
+        by_node.setdefault(str(gpu.get("node")), set()).add(gpu.get("type"))
+    pool = next((p for p in inventory.pools if p.get("name") == base.partition), None)
+    members = set(expand_hostlist(str(pool.get("nodes") or ""))) if pool else set(by_node)
+    good = {n for n, kinds in by_node.items() if not wanted or any(k and k.lower() in wanted for k in kinds)}
+    exclude = tuple(sorted(n for n in members if n in by_node and n not in good))
+    sizes = [memory_of(k) for n in members & good for k in by_node[n] if k]
+    gpu_memory = min((m for m in sizes if m), default=None)
+    return GpuPlacement(base.partition, f"shard:{shard_count(job, shards_per_gpu, gpu_memory)}", exclude)
+
+
+def placement_for(
+    job: BackendJob, inventory: Inventory, default_partition: str | None, shards_per_gpu: int = 0
+) -> GpuPlacement | None:
     """The placement of one attempt (None without GPUs, or on a cluster whose GPUs are not known)."""
     if job.gpus <= 0 or not inventory.gpus:
         return None
@@ -97,4 +146,6 @@ def placement_for(job: BackendJob, inventory: Inventory, default_partition: str 
 
     min_memory = getattr(job.extra.get("gpu"), "min_memory", None)
     partition = job.partition or default_partition
+    if job.shared_gpu:
+        return place_shards(inventory, job, partition, memory_of, shards_per_gpu)
     return place_gpus(inventory, job.gpus, job.gpu_types, min_memory, partition, memory_of)
