@@ -362,9 +362,14 @@ def test_a_site_config_sets_the_role_and_the_hook_says_nothing(tmp_path: Path) -
         ("for ((;;)); do sbatch job.sh; done", "slurm.submit-loop"),
         ("for (( i=0; ; i++ )); do sbatch job.sh; done", "slurm.submit-loop"),
         ("while sleep 60; do sbatch job.sh; done", "slurm.submit-loop"),
+        ("mysql db -e 'DELETE FROM users WHERE 1=1'", "data.destroy"),
+        ('psql -c "delete from t where true;"', "data.destroy"),
+        ("psql <<EOF\nDELETE FROM t WHERE 1 = 1;\nEOF\n", "data.destroy"),
+        ("az storage blob delete-batch -s c", "data.destroy"),
+        ("az group delete -n rg --yes", "data.destroy"),
     ],
 )
-def test_more_spellings_of_the_git_key_and_loop_classes(command: str, rule: str) -> None:
+def test_more_spellings_of_the_git_key_loop_and_data_classes(command: str, rule: str) -> None:
     decision, fired = verdict(command)
     assert decision is not Decision.ALLOW and fired == rule
 
@@ -378,6 +383,9 @@ def test_more_spellings_of_the_git_key_and_loop_classes(command: str, rule: str)
         "truncate -s 0 log.txt",
         "for ((i=0;i<3;i++)); do sbatch job$i.sh; done",
         "while sleep 60; do squeue --me; done",
+        "psql -c \"delete from t where created < now() - interval '1 day'\"",
+        'sqlite3 x.db "DELETE FROM t WHERE 1 < x"',
+        "az storage blob list -c c",
     ],
 )
 def test_their_harmless_neighbours_are_allowed(command: str) -> None:
