@@ -73,7 +73,7 @@ _AGENT_CONFIG = (
 
 
 _CREDENTIALS = (
-    r"/\.(ssh|gnupg)$|/\.ssh/(id_[a-z0-9]+|[^/]*_key|[^/]*\.pem|authorized_keys2?)$|/\.gnupg/|/\.aws/credentials$|/\.netrc$|"
+    r"/\.(ssh|gnupg|aws)$|/\.ssh/(id_(?![^/]*\.pub$)[a-z0-9*?]+|[^/]*_key|[^/]*\.pem|authorized_keys2?)$|/\.gnupg/|/\.aws/credentials$|/\.netrc$|"
     r"/\.codex/auth\.json$|/\.claude/\.credentials\.json$|/\.config/gh/hosts\.ya?ml$|/\.git-credentials$|"
     r"/\.kube/config$|/\.docker/config\.json$|/\.pgpass$|/\.pypirc$|/\.npmrc$|/\.vault-token$|"
     r"/\.config/gcloud/(credentials\.db|application_default_credentials\.json|legacy_credentials)|"

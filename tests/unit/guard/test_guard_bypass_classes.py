@@ -189,9 +189,16 @@ def test_interpreter_code_reading_credentials_asks(command: str) -> None:
     assert verdict(command) == (Decision.ASK, "secret.read")
 
 
+@pytest.mark.parametrize("command", ["cat ~/.ssh/id_*", "cat ~/.ssh/id_?sa", "grep -r aws_secret ~/.aws"])
+def test_key_files_named_by_a_glob_or_their_folder_ask(command: str) -> None:
+    assert verdict(command) == (Decision.ASK, "secret.read")
+
+
 @pytest.mark.parametrize(
     "command",
     [
+        "cat ~/.ssh/id_*.pub",
+        "ls ~/.aws",
         "python3 -c \"print(open('/home/alice/.ssh/id_rsa.pub').read())\"",
         "python3 -c \"import os; print(os.path.exists(os.path.expanduser('~/.ssh/known_hosts')))\"",
     ],
