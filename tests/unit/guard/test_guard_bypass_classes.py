@@ -142,6 +142,21 @@ def test_loops_that_do_not_feed_a_kill_are_allowed(command: str) -> None:
     assert verdict(command)[0] is Decision.ALLOW
 
 
+@pytest.mark.parametrize(
+    ("command", "rule", "decision"),
+    [
+        ("nvidia-smi mig -cgi 9 -C", "gpu.admin", Decision.ASK),
+        ("nvidia-smi mig -i 0 -dgi", "gpu.admin", Decision.ASK),
+        ("python -m vllm.entrypoints.openai.api_server --model x", "gpu.outside-queue", Decision.ASK),
+        ("python3 -m sglang.launch_server --model-path x", "gpu.outside-queue", Decision.ASK),
+        ("python train.py --help", None, Decision.ALLOW),
+        ("nvidia-smi mig -lgi", None, Decision.ALLOW),
+    ],
+)
+def test_mig_changes_and_model_servers_on_managed_gpus(command: str, rule: str | None, decision: Decision) -> None:
+    assert verdict(command, GPUS) == (decision, rule)
+
+
 # -- the folders that hold the agent's and frontdesk's settings ---------------------------------------
 @pytest.mark.parametrize(
     "command",
