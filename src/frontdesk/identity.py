@@ -260,15 +260,20 @@ def check_private_file(path: Path, what: str) -> None:
 class TokenTable:
     """Digest → user. Tokens are hashed on load and compared in constant time; the file is re-read when it changes."""
 
-    def __init__(self, entries: Mapping[str, str], file: Path | None = None) -> None:
+    def __init__(self, entries: Mapping[str, str], file: Path | None = None, required: bool = True) -> None:
         self._fixed = {_digest(k): v for k, v in entries.items()}
         self._file = file
+        self._required = required
+        """False for the state dir's default file: it exists once `frontdesk token create` made it."""
         self._file_stamp: tuple[float, int] | None = None
         self._from_file: dict[str, str] = {}
         self._reload()
 
     def _reload(self) -> None:
         if self._file is None:
+            return
+        if not self._required and not os.path.lexists(self._file):
+            self._from_file, self._file_stamp = {}, None
             return
         check_private_file(self._file, "tokens file")
         st = self._file.stat()

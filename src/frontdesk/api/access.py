@@ -117,10 +117,10 @@ class Access:
             raise self.deny(caller, verb, f"session {sid}", owner)
         self.audit(caller, verb, f"session {sid}", owner)
 
-    def admin(self, caller: Caller, verb: str) -> None:
+    def admin(self, caller: Caller, verb: str, target: str = "the policy") -> None:
         """Raise Forbidden (and journal it) unless the caller is an admin."""
         if not caller.admin:
-            raise self.deny(caller, verb, "the policy", None)
+            raise self.deny(caller, verb, target, None)
 
     def notify(self, caller: Caller) -> None:
         """Raise Forbidden (and journal it) unless the caller may push a re-query (`POST /v1/notify`)."""

@@ -16,7 +16,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
-from frontdesk.api import events, jobs
+from frontdesk.api import events, jobs, tokens
 from frontdesk.api.access import Access
 from frontdesk.api.auth import Authenticator, tokens_from_settings
 from frontdesk.api.identify import Identify
@@ -88,6 +88,7 @@ def create_app(gw: Gateway) -> FastAPI:
     _errors(app, access)
     app.include_router(jobs.router)
     app.include_router(events.router)
+    app.include_router(tokens.router)  # /v1/tokens: admins make, list and revoke bearer tokens
     app.include_router(metrics_router)  # GET /metrics (frontdesk.telemetry)
     for plugin in gw.plugins:
         router = getattr(plugin, "router", None)

@@ -18,7 +18,7 @@ from frontdesk.config import Settings
 from frontdesk.errors import ConfigError, FrontdeskError, Unauthenticated
 from frontdesk.identity import Caller, PeerCred, Roles, TokenTable, Via, peer_credentials, unmunge_credential, user_name
 
-__all__ = ["Authenticator", "Unauthenticated", "peer_protocol", "tokens_from_settings"]
+__all__ = ["Authenticator", "Unauthenticated", "peer_protocol", "tokens_file_of", "tokens_from_settings"]
 
 PEER_KEY = "frontdesk.peer"
 
@@ -52,8 +52,15 @@ def tokens_from_settings(settings: Settings) -> TokenTable:
     if not isinstance(extra, dict):
         raise ConfigError("[gateway.tokens]: expected a table of token (or sha256:HEX) = user")
     entries.update({str(k): str(v) for k, v in extra.items()})
-    file = gw.get("tokens_file") or os.environ.get("FRONTDESK_TOKENS_FILE")
-    return TokenTable(entries, Path(str(file)) if file else None)
+    file, configured = tokens_file_of(settings)
+    return TokenTable(entries, file, required=configured)
+
+
+def tokens_file_of(settings: Settings) -> tuple[Path, bool]:
+    """The hashed-tokens file (`frontdesk token` edits it) and whether the site named it (else the state
+    dir's `tokens`, which may not exist yet): `[gateway] tokens_file`, FRONTDESK_TOKENS_FILE, `<home>/tokens`."""
+    file = settings.section("gateway").get("tokens_file") or os.environ.get("FRONTDESK_TOKENS_FILE")
+    return (Path(str(file)), True) if file else (settings.home / "tokens", False)
 
 
 class Authenticator:

@@ -3,7 +3,8 @@
 argparse rather than Typer on purpose: this runs as a fresh process on the agent's hot path, and every
 command module keeps heavy imports (pydantic, fastapi, httpx) inside the functions that need them.
 Exit codes: 0 ok, 1 internal error, 2 bad input, 3 not found, 4 conflict, 69 gateway down,
-70 backend error, 124 timeout, 130 interrupted (see frontdesk.errors).
+70 backend error, 77 not permitted (another user's object, a bad token), 124 timeout, 130 interrupted
+(see frontdesk.errors).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "frontdesk.cli.service",
     "frontdesk.cli.insight",
     "frontdesk.cli.fs",
+    "frontdesk.cli.token",
 )
 
 
@@ -46,6 +48,7 @@ COMMAND_TO_MODULE: dict[str, str] = {
     "service": "frontdesk.cli.service",
     **dict.fromkeys(("observe", "analyze"), "frontdesk.cli.insight"),
     "fs": "frontdesk.cli.fs",
+    "token": "frontdesk.cli.token",
 }
 
 
