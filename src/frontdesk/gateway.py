@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from frontdesk import faults
-from frontdesk.backends.base import Backend, BackendJob, JobState
+from frontdesk.backends.base import Backend, BackendJob
 from frontdesk.config import Settings
 from frontdesk.core import arrays
 from frontdesk.core.attempt import backend_job, job_dir
@@ -44,7 +44,6 @@ from frontdesk.jobs.lifecycle import (
     PrepareFailed,
     Signal,
     Transition,
-    dependency_verdict,
     step,
 )
 from frontdesk.jobs.record import EndStage, JobRecord
@@ -394,9 +393,3 @@ class Gateway:
 def _disk_full(exc: BaseException) -> bool:
     """A failure that passes once space is freed (the job waits instead of failing)."""
     return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
-
-
-def _dependency_verdict(deps: Sequence[JobRecord | None], fail_action: str) -> str:
-    """'ready', 'wait' or 'never' for a job's dependencies (see `jobs.lifecycle.dependency_verdict`)."""
-    states = [None if d is None else JobState(str(d["state"])) for d in deps]
-    return dependency_verdict(states, fail_action)

@@ -156,21 +156,23 @@ def _codex_extra(project: Path, codex_home: Path, login_path: str | None) -> lis
             None if login_path else _login_fix(),
         )
     )
+    out.append(_codex_daemon())
+    return out
+
+
+def _codex_daemon() -> Check:
     from frontdesk.agents.channels.codex_live import control_socket
 
     up = control_socket().exists()
-    out.append(
-        Check(
-            "codex",
-            "daemon",
-            True if up else None,  # optional: without it the hooks still deliver
-            "app-server daemon running (live wake of idle threads)"
-            if up
-            else "no app-server daemon: idle threads are woken only at their next turn",
-            None if up else "codex app-server daemon start",
-        )
+    return Check(
+        "codex",
+        "daemon",
+        True if up else None,  # optional: without it the hooks still deliver
+        "app-server daemon running (live wake of idle threads)"
+        if up
+        else "no app-server daemon: idle threads are woken only at their next turn",
+        None if up else "codex app-server daemon start",
     )
-    return out
 
 
 def _gemini_trust(project: Path, home: Path) -> Check:

@@ -60,6 +60,12 @@ def register(sub: Any) -> None:
     p.add_argument("--workdir")
     p.add_argument("--env", action="append", default=[], metavar="KEY=VALUE")
     p.add_argument("--idempotency-key")
+    p.add_argument("--array", help="task indices: 0-9, 1,3,5-9, 0-99%%8 (at most 8 at once)")
+    p.add_argument(
+        "--sweep", action="append", default=[], metavar="NAME=V1,V2", help="a sweep parameter (repeatable: a grid)"
+    )
+    p.add_argument("--aftercorr", help="array id or name: task i starts once its task i completed")
+    p.add_argument("--array-report", choices=["end", "first_failure"], help="when the array's one report is told")
     p.add_argument("--json", action="store_true")
     _add_wait_flags(p)
     p.add_argument("cmd", nargs=argparse.REMAINDER, help="-- the command to run")
@@ -74,10 +80,12 @@ def register(sub: Any) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_wait, mode="all")
 
-    p = sub.add_parser("status", help="one job's record, or your recent jobs")
-    p.add_argument("ids", nargs="*")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_status)
+    for command in ("status", "jobs"):
+        p = sub.add_parser(command, help="one job's record (12, or task 12_3 of array 12), or your recent jobs")
+        p.add_argument("ids", nargs="*")
+        p.add_argument("--tasks", action="store_true", help="an array's tasks, one line each")
+        p.add_argument("--json", action="store_true")
+        p.set_defaults(func=cmd_status)
 
     p = sub.add_parser("queue", help="jobs that have not ended")
     p.add_argument("--json", action="store_true")
@@ -178,6 +186,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         spec["depends_on"] = [int(a) if a.isdigit() else a for a in args.after]
     if args.retry is not None:
         spec["retry"] = {"count": args.retry}
+    _array_flags(args, spec)
     if args.env:
         env = {}
         for item in args.env:
@@ -188,6 +197,51 @@ def cmd_run(args: argparse.Namespace) -> int:
         spec["env"] = env
     job = _client().submit(spec=spec, context=_context("cli"))
     return _submitted(args, job)
+
+
+def _sweep_value(text: str) -> Any:
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _array_flags(args: argparse.Namespace, spec: dict[str, Any]) -> None:
+    """--array, --sweep NAME=V1,V2 (a grid), --aftercorr, --array-report into the spec."""
+    from frontdesk.errors import UserError
+
+    if args.array:
+        spec["array"] = args.array
+    if args.sweep:
+        grid: dict[str, list[Any]] = {}
+        for item in args.sweep:
+            name, sep, values = item.partition("=")
+            if not sep or not values:
+                raise UserError(f"--sweep expects NAME=V1,V2,..., got {item!r}")
+            grid[name] = [_sweep_value(v) for v in values.split(",")]
+        spec["sweep"] = grid
+    if args.aftercorr:
+        spec["aftercorr"] = int(args.aftercorr) if args.aftercorr.isdigit() else args.aftercorr
+    if args.array_report:
+        spec["array_report"] = args.array_report
+
+
+def _ids(client: Any, texts: list[str]) -> list[int | str]:
+    """Job ids for `12` (a job or a whole array) and `12_3` (task 3 of array 12)."""
+    from frontdesk.errors import UserError
+
+    out: list[int | str] = []
+    for text in texts:
+        array, sep, index = str(text).strip().partition("_")
+        if not sep:
+            out.append(text)
+            continue
+        if not (array.isdigit() and index.isdigit()):
+            raise UserError(f"not a job id: {text!r} (expected 12, or 12_3 for task 3 of array 12)")
+        out.append(client.request("GET", f"/v1/jobs/{int(array)}/tasks/{int(index)}")["id"])
+    return out
 
 
 def _print_wait(args: argparse.Namespace, res: dict[str, Any], submitted: dict[str, Any] | None = None) -> int:
@@ -212,14 +266,21 @@ def cmd_wait(args: argparse.Namespace) -> int:
     """Long-poll the gateway; exit 0 when the awaited jobs completed, 1 when they all failed, 124 on timeout."""
     from frontdesk.client import _jid
 
-    ids = [_jid(i) for i in args.ids]
-    return _print_wait(args, _client().wait(ids, args.mode, args.timeout))
+    c = _client()
+    ids = [_jid(i) for i in _ids(c, args.ids)]
+    return _print_wait(args, c.wait(ids, args.mode, args.timeout))
 
 
 def _row(job: dict[str, Any]) -> str:
-    name = (job.get("name") or "-")[:24]
+    name = (job.get("name") or job.get("spec", {}).get("name") or "-")[:24]
     reason = job.get("reason") or ""
-    return f"{job['id']:>6}  {name:<24} {job['state']:<13} {job.get('job_class') or '-':<9} {reason}"
+    array = job.get("array")
+    if array:  # an array on one line: its tasks counted by state
+        counts = ", ".join(f"{n} {s}" for s, n in sorted(array["counts"].items(), key=lambda kv: (-kv[1], kv[0])))
+        limit = f" %{array['max_running']}" if array.get("max_running") else ""
+        reason = f"array of {array['size']}{limit}: {counts}"
+    ident = f"{job['array_id']}_{job['array_index']}" if job.get("array_id") is not None else str(job["id"])
+    return f"{ident:>6}  {name:<24} {job['state']:<13} {job.get('job_class') or '-':<9} {reason}"
 
 
 _HEADER = f"{'ID':>6}  {'NAME':<24} {'STATE':<13} {'CLASS':<9} REASON"
@@ -228,7 +289,11 @@ _HEADER = f"{'ID':>6}  {'NAME':<24} {'STATE':<13} {'CLASS':<9} REASON"
 def cmd_status(args: argparse.Namespace) -> int:
     """Records of the given jobs (or the 20 newest)."""
     c = _client()
-    jobs = [c.job(i) for i in args.ids] if args.ids else c.jobs(limit=20)
+    if args.tasks:  # the tasks of the given arrays
+        jobs = [t for i in _ids(c, args.ids) for t in c.jobs(array=i, limit=100000)[::-1]]
+        emit(args.json, jobs, lambda: "\n".join([_HEADER, *(_row(j) for j in jobs)]))
+        return 0
+    jobs = [c.job(i) for i in _ids(c, args.ids)] if args.ids else c.jobs(limit=20)
     data: Any = jobs[0] if len(args.ids) == 1 else jobs
     emit(args.json, data, lambda: "\n".join([_HEADER, *(_row(j) for j in jobs)]))
     return 0
@@ -237,7 +302,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 def cmd_queue(args: argparse.Namespace) -> int:
     """Jobs that have not ended, oldest first."""
     res = _client().request("GET", "/v1/queue")
-    jobs = res["jobs"]
+    jobs = [j for j in res["jobs"] if j.get("array_id") is None]  # an array is one line (its counts)
     emit(args.json, res, lambda: "\n".join([_HEADER, *(_row(j) for j in jobs)]) if jobs else "queue is empty")
     return 0
 
@@ -247,7 +312,7 @@ def cmd_cancel(args: argparse.Namespace) -> int:
     from frontdesk.errors import FrontdeskError
 
     c, out, code = _client(), [], 0
-    for i in args.ids:
+    for i in _ids(c, args.ids):
         try:
             out.append(c.cancel(i))
         except FrontdeskError as exc:
@@ -260,7 +325,8 @@ def cmd_cancel(args: argparse.Namespace) -> int:
 
 def cmd_logs(args: argparse.Namespace) -> int:
     """The last lines of stdout (or stderr)."""
-    res = _client().logs(args.id, args.tail, "stderr" if args.stderr else "stdout")
+    c = _client()
+    res = c.logs(_ids(c, [args.id])[0], args.tail, "stderr" if args.stderr else "stdout")
     emit(args.json, res, "\n".join(res["lines"]))
     return 0
 
@@ -269,7 +335,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     """The stored report."""
     from frontdesk.agents.readmark import mark_read
 
-    rep = _client().report(args.id)
+    c = _client()
+    rep = c.report(_ids(c, [args.id])[0])
     emit(args.json, rep, rep["text"])
     mark_read(_client(5), [rep], "report")
     return 0

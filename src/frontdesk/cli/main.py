@@ -36,7 +36,8 @@ COMMAND_MODULES: tuple[str, ...] = (
 # tests/unit/core/test_cli_map.py.
 COMMAND_TO_MODULE: dict[str, str] = {
     **dict.fromkeys(
-        ("submit", "run", "wait", "status", "queue", "cancel", "logs", "report", "events"), "frontdesk.cli.jobs"
+        ("submit", "run", "wait", "status", "jobs", "queue", "cancel", "logs", "report", "events"),
+        "frontdesk.cli.jobs",
     ),
     "serve": "frontdesk.cli.server",
     "demo": "frontdesk.cli.server",

@@ -249,7 +249,7 @@ def _end_state(parent: JobRecord, tasks: Sequence[JobRecord]) -> tuple[JobState,
     reason = f"{len(bad)} of {len(states)} tasks did not complete ({said})"
     if parent.cancel_requested or all(s is JobState.CANCELLED for s in bad):
         return JobState.CANCELLED, reason
-    if all(s is JobState.DEPENDENCY_NEVER_SATISFIED for s in bad):
+    if len(bad) == len(states) and all(s is JobState.DEPENDENCY_NEVER_SATISFIED for s in bad):
         return JobState.DEPENDENCY_NEVER_SATISFIED, reason
     return JobState.FAILED, reason
 

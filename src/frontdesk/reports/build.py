@@ -143,6 +143,16 @@ def classify_end(
     return {"kind": sig.kind, "summary": decided[0], "next_step": decided[1], "detail": sig.detail}
 
 
+def _requested(res: dict[str, Any]) -> dict[str, Any]:
+    """What the job asked for, as the report's `requested` names it."""
+    return {
+        "cpus": res.get("cpus", 1),
+        "memory_bytes": res.get("memory"),
+        "gpus": res.get("gpus", 0),
+        "walltime_s": res.get("walltime"),
+    }
+
+
 def build_report(
     job: dict[str, Any],
     *,
@@ -192,12 +202,7 @@ def build_report(
         "session": job.get("session"),
         "queue_wait_s": round(wait_s, 3) if wait_s is not None else None,
         "run_s": round(run_s, 3) if run_s is not None else None,
-        "requested": {
-            "cpus": res.get("cpus", 1),
-            "memory_bytes": res.get("memory"),
-            "gpus": res.get("gpus", 0),
-            "walltime_s": res.get("walltime"),
-        },
+        "requested": _requested(res),
         "used": used,
         "classification": {k: redact(v) for k, v in cls.items()},
         "stdout_tail": out_tail,

@@ -24,14 +24,12 @@ LONG_MODULES: dict[str, str] = {
 LONG_FUNCTIONS: dict[str, str] = {
     # "path:function": owner (to be split)
     "agents/api.py:build_router": "H3: delivery service out of the routes",
-    "agents/doctor.py:_codex_extra": "H3",
     "backends/shepherd.py:run": "H8: the shepherd split into steps",
     "cli/jobs.py:register": "H5",
     "guard/checker.py:fetch_targets": "H1",
     "mcp_server.py:build_server": "H3",
     "memory/api.py:build_router": "H2",
     "policy/backfill.py:_shadow": "policy owner",
-    "reports/build.py:build_report": "H2",
     "server.py:serve": "H6",
     "shims/squeue.py:_value": "H4",
     "sim/engine.py:simulate": "policy owner",

@@ -18,7 +18,7 @@ from frontdesk.errors import (
     WaitTimeout,
     from_payload,
 )
-from frontdesk.gateway import _dependency_verdict
+from frontdesk.jobs.lifecycle import dependency_verdict
 
 
 def test_terminal_states_are_exactly_the_end_states() -> None:
@@ -26,10 +26,6 @@ def test_terminal_states_are_exactly_the_end_states() -> None:
     assert JobState.PENDING not in TERMINAL_STATES and JobState.RUNNING not in TERMINAL_STATES
     assert JobState.SUSPENDED not in TERMINAL_STATES
     assert all(s.value == s.name for s in JobState)  # Slurm's spelling, one vocabulary
-
-
-def _dep(state: str) -> dict[str, str]:
-    return {"state": state}
 
 
 @pytest.mark.parametrize(
@@ -47,11 +43,11 @@ def _dep(state: str) -> dict[str, str]:
     ],
 )
 def test_dependency_verdict(states: list[str], action: str, verdict: str) -> None:
-    assert _dependency_verdict([_dep(s) for s in states], action) == verdict  # type: ignore[misc]
+    assert dependency_verdict([JobState(s) for s in states], action) == verdict
 
 
 def test_missing_dependency_never_satisfied() -> None:
-    assert _dependency_verdict([None], "continue") == "never"
+    assert dependency_verdict([None], "continue") == "never"
 
 
 @pytest.mark.parametrize(
