@@ -103,8 +103,10 @@ _GROUP_CACHE: dict[tuple[str, int], tuple[float, tuple[str, ...]]] = {}
 _GROUP_TTL = 60.0
 
 
-def groups_of(user: str, gid: int | None = None) -> tuple[str, ...]:
-    """A user's Unix groups, primary first (os.getgrouplist), cached a minute: group databases may be remote."""
+def groups_of(user: str, gid: int | None = None, now: float | None = None) -> tuple[str, ...]:
+    """A user's Unix groups, primary first (os.getgrouplist), cached a minute: group databases may be remote.
+
+    The one group resolver: callers' roles, labs and memory scopes all ask here (`now`: a clock reading, for tests)."""
     import grp
     import pwd
 
@@ -113,7 +115,7 @@ def groups_of(user: str, gid: int | None = None) -> tuple[str, ...]:
             gid = pwd.getpwnam(user).pw_gid
         except KeyError:
             return ()
-    now = time.monotonic()
+    now = time.monotonic() if now is None else now
     hit = _GROUP_CACHE.get((user, gid))
     if hit is not None and hit[0] > now:
         return hit[1]

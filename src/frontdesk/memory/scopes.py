@@ -7,7 +7,6 @@ for labs. Every read of a lesson goes through `Membership.scopes(principal)`.
 
 from __future__ import annotations
 
-import grp
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -64,18 +63,6 @@ class Membership:
             use_unix_groups=bool(section.get("unix_groups", True)),
         )
 
-    def _unix_group(self, name: str) -> frozenset[str]:
-        if not self.use_unix_groups:
-            return frozenset()
-        try:
-            return frozenset(grp.getgrnam(name).gr_mem)
-        except KeyError:
-            return frozenset()
-
-    def lab_members(self, lab: str) -> frozenset[str]:
-        """The users of a lab (configured, else the Unix group's members)."""
-        return self.labs[lab] if lab in self.labs else self._unix_group(lab)
-
     def unix_groups_of(self, principal: str) -> list[str]:
         """The Unix groups that list the principal as a member (empty when unix_groups is off)."""
         if not self.use_unix_groups:
@@ -120,5 +107,5 @@ class Membership:
         if scope == "project":
             return principal in self.projects.get(name, frozenset())
         if scope == "lab":
-            return principal in self.lab_members(name)
+            return name in self.labs_of(principal)  # configured, else the user's Unix groups (identity.groups_of)
         return False  # the cluster scope: admins and site rules only
