@@ -17,6 +17,7 @@ import asyncio
 import json
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from mcp.server.mcpserver import MCPServer
@@ -80,22 +81,45 @@ def build_server(client_factory: Callable[[], Client] = Client) -> MCPServer:
     """The MCP server with frontdesk's tools and resources."""
     from frontdesk import __version__
 
-    server = MCPServer(name="frontdesk", instructions=_INSTRUCTIONS, version=__version__)
-    context = {**detect_context(), "source": "mcp"}
-    tool = server.tool(structured_output=False)
+    kit = _Kit(
+        MCPServer(name="frontdesk", instructions=_INSTRUCTIONS, version=__version__),
+        client_factory,
+        {**detect_context(), "source": "mcp"},
+    )
+    _submit_tools(kit)
+    _result_tools(kit)
+    _lookup_tools(kit)
+    _resources(kit)
+    return kit.server
 
-    def read(reports: list[dict[str, Any]], via: str) -> None:
+
+@dataclass
+class _Kit:
+    """What every tool needs: the server, a client per call, the caller's context."""
+
+    server: MCPServer
+    client_factory: Callable[[], Client]
+    context: dict[str, Any]
+
+    def read(self, reports: list[dict[str, Any]], via: str) -> None:
         from frontdesk.agents.readmark import mark_read
 
-        session = context.get("session")
+        session = self.context.get("session")
         if session:
-            mark_read(client_factory(), reports, via, session=str(session))
+            mark_read(self.client_factory(), reports, via, session=str(session))
 
-    async def call(fn: Callable[[Client], T]) -> T:
+    async def call(self, fn: Callable[[Client], T]) -> T:
         try:
-            return await asyncio.to_thread(lambda: fn(client_factory()))
+            return await asyncio.to_thread(lambda: fn(self.client_factory()))
         except FrontdeskError as exc:
             raise ToolError(exc.message) from None
+
+
+def _submit_tools(kit: _Kit) -> None:
+    """submit, queue, cluster."""
+    tool = kit.server.tool(structured_output=False)
+    call = kit.call
+    context = kit.context
 
     @tool
     async def submit(
@@ -142,6 +166,13 @@ def build_server(client_factory: Callable[[], Client] = Client) -> MCPServer:
         """The cluster's pools, nodes and GPUs, free and used."""
         return json.dumps(await call(lambda c: c.request("GET", "/v1/cluster")))
 
+
+def _result_tools(kit: _Kit) -> None:
+    """wait, report, logs, cancel."""
+    tool = kit.server.tool(structured_output=False)
+    call = kit.call
+    read = kit.read
+
     @tool
     async def wait(job_ids: list[int], mode: str = "all", timeout_s: float = 600) -> str:
         """Block (server side, no polling) until any/all of the jobs end; returns their reports."""
@@ -176,6 +207,13 @@ def build_server(client_factory: Callable[[], Client] = Client) -> MCPServer:
     async def cancel(job_id: int) -> str:
         """Cancel a job (and its process tree)."""
         return json.dumps(_compact_job(await call(lambda c: c.cancel(job_id))))
+
+
+def _lookup_tools(kit: _Kit) -> None:
+    """memory_search, fs."""
+    tool = kit.server.tool(structured_output=False)
+    call = kit.call
+    context = kit.context
 
     @tool
     async def memory_search(query: str, limit: int = 5) -> str:
@@ -215,7 +253,12 @@ def build_server(client_factory: Callable[[], Client] = Client) -> MCPServer:
             text += f"\n[output capped; call fs again with cursor={got['cursor']!r} for the next page]"
         return text or "(nothing)"
 
-    @server.resource(
+
+def _resources(kit: _Kit) -> None:
+    """The reports as resources."""
+    client_factory = kit.client_factory
+
+    @kit.server.resource(
         "frontdesk://reports/recent",
         name="recent-reports",
         mime_type="text/plain",
@@ -238,7 +281,7 @@ def build_server(client_factory: Callable[[], Client] = Client) -> MCPServer:
         except FrontdeskError as exc:
             raise ResourceError(exc.message) from None
 
-    @server.resource(
+    @kit.server.resource(
         "frontdesk://reports/{job_id}", name="report", mime_type="text/plain", description="The report of one ended job"
     )
     async def one_report(job_id: str) -> str:
@@ -247,8 +290,6 @@ def build_server(client_factory: Callable[[], Client] = Client) -> MCPServer:
         except FrontdeskError as exc:
             raise ResourceError(exc.message) from None
         return str(rep.get("text") or json.dumps(rep))
-
-    return server
 
 
 def _register_session() -> None:
