@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
 from fastapi import APIRouter, Query, Request
@@ -124,6 +125,23 @@ def build_router(plugin: Any) -> APIRouter:
             .to_dict()
         )
 
+    _lesson_routes(r, store)
+
+    @r.get("/memory/advice")
+    async def advice(request: Request, template: str | None = None) -> dict[str, Any]:
+        runs = store().runs(_principal(request), template)
+        return {"principal": _principal(request), "advice": advise(runs)}
+
+    @r.post("/memory/classify")
+    async def classify_text(body: ClassifyBody) -> dict[str, Any]:
+        return classify(body.text, body.state, body.exit_code).to_dict()
+
+    return r
+
+
+def _lesson_routes(r: APIRouter, store: Callable[[], LessonStore]) -> None:
+    """One lesson: show, promote, forget (a lesson the caller may not see is journalled, then NotFound)."""
+
     @r.get("/memory/lessons/{lesson_id}")
     async def show(lesson_id: int, request: Request) -> dict[str, Any]:
         try:
@@ -150,14 +168,3 @@ def build_router(plugin: Any) -> APIRouter:
         if caller is not None:  # an admin forgetting another's lesson leaves a trace
             request.app.state.access.audit(caller, "forget", f"lesson {lesson_id}", _owner(lesson))
         return {"forgotten": lesson.id, "scope": lesson.scope, "signature": lesson.signature}
-
-    @r.get("/memory/advice")
-    async def advice(request: Request, template: str | None = None) -> dict[str, Any]:
-        runs = store().runs(_principal(request), template)
-        return {"principal": _principal(request), "advice": advise(runs)}
-
-    @r.post("/memory/classify")
-    async def classify_text(body: ClassifyBody) -> dict[str, Any]:
-        return classify(body.text, body.state, body.exit_code).to_dict()
-
-    return r

@@ -27,7 +27,6 @@ LONG_FUNCTIONS: dict[str, str] = {
     "backends/shepherd.py:run": "H8: the shepherd split into steps",
     "cli/jobs.py:register": "H5",
     "guard/checker.py:fetch_targets": "H1",
-    "memory/api.py:build_router": "H2",
     "policy/backfill.py:_shadow": "policy owner",
     "server.py:serve": "H6",
     "shims/squeue.py:_value": "H4",
