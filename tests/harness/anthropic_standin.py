@@ -82,8 +82,10 @@ def _message(reply: tuple[str, str], n: int) -> dict[str, Any]:
 class MessagesStandIn:
     """`with MessagesStandIn(script) as api:` → `api.url`, `api.requests`, `api.loop_requests`."""
 
-    def __init__(self, script: list[tuple[str, str]]) -> None:
+    def __init__(self, script: list[tuple[str, str]], first_id: int = 1) -> None:
+        """`first_id`: the number of the first message / tool_use id (a resumed session already holds lower ones)."""
         self.script = list(script)
+        self.first_id = first_id
         self.requests: list[dict[str, Any]] = []
         self.loop_requests: list[dict[str, Any]] = []
         self.lock = threading.Lock()
@@ -109,6 +111,7 @@ class MessagesStandIn:
                         standin.loop_requests.append(body)
                         n = len(standin.loop_requests)
                         reply = standin.script[n - 1] if n <= len(standin.script) else ("text", "done")
+                        n += standin.first_id - 1
                     else:
                         n, reply = 1000 + len(standin.requests), ("text", "ok")
                 if body.get("stream"):

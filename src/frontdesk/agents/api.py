@@ -37,7 +37,9 @@ class HookBody(BaseModel):
     """POST /v1/sessions/{id}/hook: one call per hook run (register + turn state + reports)."""
 
     model_config = ConfigDict(extra="forbid")
-    event: Literal["SessionStart", "UserPromptSubmit", "Stop", "SubagentStop", "SessionEnd", "rewake", "notify"]
+    event: Literal[
+        "SessionStart", "UserPromptSubmit", "Stop", "SubagentStop", "SessionEnd", "rewake", "notify", "PostToolUse"
+    ]
     harness: str | None = Field(default=None, max_length=40)
     cwd: str | None = Field(default=None, max_length=4096)
     reach: dict[str, Any] = Field(default_factory=dict)
@@ -189,6 +191,8 @@ def build_router(plugin: DeliveryService) -> APIRouter:
         s = plugin.register(sid, _principal(request), body.harness, body.cwd, reach)
         plan = [(p.text, p.status) for p in body.plan] if body.plan is not None else None
         campaigns().on_hook(s, body.event, plan, body.plan_source)  # issue 18: checkpoint before a long-poll
+        if body.event == "PostToolUse":  # only the plan: the turn goes on
+            return {"session": s.id, "delivery": None}
         return await plugin.on_hook(s, HookCall(body.event, body.budget, body.stop_hook_active))
 
     return r

@@ -11,7 +11,7 @@ import json
 import os
 from typing import Any
 
-__all__ = ["last_plan", "plan_from_lines", "TAIL_BYTES", "MAX_STEPS"]
+__all__ = ["last_plan", "plan_from_lines", "plan_from_tool", "TAIL_BYTES", "MAX_STEPS"]
 
 TAIL_BYTES = 512 * 1024
 MAX_STEPS = 50
@@ -48,6 +48,14 @@ def _from_record(rec: Any) -> tuple[list[dict[str, str]], str] | None:
         if steps is not None:
             return steps, "update_plan"
     return None
+
+
+def plan_from_tool(payload: Any) -> tuple[list[dict[str, str]], str] | None:
+    """The plan in a PostToolUse hook's input (`tool_name` TodoWrite, `tool_input.todos`)."""
+    if not isinstance(payload, dict) or payload.get("tool_name") != "TodoWrite":
+        return None
+    todos = _items((payload.get("tool_input") or {}).get("todos"), "content")
+    return (todos, "TodoWrite") if todos is not None else None
 
 
 def plan_from_lines(lines: list[str]) -> tuple[list[dict[str, str]], str] | None:

@@ -35,6 +35,7 @@ EVENTS: dict[str, str] = {
     "prompt": "UserPromptSubmit",
     "session-end": "SessionEnd",
     "notify": "notify",
+    "plan": "PostToolUse",  # issue 18: after TodoWrite, the plan is checkpointed mid-turn
 }
 
 
@@ -102,10 +103,10 @@ def run_hook(
         "stop_hook_active": bool(payload.get("stop_hook_active")),
         "budget": budget,
     }
-    if event in ("Stop", "UserPromptSubmit", "SessionEnd"):  # issue 18: the campaign's last known plan
-        from frontdesk.agents.campaign_plan import last_plan
+    if event in ("Stop", "UserPromptSubmit", "SessionEnd", "PostToolUse"):  # issue 18: the last known plan
+        from frontdesk.agents.campaign_plan import last_plan, plan_from_tool
 
-        found = last_plan(payload.get("transcript_path"))
+        found = plan_from_tool(payload) if event == "PostToolUse" else last_plan(payload.get("transcript_path"))
         if found is not None:
             body["plan"], body["plan_source"] = found
     long_poll = event in ("Stop", "SubagentStop", "rewake")

@@ -44,6 +44,11 @@ def delivery_note(client: Any, job: Mapping[str, Any]) -> str | None:
     sid = job.get("session")
     if not isinstance(sid, str) or not sid:
         return None
+    if job.get("duplicate"):  # issue 18: a replayed turn's submission returns the job it made
+        return (
+            f"frontdesk: job {job.get('id')}: already submitted with the same idempotency key "
+            f"(a replayed turn): not run again; it is {job.get('state')}"
+        )
     try:
         got = client.request("GET", f"/v1/sessions/{sid}", timeout=5)
     except FrontdeskError:

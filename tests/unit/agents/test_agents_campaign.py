@@ -19,7 +19,7 @@ from frontdesk.agents.campaign import (
     PlanItem,
     PlanStatus,
 )
-from frontdesk.agents.campaign_plan import last_plan, plan_from_lines
+from frontdesk.agents.campaign_plan import last_plan, plan_from_lines, plan_from_tool
 from frontdesk.agents.campaign_resume import build_plan, claude_project_dir, ssh_command
 from frontdesk.agents.campaign_service import CampaignService
 from frontdesk.agents.campaign_store import CampaignStore, outcome_of
@@ -301,3 +301,10 @@ def test_spec_digest_ignores_key_and_session_and_long_sessions_are_hashed() -> N
     )
     key = session_key("z" * 200, 3, 1, "d" * 16)
     assert len(key) <= 200 and key.endswith(":turn3:" + "d" * 16 + ":1")
+
+
+def test_plan_from_a_post_tool_use_payload() -> None:
+    payload = {"tool_name": "TodoWrite", "tool_input": {"todos": [{"content": "x", "status": "completed"}, "junk"]}}
+    assert plan_from_tool(payload) == ([{"text": "x", "status": "completed"}], "TodoWrite")
+    assert plan_from_tool({"tool_name": "Bash", "tool_input": {"todos": []}}) is None
+    assert plan_from_tool({"tool_name": "TodoWrite", "tool_input": {"todos": "nope"}}) is None

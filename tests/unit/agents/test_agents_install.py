@@ -31,7 +31,19 @@ def _home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_claude_entries_pin_the_documented_shapes() -> None:
     e = inst.claude_entries(inst.HookPlan(stop_timeout=900, rewake_timeout=86400), exe=EXE)
-    assert set(e) == {"SessionStart", "UserPromptSubmit", "Stop", "SessionEnd", "PreToolUse"}
+    assert set(e) == {"SessionStart", "UserPromptSubmit", "Stop", "SessionEnd", "PreToolUse", "PostToolUse"}
+    assert e["PostToolUse"] == [
+        {
+            "matcher": "TodoWrite",
+            "hooks": [
+                {
+                    "type": "command",
+                    "timeout": 30,
+                    "command": "'/opt/fd env/bin/python' -m frontdesk.agents.hooks plan --harness claude-code",
+                }
+            ],
+        }
+    ]
     assert e["PreToolUse"] == [
         {
             "matcher": "Bash",

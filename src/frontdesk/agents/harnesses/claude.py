@@ -57,6 +57,7 @@ class ClaudeAdapter:
             ],
             "SessionEnd": [{"hooks": [command_entry("session-end", h, q, exe)]}],
         }
+        out["PostToolUse"] = [{"matcher": "TodoWrite", "hooks": [command_entry("plan", h, q, exe)]}]  # issue 18
         if plan.guard:
             out["PreToolUse"] = [{"matcher": "Bash", "hooks": [guard_entry(q, exe)]}]
         return out

@@ -1,0 +1,156 @@
+"""Issue 18 with the real Claude Code binary (tests/harness/node) against the loopback Messages stand-in: a
+campaign submits jobs, the harness and the gateway are killed -9 in the middle of a turn, the project tree is
+copied elsewhere (as another node sees it), `frontdesk sessions resume` relaunches `claude --resume` there,
+the reports that arrived meanwhile come first in the model's next request, the stand-in model replays the
+same submission, and no job runs twice (each run appends a line to a file)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+HARNESS = Path(__file__).resolve().parents[1] / "harness"
+NODE = HARNESS / "node"
+sys.path.insert(0, str(HARNESS))
+
+from anthropic_standin import MessagesStandIn  # noqa: E402
+
+pytestmark = [pytest.mark.harness, pytest.mark.slow]
+
+CLAUDE = NODE / "node_modules" / ".bin" / "claude"
+TOOLS = "Bash"  # 2.1.332 offers no TodoWrite under -p: the plan path is covered by tests/unit/agents
+
+
+@pytest.fixture(scope="module")
+def claude_bin() -> Path:
+    """The pinned binary (installed by tests/integration/test_hooks_claude_real.py's fixture or `npm ci`)."""
+    if not CLAUDE.exists():
+        npm = shutil.which("npm")
+        if npm is None:
+            pytest.skip("npm is not installed: cannot install @anthropic-ai/claude-code")
+        subprocess.run([npm, "ci", "--prefix", str(NODE), "--no-audit", "--no-fund"], check=True, timeout=600)
+    out = subprocess.run([str(CLAUDE), "--version"], capture_output=True, text=True, timeout=60)
+    assert out.stdout.startswith("2.1.332"), out.stdout + out.stderr
+    return CLAUDE
+
+
+def _env(gw: Any, url: str, home: Path) -> dict[str, str]:
+    env = {
+        **gw.env,
+        "ANTHROPIC_BASE_URL": url,
+        "ANTHROPIC_API_KEY": "sk-test",
+        "HOME": str(home),
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+    }
+    for key in ("CLAUDE_CODE_SESSION_ID", "CLAUDECODE", "FRONTDESK_SESSION", "CODEX_THREAD_ID"):
+        env.pop(key, None)
+    return env
+
+
+def _until(check: Any, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.1)
+
+
+def _job_ids(text: str) -> list[int]:
+    return [int(line) for line in text.split() if line.isdigit()]
+
+
+def test_claude_campaign_resumes_on_a_copied_tree_and_runs_nothing_twice(
+    gateway_factory: Any, claude_bin: Path, tmp_path: Path
+) -> None:
+    config = f'[agents]\nbatch_window_s = 0.3\nchannels = ["hooks"]\nclaude_bin = "{claude_bin}"\n'
+    gw = gateway_factory(config=config)
+    project, runs, home = tmp_path / "node1" / "proj", tmp_path / "runs.txt", tmp_path / "home"
+    project.mkdir(parents=True)
+    home.mkdir()
+    assert gw.cli("hooks", "install", "claude", "--project", "--dir", str(project), "--no-guard").returncode == 0
+    first = f"frontdesk run --name first -- sh -c 'echo first >> {runs}'"
+    second = f"frontdesk run --name second -- sh -c 'sleep 2; echo second >> {runs}'"
+    script = [
+        ("bash", first),
+        ("bash", second),
+        ("bash", "sleep 600"),  # the harness sits in this call when the node goes down
+    ]
+    with MessagesStandIn(script) as api, open(tmp_path / "claude.log", "wb") as log:
+        argv = [str(claude_bin), "-p", "run the campaign", "--allowedTools", TOOLS, "--output-format", "json"]
+        proc = subprocess.Popen(
+            argv,
+            cwd=project,
+            env=_env(gw, api.url, home),
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+            start_new_session=True,
+        )
+        try:
+            _until(lambda: len(api.loop_requests) >= 3 or proc.poll() is not None, 180, "the third model request")
+            assert proc.poll() is None, (tmp_path / "claude.log").read_text()[-2000:]
+            submitted = _job_ids(MessagesStandIn.last_user_text(api.loop_requests[2]))
+        finally:
+            os.killpg(proc.pid, signal.SIGKILL)  # the harness and its tool call, mid-turn
+            proc.wait()
+    gw.kill9()
+    gw.start()
+    sessions = gw.client.request("GET", "/v1/sessions")
+    assert len(sessions) == 1
+    sid = sessions[0]["id"]
+    jobs = {j["name"]: j["id"] for j in gw.client.request("GET", f"/v1/sessions/{sid}/campaign")["jobs"]}
+    assert set(jobs) == {"first", "second"} and jobs["second"] in submitted
+    for job in jobs.values():
+        gw.wait_state(job, {"COMPLETED"}, timeout=60)
+    _until(lambda: len(gw.client.request("GET", f"/v1/sessions/{sid}/campaign")["unread"]) == 2, 30, "two reports")
+    camp = gw.client.request("GET", f"/v1/sessions/{sid}/campaign")
+    assert camp["turn_state"] == "in_turn" and camp["turn"] == 1 and camp["resume_handle"] == sid
+
+    copy = tmp_path / "node2" / "proj"
+    shutil.copytree(project, copy)  # the tree as another node sees it
+    replay = [("bash", second), ("text", "Both runs are done.")]
+    with MessagesStandIn(replay, first_id=100) as api2:  # tool_use ids the transcript does not hold yet
+        res = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "frontdesk.cli.main",
+                "sessions",
+                "resume",
+                sid,
+                "--dir",
+                str(copy),
+                "--headless",
+                "--harness-args",
+                f"--allowedTools {TOOLS}",
+            ],
+            env=_env(gw, api2.url, home),
+            capture_output=True,
+            text=True,
+            timeout=240,
+        )
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert json.loads(res.stdout)["session_id"] == sid
+    loop = api2.loop_requests
+    assert len(loop) == 2, [MessagesStandIn.last_user_text(b)[:300] for b in loop]
+    prompt = MessagesStandIn.last_user_text(loop[0])
+    reports = [prompt.find(f"{jobs['first']} (first) COMPLETED"), prompt.find(f"{jobs['second']} (second) COMPLETED")]
+    assert -1 not in reports and max(reports) < prompt.index("Campaign summary"), prompt[:1500]
+    assert "run the campaign" in json.dumps(loop[0]["messages"][0])  # the resumed transcript came along
+    said = MessagesStandIn.last_user_text(loop[1])
+    replayed = _job_ids(said)
+    assert f"job {jobs['second']}: already submitted with the same idempotency key" in said
+    assert replayed == [jobs["second"]]  # the replayed submission returned the job it made before
+    assert sorted(runs.read_text().split()) == ["first", "second"]  # nothing ran twice
+    after = gw.client.request("GET", f"/v1/sessions/{sid}/campaign")
+    assert len(after["jobs"]) == 2 and after["unread"] == [] and after["incarnation"] == 1
+    assert after["cwd"] == str(copy)
