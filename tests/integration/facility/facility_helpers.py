@@ -145,15 +145,17 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _site_config(d: Path, port: int, tokens_file: Path, access: str = "") -> str:
+def _site_config(d: Path, port: int, tokens_file: Path, access: str = "", gateway: str = "") -> str:
+    plugins = "" if "plugins" in gateway else 'plugins = ["guard", "memory", "policy", "agents"]'
     return f"""
 [gateway]
 mode = "facility"
+{gateway}
 socket = "{d / "run" / "gateway.sock"}"
 listen = "127.0.0.1:{port}"
 tokens_file = "{tokens_file}"
 munge = true
-plugins = ["guard", "memory", "policy", "agents"]
+{plugins}
 
 [local]
 cpus = 16  # two sleeping jobs of alice's must not hold back the others' on a 2-core machine
@@ -167,7 +169,8 @@ admins_group = "fdadmin"
 def facility(facility_users: dict[str, int], request: pytest.FixtureRequest) -> Iterator[Facility]:
     """A running facility gateway (root) with a site config, hashed tokens for every user and MUNGE on TCP.
 
-    A test module's `FACILITY_ACCESS` (TOML lines) is added to the site's `[access]` table."""
+    A test module's `FACILITY_ACCESS` (TOML lines) is added to the site's `[access]` table, its
+    `FACILITY_GATEWAY` to `[gateway]` (e.g. `backend = "slurm"`)."""
     d = Path(tempfile.mkdtemp(prefix="fdfac-", dir="/tmp"))
     d.chmod(0o755)
     port = _free_port()
@@ -176,7 +179,8 @@ def facility(facility_users: dict[str, int], request: pytest.FixtureRequest) -> 
     tokens_file.write_text("".join(f"{u} {hash_token(t)}\n" for u, t in tokens.items()))
     tokens_file.chmod(0o600)
     site = d / "frontdesk.toml"
-    site.write_text(_site_config(d, port, tokens_file, getattr(request.module, "FACILITY_ACCESS", "")))
+    extra = getattr(request.module, "FACILITY_ACCESS", ""), getattr(request.module, "FACILITY_GATEWAY", "")
+    site.write_text(_site_config(d, port, tokens_file, *extra))
     site.chmod(0o644)  # the site config holds no tokens: every user reads it to find the gateway
     fac = Facility(d, site, d / "run" / "gateway.sock", f"http://127.0.0.1:{port}", tokens, tokens_file)
     env = {
