@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 
 from frontdesk.durations import parse_slurm_clock
@@ -50,6 +50,9 @@ RUNTIME_VARS = (
     "PBS_O_WORKDIR",
 )
 _SCRIPT_LIMIT = 256 * 1024
+_STARTUP_FILES = frozenset(
+    (".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zprofile", ".zshenv", ".bash_logout")
+)
 _SHELL_RUNNERS = {"bash", "sh", "zsh", "dash", "ksh", "source", ".", "sbatch"}
 _CODE_RUNNERS = r"^(python[0-9.]*|perl|ruby|node|Rscript|julia|php)$"
 _INSTALLERS = {
@@ -143,7 +146,10 @@ def _hits(command: str, ctx: GuardContext, ruleset: rules_mod.RuleSet, depth: in
             if hit is not None:
                 hits.append(hit)
         if depth == 0 and ctx.scan_scripts:
-            hits.extend(_scan_script(inv, ctx, ruleset))
+            hits.extend(_scan_script(inv, ctx, ruleset, parsed.written))
+    for path, text in parsed.written.items() if depth == 0 else ():
+        if os.path.basename(path) in _STARTUP_FILES:  # echo CMD >> ~/.bashrc: every new shell runs it
+            hits.extend(_shell_hits(text, os.path.basename(path), ctx, ruleset))
     return hits, parsed
 
 
@@ -246,13 +252,15 @@ def _resolve(path: str, ctx: GuardContext, cwd: str | None) -> str:
     return os.path.normpath(os.path.join(cwd or ctx.cwd, path))
 
 
-def _scan_script(inv: Invocation, ctx: GuardContext, ruleset: rules_mod.RuleSet) -> Iterator[_Hit]:
+def _scan_script(
+    inv: Invocation, ctx: GuardContext, ruleset: rules_mod.RuleSet, written: Mapping[str, str]
+) -> Iterator[_Hit]:
     script = _script_of(inv)
     if script is None:
         return
     kind, path = script
     full = _resolve(path, ctx, inv.cwd)
-    text = ctx.read_file(full)
+    text = written.get(full) or ctx.read_file(full)  # a script this same line wrote, else the file
     if not text:
         return
     text = text[:_SCRIPT_LIMIT]
@@ -263,12 +271,7 @@ def _scan_script(inv: Invocation, ctx: GuardContext, ruleset: rules_mod.RuleSet)
         # The kernel runs the file with its interpreter line, whatever its name says.
         kind = "shell" if re.match(r"#!\s*\S*/(ba|z|da|k)?sh\b|#!\s*\S*env\s+(ba|z|da|k)?sh\b", text) else "code"
     if kind == "shell":
-        sub_ctx = replace(ctx, scan_scripts=False)
-        sub_hits, _ = _hits(text, sub_ctx, ruleset, depth=1)
-        for hit in sub_hits:
-            if hit.rule.id == "parse.error":
-                continue
-            yield _Hit(hit.rule, f"in {name}" + (f": {hit.detail}" if hit.detail else ""), hit.taint)
+        yield from _shell_hits(text, name, ctx, ruleset)
         if inv.program == "sbatch":
             detail = _test_partition(inv, ctx, ruleset, script_text=text)
             rule = next((r for r in ruleset.rules if r.check == "slurm-test-partition"), None)
@@ -282,6 +285,14 @@ def _scan_script(inv: Invocation, ctx: GuardContext, ruleset: rules_mod.RuleSet)
             and rules_mod.rx(rule.code_regex).search(text)
         ):
             yield _Hit(rule, f"in {name}")
+
+
+def _shell_hits(text: str, name: str, ctx: GuardContext, ruleset: rules_mod.RuleSet) -> Iterator[_Hit]:
+    """What a shell script's text would do, each hit naming the script."""
+    sub_hits, _ = _hits(text, replace(ctx, scan_scripts=False), ruleset, depth=1)
+    for hit in sub_hits:
+        if hit.rule.id != "parse.error":
+            yield _Hit(hit.rule, f"in {name}" + (f": {hit.detail}" if hit.detail else ""), hit.taint)
 
 
 def _walltime_s(text: str) -> int | None:

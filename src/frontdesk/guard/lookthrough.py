@@ -166,6 +166,40 @@ LOOK_THROUGH: dict[str, Through] = {
     "rye": _RUNNERS_RUN,
     "tmux": _TMUX,
     "screen": Through(values=_f("-S", "-c", "-T", "-p", "-t", "-e", "-h", "-s")),
+    "runuser": Through(
+        values=_f("-u", "--user", "-g", "--group", "-G", "--supp-group", "-w", "--whitelist-environment"),
+        code_flags=_f("-c", "--command"),
+    ),
+    "systemd-run": Through(
+        values=_f(
+            "-u",
+            "--unit",
+            "-p",
+            "--property",
+            "-E",
+            "--setenv",
+            "--description",
+            "--slice",
+            "-M",
+            "--machine",
+            "-H",
+            "--host",
+            "--uid",
+            "--gid",
+            "--nice",
+            "-D",
+            "--working-directory",
+            "--on-active",
+            "--on-boot",
+            "--on-calendar",
+            "--timer-property",
+            "--path-property",
+            "--socket-property",
+        )
+    ),  # fmt: skip
+    "proot": Through(
+        values=_f("-r", "--rootfs", "-b", "--bind", "-m", "--mount", "-w", "--pwd", "--cwd", "-q", "--qemu")
+    ),
 }
 
 _TMUX_KEYS = {"Enter", "C-m", "C-j", "KPEnter"}

@@ -45,7 +45,7 @@ def parse(
     """
     walker = _Walker(dict(env) if env is not None else None, cwd, env_complete)
     error = walker.run(command, 0)
-    return Parsed(walker.out, error, walker.functions)
+    return Parsed(walker.out, error, walker.functions, walker.written)
 
 
 # Text bash splits on blanks alone: no quotes, expansions, globs, operators, comments or tildes.
@@ -63,6 +63,7 @@ class _Walker:
         self.cwd = cwd
         self.out: list[Invocation] = []
         self.functions: dict[str, str] = {}
+        self.written: dict[str, str] = {}  # echo CMD > x.sh: what the line writes, by absolute path
         self._feed: str | None = None  # stdin text for the next simple command (`echo X | bash`)
         self._upstream: list[str] | None = None
 
@@ -342,6 +343,11 @@ class _Walker:
         self.out.append(inv)
         if not inv.argv or depth > _MAX_DEPTH:
             return
+        text = passes_on(inv) if inv.redirects and self.cwd is not None else None
+        for op, target in inv.redirects if text is not None else ():
+            if op in (">", ">|", ">>", "&>") and target.text and not target.dynamic and self.cwd is not None:
+                path = os.path.normpath(os.path.join(self.cwd, target.text))
+                self.written[path] = (self.written.get(path, "") if op == ">>" else "") + (text or "")
         prog = inv.program
         if prog == "cd" and len(inv.argv) > 1 and self.cwd is not None:
             self.cwd = os.path.normpath(os.path.join(self.cwd, inv.argv[1].text or "~"))

@@ -4,6 +4,7 @@ backticks, `execSync`) and awk programs (`system("rm -rf " ENVIRON["HOME"])`, `p
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Callable, Iterator
 
 from frontdesk.guard.words import Invocation, Word
@@ -18,16 +19,34 @@ _SHELL_OUT = re.compile(
 )
 
 
+# An argv list handed to exec: subprocess.run(["rm", "-rf", path]), os.execvp("rm", ["rm", ...]), spawn(...).
+_ARGV_CALL = re.compile(
+    r"(?:\brun|\bcall|check_call|check_output|Popen|\bexecv\w*|\bspawn\w*)\s*\((?:[^\[()]*,)?\s*\[([^\]]*)\]"
+)
+_LITERAL = re.compile(r"""\s*(?:'([^'\\]*)'|"([^"\\]*)")\s*(?:,|$)""")
+_JOINED = re.compile(r"""(['"])\s*\+\s*\1""")  # 'r' + 'm -rf ~': one string
+
+
 def shell_strings(code: str) -> list[str]:
     """Literal shell command strings handed to a shell from interpreter (or awk) code."""
     if not code:
         return []
+    code = _JOINED.sub("", code)
     out = []
     for m in _SHELL_OUT.finditer(code):
         text = m.group(2) or m.group(3) or m.group(4)
         if text and (" " in text or "/" in text):
             out.append(text.replace('\\"', '"').replace("\\'", "'"))
+    for m in _ARGV_CALL.finditer(code):
+        items = _LITERAL.findall(m.group(1))
+        words = [a or b for a, b in items]
+        if len(words) > 1 and _all_literal(m.group(1), len(items)):
+            out.append(" ".join(shlex.quote(w) for w in words))
     return out[:8]
+
+
+def _all_literal(inside: str, count: int) -> bool:
+    return len([p for p in inside.split(",") if p.strip()]) == count
 
 
 def awk_commands(inv: Invocation, code: Callable[[str, str], Invocation]) -> Iterator[Invocation]:

@@ -61,6 +61,9 @@ class Parsed:
     invocations: list[Invocation]
     error: bool
     functions: dict[str, str] = field(default_factory=dict)
+    written: dict[str, str] = field(default_factory=dict)
+    """Files the line writes with text it shows (`echo CMD > x.sh`), by absolute path: what a later `bash x.sh`
+    on the same line runs."""
 
 
 def basename(path: str) -> str:

@@ -100,10 +100,23 @@ def unwrap(inv: Invocation) -> Iterator[Invocation]:
         yield from _shell(inv, code)
     elif prog == "eval":
         yield code(" ".join(_code_text(w) for w in args), "eval")
-    elif prog in ("su", "runuser", "script", "sg"):
+    elif prog in ("su", "script", "sg"):
         for i, w in enumerate(args):
             if w.text in ("-c", "--command") and i + 1 < len(args):
                 yield code(args[i + 1].text, f"{prog} -c")
+    elif prog == "alias":
+        for w in args:  # alias ls='rm -rf ~': the value runs whenever the name is typed
+            if "=" in w.text:
+                yield code(w.text.partition("=")[2], "alias")
+    elif prog in ("at", "batch") and inv.stdin_text is not None:
+        yield code(inv.stdin_text, prog)  # `at now <<< CMD`, `echo CMD | at now`: run later by a shell
+    elif prog == "crontab" and inv.stdin_text is not None:
+        yield code(_cron_commands(inv.stdin_text), "crontab")
+    elif prog in ("vim", "vi", "nvim", "ex", "view"):
+        for i, w in enumerate(args):  # vim -c ':!CMD', vim '+!CMD': an ex shell escape
+            text = args[i + 1].text if w.text == "-c" and i + 1 < len(args) else w.text[1:] if w.text[:1] == "+" else ""
+            if re.match(r"^\s*:?\s*!", text):
+                yield code(re.sub(r"^\s*:?\s*!", "", text), f"{prog} :!")
     elif prog == "xargs":
         yield from _xargs(inv, inner, code)
     elif prog == "parallel":
@@ -191,7 +204,7 @@ def _interpreter(inv: Invocation, inner: Any, code: Any) -> Iterator[Invocation]
             yield inner([Word(mod, mod)] + args[i + 2 :], f"{prog} -m", module=mod)
             return
         is_python = prog.startswith("python")
-        if i + 1 < len(args) and (t == "-c" if is_python else t in _CODE_FLAGS):
+        if i + 1 < len(args) and (t == "-c" if is_python else t in _CODE_FLAGS or t == "eval" and i == 0):
             inv.inline_code = args[i + 1].text
             break
         if t == "-":
@@ -203,6 +216,15 @@ def _interpreter(inv: Invocation, inner: Any, code: Any) -> Iterator[Invocation]
         inv.inline_code = inv.stdin_text
     for text in shell_strings(inv.inline_code or ""):
         yield code(text, f"{prog} shell-out")
+
+
+_CRON_TIME = re.compile(r"^\s*(@\w+|(\S+\s+){4}\S+)\s+(.*)$")
+
+
+def _cron_commands(table: str) -> str:
+    """The command part of each crontab line (after the five time fields or an @reboot-like word)."""
+    lines = (_CRON_TIME.match(line) for line in table.splitlines() if line.strip()[:1] not in ("", "#"))
+    return "\n".join(m.group(3) for m in lines if m and "=" not in m.group(1))
 
 
 def _stdin_items(inv: Invocation) -> list[str]:

@@ -233,6 +233,68 @@ def test_quoted_program_names_without_a_command_line_are_allowed(command: str) -
     assert verdict(command)[0] is Decision.ALLOW
 
 
+# -- code run later or elsewhere ---------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "command",
+    [
+        "at now <<< 'rm -rf ~'",
+        "echo 'rm -rf ~' | at now + 1 minute",
+        "batch <<< 'rm -rf ~'",
+        "echo '0 3 * * * rm -rf ~' | crontab -",
+        "crontab <<EOF\n@reboot rm -rf ~\nEOF\n",
+        "echo 'rm -rf ~' > job.sh && bash job.sh",
+        "printf '%s\\n' 'rm -rf ~' > x.sh; sh x.sh",
+        "echo 'rm -rf ~' > x.sh; chmod +x x.sh; ./x.sh",
+        "cat > run.sh <<EOF\nrm -rf ~\nEOF\nbash run.sh",
+        "echo 'rm -rf ~' >> ~/.bashrc",
+        "echo 'alias ls=\"rm -rf ~\"' >> ~/.zshrc",
+        "alias ls='rm -rf ~'",
+        "vim -c ':!rm -rf ~' -c q",
+        "vim '+!rm -rf ~'",
+        "python3 -c \"import subprocess; subprocess.run(['rm','-rf','/home/alice'])\"",
+        "python3 -c \"import os; os.execvp('rm', ['rm', '-rf', '/'])\"",
+        "python3 -c \"import os; os.system('r'+'m -rf ~')\"",
+    ],
+)
+def test_code_run_later_or_by_another_program_is_read(command: str) -> None:
+    assert verdict(command) == (Decision.DENY, "fs.rm-root")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "at -l",
+        "crontab -l",
+        "echo '0 3 * * * /home/alice/backup.sh' | crontab -",
+        "echo 'rm -rf ~' > notes.txt",
+        "echo 'export PATH=$HOME/bin:$PATH' >> ~/.bashrc",
+        "echo 'echo hi' > x.sh && bash x.sh",
+        "alias ll='ls -l'",
+        "vim -c ':wq' notes.txt",
+        "python3 -c \"import subprocess; subprocess.run(['ls','-la'])\"",
+        "julia -e 'println(1+1)'",
+        'deno eval "console.log(1)"',
+    ],
+)
+def test_harmless_code_run_later_is_allowed(command: str) -> None:
+    assert verdict(command)[0] is Decision.ALLOW
+
+
+def test_a_script_the_line_writes_is_read_instead_of_the_file_there_now() -> None:
+    script = "/home/alice/project/job.sh"
+    ctx = replace(CTX, read_file=lambda path: "echo harmless\n" if path == script else None)
+    assert verdict("bash job.sh", ctx)[0] is Decision.ALLOW
+    assert verdict("echo 'rm -rf ~' > job.sh && bash ./job.sh", ctx)[0] is Decision.DENY
+    assert verdict(f"cd /tmp; echo 'rm -rf ~' > job.sh; cd -; bash {script}", ctx)[0] is Decision.ALLOW
+
+
+@pytest.mark.parametrize(
+    "command", ["julia -e 'rm(homedir(), recursive=true)'", "deno eval \"Deno.removeSync('/tmp/x')\""]
+)
+def test_julia_and_deno_deletes_ask(command: str) -> None:
+    assert verdict(command) == (Decision.ASK, "interp.delete")
+
+
 # -- sed runs shell code and writes files ------------------------------------------------------------
 @pytest.mark.parametrize(
     ("command", "rule"),

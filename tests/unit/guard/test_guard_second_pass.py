@@ -147,6 +147,9 @@ WRAPPED = {
     "rye": "rye run rm -rf ~",
     "tmux": "tmux send-keys -t main 'rm -rf ~' Enter",
     "screen": "screen -dmS job rm -rf ~",
+    "runuser": "runuser -u alice -- rm -rf ~",
+    "systemd-run": "systemd-run --user -p MemoryMax=1G --unit x rm -rf ~",
+    "proot": "proot -b /scratch rm -rf ~",
 }
 
 
