@@ -57,7 +57,9 @@ def gpu_env(
     if need is not None and holds and local.get("mps"):
         env["CUDA_MPS_PIPE_DIRECTORY"] = str(local.get("mps_pipe_directory") or MPS_PIPE_DIRECTORY)
         env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] = str(need.percent_on(device_memory))
-        env["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"] = f"0={holds[0].memory_bytes // 1024**2}M"
+        env["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"] = (
+            f"0={holds[0].memory_bytes // 1024**2}MB"  # the device as the job sees it
+        )
     return env
 
 

@@ -67,3 +67,17 @@ def test_the_policy_picker_gives_devices_in_plan_order() -> None:
     queued = [job("a", 1, 1, share=0.5), job("b", 2, 1, share=0.5), job("c", 3, 1, share=0.5), job("w", 4, 1)]
     assert pick(queued, free(), 0.0) == ["a", "b", "c"]  # c opens device 1, so the whole-GPU job waits
     assert pick(queued, free((Hold(0, 80 * GiB),)), 0.0) == ["a", "b"]
+
+
+def test_a_shared_job_under_mps_gets_its_share_and_memory_cap() -> None:
+    from frontdesk.backends.localgpu import gpu_env
+
+    need = SharedNeed(memory_bytes=20 * GiB)
+    assert gpu_env((Hold(1, 20 * GiB),), need, 80 * GiB, {}) == {"CUDA_VISIBLE_DEVICES": "1"}
+    assert gpu_env((Hold(1, 20 * GiB),), need, 80 * GiB, {"mps": True}) == {
+        "CUDA_VISIBLE_DEVICES": "1",
+        "CUDA_MPS_PIPE_DIRECTORY": "/tmp/nvidia-mps",
+        "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE": "25",
+        "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT": "0=20480MB",
+    }
+    assert gpu_env((Hold(0), Hold(1)), None, 80 * GiB, {"mps": True}) == {"CUDA_VISIBLE_DEVICES": "0,1"}
