@@ -211,3 +211,22 @@ def test_a_batch_is_stored_whole_or_not_at_all(gw: Any, workdir: Path) -> None:
     assert [_wait(gw, j["id"])["state"] for j in got] == ["COMPLETED", "FAILED"]
     again = gw.client.request("POST", "/v1/jobs/batch", {"jobs": items[:1], "context": ctx})["jobs"]
     assert again[0]["id"] == got[0]["id"] and again[0]["duplicate"] is True
+
+
+def test_first_failure_tells_the_array_early_and_only_once(gw: Any, workdir: Path) -> None:
+    sid = str(uuid.uuid4())
+    script = '[ "$FRONTDESK_ARRAY_TASK_ID" = 0 ] && exit 3; sleep 1; echo "acc=0.$FRONTDESK_ARRAY_TASK_ID"'
+    job = _run(
+        gw,
+        *("--array", "0-2", "--array-report", "first_failure", "--", "sh", "-c", script),
+        cwd=workdir,
+        env={"CLAUDE_CODE_SESSION_ID": sid, "CLAUDECODE": "1"},
+    )
+    final = _wait(gw, job["id"])
+    assert final["state"] == "FAILED" and final["array"]["early"] is False
+    told = [e for e in gw.client.events(since=0, job=job["id"]) if e["kind"] == "job.report"]
+    assert [e["data"]["report"]["array"]["early"] for e in told] == [True, False]
+    early = told[0]["data"]["report"]
+    assert "first failure, others still running" in early["text"] and early["array"]["counts"]["FAILED"] == 1
+    session = gw.client.request("GET", f"/v1/sessions/{sid}")
+    assert session["unread"] == 1  # the early report is the array's one report for the session

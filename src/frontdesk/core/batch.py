@@ -26,13 +26,25 @@ MAX_BATCH = 1000
 """The most jobs one batch may hold (an array of up to 10,000 tasks is one spec, not a batch)."""
 
 
-def _prepare(gw: Gateway, spec: JobSpec, ctx: SubmitContext, now: float) -> tuple[dict[str, Any], Admission]:
+def _prepare(
+    gw: Gateway,
+    spec: JobSpec,
+    ctx: SubmitContext,
+    now: float,
+    seen: dict[str, Admission],
+    seen_deps: dict[tuple[int | str, ...], list[int]],
+) -> tuple[dict[str, Any], Admission]:
     from frontdesk.core.submission import admit, job_columns, resolve_deps
 
     if spec.is_array:
         raise UserError("an array cannot be part of a batch: submit it on its own (it is one transaction already)")
-    deps = resolve_deps(gw.store, spec.depends_on, ctx.principal)
-    admission = admit(gw.plugins, spec, ctx)
+    wanted = tuple(spec.depends_on)
+    deps = seen_deps[wanted] if wanted in seen_deps else resolve_deps(gw.store, wanted, ctx.principal)
+    seen_deps[wanted] = deps
+    # the plug-ins decide on what a job is, not on its key: the same job twice in one batch is admitted once
+    same = spec.model_dump_json(exclude={"idempotency_key"})
+    admission = seen.get(same) or admit(gw.plugins, spec, ctx)
+    seen[same] = admission
     context = {
         "cwd": ctx.cwd,
         "harness": ctx.harness,
@@ -59,6 +71,8 @@ async def submit_batch(gw: Gateway, specs: list[JobSpec], ctx: SubmitContext) ->
     results: list[dict[str, Any] | None] = [None] * len(specs)
     fresh: list[tuple[int, JobSpec, dict[str, Any], Admission]] = []
     keys: dict[str, int] = {}
+    seen: dict[str, Admission] = {}
+    seen_deps: dict[tuple[int | str, ...], list[int]] = {}
     for pos, spec in enumerate(specs):
         key = spec.idempotency_key
         if key and key in keys:
@@ -70,7 +84,7 @@ async def submit_batch(gw: Gateway, specs: list[JobSpec], ctx: SubmitContext) ->
                 results[pos] = {**job_record(row), "warnings": [], "duplicate": True}
                 continue
         try:
-            columns, admission = _prepare(gw, spec, ctx, now)
+            columns, admission = _prepare(gw, spec, ctx, now, seen, seen_deps)
         except FrontdeskError as exc:
             raise _refuse(pos, exc) from None
         fresh.append((pos, spec, columns, admission))
@@ -83,10 +97,11 @@ async def submit_batch(gw: Gateway, specs: list[JobSpec], ctx: SubmitContext) ->
         ]
     for event in stored:
         gw.bus.fanout(event)
-    _accepted(gw, [gw._fresh(i) for i in ids])
+    records = q.many(gw.store, ids)
+    _accepted(gw, records)
     gw._deps_dirty = True  # the tick hands them over; the submitter is answered now
     gw._wake.set()
-    for (pos, _, _, admission), job_id in zip(fresh, ids, strict=True):
+    for (pos, _, _, admission), rec in zip(fresh, records, strict=True):
         said = {"warnings": warnings(admission.notices), "notices": notice_list(admission.notices)}
-        results[pos] = {**job_record(gw._fresh(job_id)), **said}
+        results[pos] = {**job_record(rec), **said}
     return [r for r in results if r is not None]

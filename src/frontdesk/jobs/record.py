@@ -111,8 +111,7 @@ class JobRecord:
     def from_row(cls, row: sqlite3.Row) -> JobRecord:
         """The record of one `SELECT * FROM jobs` row."""
         data: dict[str, Any] = {k: row[k] for k in row.keys()}
-        known = {f.name for f in fields(cls)} - {"others"}
-        kwargs = {k: data.pop(k) for k in list(data) if k in known}
+        kwargs = {k: data.pop(k) for k in list(data) if k in _KNOWN}
         kwargs["state"] = JobState(kwargs["state"])
         for flag in ("submitting", "cancel_requested"):
             if flag in kwargs:
@@ -155,7 +154,8 @@ class JobRecord:
 
     def public(self) -> dict[str, Any]:
         """The public JSON form (the `frontdesk status --json` schema)."""
-        rec: dict[str, Any] = {k: self[k] for k in PUBLIC_FIELDS}
+        rec: dict[str, Any] = {k: getattr(self, k) for k in PUBLIC_FIELDS}  # plain scalars, but the state
+        rec["state"] = self.state.value
         rec["spec"] = self.spec_data()
         if self.array_id is not None:
             rec["array_id"], rec["array_index"] = self.array_id, self.array_index
@@ -187,3 +187,4 @@ class JobRecord:
 
 
 _COLUMNS = tuple(f.name for f in fields(JobRecord) if f.name != "others")
+_KNOWN = frozenset(_COLUMNS)

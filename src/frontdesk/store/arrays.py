@@ -8,7 +8,7 @@ from frontdesk.jobs.record import JobRecord, Scalar
 from frontdesk.jobs.state import TERMINAL_STATES
 from frontdesk.store.jobs import JobStore
 
-__all__ = ["counts", "in_flight", "insert_rows", "task", "tasks", "unfinished_tasks"]
+__all__ = ["counts", "in_flight", "insert_rows", "many", "task", "tasks", "unfinished_tasks"]
 
 _TERMINAL = tuple(s.value for s in TERMINAL_STATES)
 
@@ -23,6 +23,18 @@ def insert_rows(store: JobStore, columns: Sequence[Mapping[str, Scalar]], array_
         cur = store.conn.execute(f"INSERT INTO jobs ({names}) VALUES ({marks})", tuple(row.values()))
         ids.append(int(cur.lastrowid or 0))
     return ids
+
+
+def many(store: JobStore, ids: Sequence[int]) -> list[JobRecord]:
+    """Jobs by id, in the order asked (ids that do not exist are left out)."""
+    found: dict[int, JobRecord] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        marks = ",".join("?" for _ in chunk)
+        for row in store.conn.execute(f"SELECT * FROM jobs WHERE id IN ({marks})", tuple(chunk)):
+            rec = JobRecord.from_row(row)
+            found[rec.id] = rec
+    return [found[i] for i in ids if i in found]
 
 
 def tasks(store: JobStore, array_id: int) -> list[JobRecord]:
