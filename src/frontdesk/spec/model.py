@@ -11,7 +11,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from frontdesk.errors import SpecError
 from frontdesk.spec.arrays import ArrayRange, SweepValue, parse_array, sweep_points
-from frontdesk.spec.arrays import ArrayRange, SweepValue, parse_array, sweep_points
 from frontdesk.spec.bounds import (
     MAX_ALIASES,
     MAX_DEPENDS_ON,
@@ -198,14 +197,6 @@ class JobSpec(_Strict):
     """A parameter grid or list of points: one task per point, `{name}` filled in the command."""
     array_report: Literal["end", "first_failure"] | None = None
     """When the array's one report is told: when its last task ends (None: "end"), or at its first failure."""
-    aftercorr: Annotated[int, Field(ge=1, le=2**63 - 1)] | Annotated[str, Field(max_length=128)] | None = None
-    """An array (id or name) of the same size: task i starts once that array's task i completed."""
-    array: Annotated[str, Field(max_length=2000)] | None = None
-    """Task indices (`0-99`, `1,3,5-9`, `0-99%8`): one task per index (spec/arrays.py)."""
-    sweep: dict[str, Any] | list[dict[str, Any]] | None = None
-    """A parameter grid or list of points: one task per point, `{name}` filled in the command."""
-    array_report: Literal["end", "first_failure"] = "end"
-    """When the array's one report is told: when its last task ends, or already at its first failure."""
     aftercorr: Annotated[int, Field(ge=1, le=2**63 - 1)] | Annotated[str, Field(max_length=128)] | None = None
     """An array (id or name) of the same size: task i starts once that array's task i completed."""
 
