@@ -354,6 +354,7 @@ def test_a_file_written_without_end_asks(command: str) -> None:
         "head -c 1G /dev/zero > /tmp/img",
         "cat /dev/urandom | head -c 32 > key.bin",
         "ls *.log | xargs rm -f",
+        "ls build | xargs -I{} rm -rf build/{}",
     ],
 )
 def test_bounded_writes_are_allowed(command: str) -> None:
