@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
-from frontdesk.errors import FrontdeskError, GatewayUnavailable, from_payload
+from frontdesk.errors import Forbidden, FrontdeskError, GatewayUnavailable, from_payload
 
 __all__ = ["Client", "connect"]
 
@@ -195,6 +195,10 @@ class Client:
             raise GatewayUnavailable(f"gateway at {self._where()} refused the connection (is it running?)") from None
         except TimeoutError:
             raise GatewayUnavailable(f"gateway at {self._where()} did not answer in time") from None
+        except PermissionError:  # another user's per-user gateway: a permission failure (77), not an outage
+            raise Forbidden(
+                f"permission denied on the gateway socket {self._where()}: it serves another user"
+            ) from None
         except (OSError, ValueError) as exc:
             raise GatewayUnavailable(f"cannot reach the gateway at {self._where()}: {exc}") from None
 

@@ -113,3 +113,12 @@ def test_every_permission_refusal_of_the_cli_exits_77(facility: Facility) -> Non
         assert r.stderr.count("\n") == 1 and r.stderr.startswith("frontdesk: "), r.stderr
         if line is not None:
             assert r.stderr == line
+
+
+def test_another_users_per_user_gateway_is_a_permission_failure_not_an_outage(
+    facility: Facility, gateway_factory: Any
+) -> None:
+    gw = gateway_factory()  # root's per-user gateway: its directory is 0700, its socket 0600
+    r = facility.cli("carol", "status", "1", env={"FRONTDESK_SOCKET": str(gw.socket), "FRONTDESK_NO_AUTOSTART": "1"})
+    assert (r.returncode, r.stdout) == (77, "")
+    assert r.stderr == f"frontdesk: permission denied on the gateway socket {gw.socket}: it serves another user\n"
