@@ -85,3 +85,25 @@ def test_sessions_by_node_and_ssh_resume(gateway_factory: Any, tmp_path: Path) -
     missing = gw.cli("sessions", "show", "nope")
     assert missing.returncode != 0 and "no session" in missing.stderr
     assert gw.cli("sessions", "--json").returncode == 0  # the bare listing still works
+
+
+def test_cancel_and_memory_writes_are_idempotent_for_the_session(gateway_factory: Any, tmp_path: Path) -> None:
+    gw = gateway_factory()
+    marker = tmp_path / "runs.txt"
+    job = _run(gw, "camp-2", tmp_path, marker)
+    gw.wait_state(job["id"], {"COMPLETED"})
+    env = {"CLAUDE_CODE_SESSION_ID": "camp-2", "CLAUDECODE": "1"}
+    again = gw.cli("cancel", str(job["id"]), "--json", env=env)  # a replayed turn cancels once more
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)[0]["already_ended"] is True
+    text = gw.cli("cancel", str(job["id"]), env=env)
+    assert text.stdout.strip() == f"job {job['id']} already ended (COMPLETED): nothing to cancel"
+    other = gw.cli("cancel", str(job["id"]), env={"CLAUDE_CODE_SESSION_ID": "", "CLAUDECODE": ""})
+    assert other.returncode != 0 and "already ended" in other.stderr  # not the job's session: still an error
+    body = {"kind": "exit_error", "cause": "the data path is wrong", "template": "python train.py", "source": "agent"}
+    first = gw.client.request("POST", "/v1/memory/lessons", body)
+    second = gw.client.request("POST", "/v1/memory/lessons", body)  # the same write, replayed
+    assert first["id"] == second["id"]
+    fixed = gw.client.request("POST", "/v1/memory/lessons", {**body, "fix": "use /scratch/data"})
+    assert fixed["id"] == first["id"] and fixed["fix"]["text"] == "use /scratch/data"  # the same lesson, fixed
+    assert first["fix"] is None

@@ -432,16 +432,24 @@ class LessonStore:
         detail = " ".join(cause.split())[:120]
         sig = Signature(state, kind, detail, cause[:300])
         ctx = JobContext(template=scrub_private(" ".join(template.split()))[:500], application=application)
-        lesson_id = self._insert(
-            scope="user",
-            scope_name=principal,
-            sig=sig,
-            ctx=ctx,
-            source=source,
-            by=principal,
-            evidence=[],
-            now=self.clock(),
-        )
+        same = self.conn.execute(
+            "SELECT id FROM memory_lessons WHERE scope='user' AND scope_name=? AND signature=? AND template=?",
+            (principal, sig.key, ctx.template),
+        ).fetchone()
+        if same is not None and not fix_text:  # issue 18: the same write again (a replayed turn): the stored one
+            return Lesson.from_row(self._lesson_row(int(same[0])))
+        lesson_id = int(same[0]) if same is not None else 0
+        if not lesson_id:
+            lesson_id = self._insert(
+                scope="user",
+                scope_name=principal,
+                sig=sig,
+                ctx=ctx,
+                source=source,
+                by=principal,
+                evidence=[],
+                now=self.clock(),
+            )
         if fix_text:
             fix = {"changes": {}, "text": fix_text[:500], "evidence": [], "at": self.clock(), "learned_from": source}
             self._update(lesson_id, fix=json.dumps(fix), fix_text=fix_text[:500])
