@@ -1,0 +1,129 @@
+"""The agent's hot paths (CLI, hooks, shims) import no heavy module: each runs as a fresh process per call.
+
+Each path runs for real in a subprocess under `python -X importtime`, which lists every module the process
+imported (also when it ends by exec'ing another program), against a real gateway where it talks to one.
+Timings are not asserted here (bench/hotpath.py prints them); only what gets imported.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+PY = sys.executable
+
+HEAVY = (
+    "anyio",
+    "asyncio",
+    "click",
+    "email",
+    "fastapi",
+    "h11",
+    "http.client",
+    "httpx",
+    "prometheus_client",
+    "pydantic",
+    "pydantic_core",
+    "rich",
+    "sqlite3",
+    "starlette",
+    "tree_sitter",
+    "typer",
+    "uvicorn",
+    "yaml",
+)
+"""Modules that cost tens of milliseconds (or start an event loop / a database) and no thin client needs."""
+
+STOP_PAYLOAD = json.dumps({"session_id": "hot-path", "cwd": "/tmp", "hook_event_name": "Stop", "transcript_path": ""})
+
+
+def imported(
+    argv: list[str], env: dict[str, str], stdin: str = ""
+) -> tuple[set[str], subprocess.CompletedProcess[str]]:
+    """The modules a fresh process imported while running `argv` (a Python command line)."""
+    done = subprocess.run(
+        [argv[0], "-X", "importtime", *argv[1:]], env=env, input=stdin, capture_output=True, text=True, timeout=60
+    )
+    names = set()
+    for line in done.stderr.splitlines():
+        if line.startswith("import time:") and "|" in line and "[us]" not in line:
+            names.add(line.rsplit("|", 1)[1].strip())
+    assert names, f"no import trace from {argv}: {done.stderr[-500:]}"
+    return names, done
+
+
+def heavy_in(names: set[str]) -> list[str]:
+    return sorted(n for n in names if any(n == h or n.startswith(h + ".") for h in HEAVY))
+
+
+def cli_env(home: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FRONTDESK_")}
+    return {**env, "FRONTDESK_HOME": str(home), "FRONTDESK_NO_AUTOSTART": "1", **extra}
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--version"], ["--help"], ["submit", "--help"], ["run", "--help"], ["status", "--help"], ["wait", "--help"]],
+    ids=lambda a: " ".join(a),
+)
+def test_cli_paths_without_a_gateway_import_nothing_heavy(args: list[str], tmp_path: Path) -> None:
+    names, done = imported([PY, "-m", "frontdesk.cli.main", *args], cli_env(tmp_path))
+    assert done.returncode == 0, done.stderr[-500:]
+    assert "frontdesk.cli.main" in names or "frontdesk.cli" in names
+    assert heavy_in(names) == []
+
+
+def test_a_command_that_finds_no_gateway_imports_nothing_heavy(tmp_path: Path) -> None:
+    env = cli_env(tmp_path, FRONTDESK_SOCKET=str(tmp_path / "none.sock"))
+    names, done = imported([PY, "-m", "frontdesk.cli.main", "status", "1", "--json"], env)
+    assert done.returncode == 69, done.stderr[-500:]  # gateway down: one line, EX_UNAVAILABLE
+    assert "frontdesk.client" in names
+    assert heavy_in(names) == []
+
+
+def test_status_report_and_wait_against_a_gateway_import_nothing_heavy(gateway: Any) -> None:
+    job = gateway.client.submit(spec={"command": ["true"]}, context={"cwd": "/tmp"})["id"]
+    gateway.client.wait([job], "all", 60)
+    env = cli_env(gateway.home)
+    for args in (["status", str(job), "--json"], ["report", str(job)], ["wait", str(job), "--json"]):
+        names, done = imported([PY, "-m", "frontdesk.cli.main", *args], env)
+        assert done.returncode == 0, (args, done.stderr[-500:])
+        assert "frontdesk.client" in names
+        assert heavy_in(names) == [], args
+
+
+def test_the_stop_hook_imports_nothing_heavy(gateway: Any) -> None:
+    names, done = imported(
+        [PY, "-m", "frontdesk.cli.main", "hook", "stop", "--harness", "claude-code"],
+        cli_env(gateway.home),
+        STOP_PAYLOAD,
+    )
+    assert done.returncode == 0, done.stderr[-500:]
+    assert "frontdesk.agents.hooks" in names
+    assert heavy_in(names) == []
+
+
+def test_the_squeue_shims_import_nothing_heavy(gateway: Any, tmp_path: Path) -> None:
+    shim_dir = tmp_path / "shims"
+    installed = gateway.cli("shim", "install", str(shim_dir))
+    assert installed.returncode == 0, installed.stderr
+    env = cli_env(gateway.home, PATH=f"{shim_dir}:{os.environ['PATH']}")
+    for script in (shim_dir / "squeue", shim_dir / ".full" / "squeue"):  # the socket-only one, the full one
+        interpreter = script.read_text().splitlines()[0][2:].split()  # the shim's own #! line
+        names, done = imported([*interpreter, str(script), "--me"], env)
+        assert "_socket" in names
+        assert heavy_in(names) == [], (script, done.stderr[-300:])
+    names, done = imported([PY, "-m", "frontdesk.shims.squeue", "--me"], env)
+    assert "frontdesk.shims.common" in names
+    assert heavy_in(names) == []
+
+
+def test_the_heavy_list_catches_a_heavy_import(tmp_path: Path) -> None:
+    names, _ = imported([PY, "-c", "import sqlite3"], cli_env(tmp_path))
+    assert heavy_in(names) == ["sqlite3", "sqlite3.dbapi2"]
