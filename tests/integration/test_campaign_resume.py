@@ -154,3 +154,42 @@ def test_claude_campaign_resumes_on_a_copied_tree_and_runs_nothing_twice(
     after = gw.client.request("GET", f"/v1/sessions/{sid}/campaign")
     assert len(after["jobs"]) == 2 and after["unread"] == [] and after["incarnation"] == 1
     assert after["cwd"] == str(copy)
+
+
+def test_suspend_ends_the_real_harness_and_its_job_runs_on(
+    gateway_factory: Any, claude_bin: Path, tmp_path: Path
+) -> None:
+    gw = gateway_factory(config='[agents]\nchannels = ["hooks"]\n')
+    project, home, runs = tmp_path / "proj", tmp_path / "home", tmp_path / "runs.txt"
+    project.mkdir()
+    home.mkdir()
+    assert gw.cli("hooks", "install", "claude", "--project", "--dir", str(project), "--no-guard").returncode == 0
+    script = [("bash", f"frontdesk run --name long -- sh -c 'sleep 3; echo long >> {runs}'"), ("bash", "sleep 600")]
+    with MessagesStandIn(script) as api, open(tmp_path / "claude.log", "wb") as log:
+        argv = [str(claude_bin), "-p", "run it", "--allowedTools", TOOLS, "--output-format", "json"]
+        proc = subprocess.Popen(
+            argv,
+            cwd=project,
+            env=_env(gw, api.url, home),
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+            start_new_session=True,
+        )
+        try:
+            _until(lambda: len(api.loop_requests) >= 2 or proc.poll() is not None, 180, "the second model request")
+            sid = gw.client.request("GET", "/v1/sessions")[0]["id"]
+            res = gw.cli("sessions", "suspend", sid, "--json")
+            assert res.returncode == 0, res.stderr
+            got = json.loads(res.stdout)
+            assert got["signalled"] and got["exited"] and got["pid"] == proc.pid
+            assert proc.wait(timeout=30) != 0  # ended by the signal, not by finishing its turn
+        finally:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)  # what is left of the test's own process group (its tool call)
+            except ProcessLookupError:
+                pass
+            proc.wait()
+    camp = gw.client.request("GET", f"/v1/sessions/{sid}/campaign")
+    assert camp["suspended_at"] is not None and [j["name"] for j in camp["jobs"]] == ["long"]
+    gw.wait_state(camp["jobs"][0]["id"], {"COMPLETED"}, timeout=60)  # the job ran on without its harness
+    assert runs.read_text().split() == ["long"]

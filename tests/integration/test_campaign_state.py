@@ -107,3 +107,36 @@ def test_cancel_and_memory_writes_are_idempotent_for_the_session(gateway_factory
     fixed = gw.client.request("POST", "/v1/memory/lessons", {**body, "fix": "use /scratch/data"})
     assert fixed["id"] == first["id"] and fixed["fix"]["text"] == "use /scratch/data"  # the same lesson, fixed
     assert first["fix"] is None
+
+
+def test_drain_suspends_the_sessions_of_this_node_and_their_jobs_run_on(gateway_factory: Any, tmp_path: Path) -> None:
+    import signal
+    import subprocess
+
+    gw = gateway_factory()
+    harnesses = [subprocess.Popen(["sleep", "300"]) for _ in range(2)]  # stand-ins for two harness processes
+    try:
+        for i, proc in enumerate(harnesses):
+            body = {"event": "SessionStart", "harness": "claude-code", "cwd": str(tmp_path)}
+            gw.client.request(
+                "POST", f"/v1/sessions/drain-{i}/hook", {**body, "reach": {"host": HOST, "pid": proc.pid}}
+            )
+        job = _run(gw, "drain-0", tmp_path, tmp_path / "runs.txt")
+        res = gw.cli("sessions", "drain", "--node", HOST, "--json")
+        assert res.returncode == 0, res.stderr
+        got = {d["session"]: d for d in json.loads(res.stdout)["sessions"]}
+        assert {k: (v["signalled"], v["exited"]) for k, v in got.items()} == {
+            "drain-0": (True, True),
+            "drain-1": (True, True),
+        }
+        assert [p.wait(timeout=10) for p in harnesses] == [-signal.SIGTERM, -signal.SIGTERM]
+        assert got["drain-0"]["resume"] == f"frontdesk sessions resume drain-0 --dir {tmp_path}"
+        gw.wait_state(job["id"], {"COMPLETED"})  # the session's job was left alone
+        assert json.loads(gw.cli("sessions", "show", "drain-1", "--json").stdout)["suspended_at"] is not None
+        again = json.loads(gw.cli("sessions", "suspend", "drain-1", "--json").stdout)
+        assert again["signalled"] is False and "no harness process" in again["reason"]  # pid + start time gone
+    finally:
+        for proc in harnesses:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()

@@ -178,25 +178,36 @@ def _exec_here(args: argparse.Namespace, client: Any, path: str, body: dict[str,
     return 0  # not reached
 
 
-def _suspend_one(client: Any, view: dict[str, Any]) -> dict[str, Any]:
-    """SIGTERM the session's harness when it runs here and is the caller's (pid + start time); record it."""
+def _alive(pid: int, start: int) -> bool:
+    """The process pid + start time still runs (a zombie waiting for its parent has ended)."""
     from frontdesk.agents.procinfo import start_time
 
+    if start_time(pid) != start:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rpartition(b")")[2].split()[:1] != [b"Z"]
+    except OSError:
+        return False
+
+
+def _suspend_one(client: Any, view: dict[str, Any]) -> dict[str, Any]:
+    """SIGTERM the session's harness when it runs here and is the caller's (pid + start time); record it."""
     reach = view.get("reach") or {}
     pid, start, host = reach.get("pid"), reach.get("pid_start"), reach.get("host")
     out: dict[str, Any] = {"session": view["id"], "host": host, "signalled": False}
     if host and host != os.uname().nodename:
         out["reason"] = f"the harness runs on {host}: run this there"
-    elif not isinstance(pid, int) or start is None or start_time(pid) != start:
+    elif not isinstance(pid, int) or not isinstance(start, int) or not _alive(pid, start):
         out["reason"] = "no harness process of this session runs here"
     elif os.getuid() != 0 and os.stat(f"/proc/{pid}").st_uid != os.getuid():
         out["reason"] = f"process {pid} is not yours"
     else:
         os.kill(pid, signal.SIGTERM)
         deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and start_time(pid) == start:
+        while time.monotonic() < deadline and _alive(pid, start):
             time.sleep(0.1)
-        out.update(signalled=True, pid=pid, exited=start_time(pid) != start)
+        out.update(signalled=True, pid=pid, exited=not _alive(pid, start))
     client.request("POST", f"/v1/sessions/{_sid(view['id'])}/campaign/suspend", {})
     out["resume"] = f"frontdesk sessions resume {view['id']}" + (
         f" --dir {shlex.quote(view['cwd'])}" if view.get("cwd") else ""
