@@ -131,8 +131,9 @@ class _Walker:
                 own = [(op, w) for op, w in redirects if (k == 0 if op.startswith("<") else k == last)]
                 self._stmt(child, depth, via, own)
                 self._feed = None
-                top = next((inv for inv in self.out[before:] if inv.via == via and inv.argv), None)
-                feed = passes_on(top) if top is not None else None
+                # `(echo a; echo b) | bash`: the stage's output is known only when every command in it is known
+                texts = [passes_on(inv) for inv in self.out[before:] if inv.via == via and inv.argv]
+                feed = "".join(t for t in texts if t is not None) if texts and None not in texts else None
                 for inv in self.out[before:]:
                     if not inv.upstream:
                         inv.upstream = list(upstream)

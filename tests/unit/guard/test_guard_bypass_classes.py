@@ -254,6 +254,8 @@ def test_quoted_program_names_without_a_command_line_are_allowed(command: str) -
         "python3 -c \"import subprocess; subprocess.run(['rm','-rf','/home/alice'])\"",
         "python3 -c \"import os; os.execvp('rm', ['rm', '-rf', '/'])\"",
         "python3 -c \"import os; os.system('r'+'m -rf ~')\"",
+        "(echo set -e; echo 'rm -rf ~') | bash",
+        "{ echo cd /tmp; echo 'rm -rf /'; } | sh",
     ],
 )
 def test_code_run_later_or_by_another_program_is_read(command: str) -> None:
@@ -274,6 +276,7 @@ def test_code_run_later_or_by_another_program_is_read(command: str) -> None:
         "python3 -c \"import subprocess; subprocess.run(['ls','-la'])\"",
         "julia -e 'println(1+1)'",
         'deno eval "console.log(1)"',
+        "{ echo 'echo 1'; echo 'echo 2'; } | bash",
     ],
 )
 def test_harmless_code_run_later_is_allowed(command: str) -> None:
@@ -359,6 +362,10 @@ def test_a_file_written_without_end_asks(command: str) -> None:
 )
 def test_bounded_writes_are_allowed(command: str) -> None:
     assert verdict(command)[0] is Decision.ALLOW
+
+
+def test_a_group_with_an_unknown_command_still_feeds_unknown_code() -> None:
+    assert verdict("(cat notes.txt; echo ls) | bash") == (Decision.ASK, "shell.stdin-exec")
 
 
 def test_a_pipeline_redirection_belongs_to_its_last_command_and_input_to_its_first() -> None:
