@@ -81,6 +81,20 @@ def dynamic_eval(inv: Invocation) -> str | None:
     return None
 
 
+_UPLOAD_STDIN = re.compile(
+    r"(^| )(-d|--data(-binary|-raw|-urlencode)?|-F|--form|-T|--upload-file|--post-file|--body-file)[= ]?(\S*=)?@?-( |$)"
+)
+
+
+def stdin_upload(inv: Invocation) -> str | None:
+    """`X | curl -d @- URL`: uploads stdin; fine when the line shows that text (a heredoc with no expansions)."""
+    if not _UPLOAD_STDIN.search(" ".join(w.text for w in inv.args)):
+        return None
+    if inv.stdin_text is not None and not re.search(r"\$[({\w]|`", inv.stdin_text):
+        return None
+    return " | ".join([*dict.fromkeys(inv.upstream + inv.stdin_from), inv.program])
+
+
 _ENDLESS = ("/dev/zero", "/dev/urandom", "/dev/random")
 
 
@@ -108,4 +122,5 @@ NAMED_CHECKS: dict[str, Callable[[Invocation], str | None]] = {
     "secret-echo": secret_echo,
     "dynamic-eval": dynamic_eval,
     "disk-fill": disk_fill,
+    "stdin-upload": stdin_upload,
 }
