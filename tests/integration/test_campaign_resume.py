@@ -27,6 +27,8 @@ from anthropic_standin import MessagesStandIn  # noqa: E402
 pytestmark = [pytest.mark.harness, pytest.mark.slow]
 
 CLAUDE = NODE / "node_modules" / ".bin" / "claude"
+FIRST = "frontdesk run --name first -- sh -c 'echo first >> {runs}'"
+SECOND = "frontdesk run --name second -- sh -c 'sleep 2; echo second >> {runs}'"
 TOOLS = "Bash"  # 2.1.332 offers no TodoWrite under -p: the plan path is covered by tests/unit/agents
 
 
@@ -69,23 +71,14 @@ def _job_ids(text: str) -> list[int]:
     return [int(line) for line in text.split() if line.isdigit()]
 
 
-def test_claude_campaign_resumes_on_a_copied_tree_and_runs_nothing_twice(
-    gateway_factory: Any, claude_bin: Path, tmp_path: Path
-) -> None:
-    config = f'[agents]\nbatch_window_s = 0.3\nchannels = ["hooks"]\nclaude_bin = "{claude_bin}"\n'
-    gw = gateway_factory(config=config)
-    project, runs, home = tmp_path / "node1" / "proj", tmp_path / "runs.txt", tmp_path / "home"
+def _killed_campaign(gw: Any, claude_bin: Path, project: Path, home: Path, runs: Path) -> tuple[str, dict[str, int]]:
+    """Run a campaign that submits two jobs, kill -9 the harness in its third tool call and the gateway; restart
+    the gateway and wait until both jobs ended and their reports are stored unread. (session id, job ids)."""
     project.mkdir(parents=True)
-    home.mkdir()
+    home.mkdir(exist_ok=True)
     assert gw.cli("hooks", "install", "claude", "--project", "--dir", str(project), "--no-guard").returncode == 0
-    first = f"frontdesk run --name first -- sh -c 'echo first >> {runs}'"
-    second = f"frontdesk run --name second -- sh -c 'sleep 2; echo second >> {runs}'"
-    script = [
-        ("bash", first),
-        ("bash", second),
-        ("bash", "sleep 600"),  # the harness sits in this call when the node goes down
-    ]
-    with MessagesStandIn(script) as api, open(tmp_path / "claude.log", "wb") as log:
+    script = [("bash", FIRST.format(runs=runs)), ("bash", SECOND.format(runs=runs)), ("bash", "sleep 600")]
+    with MessagesStandIn(script) as api, open(project.parent / "claude.log", "wb") as log:
         argv = [str(claude_bin), "-p", "run the campaign", "--allowedTools", TOOLS, "--output-format", "json"]
         proc = subprocess.Popen(
             argv,
@@ -97,7 +90,7 @@ def test_claude_campaign_resumes_on_a_copied_tree_and_runs_nothing_twice(
         )
         try:
             _until(lambda: len(api.loop_requests) >= 3 or proc.poll() is not None, 180, "the third model request")
-            assert proc.poll() is None, (tmp_path / "claude.log").read_text()[-2000:]
+            assert proc.poll() is None, (project.parent / "claude.log").read_text()[-2000:]
             submitted = _job_ids(MessagesStandIn.last_user_text(api.loop_requests[2]))
         finally:
             os.killpg(proc.pid, signal.SIGKILL)  # the harness and its tool call, mid-turn
@@ -114,6 +107,17 @@ def test_claude_campaign_resumes_on_a_copied_tree_and_runs_nothing_twice(
     _until(lambda: len(gw.client.request("GET", f"/v1/sessions/{sid}/campaign")["unread"]) == 2, 30, "two reports")
     camp = gw.client.request("GET", f"/v1/sessions/{sid}/campaign")
     assert camp["turn_state"] == "in_turn" and camp["turn"] == 1 and camp["resume_handle"] == sid
+    return sid, jobs
+
+
+def test_claude_campaign_resumes_on_a_copied_tree_and_runs_nothing_twice(
+    gateway_factory: Any, claude_bin: Path, tmp_path: Path
+) -> None:
+    config = f'[agents]\nbatch_window_s = 0.3\nchannels = ["hooks"]\nclaude_bin = "{claude_bin}"\n'
+    gw = gateway_factory(config=config)
+    project, runs, home = tmp_path / "node1" / "proj", tmp_path / "runs.txt", tmp_path / "home"
+    sid, jobs = _killed_campaign(gw, claude_bin, project, home, runs)
+    second = SECOND.format(runs=runs)
 
     copy = tmp_path / "node2" / "proj"
     shutil.copytree(project, copy)  # the tree as another node sees it
@@ -193,3 +197,25 @@ def test_suspend_ends_the_real_harness_and_its_job_runs_on(
     assert camp["suspended_at"] is not None and [j["name"] for j in camp["jobs"]] == ["long"]
     gw.wait_state(camp["jobs"][0]["id"], {"COMPLETED"}, timeout=60)  # the job ran on without its harness
     assert runs.read_text().split() == ["long"]
+
+
+def test_a_headless_resume_runs_as_a_frontdesk_job(gateway_factory: Any, claude_bin: Path, tmp_path: Path) -> None:
+    """`--slurm`: the resume is submitted as a job; the job relaunches the harness, which gets the reports first."""
+    config = f'[agents]\nbatch_window_s = 0.3\nchannels = ["hooks"]\nclaude_bin = "{claude_bin}"\n'
+    gw = gateway_factory(config=config)
+    project, runs, home = tmp_path / "proj", tmp_path / "runs.txt", tmp_path / "home"
+    sid, jobs = _killed_campaign(gw, claude_bin, project, home, runs)
+    with MessagesStandIn([("text", "Both ran; carrying on.")], first_id=100) as api2:
+        args = ["sessions", "resume", sid, "--slurm", "--harness-args", f"--allowedTools {TOOLS}", "--json"]
+        allow = {"FRONTDESK_ENV_ALLOW": "ANTHROPIC_API_KEY"}  # a job gets no *_API_KEY unless its submitter says so
+        res = gw.cli(*args, env={**_env(gw, api2.url, home), **allow}, cwd=tmp_path)
+        assert res.returncode == 0, res.stderr
+        job = json.loads(res.stdout)["job"]
+        done = gw.wait_state(job["id"], {"COMPLETED", "FAILED"}, timeout=180)
+        assert done["state"] == "COMPLETED", gw.client.request("GET", f"/v1/jobs/{job['id']}/report")["text"]
+    prompt = MessagesStandIn.last_user_text(api2.loop_requests[0])
+    assert prompt.index(f"{jobs['second']} (second) COMPLETED") < prompt.index("Campaign summary")
+    after = gw.client.request("GET", f"/v1/sessions/{sid}/campaign")
+    assert (
+        after["unread"] == [] and after["incarnation"] == 1 and sorted(runs.read_text().split()) == ["first", "second"]
+    )
