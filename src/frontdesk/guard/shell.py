@@ -14,7 +14,16 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from frontdesk.guard.shelltext import STATEMENTS, Redirect, ansi_c, loop_tag, passes_on, unescape, unescape_dq
+from frontdesk.guard.shelltext import (
+    STATEMENTS,
+    Redirect,
+    ansi_c,
+    known_output,
+    loop_tag,
+    passes_on,
+    unescape,
+    unescape_dq,
+)
 from frontdesk.guard.words import DYNAMIC, Invocation, Parsed, Word, basename
 from frontdesk.guard.wrappers import VAR_RE as _VAR_RE
 from frontdesk.guard.wrappers import unwrap
@@ -403,8 +412,10 @@ class _Walker:
         elif kind == "expansion":
             parts.append(self._expansion(node, raw))
         elif kind in ("command_substitution", "process_substitution"):
+            before = len(self.out)
             self._stmt(node, depth, via, [])
-            parts.append((raw, None, True))
+            known = known_output(self.out[before:], self.cwd) if kind == "command_substitution" else None
+            parts.append((known, None, False) if known is not None else (raw, None, True))  # $(echo rm) is rm
         elif kind == "arithmetic_expansion":
             stack = list(node.named_children)
             while stack:

@@ -3,13 +3,14 @@ and bash's quoting rules for words. Plain functions over text and `Invocation`s.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from frontdesk.guard.words import Invocation, Word
 
-__all__ = ["STATEMENTS", "Redirect", "loop_tag", "passes_on", "unescape", "unescape_dq", "ansi_c"]
+__all__ = ["STATEMENTS", "Redirect", "loop_tag", "passes_on", "known_output", "unescape", "unescape_dq", "ansi_c"]
 
 STATEMENTS = frozenset(
     ("pipeline", "command", "list", "redirected_statement", "subshell", "compound_statement", "negated_command")
@@ -56,6 +57,27 @@ def passes_on(inv: Invocation) -> str | None:
         return args[0].text.replace("\\n", "\n").replace("%s", " ".join(w.text for w in args[1:]))
     if prog == "cat" and not args:
         return inv.stdin_text
+    return None
+
+
+def known_output(invs: list[Invocation], cwd: str | None) -> str | None:
+    """What `$(...)` prints when the line says: one echo/printf of known words, dirname, basename, pwd."""
+    if len(invs) != 1 or not invs[0].argv or invs[0].via or invs[0].redirects:
+        return None
+    inv = invs[0]
+    args = [w.text for w in inv.args]
+    if any(w.dynamic or w.unset_vars for w in inv.args):
+        return None
+    if inv.program in ("echo", "printf"):
+        text = passes_on(inv)
+        return text.rstrip("\n") if text is not None else None
+    if inv.program in ("dirname", "basename") and len(args) == 1 and not args[0].startswith("-"):
+        path = args[0].rstrip("/") or "/"
+        if inv.program == "basename":
+            return posixpath.basename(path) or path
+        return posixpath.dirname(path) or "."
+    if inv.program == "pwd" and not args and cwd:
+        return cwd
     return None
 
 

@@ -222,6 +222,44 @@ def test_interpreter_code_reading_public_files_is_allowed(command: str) -> None:
     assert verdict(command)[0] is Decision.ALLOW
 
 
+# -- what a command substitution prints, when the line says ------------------------------------------
+@pytest.mark.parametrize(
+    "command",
+    ["$(echo rm) -rf ~", "`echo rm` -rf ~", "$(printf 'r%s' m) -rf ~", 'rm -rf "$(echo ~)"', "rm -rf $(dirname ~/x)"],
+)
+def test_a_substitution_that_prints_known_text_is_that_text(command: str) -> None:
+    assert verdict(command) == (Decision.DENY, "fs.rm-root")
+
+
+@pytest.mark.parametrize(
+    ("command", "decision"),
+    [
+        ('cd "$(dirname "$0")"', Decision.ALLOW),
+        ('rm -rf "$(pwd)/build"', Decision.ALLOW),
+        ('rm -rf "$(pwd)/.."', Decision.DENY),  # the cwd's parent is the home directory here
+        ("$(which python) -m pip list", Decision.ALLOW),
+        ("echo $(date)", Decision.ALLOW),
+    ],
+)
+def test_other_substitutions_stay_unknown_or_harmless(command: str, decision: Decision) -> None:
+    assert verdict(command)[0] is decision
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "python3 -c \"exec(__import__('base64').b64decode('aW1wb3J0IHNodXRpbA=='))\"",
+        "python3 -c \"exec(bytes.fromhex('7072696e74283129'))\"",
+        "python3 -c \"exec('))1(tnirp'[::-1])\"",
+        "perl -MMIME::Base64 -e 'eval(decode_base64(\"cHJpbnQgMQ==\"))'",
+        "node -e \"eval(atob('Y29uc29sZS5sb2coMSk='))\"",
+    ],
+)
+def test_interpreter_code_that_decodes_code_and_runs_it_asks(command: str) -> None:
+    assert verdict(command) == (Decision.ASK, "shell.obfuscated")
+    assert verdict(command.replace("exec(", "print(").replace("eval(", "print("))[0] is Decision.ALLOW
+
+
 # -- uploading stdin ---------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     "command",
