@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from frontdesk.guard.checker import check
 from frontdesk.guard.context import process_info
-from frontdesk.guard.model import Decision, GuardContext
+from frontdesk.guard.model import Decision, GuardContext, NodeRole
 
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "tests" / "data" / "guard"))
@@ -155,6 +155,34 @@ def test_loops_that_do_not_feed_a_kill_are_allowed(command: str) -> None:
 )
 def test_mig_changes_and_model_servers_on_managed_gpus(command: str, rule: str | None, decision: Decision) -> None:
     assert verdict(command, GPUS) == (decision, rule)
+
+
+# -- every core of a login node ----------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cargo build -j 64",
+        "pytest -n auto",
+        "python -m pytest -n 32",
+        "xz -T0 big.tar",
+        "pigz -p 32 big",
+        "parallel -j 64 ./task ::: a b c",
+        "xargs -P 0 -n1 ./task < list",
+        "OMP_NUM_THREADS=64 ./sim",
+    ],
+)
+def test_every_core_of_a_login_node_asks_there_only(command: str) -> None:
+    login = replace(CTX, node_role=NodeRole.LOGIN)
+    assert verdict(command, login) == (Decision.ASK, "login.heavy-compute")
+    assert verdict(command, replace(CTX, node_role=NodeRole.COMPUTE))[0] is Decision.ALLOW
+    assert verdict(f"srun -c 64 {command}", login)[0] is Decision.ALLOW
+
+
+@pytest.mark.parametrize(
+    "command", ["pytest -n 2", "xz -T2 a.tar", "xargs -n 32 echo < list", "OMP_NUM_THREADS=4 ./sim", "pigz big"]
+)
+def test_a_few_cores_on_a_login_node_are_fine(command: str) -> None:
+    assert verdict(command, replace(CTX, node_role=NodeRole.LOGIN))[0] is Decision.ALLOW
 
 
 # -- the folders that hold the agent's and frontdesk's settings ---------------------------------------
