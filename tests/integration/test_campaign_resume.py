@@ -1,6 +1,6 @@
-"""Issue 18 with the real Claude Code binary (tests/harness/node) against the loopback Messages stand-in: a
+"""Issue 18 with the real Claude Code and Codex binaries (tests/harness/node) against loopback API stand-ins: a
 campaign submits jobs, the harness and the gateway are killed -9 in the middle of a turn, the project tree is
-copied elsewhere (as another node sees it), `frontdesk sessions resume` relaunches `claude --resume` there,
+copied elsewhere (as another node sees it), `frontdesk sessions resume` relaunches the harness's resume there,
 the reports that arrived meanwhile come first in the model's next request, the stand-in model replays the
 same submission, and no job runs twice (each run appends a line to a file)."""
 
@@ -23,6 +23,8 @@ NODE = HARNESS / "node"
 sys.path.insert(0, str(HARNESS))
 
 from anthropic_standin import MessagesStandIn  # noqa: E402
+from live.responses_standin import input_text  # noqa: E402
+from responses_script import ScriptedResponses  # noqa: E402
 
 pytestmark = [pytest.mark.harness, pytest.mark.slow]
 
@@ -219,3 +221,74 @@ def test_a_headless_resume_runs_as_a_frontdesk_job(gateway_factory: Any, claude_
     assert (
         after["unread"] == [] and after["incarnation"] == 1 and sorted(runs.read_text().split()) == ["first", "second"]
     )
+
+
+CODEX = NODE / "node_modules" / ".bin" / "codex"
+CODEX_ARGS = "--trust --dangerously-bypass-hook-trust --sandbox danger-full-access"
+FD = str(Path(sys.executable).parent / "frontdesk")  # Codex runs commands in a login shell: PATH is reset
+
+
+def _codex_cmd(template: str, runs: Path) -> str:
+    return template.format(runs=runs).replace("frontdesk run", f"{FD} run", 1)
+
+
+def _codex_home(home: Path, url: str) -> dict[str, str]:
+    """Codex's config pointing at the stand-in (rewritten per stand-in), and its environment."""
+    (home / ".codex").mkdir(parents=True, exist_ok=True)
+    (home / ".codex" / "config.toml").write_text(
+        f'model = "gpt-standin"\nmodel_provider = "standin"\n[model_providers.standin]\nname = "standin"\n'
+        f'base_url = "{url}"\nwire_api = "responses"\nenv_key = "STANDIN_API_KEY"\n'
+    )
+    return {"HOME": str(home), "CODEX_HOME": str(home / ".codex"), "STANDIN_API_KEY": "k"}
+
+
+def test_codex_campaign_resumes_on_a_copied_tree_and_runs_nothing_twice(gateway_factory: Any, tmp_path: Path) -> None:
+    if not CODEX.exists():
+        pytest.skip("the pinned Codex binary is not installed (npm ci --prefix tests/harness/node)")
+    gw = gateway_factory(config=f'[agents]\nbatch_window_s = 0.3\nchannels = ["hooks"]\ncodex_bin = "{CODEX}"\n')
+    project, runs, home = tmp_path / "node1" / "proj", tmp_path / "runs.txt", tmp_path / "home"
+    project.mkdir(parents=True)
+    assert gw.cli("hooks", "install", "codex", "--project", "--dir", str(project)).returncode == 0
+    script = [("shell", _codex_cmd(FIRST, runs)), ("shell", _codex_cmd(SECOND, runs)), ("shell", "sleep 600")]
+    with ScriptedResponses(script) as api, open(tmp_path / "codex.log", "wb") as log:
+        env = {**_env(gw, "", home), **_codex_home(home, api.url)}
+        argv = [str(CODEX), "exec", "--skip-git-repo-check", *CODEX_ARGS.split(), "--json", "run the campaign"]
+        proc = subprocess.Popen(
+            argv, cwd=project, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True
+        )
+        try:
+            _until(lambda: len(api.requests) >= 3 or proc.poll() is not None, 180, "the third model request")
+            assert proc.poll() is None, (tmp_path / "codex.log").read_text()[-2000:]
+        finally:
+            os.killpg(proc.pid, signal.SIGKILL)  # the harness and its shell call, mid-turn
+            proc.wait()
+    gw.kill9()
+    gw.start()
+    sid = gw.client.request("GET", "/v1/sessions")[0]["id"]
+    camp = gw.client.request("GET", f"/v1/sessions/{sid}/campaign")
+    jobs = {j["name"]: j["id"] for j in camp["jobs"]}
+    assert camp["harness"] == "codex" and camp["turn_state"] == "in_turn" and set(jobs) == {"first", "second"}
+    assert camp["turn"] == 1 and camp["resume_handle"] == sid  # the thread id, from Codex's hooks
+    for job in jobs.values():
+        gw.wait_state(job, {"COMPLETED"}, timeout=60)
+    _until(lambda: len(gw.client.request("GET", f"/v1/sessions/{sid}/campaign")["unread"]) == 2, 30, "two reports")
+    copy = tmp_path / "node2" / "proj"
+    shutil.copytree(project, copy)
+    replay = [("shell", _codex_cmd(SECOND, runs)), ("text", "Both runs are done.")]
+    with ScriptedResponses(replay, first_id=100) as api2:
+        env = {**_env(gw, "", home), **_codex_home(home, api2.url)}
+        args = ["sessions", "resume", sid, "--dir", str(copy), "--headless", "--harness-args", CODEX_ARGS]
+        res = subprocess.run(
+            [sys.executable, "-m", "frontdesk.cli.main", *args],
+            env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=240,
+        )  # fmt: skip
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert len(api2.requests) == 2, [input_text(b)[-300:] for b in api2.requests]
+    text = input_text(api2.requests[0])
+    reports = [text.rfind(f"{jobs['first']} (first) COMPLETED"), text.rfind(f"{jobs['second']} (second) COMPLETED")]
+    assert text.index("run the campaign") < min(reports) and max(reports) < text.rindex("Campaign summary")
+    said = ScriptedResponses.outputs(api2.requests[1])[-1]
+    assert f"job {jobs['second']}: already submitted with the same idempotency key" in said, said
+    assert sorted(runs.read_text().split()) == ["first", "second"]  # nothing ran twice
+    after = gw.client.request("GET", f"/v1/sessions/{sid}/campaign")
+    assert len(after["jobs"]) == 2 and after["unread"] == [] and after["incarnation"] == 1
