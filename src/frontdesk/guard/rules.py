@@ -46,6 +46,7 @@ _FIELDS = {
     "roles",
     "check",
     "gpus_managed",
+    "sources_only",
 }
 
 
@@ -77,6 +78,8 @@ class Rule:
     roles: tuple[str, ...] = ()
     check: str | None = None
     gpus_managed: bool | None = None
+    sources_only: bool = False
+    """targets_any looks at what mv/cp/rsync take from (every positional but the destination)."""
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any], where: str, validate: bool = True) -> Rule:
@@ -133,10 +136,11 @@ class Rule:
         for name in ("code_scope", "check"):
             if name in raw:
                 kw[name] = str(raw[name])
-        if "gpus_managed" in raw:
-            if not isinstance(raw["gpus_managed"], bool):
-                raise ValueError(f"{where}: gpus_managed must be true or false")
-            kw["gpus_managed"] = raw["gpus_managed"]
+        for name in ("gpus_managed", "sources_only"):
+            if name in raw:
+                if not isinstance(raw[name], bool):
+                    raise ValueError(f"{where}: {name} must be true or false")
+                kw[name] = raw[name]
         return cls(**kw)
 
     @property
@@ -319,6 +323,11 @@ def _targets_match(
 ) -> bool:
     """Whether a positional (or a path-like flag value) is one of the rule's target kinds."""
     words = positionals[1:] if inv.program in ("chmod", "chown", "chgrp") else positionals
+    if rule.sources_only:  # mv SRC... DEST (or -t DEST SRC...): what is taken away, never a flag's value
+        return any(
+            set(rule.targets_any) & classify_path(w, ctx, inv.cwd)
+            for w in (words if "t" in flags or "target-directory" in flags else words[:-1])
+        )
     seen = {w.text for w in words}
     words = words + [
         Word(v, v)

@@ -185,6 +185,32 @@ def test_a_few_cores_on_a_login_node_are_fine(command: str) -> None:
     assert verdict(command, replace(CTX, node_role=NodeRole.LOGIN))[0] is Decision.ALLOW
 
 
+# -- moving a protected tree away ---------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("mv ~ /tmp/trash", (Decision.DENY, "fs.rm-root")),
+        ("mv $HOME /scratch/alice/old-home", (Decision.DENY, "fs.rm-root")),
+        ("mv -t /tmp ~", (Decision.DENY, "fs.rm-root")),
+        ("mv ~/.ssh /tmp/k", (Decision.ASK, "fs.rm-protected")),
+        ("mv .git /tmp/g", (Decision.ASK, "fs.rm-protected")),
+        ("mv $SCRATCH /tmp/s", (Decision.ASK, "fs.rm-protected")),
+        ("mv file.txt ~", (Decision.ALLOW, None)),
+        ("mv -t ~ a.txt b.txt", (Decision.ALLOW, None)),
+        ("mv .git/hooks/pre-commit.sample .git/hooks/pre-commit", (Decision.ALLOW, None)),
+    ],
+)
+def test_moving_a_tree_away_is_judged_by_its_source(command: str, expected: tuple[Decision, str | None]) -> None:
+    assert verdict(command) == expected
+
+
+def test_sources_only_must_be_a_boolean_in_a_rule_file() -> None:
+    from frontdesk.guard.rules import Rule
+
+    with pytest.raises(ValueError, match="sources_only"):
+        Rule.from_dict({"id": "x", "reason": "r", "sources_only": "yes"}, "site.toml #1")
+
+
 # -- the folders that hold the agent's and frontdesk's settings ---------------------------------------
 @pytest.mark.parametrize(
     "command",
