@@ -140,3 +140,54 @@ def test_drain_suspends_the_sessions_of_this_node_and_their_jobs_run_on(gateway_
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
+
+
+OWNERS = ("fdcamp1", "fdcamp2")
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+
+
+def _as(user: str, sock: Path, *args: str, env: dict[str, str] | None = None) -> Any:
+    """The real CLI as another Unix user (Debian's python3 and the source tree: the venv is under /root)."""
+    import subprocess
+
+    base = {"HOME": "/tmp", "PATH": "/usr/bin:/bin", "PYTHONPATH": SRC, "FRONTDESK_SOCKET": str(sock), **(env or {})}
+    argv = ["runuser", "-u", user, "--", "env", "-i", *(f"{k}={v}" for k, v in base.items())]
+    cmd = [*argv, "/usr/bin/python3", "-m", "frontdesk.cli.main", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd="/tmp")
+
+
+def test_a_campaign_is_its_owners_only(gateway_factory: Any) -> None:
+    import shutil
+    import subprocess
+    import tempfile
+
+    import pytest
+
+    if os.geteuid() != 0 or not Path("/usr/bin/python3").exists():
+        pytest.skip("needs root (creates Unix users) and /usr/bin/python3")
+    for name in OWNERS:  # created once, idempotently, never deleted
+        if subprocess.run(["id", name], capture_output=True).returncode != 0:
+            subprocess.run(["useradd", "-M", "-s", "/bin/sh", name], check=True, capture_output=True)
+    sockdir = Path(tempfile.mkdtemp(prefix="fd-camp-", dir="/tmp"))
+    sockdir.rmdir()
+    sock = sockdir / "gateway.sock"
+    from frontdesk.client import Client
+
+    gw = gateway_factory(env={"FRONTDESK_SOCKET": str(sock)}, args=["--facility"], start=False)
+    gw.socket, gw.client = sock, Client(socket_path=sock, timeout=30)
+    gw.start()
+    try:
+        mine = {"CLAUDE_CODE_SESSION_ID": "own-1", "CLAUDECODE": "1"}
+        res = _as("fdcamp1", sock, "run", "--json", "--", "true", env=mine)
+        assert res.returncode == 0, res.stderr
+        shown = _as("fdcamp1", sock, "sessions", "show", "own-1", "--json")
+        assert shown.returncode == 0 and json.loads(shown.stdout)["user"] == "fdcamp1", shown.stderr
+        for args in (("show", "own-1"), ("resume", "own-1", "--dry-run", "--dir", "/tmp"), ("suspend", "own-1")):
+            other = _as("fdcamp2", sock, "sessions", *args)
+            assert other.returncode != 0 and "no session 'own-1' of yours" in other.stderr, (args, other.stderr)
+        stolen = _as("fdcamp2", sock, "run", "--json", "--", "true", env=mine)  # the same session id, same spec
+        assert stolen.returncode != 0 and "belongs to another user" in stolen.stderr, stolen.stdout
+        assert [r["id"] for r in json.loads(_as("fdcamp2", sock, "sessions", "--json").stdout)] == []
+    finally:
+        gw.stop()
+        shutil.rmtree(sockdir, ignore_errors=True)
