@@ -156,14 +156,16 @@ class Gateway:
         if spec.is_array:  # a parent row and its tasks in one transaction (core/arrays.py)
             return await arrays.accept_array(self, spec, ctx, columns, admission, deps)
         try:
-            job_id = self.store.insert_job(**columns, backend=self.backend.name)
+            with self.store.transaction():  # the row and its events in one commit, sent once stored
+                job_id = self.store.insert_job(**columns, backend=self.backend.name)
+                stored = [self.store.append_event(e) for e in submitted_events(job_id, spec, ctx, admission)]
         except sqlite3.IntegrityError:
             row = self.store.by_idempotency_key(spec.idempotency_key or "")
             if row is None:
                 raise
             return {**job_record(row), "warnings": [], "duplicate": True}
-        for event in submitted_events(job_id, spec, ctx, admission):
-            self.publish(event)
+        for event in stored:
+            self.bus.fanout(event)
         accepted = self._fresh(job_id)
         for plugin in self.plugins:
             if isinstance(plugin, Accepts):
@@ -230,12 +232,14 @@ class Gateway:
     async def _step(self, rec: JobRecord, signal: Signal) -> Transition:
         """Apply one lifecycle step: its writes (one transaction), its events, then its action."""
         done = step(rec, signal, time.time())
-        with self.store.transaction():
-            if done.changes:
-                self.store.update_job(rec.id, **done.changes)
-            if done.attempt is not None:
-                self.store.record_attempt(rec.id, rec.attempt, **done.attempt)
-            stored = [self.store.append_event(e) for e in done.events]
+        stored: list[Event] = []
+        if done.changes or done.attempt is not None or done.events:  # a step that changes nothing commits nothing
+            with self.store.transaction():
+                if done.changes:
+                    self.store.update_job(rec.id, **done.changes)
+                if done.attempt is not None:
+                    self.store.record_attempt(rec.id, rec.attempt, **done.attempt)
+                stored = [self.store.append_event(e) for e in done.events]
         for event in stored:
             self.bus.fanout(event)
         if rec.array_id is not None and "state" in done.changes:
