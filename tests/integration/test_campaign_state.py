@@ -10,6 +10,24 @@ from pathlib import Path
 from typing import Any
 
 HOST = os.uname().nodename
+GOLDEN = Path(__file__).parents[1] / "golden" / "agents"
+
+
+def _shape(value: Any) -> Any:
+    """Keys and types; values that change from run to run dropped (as tests/integration/test_cli_json_golden.py)."""
+    if isinstance(value, dict):
+        return {k: _shape(v) for k, v in sorted(value.items())}
+    if isinstance(value, list):
+        return [_shape(v) for v in value[:1]]
+    return None if value is None else type(value).__name__
+
+
+def _golden_shape(name: str, data: Any) -> None:
+    path = GOLDEN / f"{name}.json"
+    rendered = json.dumps(_shape(data), indent=2, sort_keys=True) + "\n"
+    if os.environ.get("FRONTDESK_REGEN_GOLDEN"):
+        path.write_text(rendered)
+    assert rendered == path.read_text(), f"{name} --json schema changed; regenerate on purpose and review"
 
 
 def _hook(gw: Any, sid: str, event: str, cwd: Path, **extra: Any) -> Any:
@@ -53,6 +71,8 @@ def test_turn_keys_and_checkpoints_survive_a_gateway_kill(gateway_factory: Any, 
     plan = json.loads(dry.stdout)
     assert plan["argv"][:3] == ["claude", "--resume", sid] and plan["cwd"] == str(tmp_path / "copy")
     assert plan["continues_turn"] and "Campaign summary" in plan["prompt"]
+    _golden_shape("campaign_show", camp)
+    _golden_shape("campaign_resume", plan)
     body = {"dir": str(proj), "headless": True, "commit": True}
     gw.client.request("POST", f"/v1/sessions/{sid}/campaign/resume", body)  # what `resume` records before exec
     _hook(gw, sid, "UserPromptSubmit", proj)  # the resume's prompt continues turn 2
