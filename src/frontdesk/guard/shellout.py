@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 
 from frontdesk.guard.words import Invocation, Word
 
-__all__ = ["shell_strings", "awk_commands", "sed_commands"]
+__all__ = ["shell_strings", "awk_commands", "sed_commands", "later_commands", "LATER"]
 
 # Shell commands inside interpreter code: os.system("..."), subprocess.run("...", shell=True), `...`.
 _SHELL_OUT = re.compile(
@@ -146,3 +146,28 @@ def sed_commands(inv: Invocation, code: Callable[[str, str], Invocation]) -> Ite
         target = (w := _SED_WRITE.match(piece)) and w.group(1) or (sub := _SED_SUBST.match(piece)) and sub.group(3)
         if target:
             yield Invocation([], redirects=[(">", Word(target, target))], via=via, cwd=inv.cwd)
+
+
+# Programs that keep shell code to run later or on a key press: alias values, at/batch/crontab bodies, vim :!.
+LATER = frozenset(("alias", "at", "batch", "crontab", "vim", "vi", "nvim", "ex", "view"))
+_CRON_TIME = re.compile(r"^\s*(@\w+|(\S+\s+){4}\S+)\s+(.*)$")
+_EX_BANG = re.compile(r"^\s*:?\s*!")
+
+
+def later_commands(inv: Invocation, code: Callable[[str, str], Invocation]) -> Iterator[Invocation]:
+    """`alias ls='rm -rf ~'`, `at now <<< CMD`, `echo '0 3 * * * CMD' | crontab -`, `vim -c ':!CMD'`."""
+    prog, args = inv.program, inv.args
+    if prog == "alias":
+        for w in args:  # the value runs whenever the name is typed
+            if "=" in w.text:
+                yield code(w.text.partition("=")[2], "alias")
+    elif prog in ("at", "batch") and inv.stdin_text is not None:
+        yield code(inv.stdin_text, prog)
+    elif prog == "crontab" and inv.stdin_text is not None:
+        lines = (_CRON_TIME.match(x) for x in inv.stdin_text.splitlines() if x.strip()[:1] not in ("", "#"))
+        yield code("\n".join(m.group(3) for m in lines if m and "=" not in m.group(1)), "crontab")
+    elif prog not in ("alias", "at", "batch", "crontab"):
+        for i, w in enumerate(args):  # vim -c ':!CMD', vim '+!CMD': an ex shell escape
+            text = args[i + 1].text if w.text == "-c" and i + 1 < len(args) else w.text[1:] if w.text[:1] == "+" else ""
+            if _EX_BANG.match(text):
+                yield code(_EX_BANG.sub("", text), f"{prog} :!")

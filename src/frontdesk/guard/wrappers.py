@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from frontdesk.guard.lookthrough import LOOK_THROUGH, command_after
-from frontdesk.guard.shellout import awk_commands, sed_commands, shell_strings
+from frontdesk.guard.shellout import LATER, awk_commands, later_commands, sed_commands, shell_strings
 from frontdesk.guard.words import Invocation, Word
 
 __all__ = ["unwrap", "shell_strings", "VAR_RE"]
@@ -104,19 +104,8 @@ def unwrap(inv: Invocation) -> Iterator[Invocation]:
         for i, w in enumerate(args):
             if w.text in ("-c", "--command") and i + 1 < len(args):
                 yield code(args[i + 1].text, f"{prog} -c")
-    elif prog == "alias":
-        for w in args:  # alias ls='rm -rf ~': the value runs whenever the name is typed
-            if "=" in w.text:
-                yield code(w.text.partition("=")[2], "alias")
-    elif prog in ("at", "batch") and inv.stdin_text is not None:
-        yield code(inv.stdin_text, prog)  # `at now <<< CMD`, `echo CMD | at now`: run later by a shell
-    elif prog == "crontab" and inv.stdin_text is not None:
-        yield code(_cron_commands(inv.stdin_text), "crontab")
-    elif prog in ("vim", "vi", "nvim", "ex", "view"):
-        for i, w in enumerate(args):  # vim -c ':!CMD', vim '+!CMD': an ex shell escape
-            text = args[i + 1].text if w.text == "-c" and i + 1 < len(args) else w.text[1:] if w.text[:1] == "+" else ""
-            if re.match(r"^\s*:?\s*!", text):
-                yield code(re.sub(r"^\s*:?\s*!", "", text), f"{prog} :!")
+    elif prog in LATER:
+        yield from later_commands(inv, code)
     elif prog == "xargs":
         yield from _xargs(inv, inner, code)
     elif prog == "parallel":
@@ -216,15 +205,6 @@ def _interpreter(inv: Invocation, inner: Any, code: Any) -> Iterator[Invocation]
         inv.inline_code = inv.stdin_text
     for text in shell_strings(inv.inline_code or ""):
         yield code(text, f"{prog} shell-out")
-
-
-_CRON_TIME = re.compile(r"^\s*(@\w+|(\S+\s+){4}\S+)\s+(.*)$")
-
-
-def _cron_commands(table: str) -> str:
-    """The command part of each crontab line (after the five time fields or an @reboot-like word)."""
-    lines = (_CRON_TIME.match(line) for line in table.splitlines() if line.strip()[:1] not in ("", "#"))
-    return "\n".join(m.group(3) for m in lines if m and "=" not in m.group(1))
 
 
 def _stdin_items(inv: Invocation) -> list[str]:
