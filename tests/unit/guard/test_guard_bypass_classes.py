@@ -68,6 +68,27 @@ def test_a_path_passed_as_a_positional_parameter_gets_the_verdict_of_the_plain_c
     assert check(form.format(p=path), CTX).decision is check(f"rm -rf {path}", CTX).decision
 
 
+_PLAIN = ["rm -rf ~", "rm -rf /", "rm -rf build", "ls -la", "git reset --hard", "git status", "scancel -u alice",
+          "make -j 4", "dd if=/dev/zero of=/dev/sda", "echo hi", "rm -rf /scratch/alice", "chmod -R 777 ~"]  # fmt: skip
+
+
+@settings(max_examples=40, deadline=None)
+@given(command=st.sampled_from(_PLAIN), name=st.sampled_from(["x.sh", "run", "./job.sh", "sub/dir.sh"]))
+def test_a_script_written_then_run_gets_the_verdict_of_its_text(command: str, name: str) -> None:
+    runner = "bash " + name if not name.startswith("./") else name
+    line = f"printf '%s\\n' '{command}' > {name} && {runner}"
+    assert check(line, CTX).decision is check(command, CTX).decision, line
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    path=st.sampled_from(["~", "/", "build", "/tmp/x", "/scratch/alice", "/etc"]),
+    form=st.sampled_from(['rm -rf "$(echo {p})"', "rm -rf $(printf %s {p})", "rm -rf `echo {p}`"]),
+)
+def test_a_substitution_printing_a_path_gets_the_verdict_of_the_path(path: str, form: str) -> None:
+    assert check(form.format(p=path), CTX).decision is check(f"rm -rf {path}", CTX).decision
+
+
 @pytest.mark.parametrize("command", ['env -S"rm -rf ~"', "env -S'rm -rf ~'", "env --split-string='rm -rf ~'"])
 def test_env_split_string_glued_to_its_value(command: str) -> None:
     assert verdict(command) == (Decision.DENY, "fs.rm-root")
