@@ -65,6 +65,8 @@ class CampaignJob:
     idempotency_key: str | None
     reason: str | None = None
     exit_code: int | None = None
+    cause: str | None = None
+    """Why it failed, as its report classified it (None for completed and pending jobs)."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""
@@ -76,6 +78,7 @@ class CampaignJob:
             "idempotency_key": self.idempotency_key,
             "reason": self.reason,
             "exit_code": self.exit_code,
+            "cause": self.cause,
         }
 
 

@@ -79,6 +79,17 @@ def _plan(raw: str | None) -> tuple[PlanItem, ...]:
     )
 
 
+def _cause(report: str | None) -> str | None:
+    """The classified cause in a stored report, shortened."""
+    try:
+        got = json.loads(report or "null")
+    except ValueError:
+        return None
+    cls = got.get("classification") if isinstance(got, dict) else None
+    cause = cls.get("cause") if isinstance(cls, dict) else None
+    return " ".join(cause.split())[:160] if isinstance(cause, str) and cause.strip() else None
+
+
 class CampaignStore:
     """Checkpoints of campaigns, and their assembly from the gateway's other tables."""
 
@@ -196,7 +207,8 @@ class CampaignStore:
 
     def _jobs(self, sid: str) -> tuple[CampaignJob, ...]:
         rows = self.conn.execute(
-            "SELECT id, name, state, reason, exit_code, idempotency_key FROM jobs WHERE session=? ORDER BY id", (sid,)
+            "SELECT id, name, state, reason, exit_code, idempotency_key, report FROM jobs WHERE session=? ORDER BY id",
+            (sid,),
         ).fetchall()
         return tuple(
             CampaignJob(
@@ -207,6 +219,7 @@ class CampaignStore:
                 idempotency_key=r["idempotency_key"],
                 reason=r["reason"],
                 exit_code=r["exit_code"],
+                cause=_cause(r["report"]) if outcome_of(r["state"]) is JobOutcome.FAILED else None,
             )
             for r in rows
         )

@@ -28,8 +28,8 @@ def _listed(jobs: Sequence[CampaignJob], describe: bool = False) -> str:
             why = [j.state]
             if j.exit_code not in (None, 0):
                 why.append(f"exit {j.exit_code}")
-            if j.reason:
-                why.append(j.reason)
+            if j.cause or j.reason:
+                why.append(str(j.cause or j.reason))
             text += ": " + ", ".join(why)
         names.append(text)
     more = len(jobs) - MAX_LISTED

@@ -124,6 +124,8 @@ def test_load_reads_jobs_unread_reports_lessons_and_plan(svc: CampaignService, d
     done = _job(db, "s3", "COMPLETED", "prep", "k1", 0)
     oom = _job(db, "s3", "OUT_OF_MEMORY", "train", "k2", 137)
     run = _job(db, "s3", "RUNNING", "eval")
+    report = {"classification": {"cause": "killed:  peak 4.1G\n over the 4G limit", "kind": "oom"}}
+    db.execute("UPDATE jobs SET report=? WHERE id IN (?, ?)", (json.dumps(report), oom, done))
     _job(db, "other", "RUNNING", "not-mine")
     svc.sessions.add_report("s3", oom, "train", "OUT_OF_MEMORY", "frontdesk job 2: OUT_OF_MEMORY", 2.0)
     db.execute(
@@ -139,6 +141,7 @@ def test_load_reads_jobs_unread_reports_lessons_and_plan(svc: CampaignService, d
         (run, JobOutcome.PENDING),
     ]
     assert c.jobs[0].idempotency_key == "k1" and [j.id for j in c.pending] == [run]
+    assert (c.jobs[0].cause, c.jobs[1].cause) == (None, "killed: peak 4.1G over the 4G limit")  # failed only
     assert [r.job_id for r in c.unread] == [oom]
     assert c.lessons == (LessonSeen(7, oom, "memory: OOM at 4G"),)
     assert c.plan == (PlanItem("prep data", PlanStatus.COMPLETED), PlanItem("train", PlanStatus.IN_PROGRESS))
@@ -182,7 +185,16 @@ def _campaign(**kw: object) -> Campaign:
         pid=4242,
         jobs=(
             CampaignJob(11, "prep", "COMPLETED", JobOutcome.COMPLETED, "k11", exit_code=0),
-            CampaignJob(12, "train", "OUT_OF_MEMORY", JobOutcome.FAILED, "k12", "OutOfMemory", 137),
+            CampaignJob(
+                12,
+                "train",
+                "OUT_OF_MEMORY",
+                JobOutcome.FAILED,
+                "k12",
+                "OutOfMemory",
+                137,
+                "peak 4.1G over the 4G limit",
+            ),
             CampaignJob(13, "sweep", "RUNNING", JobOutcome.PENDING, "k13"),
             CampaignJob(14, None, "PENDING", JobOutcome.PENDING, None),
         ),
