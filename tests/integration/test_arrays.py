@@ -230,3 +230,23 @@ def test_first_failure_tells_the_array_early_and_only_once(gw: Any, workdir: Pat
     assert "first failure, others still running" in early["text"] and early["array"]["counts"]["FAILED"] == 1
     session = gw.client.request("GET", f"/v1/sessions/{sid}")
     assert session["unread"] == 1  # the early report is the array's one report for the session
+
+
+def test_retry_runs_again_only_the_tasks_that_did_not_complete(gw: Any, workdir: Path) -> None:
+    script = 'i=$FRONTDESK_ARRAY_TASK_ID; [ $((i % 2)) = 1 ] && [ ! -e fixed ] && exit 1; echo "ran {seed}" >> "ran.$i"'
+    job = _run(gw, "--sweep", "seed=10,11,12,13", "--array", "0-3%3", "--", "sh", "-c", script, cwd=workdir)
+    assert _wait(gw, job["id"])["array"]["counts"] == {"COMPLETED": 2, "FAILED": 2}
+    early = gw.cli("retry", f"{job['id']}_1", cwd=workdir)
+    (workdir / "fixed").touch()
+    res = gw.cli("retry", str(job["id"]), "--wait", "--json", cwd=workdir)
+    assert res.returncode == 0, res.stderr
+    again = json.loads(res.stdout)["job"]
+    assert again["spec"]["array"] == "1,3%3" and again["array"]["size"] == 2
+    assert [t["array_index"] for t in _tasks(gw, again["id"])] == [1, 3]
+    assert {t["state"] for t in _tasks(gw, again["id"])} == {"COMPLETED"}
+    assert (workdir / "ran.3").read_text() == "ran 13\n"  # task 3 keeps its sweep point
+    assert early.returncode == 0, early.stderr  # one task retried alone: a plain job
+    single = gw.client.job(int(early.stdout.strip()))
+    assert single.get("array") is None and single["spec"]["env"]["FD_SWEEP_SEED"] == "11"
+    nothing = gw.cli("retry", str(again["id"]))
+    assert nothing.returncode != 0 and "nothing to retry" in nothing.stderr

@@ -108,6 +108,12 @@ def register(sub: Any) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_report)
 
+    p = sub.add_parser("retry", help="run again: an array's tasks that did not complete (ID), or one job (ID, ID_3)")
+    p.add_argument("id")
+    p.add_argument("--json", action="store_true")
+    _add_wait_flags(p)
+    p.set_defaults(func=cmd_retry)
+
     p = sub.add_parser("events", help="the event journal (--follow streams it)")
     p.add_argument("--since", type=int, default=0, help="resume after this sequence number")
     p.add_argument("--follow", "-f", action="store_true")
@@ -337,6 +343,32 @@ def cmd_cancel(args: argparse.Namespace) -> int:
     ]
     emit(args.json, out, lambda: "\n".join(lines))
     return code
+
+
+def cmd_retry(args: argparse.Namespace) -> int:
+    """Submit again, now: an array's tasks that did not complete as a new array (same sweep points, same %N), or
+    one job or task as a new job; dependencies are dropped (the retry runs now)."""
+    from frontdesk.errors import Conflict
+    from frontdesk.jobs.state import JobState
+
+    c = _client()
+    job = c.job(_ids(c, [args.id])[0])
+    spec = {k: v for k, v in job["spec"].items() if k not in ("depends_on", "aftercorr", "idempotency_key")}
+    if job.get("array"):
+        tasks = c.jobs(array=job["id"], limit=100000)
+        if any(not JobState(t["state"]).terminal for t in tasks):
+            raise Conflict(f"array {job['id']} still has tasks running: retry it once it ended (or cancel it)")
+        failed = sorted(t["array_index"] for t in tasks if t["state"] != JobState.COMPLETED)
+        if not failed:
+            raise Conflict(f"every task of array {job['id']} completed: nothing to retry")
+        from frontdesk.reports.arrays import index_ranges
+
+        limit = job["array"].get("max_running")
+        spec["array"] = index_ranges(failed) + (f"%{limit}" if limit else "")
+    elif not JobState(job["state"]).terminal:
+        raise Conflict(f"job {job['id']} has not ended ({job['state']}): nothing to retry yet")
+    new = c.submit(spec=spec, context=_context("cli"))
+    return _submitted(args, new)
 
 
 def cmd_logs(args: argparse.Namespace) -> int:

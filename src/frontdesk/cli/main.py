@@ -38,7 +38,7 @@ COMMAND_MODULES: tuple[str, ...] = (
 # tests/unit/core/test_cli_map.py.
 COMMAND_TO_MODULE: dict[str, str] = {
     **dict.fromkeys(
-        ("submit", "run", "wait", "status", "jobs", "queue", "cancel", "logs", "report", "events"),
+        ("submit", "run", "wait", "status", "jobs", "queue", "cancel", "retry", "logs", "report", "events"),
         "frontdesk.cli.jobs",
     ),
     "serve": "frontdesk.cli.server",
