@@ -73,13 +73,23 @@ def check_text(value: Any, where: str = "spec", budget: int = MAX_EXPANDED_NODES
             _check_string(path, item)
         elif isinstance(item, dict):
             for key, child in item.items():
-                if isinstance(key, str):
+                if isinstance(key, str) and not _plain(key):
                     _check_string(f"{path} (a key)", key)
+                if isinstance(child, str) and _plain(child):  # the common leaf (an environment): no path built
+                    seen += 1
+                    if seen > budget:
+                        raise SpecError(f"{where}: too large (more than {budget} values)")
+                    continue
                 stack.append((f"{path}.{key}" if isinstance(key, str) and len(key) <= 40 else path, child))
         elif isinstance(item, list | tuple):
             stack.extend((f"{path}[{i}]", child) for i, child in enumerate(item))
         elif isinstance(item, float) and not math.isfinite(item):
             raise SpecError(f"{bound_message(path)}: must be a finite number, got {item}", field=path)
+
+
+def _plain(text: str) -> bool:
+    """ASCII without NUL: nothing `_check_string` could refuse (isascii is a flag lookup)."""
+    return text.isascii() and "\x00" not in text
 
 
 def _check_string(path: str, text: str) -> None:
