@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import dataclasses
+import json
+import os
+import subprocess
 import sys
+import time
+import uuid
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from backend_helpers import make_job, run, started, until_ended
 from frontdesk.backends.base import BackendJob, BackendStatus, JobState
+from frontdesk.backends.slurm.parse import parse_scontrol_jobs
 from frontdesk.config import Settings
 
 pytestmark = pytest.mark.slurm
@@ -101,3 +108,180 @@ def test_tasks_that_ask_different_resources_are_refused_before_sbatch(slurm_sett
         return b.runner.calls["sbatch"] - before
 
     assert run(go()) == 0
+
+
+# -- through a real gateway, the real CLI, the real hook and the shims ---------------------------------------
+
+CANARY = "mkfs.ext4 -n /dev/loop987654"
+"""Refused by the guard's disk.wipe rule like a real wipe; a dry run on a device that does not exist."""
+
+
+@pytest.fixture
+def lab_gw(slurm_lab: Path, gateway_factory: Any, tmp_path: Path) -> Any:
+    """A gateway on the lab (guard, agents, slurm plug-ins) and its shims installed in tmp/shims."""
+    config = (
+        '[gateway]\nbackend = "slurm"\ntick_seconds = 1.0\n\n'
+        "[agents]\nbatch_window_s = 0.5\nlease_s = 5\n\n"
+        '[slurm]\nrefresh_seconds = 1.0\npartition = "test"\n'
+    )
+    gw = gateway_factory(config=config, env={"SLURM_CONF": str(slurm_lab / "etc" / "slurm.conf")})
+    assert gw.cli("shim", "install", str(tmp_path / "shims")).returncode == 0
+    sentinel = tmp_path / "real-sbatch-ran"
+    fake_real = tmp_path / "fake-real-sbatch"
+    fake_real.write_text(f"#!/bin/sh\necho \"$@\" >> '{sentinel}'\nexit 0\n")
+    fake_real.chmod(0o755)
+    gw.shim_env = {
+        **gw.env,
+        "PATH": f"{tmp_path / 'shims'}:{os.environ['PATH']}",
+        "FRONTDESK_REAL_SBATCH": str(fake_real),
+    }
+    return gw
+
+
+def _shim(gw: Any, *argv: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        list(argv), env={**gw.shim_env, **(env or {})}, capture_output=True, text=True, timeout=120, cwd=cwd
+    )
+
+
+def _sbatch_calls(gw: Any) -> int:
+    return int(gw.client.request("GET", "/v1/cluster")["slurm"]["controller_commands"].get("sbatch", 0))
+
+
+def _tasks(gw: Any, array_id: int) -> list[dict[str, Any]]:
+    return sorted(gw.client.jobs(array=array_id, limit=1000), key=lambda t: t["array_index"])
+
+
+def _hook(gw: Any, sid: str, event: str, budget: str = "10") -> subprocess.CompletedProcess[str]:
+    """The real Claude Code hook: `session-start` (the session is idle), `rewake` (the background hook)."""
+    payload = {
+        "session_id": sid,
+        "transcript_path": "/tmp/t.jsonl",
+        "cwd": "/tmp",
+        "hook_event_name": "SessionStart" if event == "session-start" else "Stop",
+        "source": "startup",
+        "stop_hook_active": False,
+        "last_assistant_message": "submitted the sweep",
+        "background_tasks": [],
+    }
+    argv = [sys.executable, "-m", "frontdesk.cli.main", "hook", event, "--harness", "claude-code"]
+    return subprocess.run(
+        [*argv, "--budget", budget], env=gw.env, input=json.dumps(payload), capture_output=True, text=True, timeout=200
+    )
+
+
+def test_an_array_through_the_gateway_is_one_sbatch_one_report_one_wake(lab_gw: Any, workdir: Path) -> None:
+    gw, sid = lab_gw, str(uuid.uuid4())
+    assert _hook(gw, sid, "session-start").returncode == 0
+    before = _sbatch_calls(gw)
+    script = 'echo "task $SLURM_ARRAY_TASK_ID lr=$FD_SWEEP_LR"; echo "loss={lr}"; [ {lr} != 3 ]'
+    res = gw.cli(
+        *("run", "--json", "--name", "lab-sweep", "--sweep", "lr=1,2,3,4", "--", "sh", "-c", script),
+        cwd=workdir,
+        env={"CLAUDE_CODE_SESSION_ID": sid, "CLAUDECODE": "1"},
+    )
+    assert res.returncode == 0, res.stderr
+    array_id = json.loads(res.stdout)["id"]
+    woke = _hook(gw, sid, "rewake", "150")
+    assert woke.returncode == 2, woke.stderr
+    assert f"frontdesk array {array_id} (lab-sweep): FAILED: 4 tasks, 3 COMPLETED, 1 FAILED" in woke.stderr
+    assert "best by loss (lower is better): task 0 loss=1" in woke.stderr
+    assert _hook(gw, sid, "rewake", "0").returncode == 0  # one wake: the tasks' reports are never told on their own
+    assert _sbatch_calls(gw) - before == 1
+    tasks = _tasks(gw, array_id)
+    slurm_array = tasks[0]["backend_id"].split("_")[0]
+    assert [t["backend_id"] for t in tasks] == [f"{slurm_array}_{i}" for i in range(4)]
+    assert [t["state"] for t in tasks] == ["COMPLETED", "COMPLETED", "FAILED", "COMPLETED"]
+    assert gw.client.logs(tasks[1]["id"])["lines"] == ["task 1 lr=2", "loss=2"]
+    events = list(gw.client.events(since=0))
+    wakes = [e for e in events if e["kind"] == "session.wake" and e["session"] == sid]
+    assert [w["data"]["jobs"] for w in wakes] == [[array_id]]
+
+
+def test_sbatch_array_through_the_shim_is_tracked_throttled_and_reported(lab_gw: Any, tmp_path: Path) -> None:
+    gw = lab_gw
+    script = tmp_path / "task.sh"
+    script.write_text('#!/bin/bash\n#SBATCH -J shim-array\necho "task $SLURM_ARRAY_TASK_ID"\nsleep 1\n')
+    before = _sbatch_calls(gw)
+    out = _shim(gw, "sbatch", "--array=0-3%2", "-p", "test", str(script), cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    slurm_array = out.stdout.split()[-1]
+    assert out.stdout == f"Submitted batch job {slurm_array}\n" and slurm_array.isdigit()
+    assert not (tmp_path / "real-sbatch-ran").exists()
+    record = parse_scontrol_jobs(
+        subprocess.run(["scontrol", "-o", "show", "job", slurm_array], capture_output=True, text=True).stdout
+    )
+    assert record and all(r.get("ArrayJobId") == slurm_array for r in record)
+    assert {r.get("ArrayTaskThrottle") for r in record} == {"2"}
+    parent = next(j for j in gw.client.jobs(limit=20) if j.get("array"))
+    assert parent["name"] == "shim-array" and parent["array"]["size"] == 4
+    done = gw.client.wait([parent["id"]], "all", 150)
+    assert done["done"], done
+    report = done["reports"][0]
+    assert report["state"] == "COMPLETED"
+    tasks = _tasks(gw, parent["id"])
+    assert [t["backend_id"] for t in tasks] == [f"{slurm_array}_{i}" for i in range(4)]
+    assert all(t["state"] == "COMPLETED" for t in tasks)
+    for i in range(4):  # sbatch's default output name for an array task
+        assert (tmp_path / f"slurm-{slurm_array}_{i}.out").read_text() == f"task {i}\n"
+    assert _sbatch_calls(gw) - before == 1
+    squeue = _shim(gw, "squeue", "-h", "-t", "all", "-j", slurm_array, "-o", "%i %T", cwd=tmp_path)
+    assert squeue.returncode == 0
+
+
+def test_cancel_one_task_then_the_array(lab_gw: Any, workdir: Path) -> None:
+    gw = lab_gw
+    res = gw.cli("run", "--json", "--array", "0-5%2", "--", "sleep", "300", cwd=workdir)
+    assert res.returncode == 0, res.stderr
+    array_id = json.loads(res.stdout)["id"]
+    tasks = _until(gw, array_id, lambda ts: all(t["backend_id"] for t in ts) and ts[0]["state"] == "RUNNING")
+    slurm_array = tasks[0]["backend_id"].split("_")[0]
+    one = gw.cli("cancel", f"{array_id}_4")  # pending behind %2: Slurm forgets such a task at once
+    assert one.returncode == 0, one.stderr
+    tasks = _until(gw, array_id, lambda ts: ts[4]["state"] == "CANCELLED")
+    assert [t["state"] for t in tasks if t["array_index"] != 4] != ["CANCELLED"] * 5
+    killed = _shim(gw, "scancel", f"{slurm_array}_0", cwd=workdir)  # a task by its Slurm id, through the shim
+    assert killed.returncode == 0, killed.stderr
+    _until(gw, array_id, lambda ts: ts[0]["state"] == "CANCELLED")
+    whole = gw.cli("cancel", str(array_id))
+    assert whole.returncode == 0, whole.stderr
+    done = gw.client.wait([array_id], "all", 120)
+    assert done["done"] and done["reports"][0]["state"] == "CANCELLED", done
+    assert all(t["state"] == "CANCELLED" for t in _tasks(gw, array_id))
+    left = subprocess.run(["squeue", "-h", "-j", slurm_array], capture_output=True, text=True).stdout
+    assert left.strip() == ""
+
+
+@pytest.mark.parametrize(
+    ("argv", "env"),
+    [
+        (["--array=0-3", "--wrap", CANARY], {}),
+        (["-a", "0-1", "--mail-type=END", "--wrap", f"echo ok; {CANARY}"], {}),
+        (["--wrap", CANARY], {"SBATCH_ARRAY_INX": "0-3%2"}),
+    ],
+)
+def test_array_submissions_pass_the_guard(lab_gw: Any, tmp_path: Path, argv: list[str], env: dict[str, str]) -> None:
+    out = _shim(lab_gw, "sbatch", *argv, cwd=tmp_path, env=env)
+    assert out.returncode != 0 and "Submitted" not in out.stdout, out
+    assert "guard [disk.wipe]" in out.stderr, out.stderr
+    assert not (tmp_path / "real-sbatch-ran").exists()
+    assert lab_gw.client.jobs(limit=5) == []
+
+
+def test_unknown_options_with_an_array_fail_like_sbatch(lab_gw: Any, tmp_path: Path) -> None:
+    out = _shim(lab_gw, "sbatch", "--array=0-3", "--no-such-option", "--wrap", CANARY, cwd=tmp_path)
+    assert out.returncode == 255 and "unrecognized option '--no-such-option'" in out.stderr
+    bad = _shim(lab_gw, "sbatch", "--array=3-1", "--wrap", "true", cwd=tmp_path)
+    assert bad.returncode == 1 and "Invalid job array specification" in bad.stderr
+    assert not (tmp_path / "real-sbatch-ran").exists()
+    assert lab_gw.client.jobs(limit=5) == []
+
+
+def _until(gw: Any, array_id: int, ok: Any, timeout: float = 120) -> list[dict[str, Any]]:
+    deadline = time.monotonic() + timeout
+    while True:
+        tasks = _tasks(gw, array_id)
+        if tasks and ok(tasks):
+            return tasks
+        assert time.monotonic() < deadline, tasks
+        time.sleep(0.3)

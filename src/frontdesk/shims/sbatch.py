@@ -217,7 +217,7 @@ def build_spec(argv: Sequence[str], cwd: str, stdin: Any = None) -> Submission:
     passthrough = [
         f"--{name}" + ("" if value is None else f"={value}")
         for (name, value) in opts.items()
-        if _kind(name) is Kind.PASS
+        if _kind(name) is Kind.PASS and name != "array"
     ]
     name = opts.get("job-name") or default_name
     slurm: dict[str, Any] = {"options": passthrough, "job_name": name, "args": args}
@@ -235,7 +235,21 @@ def build_spec(argv: Sequence[str], cwd: str, stdin: Any = None) -> Submission:
         spec["resources"] = resources
     if opts.get("partition"):
         spec["pool"] = opts["partition"]
+    if "array" in opts:
+        spec["array"] = _array(opts["array"])
     return Submission(spec=spec, parsable="parsable" in opts, quiet="quiet" in opts, wait="wait" in opts)
+
+
+def _array(value: str | None) -> str:
+    """`--array`/`-a`/SBATCH_ARRAY_INX as sbatch reads it (`0-15:4%2`), for the spec's `array` (one frontdesk
+    array: tracked task by task, one report, and on Slurm still ONE real `sbatch --array`)."""
+    from frontdesk.spec.arrays import parse_array
+
+    try:
+        parse_array(value or "")
+    except ValueError as exc:
+        raise SbatchError(f"sbatch: error: Invalid job array specification: {exc}") from None
+    return str(value)
 
 
 def _kind(name: str) -> Kind:
@@ -252,7 +266,14 @@ def _context() -> dict[str, Any]:
 
 
 def _slurm_id(client: Any, record: dict[str, Any]) -> str | None:
-    """The Slurm id of a just-submitted job (a policy queue may hand it to Slurm a moment later)."""
+    """The Slurm id of a just-submitted job (a policy queue may hand it to Slurm a moment later); of an array,
+    the array's own (`844` of its tasks' `844_0`...), from its first task."""
+    if record.get("array"):
+        first = (record["array"].get("task_ids") or [None])[0]
+        if first is None:
+            return None
+        task_id = _slurm_id(client, client.job(first))
+        return task_id.split("_", 1)[0] if task_id else None
     deadline = time.monotonic() + 10
     while not record.get("backend_id") and time.monotonic() < deadline:
         if record.get("state") not in ("PENDING", None):

@@ -170,3 +170,57 @@ def test_tasks_asking_different_resources_are_not_one_array() -> None:
 def test_a_task_without_an_index_is_refused() -> None:
     with pytest.raises(SpecError):
         render_array_script([task(0, array_index=None)], Path("/tmp/a"))
+
+
+# -- the sbatch shim and the epilog push ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "env", "directive", "expected"),
+    [
+        (["--array=0-3%2"], {}, "", "0-3%2"),
+        (["-a", "1,3,5-9"], {}, "", "1,3,5-9"),
+        (["-a0-15:4"], {}, "", "0-15:4"),
+        ([], {"SBATCH_ARRAY_INX": "0-1"}, "", "0-1"),
+        ([], {}, "#SBATCH --array=2-4\n", "2-4"),
+        (["--array=7"], {}, "#SBATCH --array=2-4\n", "7"),  # the command line wins
+    ],
+)
+def test_the_sbatch_shim_makes_a_frontdesk_array(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, argv: list[str], env: dict[str, str], directive: str, expected: str
+) -> None:
+    from frontdesk.shims.sbatch import build_spec
+
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    (tmp_path / "job.sh").write_text(f"#!/bin/bash\n{directive}echo hi\n")
+    sub = build_spec([*argv, "--nodes=1", "job.sh"], str(tmp_path))
+    assert sub.spec["array"] == expected
+    assert sub.spec["script"].endswith("echo hi\n")  # the guard reads what every task runs
+    assert not any(o.startswith("--array") for o in sub.spec["slurm"]["options"])
+    assert "--nodes=1" in sub.spec["slurm"]["options"]
+
+
+@pytest.mark.parametrize("bad", ["--array=3-1", "--array=x", "--array=0-3%0"])
+def test_a_bad_array_fails_like_sbatch(tmp_path: Path, bad: str) -> None:
+    from frontdesk.shims.sbatch import SbatchError, build_spec
+
+    with pytest.raises(SbatchError, match="Invalid job array specification"):
+        build_spec([bad, "--wrap", "true"], str(tmp_path))
+
+
+def test_an_unknown_option_beside_an_array_is_refused_not_passed(tmp_path: Path) -> None:
+    from frontdesk.shims.sbatch import SbatchError, build_spec
+
+    with pytest.raises(SbatchError) as err:
+        build_spec(["--array=0-3", "--no-such-option", "--wrap", "true"], str(tmp_path))
+    assert err.value.status == 255
+
+
+def test_the_epilog_push_names_the_task() -> None:
+    from frontdesk.cli.slurm import _epilog_ids
+
+    env = {"SLURM_JOB_ID": "845", "SLURM_ARRAY_JOB_ID": "844", "SLURM_ARRAY_TASK_ID": "0"}
+    assert _epilog_ids(env) == ["844_0", "845"]
+    assert _epilog_ids({"SLURM_JOB_ID": "12"}) == ["12"]
+    assert _epilog_ids({"SLURM_JOB_ID": "12", "SLURM_ARRAY_JOB_ID": "x", "SLURM_ARRAY_TASK_ID": "1"}) == ["12"]

@@ -47,7 +47,7 @@ def array_keys(home: Path, first_key: str) -> dict[int, str]:
 def _options(backend: SlurmBackend, jobs: Sequence[BackendJob], max_running: int | None) -> list[str]:
     first = jobs[0]
     tag = f"{first.key}{ARRAY_TAG}@{backend._tag_suffix()}"
-    options = [o for o in render.command_line(first, tag) if not o.startswith("--array")]
+    options = [o for o in render.command_line(first, tag, array=True) if not o.startswith("--array")]
     if not any(o.startswith("--comment") for o in options):
         options.append(f"--comment={tag}")
     try:

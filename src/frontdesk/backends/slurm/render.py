@@ -210,14 +210,15 @@ def _inline_script(text: str, argv: list[str], copy: str) -> list[str]:
     ]
 
 
-def command_line(job: BackendJob, tag: str) -> list[str]:
+def command_line(job: BackendJob, tag: str, array: bool = False) -> list[str]:
     """sbatch options for the command line: the sbatch shim's (name, files, --export, pass-through options).
 
-    `tag` goes into --comment (unless the user set one) so a restarted gateway finds the attempt again."""
+    `tag` goes into --comment (unless the user set one) so a restarted gateway finds the attempt again;
+    an `array`'s default output is sbatch's `slurm-%A_%a.out`."""
     given = _slurm_options(job)
     if given is None:
         return [f"--export={_export(None)}"]
-    array = any(o.startswith("--array") for o in given.options)
+    array = array or any(o.startswith("--array") for o in given.options)
     out = [
         f"--job-name={given.job_name or job.name}",
         f"--output={given.output or ('slurm-%A_%a.out' if array else 'slurm-%j.out')}",
