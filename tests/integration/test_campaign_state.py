@@ -94,6 +94,8 @@ def test_sessions_by_node_and_ssh_resume(gateway_factory: Any, tmp_path: Path) -
     on_node = json.loads(gw.cli("sessions", "list", "--node", "login9", "--json").stdout)
     assert [r["id"] for r in on_node] == ["far-1"]
     assert json.loads(gw.cli("sessions", "list", "--node", "nowhere", "--json").stdout) == []
+    bad_host = gw.cli("sessions", "resume", "here-1", "--on=-oProxyCommand=x")
+    assert bad_host.returncode != 0 and "not a host name" in bad_host.stderr
     res = gw.cli("sessions", "resume", "here-1", "--on", "login3", "--json")
     got = json.loads(res.stdout)
     assert got["command"] == f"ssh -t login3 'cd {tmp_path} && frontdesk sessions resume here-1 --dir {tmp_path}'"
@@ -142,6 +144,8 @@ def test_drain_suspends_the_sessions_of_this_node_and_their_jobs_run_on(gateway_
                 "POST", f"/v1/sessions/drain-{i}/hook", {**body, "reach": {"host": HOST, "pid": proc.pid}}
             )
         job = _run(gw, "drain-0", tmp_path, tmp_path / "runs.txt")
+        twice = gw.cli("sessions", "resume", "drain-0", "--headless")
+        assert twice.returncode == 4 and "still runs here" in twice.stderr  # two harnesses on one session: no
         res = gw.cli("sessions", "drain", "--node", HOST, "--json")
         assert res.returncode == 0, res.stderr
         got = {d["session"]: d for d in json.loads(res.stdout)["sessions"]}

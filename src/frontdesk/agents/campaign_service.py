@@ -13,6 +13,7 @@ from frontdesk.agents.campaign_resume import ResumePlan, build_plan
 from frontdesk.agents.campaign_store import CampaignStore
 from frontdesk.agents.model import AgentSettings, Harness, Session, TurnState
 from frontdesk.agents.store import SessionStore
+from frontdesk.errors import UserError
 
 __all__ = ["CampaignService"]
 
@@ -67,6 +68,8 @@ class CampaignService:
         self, s: Session, *, directory: str | None, headless: bool, harness_args: Sequence[str], commit: bool
     ) -> ResumePlan:
         """The resume plan; with `commit`, recorded: a new incarnation, an unfinished turn to be replayed."""
+        if directory is not None and not directory.startswith("/"):
+            raise UserError(f"dir {directory!r}: an absolute path is needed")
         c = self.store.load(s)
         reports = self.sessions.unread(s.id)
         plan = build_plan(c, reports, self.cfg, directory=directory, headless=headless, harness_args=harness_args)

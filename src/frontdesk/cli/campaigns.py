@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shlex
 import signal
 import sys
@@ -99,6 +100,7 @@ def _harness_args(args: argparse.Namespace) -> list[str]:
 def cmd_resume(args: argparse.Namespace) -> int:
     """Resume here (exec), print the ssh command (--on), or submit a headless resume job (--slurm)."""
     from frontdesk.cli.output import emit
+    from frontdesk.errors import UserError
 
     client = _client()
     extra = _harness_args(args)
@@ -109,6 +111,8 @@ def cmd_resume(args: argparse.Namespace) -> int:
     if args.on:
         from frontdesk.agents.campaign_resume import ssh_command
 
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,252}", args.on):
+            raise UserError(f"--on {args.on!r}: not a host name")
         cmd = ssh_command(args.on, args.id, plan["cwd"], bool(args.headless), extra)
         emit(args.json, {"mode": "ssh", "host": args.on, "command": cmd, "plan": plan}, cmd)
         return 0
@@ -119,6 +123,16 @@ def cmd_resume(args: argparse.Namespace) -> int:
         emit(args.json, {"mode": "here", "dry_run": True, **plan}, text)
         return 0
     return _exec_here(args, client, path, body, plan)
+
+
+def _refuse_if_running(client: Any, sid: str) -> None:
+    """Two harnesses on one session would both act for it: a live one here must be suspended first."""
+    from frontdesk.errors import Conflict
+
+    reach = client.request("GET", f"/v1/sessions/{_sid(sid)}").get("reach") or {}
+    pid, start, host = reach.get("pid"), reach.get("pid_start"), reach.get("host")
+    if isinstance(pid, int) and isinstance(start, int) and host in (None, os.uname().nodename) and _alive(pid, start):
+        raise Conflict(f"session {sid} still runs here (pid {pid}): `frontdesk sessions suspend {sid}` first")
 
 
 def _submit_resume(args: argparse.Namespace, client: Any, plan: dict[str, Any], extra: list[str]) -> int:
@@ -160,6 +174,7 @@ def _exec_here(args: argparse.Namespace, client: Any, path: str, body: dict[str,
 
     from frontdesk.errors import UserError
 
+    _refuse_if_running(client, args.id)
     if not os.path.isdir(plan["cwd"]):
         raise UserError(f"{plan['cwd']}: no such directory (pass --dir PATH: the tree on this node)")
     exe = shutil.which(plan["argv"][0])
