@@ -99,6 +99,7 @@ LOOK_THROUGH: dict[str, Through] = {
             "nocache",
             "eatmydata",
             "firejail",
+            "coproc",
         ),
         _PLAIN,
     ),  # fmt: skip

@@ -26,7 +26,7 @@ from frontdesk.guard.shelltext import (
 )
 from frontdesk.guard.words import DYNAMIC, Invocation, Parsed, Word, basename
 from frontdesk.guard.wrappers import VAR_RE as _VAR_RE
-from frontdesk.guard.wrappers import unwrap
+from frontdesk.guard.wrappers import positional, unwrap
 
 __all__ = ["DYNAMIC", "Word", "Invocation", "Parsed", "parse", "basename"]
 
@@ -186,7 +186,7 @@ class _Walker:
         tag = loop_tag(self._t(node))
         via = via + [tag] if tag else via
         var = node.child_by_field_name("variable")
-        feeders: list[str] = []
+        items: list[Word] = []
         for child in node.named_children:
             if child.type in (
                 "word",
@@ -197,20 +197,24 @@ class _Walker:
                 "raw_string",
                 "command_substitution",
             ):
-                feeders.extend(self._word(child, depth, via).subst_programs)  # runs substitutions in the list
-        if var is not None:
-            self._set(self._t(var), DYNAMIC)
+                items.append(self._word(child, depth, via))  # runs substitutions in the list
+        feeders = [p for w in items for p in w.subst_programs]
+        known = 0 < len(items) <= 8 and not any(w.dynamic or w.unset_vars for w in items)
         body = node.child_by_field_name("body")
-        if body is not None:
-            before = len(self.out)
-            self._stmt(body, depth, via, redirects)
-            # `for p in $(nvidia-smi ...); do kill $p; done`: what the list ran feeds the commands using the variable
-            if var is None or not feeders:
-                return
-            name = re.compile(r"\$\{?" + re.escape(self._t(var)) + r"\b")
-            for inv in self.out[before:]:
-                if any(name.search(w.raw) for w in inv.argv):
-                    inv.upstream = [*inv.upstream, *feeders]
+        before = len(self.out)
+        # `for d in build ~; do rm -rf $d; done`: a list the line shows is walked once per value
+        for value in [w.text for w in items] if known and var is not None else [DYNAMIC]:
+            if var is not None:
+                self._set(self._t(var), value)
+            if body is not None:
+                self._stmt(body, depth, via, redirects)
+        if body is None or var is None or not feeders:
+            return
+        # `for p in $(nvidia-smi ...); do kill $p; done`: what the list ran feeds the commands using the variable
+        name = re.compile(r"\$\{?" + re.escape(self._t(var)) + r"\b")
+        for inv in self.out[before:]:
+            if any(name.search(w.raw) for w in inv.argv):
+                inv.upstream = [*inv.upstream, *feeders]
 
     def _redirected(self, node: Any, depth: int, via: list[str], redirects: list[tuple[str, Word]]) -> None:
         reds = list(redirects)
@@ -359,6 +363,10 @@ class _Walker:
                 path = os.path.normpath(os.path.join(self.cwd, target.text))
                 self.written[path] = (self.written.get(path, "") if op == ">>" else "") + (text or "")
         prog = inv.program
+        if prog in self.functions and inv.args and f"function {prog}" not in inv.via:
+            # f() { rm -rf "$1"; }; f ~ : the body again, with this call's words as $1 ...
+            body = positional(self.functions[prog], [prog] + [w.text for w in inv.args])
+            self.run(body, depth + 1, inv.via + [f"function {prog}"])
         if prog == "cd" and len(inv.argv) > 1 and self.cwd is not None:
             self.cwd = os.path.normpath(os.path.join(self.cwd, inv.argv[1].text or "~"))
         for inner in unwrap(inv):

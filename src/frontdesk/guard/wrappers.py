@@ -10,7 +10,7 @@ from frontdesk.guard.lookthrough import LOOK_THROUGH, command_after
 from frontdesk.guard.shellout import LATER, awk_commands, later_commands, sed_commands, shell_strings
 from frontdesk.guard.words import Invocation, Word
 
-__all__ = ["unwrap", "shell_strings", "VAR_RE"]
+__all__ = ["unwrap", "shell_strings", "positional", "VAR_RE"]
 
 _SHELLS = {"bash", "sh", "zsh", "dash", "ksh", "fish", "ash"}
 _INTERPRETERS = {
@@ -172,7 +172,7 @@ def _shell(inv: Invocation, code: Any) -> Iterator[Invocation]:
         t = w.text
         if t.startswith("-") and not t.startswith("--") and "c" in t[1:]:
             if i + 1 < len(inv.args):
-                text = _positional(_code_text(inv.args[i + 1]), [a.text for a in inv.args[i + 2 :]])
+                text = positional(_code_text(inv.args[i + 1]), [a.text for a in inv.args[i + 2 :]])
                 yield code(text, prog + " -c")
             return
         if t == "-" or t == "-s" or (t.startswith("-") and "s" in t[1:] and not t.startswith("--")):
@@ -332,7 +332,7 @@ _POSITIONAL = re.compile(r'"\$(?:\{)?([0-9@*])\}?"|\$(?:\{)?([0-9@*])\}?')
 _PLAIN_VALUE = re.compile(r"^[\w./~@%+=:,-]+$")
 
 
-def _positional(code: str, values: list[str]) -> str:
+def positional(code: str, values: list[str]) -> str:
     """`bash -c 'rm -rf "$1"' _ DIR`: the words after the code are $0, $1, ...; put them in (plain ones only)."""
     if not values or "$" not in code:
         return code

@@ -95,6 +95,34 @@ def test_env_split_string_glued_to_its_value(command: str) -> None:
     assert verdict(command.replace("rm -rf ~", "ls -l"))[0] is Decision.ALLOW
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        "for d in ~ /tmp/x; do rm -rf $d; done",
+        'for d in "$HOME"; do rm -rf "$d"; done',
+        'for d in build ~; do rm -rf "$d"/; done',
+        "select x in ~; do rm -rf $x; done",
+        'function f { rm -rf "$1"; }; f ~',
+        'f() { rm -rf "$@"; }; f build ~',
+    ],
+)
+def test_loop_values_and_function_arguments_the_line_shows_are_used(command: str) -> None:
+    assert verdict(command) == (Decision.DENY, "fs.rm-root")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "for d in build dist; do rm -rf $d; done",
+        "for f in *.log; do gzip $f; done",
+        'f() { rm -rf "$1"; }; f build',
+        'f() { f "$1"; }; f x',  # a recursive call is read once, not forever
+    ],
+)
+def test_harmless_loop_values_and_function_arguments_are_allowed(command: str) -> None:
+    assert verdict(command)[0] is Decision.ALLOW
+
+
 # -- awk building a command by concatenation ----------------------------------------------------------
 @pytest.mark.parametrize(
     "command",

@@ -150,6 +150,7 @@ WRAPPED = {
     "runuser": "runuser -u alice -- rm -rf ~",
     "systemd-run": "systemd-run --user -p MemoryMax=1G --unit x rm -rf ~",
     "proot": "proot -b /scratch rm -rf ~",
+    "coproc": "coproc rm -rf ~",
 }
 
 
