@@ -22,12 +22,16 @@ from frontdesk.client import Client  # noqa: E402
 from frontdesk.demo import start_gateway  # noqa: E402
 
 PY = sys.executable
+# The clock starts at the job's last print, so these figures include the job's own interpreter teardown
+# (several ms on a busy machine); bench/hotpath.py times a job that exits right after printing.
 END_JOB = [PY, "-c", "import time; time.sleep(0.3); print(repr(time.time()))"]
 
 
 def pct(values: list[float], q: float) -> float:
     """The q-th percentile (nearest rank)."""
     s = sorted(values)
+    if not s:
+        return float("nan")  # e.g. --poll-samples 0
     return s[min(len(s) - 1, max(0, int(round(q / 100 * len(s) + 0.5)) - 1))]
 
 
