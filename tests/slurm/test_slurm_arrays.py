@@ -225,8 +225,17 @@ def test_sbatch_array_through_the_shim_is_tracked_throttled_and_reported(lab_gw:
     for i in range(4):  # sbatch's default output name for an array task
         assert (tmp_path / f"slurm-{slurm_array}_{i}.out").read_text() == f"task {i}\n"
     assert _sbatch_calls(gw) - before == 1
-    squeue = _shim(gw, "squeue", "-h", "-t", "all", "-j", slurm_array, "-o", "%i %T", cwd=tmp_path)
-    assert squeue.returncode == 0
+    time.sleep(1.5)  # the shim's view is at most refresh_seconds (1 s) old: let it catch up, then compare
+    fmt = ("-h", "-t", "all", "-j", slurm_array, "-o", "%i %T %j")
+    real = subprocess.run(["squeue", *fmt], capture_output=True, text=True, env=gw.env)
+    shim = _shim(gw, "squeue", *fmt, cwd=tmp_path)
+    assert shim.returncode == real.returncode == 0, shim.stderr
+    assert sorted(shim.stdout.splitlines()) == sorted(real.stdout.splitlines())
+    assert f"{slurm_array}_3 COMPLETED shim-array" in shim.stdout
+    acct = _shim(gw, "sacct", "-n", "-X", "-P", "-j", slurm_array, "-o", "JobID,State,MaxRSS", cwd=tmp_path)
+    assert acct.returncode == 0, acct.stderr  # the lab keeps no accounting: the shim answers from frontdesk
+    rows = [line.split("|") for line in acct.stdout.splitlines()]
+    assert [r[:2] for r in rows] == [[f"{slurm_array}_{i}", "COMPLETED"] for i in range(4)]
 
 
 def test_cancel_one_task_then_the_array(lab_gw: Any, workdir: Path) -> None:

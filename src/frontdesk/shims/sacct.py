@@ -81,7 +81,7 @@ def _job_row(job: Mapping[str, str]) -> dict[str, str]:
     start = g("StartTime", "Unknown")
     uid = g("UserId", "")
     return {
-        "jobid": g("JobId", ""),
+        "jobid": _job_id(job),
         "jobidraw": g("JobId", ""),
         "jobname": g("JobName", ""),
         "partition": g("Partition", ""),
@@ -106,6 +106,24 @@ def _job_row(job: Mapping[str, str]) -> dict[str, str]:
     }
 
 
+def _job_id(job: Mapping[str, str]) -> str:
+    """sacct's JobID: `77_3` for an array task, `77_[4-9%2]` for its still-pending tasks, else the id."""
+    array, task = job.get("ArrayJobId", ""), job.get("ArrayTaskId", "")
+    if not array.isdigit() or not task:
+        return job.get("JobId", "")
+    return f"{array}_{task}" if task.isdigit() else f"{array}_[{task}]"
+
+
+def _wanted(jobid: str, ids: list[str]) -> bool:
+    """`-j 77` names the job, or every task of array 77; `-j 77_3` one task."""
+    return not ids or jobid in ids or jobid.split("_", 1)[0] in ids
+
+
+def _order(jobid: str) -> tuple[int, int]:
+    head, _, task = jobid.partition("_")
+    return (int(head) if head.isdigit() else 0, int(task) if task.isdigit() else -1)
+
+
 def _history_row(h: Mapping[str, Any]) -> dict[str, str]:
     bid = str(h["backend_id"])
     return {
@@ -127,7 +145,9 @@ def rows_from_view(view: Mapping[str, Any]) -> list[dict[str, str]]:
     """One sacct-like row per job: the controller's jobs, then ended ones only the gateway remembers.
 
     MaxRSS and TotalCPU are what frontdesk measured of the job (its cgroup's peak, its children's CPU)."""
-    rows = [_job_row(j) for j in view.get("jobs", [])] + [_history_row(h) for h in view.get("history", [])]
+    rows = [_job_row(j) for j in view.get("jobs", [])]
+    seen = {r["jobid"] for r in rows}  # an array task the controller still holds is listed by its own id
+    rows += [r for r in (_history_row(h) for h in view.get("history", [])) if r["jobid"] not in seen]
     usage = view.get("usage") or {}
     for row in rows:
         used = usage.get(row["jobid"]) or {}
@@ -273,10 +293,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows = [
         r
         for r in rows
-        if (not ids or r["jobid"] in ids) and (not users or r["user"] in users) and (not states or r["state"] in states)
+        if _wanted(r["jobid"], ids) and (not users or r["user"] in users) and (not states or r["state"] in states)
     ]
     rows = [r for r in rows if in_window(r, start, end, now)]
-    rows.sort(key=lambda r: int(r["jobid"]) if r["jobid"].isdigit() else 0)
+    rows.sort(key=lambda r: _order(r["jobid"]))
     parsable = "P" if args.parsable2 else ("p" if args.parsable else None)
     sys.stdout.write(format_sacct(rows, fmt, header=not args.noheader, parsable=parsable))
     return 0
