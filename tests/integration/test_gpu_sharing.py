@@ -128,7 +128,10 @@ def test_a_gpu_memory_overrun_ends_out_of_memory_with_a_gpu_cause(
     assert ended["reason"] == "GPU memory 23.1 GiB over the 20 GiB asked"
     holder = int((workdir / "pid").read_text())
     assert not Path(f"/proc/{holder}").exists() or "zombie" in Path(f"/proc/{holder}/status").read_text()
-    report = gw.client.report(over)["classification"]
+    full = gw.client.report(over)
+    assert full["requested"]["gpu_shared"] == {"memory_bytes": 20 * 2**30, "share": None}
+    assert "gpu shared (20G" in full["text"]
+    report = full["classification"]
     assert report["kind"] == "cuda_oom", report
     assert report["summary"] == "GPU memory 23.1 GiB over the 20 GiB asked"
     assert "gpu.memory" in report["next_step"]

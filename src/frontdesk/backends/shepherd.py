@@ -285,11 +285,10 @@ def run(job_dir: Path) -> int:
                 why = "CANCELLED"
             elif walltime and now - started > walltime:
                 why = "TIMEOUT"
-            elif limit and cgroup is None and rss > int(limit):
-                why = "OUT_OF_MEMORY"
-            elif over:
-                why, gpu_over = "OUT_OF_MEMORY", over
-                _say(launch, f"frontdesk: {over}; the job was ended (a shared GPU holds only what was asked)")
+            elif over or (limit and cgroup is None and rss > int(limit)):
+                why, gpu_over = "OUT_OF_MEMORY", over  # a shared GPU's cap, or host memory without a cgroup
+                if over:
+                    _say(launch, f"frontdesk: {over}; the job was ended (a shared GPU holds only what was asked)")
             if why:
                 _kill_tree(child.pid, child.pid, cgroup, signal.SIGKILL if why == "OUT_OF_MEMORY" else signal.SIGTERM)
                 deadline_kill = now + KILL_GRACE_SECONDS

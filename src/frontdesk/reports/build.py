@@ -144,13 +144,17 @@ def classify_end(
 
 
 def _requested(res: dict[str, Any]) -> dict[str, Any]:
-    """What the job asked for, as the report's `requested` names it."""
-    return {
+    """What the job asked for, as the report's `requested` names it (`gpu_shared` only for a share of a GPU)."""
+    out = {
         "cpus": res.get("cpus", 1),
         "memory_bytes": res.get("memory"),
         "gpus": res.get("gpus", 0),
         "walltime_s": res.get("walltime"),
     }
+    gpu = res.get("gpu")
+    if isinstance(gpu, dict) and (gpu.get("memory") is not None or gpu.get("share") is not None):
+        out["gpu_shared"] = {"memory_bytes": gpu.get("memory"), "share": gpu.get("share")}
+    return out
 
 
 def build_report(

@@ -20,7 +20,11 @@ def _usage_line(rep: dict[str, Any]) -> str:
         mem += f", peak {format_bytes(used['peak_rss_bytes'])}"
     parts.append(mem)
     if req.get("gpus"):
-        gpu = f"gpus {req['gpus']}"
+        shared = req.get("gpu_shared") or {}
+        asked = (
+            format_bytes(shared.get("memory_bytes")) if shared.get("memory_bytes") else f"{shared.get('share')} of one"
+        )
+        gpu = f"gpu shared ({asked})" if shared else f"gpus {req['gpus']}"
         if used.get("gpu_util_percent") is not None:
             gpu += f" (util {used['gpu_util_percent']:.0f}%, mem {format_bytes(used.get('gpu_mem_peak_bytes'))})"
         parts.append(gpu)
