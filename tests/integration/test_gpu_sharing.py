@@ -153,3 +153,20 @@ def test_nonsense_requests_get_one_clear_error(gpu_gateway: Any, workdir: Path) 
     assert shared.returncode == 0, shared.stderr
     job = json.loads(shared.stdout)
     assert job["spec"]["resources"]["gpus"] == 1 and job["spec"]["resources"]["gpu"]["share"] == 0.5
+
+
+def test_a_restarted_gateway_keeps_the_shares_its_running_jobs_hold(gpu_gateway: Any, workdir: Path) -> None:
+    gw, flags = gpu_gateway, workdir
+    try:
+        a = _submit(gw, workdir, _held_until_released(flags, "a"), {"gpu": {"memory": "50G"}})
+        assert _devices(flags, "a", gw, a) == "0"
+        gw.kill9()
+        gw.start()  # the shepherd kept the job running; the new gateway reads its hold back from the launch file
+        b = _submit(gw, workdir, _held_until_released(flags, "b"), {"gpu": {"memory": "50G"}})
+        assert _devices(flags, "b", gw, b) == "1"  # 50 + 50 GiB do not fit one 80 GiB device
+        shown = json.loads(gw.cli("cluster", "--json", cwd=workdir).stdout)["gpus"]
+        assert [[h["job_id"] for h in d["holders"]] for d in shown] == [[a], [b]]
+    finally:
+        for name in ("a", "b"):
+            (flags / f"{name}.go").touch()
+    assert {r["state"] for r in gw.client.wait([a, b], "all", 60)["reports"]} == {"COMPLETED"}
