@@ -261,7 +261,7 @@ async def task_ended(gw: Gateway, rec: JobRecord) -> None:
     parent = gw.store.get(rec.array_id)
     if parent is None or parent.terminal:
         return
-    if q.unfinished_tasks(gw.store, parent.id):
+    if q.unfinished(gw.store, parent.id):
         if rec.state is not JobState.COMPLETED and parent.spec_data().get("array_report") == "first_failure":
             _first_failure(gw, parent)
         return
@@ -337,7 +337,7 @@ async def cancel_array(gw: Gateway, parent: JobRecord) -> dict[str, Any]:
     for task in q.unfinished_tasks(gw.store, parent.id):
         await gw._step(gw._fresh(task.id), CancelAsked())
     fresh = gw._fresh(parent.id)
-    if not fresh.terminal and not q.unfinished_tasks(gw.store, parent.id):
+    if not fresh.terminal and not q.unfinished(gw.store, parent.id):
         await _end_array(gw, fresh)
     return public(gw, gw._fresh(parent.id))
 
@@ -345,5 +345,5 @@ async def cancel_array(gw: Gateway, parent: JobRecord) -> dict[str, Any]:
 async def reconcile(gw: Gateway) -> None:
     """After a restart: an array whose tasks all ended while its own end was not stored ends now."""
     for parent in gw.store.select(active=True, top_level=True, limit=100000):
-        if parent.array_size is not None and not q.unfinished_tasks(gw.store, parent.id):
+        if parent.array_size is not None and not q.unfinished(gw.store, parent.id):
             await _end_array(gw, parent)

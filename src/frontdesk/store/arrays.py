@@ -8,7 +8,7 @@ from frontdesk.jobs.record import JobRecord, Scalar
 from frontdesk.jobs.state import TERMINAL_STATES
 from frontdesk.store.jobs import JobStore
 
-__all__ = ["counts", "in_flight", "insert_rows", "many", "task", "tasks", "unfinished_tasks"]
+__all__ = ["counts", "in_flight", "insert_rows", "many", "task", "tasks", "unfinished", "unfinished_tasks"]
 
 _TERMINAL = tuple(s.value for s in TERMINAL_STATES)
 
@@ -50,6 +50,15 @@ def unfinished_tasks(store: JobStore, array_id: int) -> list[JobRecord]:
         f"SELECT * FROM jobs WHERE array_id=? AND state NOT IN ({marks}) ORDER BY array_index", (array_id, *_TERMINAL)
     )
     return [JobRecord.from_row(r) for r in cur]
+
+
+def unfinished(store: JobStore, array_id: int) -> int:
+    """How many tasks of an array have not ended (one indexed count: asked at every task's end)."""
+    marks = ",".join("?" for _ in _TERMINAL)
+    row = store.conn.execute(
+        f"SELECT COUNT(*) FROM jobs WHERE array_id=? AND state NOT IN ({marks})", (array_id, *_TERMINAL)
+    ).fetchone()
+    return int(row[0])
 
 
 def task(store: JobStore, array_id: int, index: int) -> JobRecord | None:
