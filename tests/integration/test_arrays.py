@@ -250,3 +250,20 @@ def test_retry_runs_again_only_the_tasks_that_did_not_complete(gw: Any, workdir:
     assert single.get("array") is None and single["spec"]["env"]["FD_SWEEP_SEED"] == "11"
     nothing = gw.cli("retry", str(again["id"]))
     assert nothing.returncode != 0 and "nothing to retry" in nothing.stderr
+
+
+def test_an_array_survives_a_kill9_and_ends_once(gw: Any, workdir: Path) -> None:
+    gate = workdir / "gate"
+    script = f'echo "$FRONTDESK_ARRAY_TASK_ID" >> runs; while [ ! -e "{gate}" ]; do sleep 0.05; done; echo acc=0.5'
+    job = _run(gw, "--array", "0-3%2", "--", "sh", "-c", script, cwd=workdir)
+    tasks = _tasks(gw, job["id"])
+    for task in tasks[:2]:
+        gw.wait_state(task["id"], {"RUNNING"})
+    gw.kill9()
+    gate.touch()  # the two running tasks end while the gateway is down; two more wait for their turn
+    gw.start()
+    rep = _wait(gw, job["id"])
+    assert rep["state"] == "COMPLETED" and rep["array"]["counts"] == {"COMPLETED": 4}
+    assert sorted((workdir / "runs").read_text().split()) == ["0", "1", "2", "3"], "a task ran twice or not at all"
+    told = [e for e in gw.client.events(since=0, job=job["id"]) if e["kind"] == "job.report"]
+    assert len(told) == 1
