@@ -22,7 +22,7 @@ pytestmark = pytest.mark.slurm
 def shard_gateway(slurm_lab: Path, gateway_factory: Any) -> Any:
     config = (
         '[gateway]\nbackend = "slurm"\ntick_seconds = 1.0\nplugins = ["slurm"]\n\n'
-        "[slurm]\nrefresh_seconds = 1.0\nshards_per_gpu = 8\n"
+        "[slurm]\nrefresh_seconds = 1.0\n"  # shards per GPU as the lab's nodes declare them (8)
     )
     return gateway_factory(config=config, env={"SLURM_CONF": str(slurm_lab / "etc" / "slurm.conf")})
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from frontdesk.backends.base import BackendJob, Inventory
-from frontdesk.backends.slurm.placement import GpuPlacement, NoGpuNode, placement_for
+from frontdesk.backends.slurm.placement import GpuPlacement, NoGpuNode, placement_for, shards_per_gpu
 from frontdesk.backends.slurm.render import render_script
 
 GiB = 1024**3
@@ -74,3 +74,26 @@ def test_shard_sbatch(golden: Any) -> None:
     place = placement_for(job(gpu_memory_bytes=20 * GiB, gpu_types=("a100",)), LAB, None, 8)
     text = render_script(job(gpu_memory_bytes=20 * GiB, gpu_types=("a100",), memory_bytes=8 * GiB), gpu=place)
     golden.check("shard.sbatch", text)
+
+
+def test_shards_per_gpu_as_the_nodes_declare_them() -> None:
+    from frontdesk.backends.slurm.parse import parse_scontrol_records
+
+    text = (
+        "NodeName=a100n1 Arch=x86_64 CPUTot=16 Gres=gpu:a100:2,shard:a100:16 State=IDLE\n"
+        "NodeName=h100n1 Arch=x86_64 CPUTot=16 Gres=gpu:h100:2(S:0),shard:h100:8(S:0) State=IDLE\n"
+        "NodeName=cpu1 Arch=x86_64 CPUTot=8 Gres=(null) State=IDLE\n"
+    )
+    assert shards_per_gpu(parse_scontrol_records(text, "NodeName")) == 4  # the smallest: 8 shards over 2 GPUs
+    assert shards_per_gpu(parse_scontrol_records("NodeName=a Gres=gpu:2\n", "NodeName")) == 0
+
+
+@pytest.mark.parametrize("value", [-1, 1.5, "8", True])
+def test_a_bad_shards_per_gpu_setting_is_refused(value: object) -> None:
+    from frontdesk.backends.slurm.config import SlurmConfig
+    from frontdesk.config import Settings
+    from frontdesk.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="shards_per_gpu"):
+        home = Path("/nonexistent")
+        SlurmConfig.from_settings(Settings(home, home, home / "s", sections={"slurm": {"shards_per_gpu": value}}))

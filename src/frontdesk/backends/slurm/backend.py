@@ -25,7 +25,7 @@ from frontdesk.backends.slurm import arrays, parse, render
 from frontdesk.backends.slurm.array_submit import submit_array
 from frontdesk.backends.slurm.config import SlurmConfig, notify_dir_from
 from frontdesk.backends.slurm.options import OptionError, validate_passthrough
-from frontdesk.backends.slurm.placement import GpuPlacement, NoGpuNode, placement_for
+from frontdesk.backends.slurm.placement import GpuPlacement, NoGpuNode, placement_for, shards_per_gpu
 from frontdesk.backends.slurm.recovery import lookup
 from frontdesk.backends.slurm.runner import JobTable, Runner
 from frontdesk.errors import BackendError
@@ -51,6 +51,8 @@ class SlurmBackend:
         self.table = JobTable(self._run)
         self._dirs: dict[str, Path] = {}
         self._inventory = Inventory(cpus=0, memory_bytes=0)
+        self._shards = 0
+        """GPU shards per GPU as the nodes declare them (read with the inventory)."""
         self._accounting = bool(self.config.accounting)
         self._registration: Path | None = None
         self._push: PushHint | None = None
@@ -139,7 +141,8 @@ class SlurmBackend:
 
     def _gpu_placement(self, job: BackendJob) -> GpuPlacement | None:
         try:
-            return placement_for(job, self._inventory, self.config.partition, self.config.shards_per_gpu)
+            shards = self.config.shards_per_gpu or self._shards
+            return placement_for(job, self._inventory, self.config.partition, shards)
         except NoGpuNode as exc:
             raise BackendError(str(exc)) from None
 
@@ -365,9 +368,9 @@ class SlurmBackend:
     def _read_inventory(self) -> Inventory:
         nodes = self._run.sync(["scontrol", "-o", "show", "node"], check=False).stdout
         parts = self._run.sync(["scontrol", "-o", "show", "partition"], check=False).stdout
-        return parse.inventory_from_records(
-            parse.parse_scontrol_records(nodes, "NodeName"), parse.parse_scontrol_records(parts, "PartitionName")
-        )
+        rows = parse.parse_scontrol_records(nodes, "NodeName")
+        self._shards = shards_per_gpu(rows)  # [slurm] shards_per_gpu, when set, wins
+        return parse.inventory_from_records(rows, parse.parse_scontrol_records(parts, "PartitionName"))
 
 
 _ENDED = frozenset(s for s in JobState if s.terminal)

@@ -3,20 +3,29 @@
 Slurm's `--gres` names one GPU type; a job that accepts several (`type: [h100, a100]`) or any with enough
 memory (`min_memory`) asks for untyped `gpu:N` and excludes the GPU nodes of other types instead.
 A shared-GPU job (a fraction of one GPU) asks for `shard:N` (Slurm 22.05+ `gres/shard`), N of the site's
-`[slurm] shards_per_gpu` in proportion to its share or its memory over the GPU's (catalog) memory;
-shards are untyped, so GPU nodes of types the job does not accept are excluded.
+`[slurm] shards_per_gpu` (else as the nodes' Gres declare them) in proportion to its share or its memory
+over the GPU's (catalog) memory; shards are untyped, so GPU nodes of types the job does not accept are excluded.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from frontdesk.backends.base import BackendJob, Inventory
 
-__all__ = ["GpuPlacement", "NoGpuNode", "expand_hostlist", "place_gpus", "place_shards", "placement_for", "shard_count"]
+__all__ = [
+    "GpuPlacement",
+    "NoGpuNode",
+    "expand_hostlist",
+    "place_gpus",
+    "place_shards",
+    "placement_for",
+    "shard_count",
+    "shards_per_gpu",
+]
 
 
 class NoGpuNode(ValueError):
@@ -85,6 +94,21 @@ def place_gpus(
         return GpuPlacement(chosen, f"gpu:{kinds.pop()}:{count}")
     others = sorted(n for n in nodes if n in by_node and n not in good)
     return GpuPlacement(chosen, f"gpu:{count}", tuple(others))
+
+
+def shards_per_gpu(nodes: Iterable[Mapping[str, str]]) -> int:
+    """GPU shards per GPU as `scontrol -o show node` declares them (`Gres=gpu:a100:2,shard:a100:16` → 8);
+    the smallest over nodes that have shards, 0 when none has."""
+    found = []
+    for node in nodes:
+        counts = {"gpu": 0, "shard": 0}
+        for item in node.get("Gres", "").split(","):
+            parts = item.split("(")[0].split(":")
+            if parts[0] in counts and len(parts) >= 2 and parts[-1].isdigit():
+                counts[parts[0]] += int(parts[-1])
+        if counts["gpu"] and counts["shard"]:
+            found.append(counts["shard"] // counts["gpu"])
+    return min(found, default=0)
 
 
 def shard_count(job: BackendJob, shards_per_gpu: int, gpu_memory: int | None) -> int:
