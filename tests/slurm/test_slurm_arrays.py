@@ -60,6 +60,8 @@ def test_one_sbatch_runs_every_task_with_its_own_command_env_output_and_usage(sl
         assert st.stdout_path == job.job_dir / "stdout"
         assert st.stdout_path.read_text() == f'task {i} {i * 7} it\'s "quoted" $HOME {i}\n'
         assert st.usage is not None and st.usage.cpu_seconds is not None
+        if "task/cgroup" in Path(slurm_settings.section("slurm")["conf"]).read_text():  # the task's own cgroup
+            assert st.usage.peak_rss_bytes and st.usage.peak_rss_bytes >= 32 * 2**20
     script = (jobs[0].job_dir / "array" / "sbatch.sh").read_text()
     assert script.count("#SBATCH --mem=256M") == 1 and "export SEED=35" in script
 
