@@ -118,6 +118,7 @@ def to_view(cfg: PolicyConfig, job: Any, meta: JobMeta | None) -> JobView:
         meta.group if meta else "",
         trial,
         gpu,
+        shared_gpu=getattr(job, "shared_need", None) is not None,
     )
 
 

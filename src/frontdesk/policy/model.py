@@ -28,6 +28,8 @@ class JobView:
     gpu: GpuNeed = field(default_factory=GpuNeed)
     nodes: int = 0
     """An explicit node count (0: derived from the request and the node shape)."""
+    shared_gpu: bool = False
+    """A share of one GPU (`gpus` is then 0 here): it needs a node with GPUs; the backend picks the device."""
 
 
 @dataclass

@@ -32,10 +32,14 @@ def place(
     cands = [n for n in nodes if not n.drained and not n.exclusive]
     if job.gpus:
         cands = [n for n in cands if n.gpus and (model_rank is None or n.gpu_model in model_rank)]
+    elif job.shared_gpu:
+        cands = [n for n in cands if n.gpus]  # a share of a GPU: any node with GPUs (the device is the backend's)
     if not cands:
         return None
     rank = model_rank or {}
-    if allocation == "whole_node" and (job.nodes > 1 or 2 * job.gpus >= min(n.gpus for n in cands) or not job.gpus):
+    # a share of a GPU is packed, like a job that needs few of a node's GPUs
+    cpu_only = not job.gpus and not job.shared_gpu
+    if allocation == "whole_node" and (job.nodes > 1 or cpu_only or 2 * job.gpus >= min(n.gpus for n in cands)):
         return _whole(job, cands, rank)
     ratio = oversubscribe if job.job_class == "agent" else 1.0
     single = _single(job, cands, rank, ratio)
@@ -62,7 +66,7 @@ def _single(job: JobView, cands: Sequence[NodeView], rank: Mapping[str, int], ra
         if free + 1e-9 < cost or n.memory_bytes - n.used_memory < need_mem or n.gpus - n.used_gpus < need_gpus:
             continue
         # CPU-only jobs keep off GPU nodes when they can; then fullest node first (compact).
-        on_gpu = 1 if (not job.gpus and n.gpus) else 0
+        on_gpu = 1 if (not job.gpus and not job.shared_gpu and n.gpus) else 0
         key = (rank.get(n.gpu_model or "", 0), on_gpu, free - cost, n.name)
         if best_key is None or key < best_key:
             best, best_key = n, key

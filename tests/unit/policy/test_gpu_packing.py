@@ -81,3 +81,15 @@ def test_a_shared_job_under_mps_gets_its_share_and_memory_cap() -> None:
         "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT": "0=20480MB",
     }
     assert gpu_env((Hold(0), Hold(1)), None, 80 * GiB, {"mps": True}) == {"CUDA_VISIBLE_DEVICES": "0,1"}
+
+
+def test_the_policy_places_a_gpu_share_on_a_gpu_node_and_packs_it() -> None:
+    from frontdesk.policy.model import JobView, NodeView
+    from frontdesk.policy.placement import place
+
+    nodes = [NodeView("cpu1", "p", 64, 256 * GiB), NodeView("gpu1", "p", 64, 256 * GiB, gpus=8, gpu_model="H100")]
+    share = JobView("s", "u", "training", "p", cpus=4, memory_bytes=GiB, shared_gpu=True)
+    cpu = JobView("c", "u", "training", "p", cpus=4, memory_bytes=GiB)
+    placed = place(share, nodes, "whole_node")
+    assert placed is not None and placed[0][0].node == "gpu1" and placed[1] is False  # packed, not a whole node
+    assert place(cpu, nodes, "pack") == place(cpu, nodes[:1], "pack")  # a CPU job still keeps off GPU nodes
