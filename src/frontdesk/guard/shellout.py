@@ -21,9 +21,15 @@ _SHELL_OUT = re.compile(
 
 # An argv list handed to exec: subprocess.run(["rm", "-rf", path]), os.execvp("rm", ["rm", ...]), spawn(...).
 _ARGV_CALL = re.compile(
-    r"(?:\brun|\bcall|check_call|check_output|Popen|\bexecv\w*|\bspawn\w*)\s*\((?:[^\[()]*,)?\s*\[([^\]]*)\]"
+    r"(?:\brun|\bcall|check_call|check_output|Popen|\bexecv\w*|\bspawn\w*|execFile\w*)\s*\(\s*"
+    r"(?:(?P<q>['\"])(?P<prog>[^'\"]+)(?P=q)\s*,\s*)?(?:[^\[()]*,)?\s*\[(?P<list>(?:[^\[\]]|\[[^\]]*\])*)\]"
+    r"|\b(?:system|exec)\s*\(?\s*(?P<perl>(?:'[^']*'|\"[^\"]*\")\s*,[^;)]*)"  # perl: system "rm", "-rf", $ENV{HOME}
 )
-_LITERAL = re.compile(r"""\s*(?:'([^'\\]*)'|"([^"\\]*)")\s*(?:,|$)""")
+# One argv element: a string literal, or an environment variable ($ENV{X}, os.environ["X"], process.env.X).
+_LITERAL = re.compile(
+    r"""\s*(?:'([^'\\]*)'|"([^"\\]*)"|\$ENV\{(\w+)\}|os\.environ\[["'](\w+)["']\]|process\.env\.(\w+)"""
+    r"""|ENV\[["'](\w+)["']\])\s*(?:,|$)"""
+)
 _JOINED = re.compile(r"""(['"])\s*\+\s*\1""")  # 'r' + 'm -rf ~': one string
 
 
@@ -38,10 +44,15 @@ def shell_strings(code: str) -> list[str]:
         if text and (" " in text or "/" in text):
             out.append(text.replace('\\"', '"').replace("\\'", "'"))
     for m in _ARGV_CALL.finditer(code):
-        items = _LITERAL.findall(m.group(1))
-        words = [a or b for a, b in items]
-        if len(words) > 1 and _all_literal(m.group(1), len(items)):
-            out.append(" ".join(shlex.quote(w) for w in words))
+        inside = m.group("list") or m.group("perl") or ""
+        items = _LITERAL.findall(inside)
+        # a literal is quoted; an environment variable stays ${X}, which the inner parse expands
+        words = [shlex.quote(a or b) if (a or b) else "${" + "".join(env) + "}" for a, b, *env in items]
+        prog = m.group("prog")
+        if prog and words and words[0] != shlex.quote(prog):  # spawn("rm", ["-rf", x]): the list has no argv0
+            words.insert(0, shlex.quote(prog))
+        if len(words) > 1 and _all_literal(inside, len(items)):
+            out.append(" ".join(words))
     return out[:8]
 
 

@@ -422,6 +422,10 @@ def test_quoted_program_names_without_a_command_line_are_allowed(command: str) -
         "python3 -c \"import subprocess; subprocess.run(['rm','-rf','/home/alice'])\"",
         "python3 -c \"import os; os.execvp('rm', ['rm', '-rf', '/'])\"",
         "python3 -c \"import os; os.system('r'+'m -rf ~')\"",
+        'perl -e \'system "rm", "-rf", $ENV{HOME}\'',
+        "python3 -c \"import subprocess, os; subprocess.run(['rm', '-rf', os.environ['HOME']])\"",
+        "node -e \"require('child_process').spawnSync('rm', ['-rf', process.env.HOME])\"",
+        'ruby -e \'system("rm", "-rf", ENV["HOME"])\'',
         "(echo set -e; echo 'rm -rf ~') | bash",
         "{ echo cd /tmp; echo 'rm -rf /'; } | sh",
     ],
@@ -445,6 +449,8 @@ def test_code_run_later_or_by_another_program_is_read(command: str) -> None:
         "julia -e 'println(1+1)'",
         'deno eval "console.log(1)"',
         "{ echo 'echo 1'; echo 'echo 2'; } | bash",
+        'perl -e \'system "ls", "-la", $ENV{HOME}\'',
+        "python3 -c \"import subprocess; subprocess.run(['rm', '-f', 'build/x.o'])\"",
     ],
 )
 def test_harmless_code_run_later_is_allowed(command: str) -> None:
