@@ -128,18 +128,19 @@ def _submit_tools(kit: _Kit) -> None:
         name: str | None = None,
         cpus: int | None = None,
         memory: str | None = None,
-        gpus: int | None = None,
+        gpus: float | None = None,
         walltime: str | None = None,
         workdir: str | None = None,
     ) -> str:
         """Submit a job: a command line (with optional resources) or a full spec in YAML. Returns the job id;
-        the report comes back to this session when the job ends."""
+        the report comes back to this session when the job ends. `gpus` below 1 (0.25) shares one GPU."""
         if bool(command) == bool(spec_yaml):
             raise ToolError("give exactly one of command or spec_yaml")
         if spec_yaml:
             rec = await call(lambda c: c.submit(spec_text=spec_yaml, fmt="yaml", context=context))
         else:
-            given = {"cpus": cpus, "memory": memory, "gpus": gpus, "walltime": walltime}
+            count = int(gpus) if gpus is not None and float(gpus).is_integer() else gpus  # 1.0 is one whole GPU
+            given = {"cpus": cpus, "memory": memory, "gpus": count, "walltime": walltime}
             res = {k: v for k, v in given.items() if v is not None}
             spec: dict[str, Any] = {"command": command, "resources": res}
             if name:

@@ -170,3 +170,25 @@ def test_a_restarted_gateway_keeps_the_shares_its_running_jobs_hold(gpu_gateway:
         for name in ("a", "b"):
             (flags / f"{name}.go").touch()
     assert {r["state"] for r in gw.client.wait([a, b], "all", 60)["reports"]} == {"COMPLETED"}
+
+
+def test_an_agent_asks_for_a_gpu_share_through_mcp(gpu_gateway: Any, workdir: Path) -> None:
+    import asyncio
+    import sys
+
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    gw = gpu_gateway
+    params = StdioServerParameters(command=sys.executable, args=["-m", "frontdesk.cli.main", "mcp"], env=gw.env)
+
+    async def go() -> dict[str, Any]:
+        async with Client(params) as c:
+            args = {"command": "sh -c 'echo dev=$CUDA_VISIBLE_DEVICES'", "gpus": 0.5, "workdir": str(workdir)}
+            result = await c.call_tool("submit", args)
+            return dict(json.loads("".join(getattr(x, "text", "") for x in result.content))["job"])
+
+    job = asyncio.run(asyncio.wait_for(go(), 120))
+    done = gw.client.wait([job["id"]], "all", 60)["reports"][0]
+    assert done["state"] == "COMPLETED" and done["stdout_tail"] == ["dev=0"]
+    assert done["requested"]["gpu_shared"] == {"memory_bytes": None, "share": 0.5}
