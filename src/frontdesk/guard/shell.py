@@ -31,6 +31,7 @@ from frontdesk.guard.wrappers import positional, unwrap
 __all__ = ["DYNAMIC", "Word", "Invocation", "Parsed", "parse", "basename"]
 
 _MAX_DEPTH = 6
+_LOOP_WALKS = 64  # loop bodies walked once per listed value, in all
 _parser: Any = None
 
 
@@ -72,6 +73,7 @@ class _Walker:
         self.cwd = cwd
         self.out: list[Invocation] = []
         self.functions: dict[str, str] = {}
+        self._loop_walks = 0
         self.written: dict[str, str] = {}  # echo CMD > x.sh: what the line writes, by absolute path
         self._feed: str | None = None  # stdin text for the next simple command (`echo X | bash`)
         self._upstream: list[str] | None = None
@@ -200,6 +202,8 @@ class _Walker:
                 items.append(self._word(child, depth, via))  # runs substitutions in the list
         feeders = [p for w in items for p in w.subst_programs]
         known = 0 < len(items) <= 8 and not any(w.dynamic or w.unset_vars for w in items)
+        known = known and self._loop_walks + len(items) <= _LOOP_WALKS  # nested loops: a bounded number of walks
+        self._loop_walks += len(items) if known else 0
         body = node.child_by_field_name("body")
         before = len(self.out)
         # `for d in build ~; do rm -rf $d; done`: a list the line shows is walked once per value
