@@ -125,7 +125,7 @@ def test_harmless_loop_values_and_function_arguments_are_allowed(command: str) -
 
 def test_nested_loops_over_listed_values_are_walked_a_bounded_number_of_times() -> None:
     values = " ".join("abcdefgh")
-    nested = "; ".join(f"for v{k} in {values}; do" for k in range(6)) + " rm -rf $v0$v5" + "; done" * 6
+    nested = " ".join(f"for v{k} in {values}; do" for k in range(6)) + " rm -rf $v0$v5" + "; done" * 6
     assert check(nested, CTX).decision is Decision.ALLOW  # 8**6 bodies if walked per value: finishes
     assert verdict(f"for x in {values}; do :; done; for d in build ~; do rm -rf $d; done")[0] is Decision.DENY
 
