@@ -7,7 +7,8 @@ Needs root and the lab. Prints, side by side:
 1. for each agent count, real `squeue --me -h` against the shim: controller RPCs (sdiag deltas, job-info
    messages; the lab is shared, so other users' RPCs are in both columns), calls served, and CPU seconds
    spent by the clients (children's user+sys) and by the gateway process (the shim's server side);
-2. cold start p50 of one call: real squeue, the socket-only shim, the full Python shim;
+2. cold start p50 of one call: real squeue, the socket-only shim, the full Python shim; and the CPU one
+   call costs its client, one call at a time (real squeue, the socket-only shim, `python3 -I -S -c pass`);
 3. the gateway's own Slurm commands per minute at idle and during a cancel storm (50 jobs cancelled at once).
 """
 
@@ -55,6 +56,14 @@ def phase(n: int, env: dict[str, str], args: argparse.Namespace, gw_pid: int) ->
         "client_cpu": children_cpu() - c0,
         "gateway_cpu": proc_cpu(gw_pid) - g0,
     }
+
+
+def cpu_per_call(argv: list[str], env: dict[str, str], n: int) -> float:
+    """Milliseconds of CPU (user+sys) one call costs its client, over n calls made one after another."""
+    c0 = children_cpu()
+    for _ in range(n):
+        subprocess.run(argv, env=env, capture_output=True, check=False)
+    return (children_cpu() - c0) * 1000 / n
 
 
 def commands(gw: Gateway) -> dict[str, int]:
@@ -131,6 +140,12 @@ def main() -> int:
             "full Python shim": timed([str(full), "--me", "-h"], {**shim_env, "FRONTDESK_SHIM_DIR": str(shim_dir)}, 30),
         }
         print("cold start p50   " + "   ".join(f"{k} {statistics.median(v) * 1000:.1f} ms" for k, v in cold.items()))
+        per_call = {
+            "real squeue": cpu_per_call(["squeue", "--me", "-h"], real_env, 300),
+            "socket-only shim": cpu_per_call([str(shim_dir / "squeue"), "--me", "-h"], shim_env, 300),
+            "python3 -I -S -c pass": cpu_per_call(["/usr/bin/python3", "-I", "-S", "-c", "pass"], real_env, 300),
+        }
+        print("client CPU per call   " + "   ".join(f"{k} {v:.2f} ms" for k, v in per_call.items()))
         a, t0 = commands(gw), time.monotonic()
         time.sleep(args.idle)
         print(f"gateway Slurm commands per minute, idle, no jobs: {per_minute(a, commands(gw), time.monotonic() - t0)}")
