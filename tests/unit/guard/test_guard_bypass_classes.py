@@ -267,6 +267,38 @@ def test_sources_only_must_be_a_boolean_in_a_rule_file() -> None:
         Rule.from_dict({"id": "x", "reason": "r", "sources_only": "yes"}, "site.toml #1")
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        "CUDA_VISIBLE_DEVICES=0 python main.py",
+        "CUDA_VISIBLE_DEVICES=0,1 ./run.sh",
+        "export CUDA_VISIBLE_DEVICES=3; python main.py",
+        "env CUDA_VISIBLE_DEVICES=1 python -m mypkg.serve",
+        "python main.py --device cuda:0",
+        "NVIDIA_VISIBLE_DEVICES=all python x.py",
+    ],
+)
+def test_picking_gpus_by_hand_asks_where_frontdesk_hands_them_out(command: str) -> None:
+    result = check(command, GPUS)
+    assert (result.decision, result.rule) == (Decision.ASK, "gpu.outside-queue")
+    assert "frontdesk run --gpus" in str(result.alternative)
+    assert verdict(command)[0] is Decision.ALLOW  # nobody hands the GPUs out here
+    assert verdict(f"srun --gres=gpu:1 {command.split('; ')[-1]}", GPUS)[0] is Decision.ALLOW
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "CUDA_VISIBLE_DEVICES= python main.py",
+        "CUDA_VISIBLE_DEVICES=-1 python main.py",
+        "python main.py --device cpu",
+        "frontdesk run --gpus 1 -- env CUDA_VISIBLE_DEVICES=0 python main.py",
+    ],
+)
+def test_hiding_gpus_or_going_through_the_queue_is_fine(command: str) -> None:
+    assert verdict(command, GPUS)[0] is Decision.ALLOW
+
+
 # -- the folders that hold the agent's and frontdesk's settings ---------------------------------------
 @pytest.mark.parametrize(
     "command",
