@@ -251,11 +251,14 @@ def test_cancel_one_task_then_the_array(lab_gw: Any, workdir: Path) -> None:
     assert one.returncode == 0, one.stderr
     tasks = _until(gw, array_id, lambda ts: ts[4]["state"] == "CANCELLED")
     assert [t["state"] for t in tasks if t["array_index"] != 4] != ["CANCELLED"] * 5
-    killed = _shim(gw, "scancel", f"{slurm_array}_0", cwd=workdir)  # a task by its Slurm id, through the shim
+    never = workdir / "real-scancel-ran"
+    fake = {"FRONTDESK_REAL_SCANCEL": str(_sentinel_command(workdir / "fake-scancel", never))}
+    killed = _shim(gw, "scancel", f"{slurm_array}_0", cwd=workdir, env=fake)  # a task by its Slurm id
     assert killed.returncode == 0, killed.stderr
     _until(gw, array_id, lambda ts: ts[0]["state"] == "CANCELLED")
-    whole = gw.cli("cancel", str(array_id))
+    whole = _shim(gw, "scancel", slurm_array, cwd=workdir, env=fake)  # the whole array by its Slurm id
     assert whole.returncode == 0, whole.stderr
+    assert not never.exists()  # both went through the gateway (recorded as cancelled there), not around it
     done = gw.client.wait([array_id], "all", 120)
     assert done["done"] and done["reports"][0]["state"] == "CANCELLED", done
     assert all(t["state"] == "CANCELLED" for t in _tasks(gw, array_id))
@@ -286,6 +289,12 @@ def test_unknown_options_with_an_array_fail_like_sbatch(lab_gw: Any, tmp_path: P
     assert bad.returncode == 1 and "Invalid job array specification" in bad.stderr
     assert not (tmp_path / "real-sbatch-ran").exists()
     assert lab_gw.client.jobs(limit=5) == []
+
+
+def _sentinel_command(path: Path, marker: Path) -> Path:
+    path.write_text(f"#!/bin/sh\necho \"$@\" >> '{marker}'\nexit 0\n")
+    path.chmod(0o755)
+    return path
 
 
 def _until(gw: Any, array_id: int, ok: Any, timeout: float = 120) -> list[dict[str, Any]]:

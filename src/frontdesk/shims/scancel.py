@@ -1,8 +1,9 @@
-"""`scancel ID...`: jobs the gateway submitted are cancelled through it (so it records why and does not
-retry them); other ids, and any flag, go to the real scancel."""
+"""`scancel ID...`: jobs the gateway submitted (array tasks `844_3` and whole arrays `844` too) are cancelled
+through it (so it records why and does not retry them); other ids, and any flag, go to the real scancel."""
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Sequence
 
@@ -11,14 +12,16 @@ from frontdesk.shims.common import exec_real, fetch_view
 __all__ = ["main"]
 
 _QUIET = {"-Q", "--quiet"}
+_JOB_OR_TASK = re.compile(r"^\d+(_\d+)?$")
+"""`844` (a job, or a whole array) or `844_3` (one task): ours are cancelled through the gateway."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the shim; scancel's exit status."""
     args_in = list(sys.argv[1:] if argv is None else argv)
     ids = [a for a in args_in if a not in _QUIET]
-    if not ids or not all(a.isdigit() for a in ids):
-        exec_real("scancel", args_in, "flags or array/step ids")
+    if not ids or not all(_JOB_OR_TASK.match(a) for a in ids):
+        exec_real("scancel", args_in, "flags, step ids or task ranges")
     from frontdesk.client import Client
     from frontdesk.errors import Conflict, FrontdeskError
 

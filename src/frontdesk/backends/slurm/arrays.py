@@ -15,6 +15,7 @@ from dataclasses import dataclass
 __all__ = [
     "MAX_TASKS",
     "TaskList",
+    "arrays_present",
     "compress_indices",
     "find_task",
     "parse_task_list",

@@ -20,6 +20,7 @@ from typing import Any
 
 from fastapi import Request, Response
 
+from frontdesk.backends.slurm.arrays import arrays_present
 from frontdesk.backends.slurm.backend import SlurmBackend, SlurmConfig
 from frontdesk.backends.slurm.options import OptionError, validate_passthrough
 from frontdesk.backends.slurm.parse import JobRecord
@@ -85,7 +86,9 @@ def for_caller(view: Mapping[str, Any], caller: Any, private_data: frozenset[str
         elif "jobs" not in private_data:
             jobs.append({k: v for k, v in row.items() if k not in OTHERS_HIDDEN})
     mine = {str(r.get("JobId")) for r in view.get("jobs", []) if _user_of(r) == me}
-    out = {**view, "jobs": jobs, "frontdesk": {k: v for k, v in view.get("frontdesk", {}).items() if k in mine}}
+    mine |= {str(r["ArrayJobId"]) for r in view.get("jobs", []) if _user_of(r) == me and r.get("ArrayJobId")}
+    owned = view.get("frontdesk", {})
+    out = {**view, "jobs": jobs, "frontdesk": {k: v for k, v in owned.items() if k.split("_", 1)[0] in mine}}
     if "history" in view:
         out["history"] = [h for h in view["history"] if h.get("principal") == me]
         mine |= {str(h.get("backend_id")) for h in out["history"]}
@@ -191,9 +194,20 @@ class SlurmPlugin:
         return for_caller(out, caller, await self.private_data())
 
     def _owned(self, records: Mapping[str, JobRecord]) -> dict[str, int]:
+        """Slurm id → frontdesk job id of ours: plain jobs, array tasks (`844_3`) and arrays (`844` → the array)."""
         if self.gateway is None or not records:
             return {}
-        return {str(r.backend_id): r.id for r in self.gateway.store.by_backend_ids("slurm", list(records))}
+        out = {str(r.backend_id): r.id for r in self.gateway.store.by_backend_ids("slurm", list(records))}
+        for array in arrays_present(list(records.values())):
+            rows = self.gateway.store.conn.execute(
+                "SELECT id, backend_id, array_id FROM jobs WHERE backend='slurm' AND backend_id LIKE ? ESCAPE '!'",
+                (f"{array}!_%",),
+            ).fetchall()
+            parents = {r["array_id"] for r in rows}
+            out.update({str(r["backend_id"]): int(r["id"]) for r in rows})
+            if len(parents) == 1 and None not in parents:
+                out[array] = int(parents.pop())
+        return out
 
     def _history(self, records: Mapping[str, JobRecord]) -> list[dict[str, Any]]:
         if self.gateway is None:
