@@ -224,3 +224,13 @@ def test_the_epilog_push_names_the_task() -> None:
     assert _epilog_ids(env) == ["844_0", "845"]
     assert _epilog_ids({"SLURM_JOB_ID": "12"}) == ["12"]
     assert _epilog_ids({"SLURM_JOB_ID": "12", "SLURM_ARRAY_JOB_ID": "x", "SLURM_ARRAY_TASK_ID": "1"}) == ["12"]
+
+
+def test_a_task_submitted_on_its_own_still_sees_its_index() -> None:
+    """A retry (or a task that waited on its own dependency) is a plain Slurm job: Slurm sets no array
+    variables, so the script exports the task's own."""
+    from frontdesk.backends.slurm.render import render_script
+
+    text = render_script(task(3))
+    assert "export SLURM_ARRAY_TASK_ID=3\n" in text and "export FRONTDESK_ARRAY_TASK_ID=3\n" in text
+    assert "SLURM_ARRAY" not in render_script(task(3, array_index=None, array_id=None))

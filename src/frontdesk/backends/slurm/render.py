@@ -37,6 +37,7 @@ SCRIPT_FILE = "sbatch.sh"
 STDOUT_FILE = "stdout"
 STDERR_FILE = "stderr"
 USAGE_FILE = "slurm-usage.txt"
+_ARRAY_VARS = frozenset({"SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_JOB_ID"})
 
 _USAGE_TAIL = r"""
 _fd_rc=$?
@@ -180,7 +181,9 @@ def render_script(
     for key in sorted(job.env):
         if not _ENV_NAME.match(key):
             raise SpecError(f"not an environment variable name: {key!r}")
-        if key.startswith("FRONTDESK_"):  # kept even under --export=NONE
+        if key.startswith("FRONTDESK_") or (key in _ARRAY_VARS and job.array_index is not None):
+            # FRONTDESK_* are kept even under --export=NONE; an array task submitted on its own (a retry, a
+            # task that waited on its own dependency) still sees its index where a script reads it
             lines.append(f"export {key}={shlex.quote(job.env[key])}")
     lines.append(f"cd -- {shlex.quote(str(job.workdir))} || exit 1")
     argv = [*job.argv, *(given.args if given else [])]
