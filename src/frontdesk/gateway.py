@@ -293,7 +293,10 @@ class Gateway:
         last_full = 0.0
         while True:
             try:
-                await asyncio.wait_for(self._wake.wait(), timeout=self.settings.tick_seconds)
+                # asyncio.timeout, not wait_for: on 3.11 wait_for drops a cancel that lands as the event is set
+                # (gh-86296), and a tick that missed its cancel kept `stop()` (and the process) waiting forever.
+                async with asyncio.timeout(self.settings.tick_seconds):
+                    await self._wake.wait()
             except TimeoutError:
                 pass
             self._wake.clear()

@@ -58,7 +58,8 @@ async def _stream(
         idle = 0.0
         while not gw.closing:  # a stopping gateway ends its streams; clients resume with --since
             try:
-                event = await asyncio.wait_for(queue.get(), timeout=1.0)
+                async with asyncio.timeout(1.0):  # not wait_for: it can drop a disconnect's cancel (gh-86296)
+                    event = await queue.get()
             except TimeoutError:
                 idle += 1.0
                 if idle >= 15:

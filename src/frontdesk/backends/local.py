@@ -418,7 +418,8 @@ class LocalBackend:
     async def _loop(self) -> None:
         while True:
             try:
-                await asyncio.wait_for(self._wake.wait(), timeout=0.2)
+                async with asyncio.timeout(0.2):  # not wait_for: it can drop stop()'s cancel (gh-86296)
+                    await self._wake.wait()
             except TimeoutError:
                 pass
             self._wake.clear()
