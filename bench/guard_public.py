@@ -5,7 +5,9 @@ Dippy's read-only commands. Fetches nothing: reads the JSONL rows scripts/extrac
     .venv/bin/python bench/guard_public.py [--dir /tmp/guard-corpora] [--misses N] [--json]
 
 Per corpus it prints the dangerous rows stopped (ask or deny), the safe rows stopped, and the rows left out
-of scope with the reason (SCOPE below: what those projects block that this guard leaves alone on purpose).
+of scope with the reason: SCOPE (what those projects block that this guard leaves alone on purpose, or rows
+that are harmless by what bash and git do), SAFE_SCOPE (rows labelled safe that issue 20 says must be
+stopped) and rows one corpus labels both ways.
 """
 
 from __future__ import annotations
