@@ -67,16 +67,18 @@ def test_one_sbatch_runs_every_task_with_its_own_command_env_output_and_usage(sl
 
 
 def test_cancel_one_task_then_the_whole_array(slurm_settings: Settings) -> None:
-    async def go() -> tuple[list[str], dict[str, BackendStatus], dict[str, BackendStatus]]:
+    async def go() -> tuple[list[str], dict[str, BackendStatus], dict[str, BackendStatus], BackendStatus]:
         b = await started(slurm_settings)
         ids = await b.submit_array(tasks(slurm_settings, "import time; time.sleep(300)", list(range(6))), 1)
         running = await b.query(ids)
         await b.cancel(ids[3])  # pending behind %1: Slurm forgets it at once
+        restarted = (await (await started(slurm_settings)).query([ids[3]]))[ids[3]]  # knows it from disk
         await b.cancel(ids[0].split("_")[0])  # the whole array
         ended = await until_ended(b, ids)
-        return ids, running, ended
+        return ids, running, ended, restarted
 
-    ids, running, ended = run(go())
+    ids, running, ended, restarted = run(go())
+    assert restarted.state is JobState.CANCELLED
     assert {st.state for st in running.values()} <= {JobState.PENDING, JobState.RUNNING}
     assert all(running[i].backend_id == i for i in ids)
     assert all(st.state is JobState.CANCELLED for st in ended.values()), ended

@@ -196,6 +196,20 @@ class SlurmBackend:
         await self._run(["scancel", backend_id])
         if arrays.split_task_id(backend_id) is not None:
             self._cancelled.add(backend_id)
+            await asyncio.to_thread(self._mark_cancelled, backend_id)
+
+    def _mark_cancelled(self, backend_id: str) -> None:
+        """On disk too: a gateway restarted before it saw the end still knows the forgotten task was cancelled."""
+        try:
+            self._ids_dir.mkdir(parents=True, exist_ok=True)
+            (self._ids_dir / f"{backend_id}.cancelled").touch()
+        except OSError as exc:
+            log.warning("cannot record the cancel of Slurm task %s: %s", backend_id, exc)
+
+    def _was_cancelled(self, backend_id: str) -> bool:
+        if backend_id in self._cancelled:
+            return True
+        return arrays.split_task_id(backend_id) is not None and (self._ids_dir / f"{backend_id}.cancelled").exists()
 
     async def set_priority(self, backend_id: str, priority: int) -> None:
         """Move a pending job within its partition: the policy's priority as Slurm's `Nice` (backfill stays Slurm's)."""
@@ -239,7 +253,7 @@ class SlurmBackend:
             missing = [bid for bid in missing if bid not in out]
         if missing:
             out.update(await asyncio.to_thread(self._from_usage_files, missing))
-        for bid in [b for b in backend_ids if b not in out and b in self._cancelled]:
+        for bid in [b for b in backend_ids if b not in out and self._was_cancelled(b)]:
             out[bid] = BackendStatus(backend_id=bid, state=JobState.CANCELLED, reason="cancelled while pending")
         return out
 
