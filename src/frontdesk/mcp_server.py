@@ -206,8 +206,10 @@ def _result_tools(kit: _Kit) -> None:
 
     @tool
     async def cancel(job_id: int) -> str:
-        """Cancel a job (and its process tree)."""
-        return json.dumps(_compact_job(await call(lambda c: c.cancel(job_id))))
+        """Cancel a job (and its process tree); one of this session's that already ended is no error."""
+        from frontdesk.agents.readmark import cancel_once
+
+        return json.dumps(_compact_job(await call(lambda c: cancel_once(c, job_id))))
 
 
 def _lookup_tools(kit: _Kit) -> None:

@@ -12,7 +12,7 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["delivery_note", "mark_read", "session_of"]
+__all__ = ["cancel_line", "cancel_once", "delivery_note", "mark_read", "session_of"]
 
 
 def session_of(env: Mapping[str, str] | None = None) -> str | None:
@@ -55,3 +55,24 @@ def delivery_note(client: Any, job: Mapping[str, Any]) -> str | None:
         return None
     route = got.get("route") if isinstance(got, dict) else None
     return f"frontdesk: job {job.get('id')}: the report {route}" if isinstance(route, str) and route else None
+
+
+def cancel_once(client: Any, job_id: int | str) -> dict[str, Any]:
+    """Cancel a job; one of this session's that already ended is no error (issue 18: a replayed turn)."""
+    from frontdesk.errors import Conflict
+
+    try:
+        got: dict[str, Any] = client.cancel(job_id)
+        return got
+    except Conflict:
+        job: dict[str, Any] = client.job(job_id)
+        if session_of() is None or job.get("session") != session_of():
+            raise
+        return {**job, "already_ended": True}
+
+
+def cancel_line(job: Mapping[str, Any]) -> str:
+    """What `frontdesk cancel` prints for one job."""
+    if job.get("already_ended"):
+        return f"job {job['id']} already ended ({job.get('state')}): nothing to cancel"
+    return f"cancelling {job['id']}"

@@ -315,33 +315,18 @@ def cmd_queue(args: argparse.Namespace) -> int:
 
 def cmd_cancel(args: argparse.Namespace) -> int:
     """Cancel each job; exit non-zero if any could not be cancelled (an ended job of this session is no error)."""
-    from frontdesk.agents.readmark import session_of
-    from frontdesk.errors import Conflict, FrontdeskError
+    from frontdesk.agents.readmark import cancel_line, cancel_once
+    from frontdesk.errors import FrontdeskError
 
     c, out, code = _client(), [], 0
     for i in _ids(c, args.ids):
         try:
-            out.append(c.cancel(i))
-        except Conflict as exc:  # issue 18: a replayed turn cancels again a job of its session that ended
-            job = c.job(i)
-            if session_of() is None or job.get("session") != session_of():
-                sys.stderr.write(f"frontdesk: {exc.message}\n")
-                out.append({"id": i, **exc.to_payload()})
-                code = max(code, exc.exit_code)
-            else:
-                out.append({**job, "already_ended": True})
+            out.append(cancel_once(c, i))  # issue 18: a replayed turn may cancel an ended job of its session again
         except FrontdeskError as exc:
             sys.stderr.write(f"frontdesk: {exc.message}\n")
             out.append({"id": i, **exc.to_payload()})
             code = max(code, exc.exit_code)
-    lines = [
-        f"job {j['id']} already ended ({j.get('state')}): nothing to cancel"
-        if j.get("already_ended")
-        else f"cancelling {j['id']}"
-        for j in out
-        if "error" not in j
-    ]
-    emit(args.json, out, lambda: "\n".join(lines))
+    emit(args.json, out, lambda: "\n".join(cancel_line(j) for j in out if "error" not in j))
     return code
 
 
