@@ -1,6 +1,7 @@
 """A scripted stand-in for the OpenAI Responses API on loopback: each request Codex sends is answered by the
 next reply of a script, `("shell", CMD)` (a `function_call` of Codex's shell tool `exec_command` with
-`{"cmd": CMD}`) or `("text", TEXT)` (an assistant message); past the script it answers "Done.". Every
+`{"cmd": CMD}`), `("plan", JSON)` (its `update_plan` tool) or `("text", TEXT)` (an assistant message);
+past the script it answers "Done.". Every
 request body is recorded. Stdlib only.
 """
 
@@ -24,9 +25,9 @@ _USAGE = {
 
 def _item(reply: tuple[str, str], n: int) -> dict[str, Any]:
     kind, value = reply
-    if kind == "shell":
-        args = json.dumps({"cmd": value})
-        return {"type": "function_call", "id": f"fc_{n}", "call_id": f"call_{n}", "name": "exec_command",
+    if kind in ("shell", "plan"):  # plan: Codex's update_plan tool, value = JSON {"plan": [{step, status}]}
+        name, args = ("exec_command", json.dumps({"cmd": value})) if kind == "shell" else ("update_plan", value)
+        return {"type": "function_call", "id": f"fc_{n}", "call_id": f"call_{n}", "name": name,
                 "arguments": args, "status": "completed"}  # fmt: skip
     text = {"type": "output_text", "text": value, "annotations": []}
     return {"type": "message", "id": f"msg_{n}", "role": "assistant", "status": "completed", "content": [text]}

@@ -249,7 +249,9 @@ def test_codex_campaign_resumes_on_a_copied_tree_and_runs_nothing_twice(gateway_
     project, runs, home = tmp_path / "node1" / "proj", tmp_path / "runs.txt", tmp_path / "home"
     project.mkdir(parents=True)
     assert gw.cli("hooks", "install", "codex", "--project", "--dir", str(project)).returncode == 0
-    script = [("shell", _codex_cmd(FIRST, runs)), ("shell", _codex_cmd(SECOND, runs)), ("shell", "sleep 600")]
+    steps = [{"step": "run first", "status": "completed"}, {"step": "run second", "status": "in_progress"}]
+    script = [("plan", json.dumps({"plan": steps})), ("shell", _codex_cmd(FIRST, runs))]
+    script += [("shell", _codex_cmd(SECOND, runs)), ("shell", "sleep 600")]
     with ScriptedResponses(script) as api, open(tmp_path / "codex.log", "wb") as log:
         env = {**_env(gw, "", home), **_codex_home(home, api.url)}
         argv = [str(CODEX), "exec", "--skip-git-repo-check", *CODEX_ARGS.split(), "--json", "run the campaign"]
@@ -257,7 +259,7 @@ def test_codex_campaign_resumes_on_a_copied_tree_and_runs_nothing_twice(gateway_
             argv, cwd=project, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True
         )
         try:
-            _until(lambda: len(api.requests) >= 3 or proc.poll() is not None, 180, "the third model request")
+            _until(lambda: len(api.requests) >= 4 or proc.poll() is not None, 180, "the fourth model request")
             assert proc.poll() is None, (tmp_path / "codex.log").read_text()[-2000:]
         finally:
             os.killpg(proc.pid, signal.SIGKILL)  # the harness and its shell call, mid-turn
@@ -292,3 +294,6 @@ def test_codex_campaign_resumes_on_a_copied_tree_and_runs_nothing_twice(gateway_
     assert sorted(runs.read_text().split()) == ["first", "second"]  # nothing ran twice
     after = gw.client.request("GET", f"/v1/sessions/{sid}/campaign")
     assert len(after["jobs"]) == 2 and after["unread"] == [] and after["incarnation"] == 1
+    # Codex's update_plan, read from the rollout file its hooks name (the resumed turn's hooks read it)
+    assert after["plan"] == [{"text": s["step"], "status": s["status"]} for s in steps]
+    assert after["plan_source"] == "update_plan" and "/.codex/sessions/" in after["transcript_path"]
