@@ -77,11 +77,13 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def _show_text(c: dict[str, Any]) -> str:
-    lines = [c["summary"], ""]
+    import textwrap
+
+    lines = [textwrap.fill(c["summary"], 100), ""]
     lines.append(f"resume handle: {c.get('resume_handle') or '-'}   transcript: {c.get('transcript_path') or '-'}")
     for j in c["jobs"]:
         lines.append(
-            f"  job {j['id']:<6} {j['state']:<12} {j.get('name') or '-':<20} key {j.get('idempotency_key') or '-'}"
+            f"  job {j['id']:<6} {j['state']:<14} {j.get('name') or '-':<20} key {j.get('idempotency_key') or '-'}"
         )
     for p in c["plan"]:
         lines.append(f"  [{p['status']}] {p['text']}")

@@ -320,3 +320,10 @@ def test_plan_from_a_post_tool_use_payload() -> None:
     assert plan_from_tool(payload) == ([{"text": "x", "status": "completed"}], "TodoWrite")
     assert plan_from_tool({"tool_name": "Bash", "tool_input": {"todos": []}}) is None
     assert plan_from_tool({"tool_name": "TodoWrite", "tool_input": {"todos": "nope"}}) is None
+
+
+def test_show_text_golden() -> None:
+    from frontdesk.cli.campaigns import _show_text
+
+    c = _campaign()
+    _golden("campaign_show.txt", _show_text({**c.to_dict(), "summary": render_summary(c)}))
