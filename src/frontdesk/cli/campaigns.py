@@ -79,7 +79,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 def _show_text(c: dict[str, Any]) -> str:
     import textwrap
 
-    lines = [textwrap.fill(c["summary"], 100), ""]
+    lines = [textwrap.fill(c["summary"], 100, break_on_hyphens=False), ""]
     lines.append(f"resume handle: {c.get('resume_handle') or '-'}   transcript: {c.get('transcript_path') or '-'}")
     for j in c["jobs"]:
         lines.append(
