@@ -97,7 +97,8 @@ class CampaignStore:
         self.conn = conn
 
     def _row(self, sid: str) -> sqlite3.Row | None:
-        return self.conn.execute("SELECT * FROM agent_campaigns WHERE session=?", (sid,)).fetchone()  # type: ignore[no-any-return]
+        row: sqlite3.Row | None = self.conn.execute("SELECT * FROM agent_campaigns WHERE session=?", (sid,)).fetchone()
+        return row
 
     def ensure(self, sid: str, now: float) -> None:
         """The session's campaign row exists."""
