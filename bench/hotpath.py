@@ -228,15 +228,17 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=15, help="fresh processes per cold-start case")
     ap.add_argument("--wakes", type=int, default=30, help="jobs per wake-latency measurement")
     ap.add_argument("--no-slurm", action="store_true", help="skip the shims on the Slurm lab")
+    ap.add_argument("--no-array", action="store_true", help="skip the array (it runs every task: minutes)")
     ap.add_argument("--baseline", type=Path, help="another tree's src/ measured beside this one")
     args = ap.parse_args()
     trees = {"this tree": ROOT / "src", **({"baseline": args.baseline} if args.baseline else {})}
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at start")
-    gw = Gateway(trees["this tree"])
-    try:
-        print("1. array:", array_accept(gw, args.jobs))
-    finally:
-        gw.stop()
+    if not args.no_array:
+        gw = Gateway(trees["this tree"])
+        try:
+            print("1. array:", array_accept(gw, args.jobs))
+        finally:
+            gw.stop()
     print(f"2. submissions through the API ({args.jobs} jobs, {args.threads} concurrent clients)")
     for tree, src in trees.items():
         gw = Gateway(src)
