@@ -24,7 +24,17 @@ from frontdesk.shims.common import (
 )
 from frontdesk.shims.parser import ShimParser
 
-__all__ = ["main", "answer", "Passthrough", "format_rows", "select_rows", "sort_rows", "DEFAULT_FORMAT", "LONG_FORMAT"]
+__all__ = [
+    "DEFAULT_FORMAT",
+    "LONG_FORMAT",
+    "Passthrough",
+    "answer",
+    "expand_tasks",
+    "format_rows",
+    "main",
+    "select_rows",
+    "sort_rows",
+]
 
 DEFAULT_FORMAT = "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R"
 LONG_FORMAT = "%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R"
@@ -166,6 +176,34 @@ def _value(code: str, job: Mapping[str, str]) -> str:
     return ""
 
 
+def expand_tasks(jobs: Sequence[Mapping[str, str]], ids: Sequence[str], every: bool) -> list[Mapping[str, str]]:
+    """Pending tasks folded into their array's record (`ArrayTaskId=2-9%2`) as one row each: all of them
+    (`-r`), or those named as `77_3` in `-j` (squeue prints `77_3` for either)."""
+    from frontdesk.backends.slurm.arrays import parse_task_list, split_task_id
+
+    wanted: dict[str, set[int]] = {}
+    for item in ids:
+        split = split_task_id(item)
+        if split is not None:
+            wanted.setdefault(split[0], set()).add(split[1])
+    out: list[Mapping[str, str]] = []
+    for job in jobs:
+        array, task = job.get("ArrayJobId", ""), job.get("ArrayTaskId", "")
+        if not array.isdigit() or not task or task.isdigit() or not (every or array in wanted):
+            out.append(job)
+            continue
+        try:
+            tasks = parse_task_list(task)
+        except ValueError:
+            out.append(job)
+            continue
+        indices = [i for a, b, step in tasks.ranges for i in range(a, b + 1, step)]
+        if not every:
+            indices = [i for i in indices if i in wanted[array]]
+        out += [{**job, "ArrayTaskId": str(i)} for i in indices]
+    return out
+
+
 def _array_id(job: Mapping[str, str]) -> str:
     """`77_3` for an array task, `77_[0-3]` for its pending rest, the plain id otherwise (squeue %i)."""
     array, task = job.get("ArrayJobId", ""), job.get("ArrayTaskId", "")
@@ -225,7 +263,7 @@ def select_rows(
             continue
         if users and not _user_matches(job.get("UserId", ""), users):
             continue
-        if ids and job.get("JobId") not in ids and job.get("ArrayJobId") not in ids:
+        if ids and job.get("JobId") not in ids and job.get("ArrayJobId") not in ids and _array_id(job) not in ids:
             continue
         if partitions and job.get("Partition") not in partitions:
             continue
@@ -277,6 +315,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-a", "--all", action="store_true")
     p.add_argument("--noconvert", action="store_true")
     p.add_argument("-S", "--sort")
+    p.add_argument("-r", "--array", action="store_true")
     p.add_argument("jobs_positional", nargs="*")
     return p
 
@@ -306,6 +345,8 @@ def answer(
     ids = split_list(args.jobs)
     states = args.states or ([environ["SQUEUE_STATES"]] if environ.get("SQUEUE_STATES") else [])
     jobs = view["jobs"]
+    if args.array or any("_" in i for i in ids):
+        jobs = expand_tasks(jobs, ids, every=args.array)
     rows = select_rows(
         jobs,
         users=users,
@@ -314,7 +355,7 @@ def answer(
         partitions=split_list(args.partition),
         names=split_list(args.name),
     )
-    if ids and not rows and not any(j.get("JobId") in ids for j in jobs) and len(ids) == 1:
+    if ids and not rows and not any(j.get("JobId") in ids for j in jobs) and len(ids) == 1 and "_" not in ids[0]:
         return 1, "", "slurm_load_jobs error: Invalid job id specified\n"
     head = ""
     if args.long and not args.noheader:
