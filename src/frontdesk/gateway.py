@@ -25,18 +25,26 @@ from frontdesk.backends.base import Backend, BackendJob
 from frontdesk.config import Settings
 from frontdesk.core import arrays
 from frontdesk.core.attempt import backend_job, job_dir
-from frontdesk.core.ending import end_events, make_report, stored_end_events
-from frontdesk.core.submission import admit, job_columns, keyed, notice_list, resolve_deps, submitted_events, warnings
+from frontdesk.core.ending import end_events, stored_end_events
+from frontdesk.core.submission import (
+    admit,
+    job_columns,
+    keyed,
+    notice_list,
+    resolve_deps,
+    stored_context,
+    submitted_events,
+    tell_accepted,
+    warnings,
+)
 from frontdesk.errors import Conflict, GatewayUnavailable, NotFound
 from frontdesk.events.bus import Bus
 from frontdesk.events.models import Event
 from frontdesk.events.waiters import recheck_after
-from frontdesk.jobenv import site_filter
 from frontdesk.jobs.lifecycle import (
     NOTHING,
     Action,
     BackendSaid,
-    CancelAsked,
     DepsSeen,
     Launched,
     LaunchFailed,
@@ -49,7 +57,7 @@ from frontdesk.jobs.lifecycle import (
 )
 from frontdesk.jobs.record import EndStage, JobRecord
 from frontdesk.jobs.state import JobState
-from frontdesk.plugins import Accepts, Attaches, Redactor, SubmitContext, load_plugins, make_backend, stop_all
+from frontdesk.plugins import Attaches, Redactor, SubmitContext, load_plugins, make_backend, stop_all
 from frontdesk.spec.model import JobSpec
 from frontdesk.store.db import open_db
 from frontdesk.store.jobs import JobStore, job_record
@@ -147,13 +155,7 @@ class Gateway:
                 return {**job_record(row), "warnings": [], "duplicate": True}
         deps = resolve_deps(self.store, spec.depends_on, ctx.principal)
         admission = admit(self.plugins, spec, ctx)
-        context = {
-            "cwd": ctx.cwd,
-            "harness": ctx.harness,
-            "source": ctx.source,
-            "env": site_filter(ctx.env, self.settings.section("env")),
-            "uid": ctx.uid,
-        }
+        context = stored_context(ctx, self.settings.section("env"))
         columns = job_columns(spec, ctx, deps, admission, context, time.time())
         if spec.is_array:  # a parent row and its tasks in one transaction (core/arrays.py)
             return await arrays.accept_array(self, spec, ctx, columns, admission, deps)
@@ -168,13 +170,7 @@ class Gateway:
             return {**job_record(row), "warnings": [], "duplicate": True}
         for event in stored:
             self.bus.fanout(event)
-        accepted = self._fresh(job_id)
-        for plugin in self.plugins:
-            if isinstance(plugin, Accepts):
-                try:
-                    plugin.on_accepted(accepted)  # the row (with every plug-in's meta) is stored
-                except Exception:
-                    log.exception("plug-in %s failed on accepted job %s", plugin.name, job_id)
+        tell_accepted(self.plugins, [self._fresh(job_id)])
         if not deps:
             await self._dispatch(self._fresh(job_id))
         else:
@@ -244,8 +240,7 @@ class Gateway:
                 stored = [self.store.append_event(e) for e in done.events]
         for event in stored:
             self.bus.fanout(event)
-        if rec.array_id is not None and "state" in done.changes:
-            arrays.task_changed(self, rec, done.changes["state"])
+        arrays.task_changed(self, rec, done.changes.get("state"))  # an array runs once a task runs
         bid = signal.backend_id if isinstance(signal, Launched) else rec.backend_id
         if done.action is Action.FINISH:
             faults.point("after_state_stored")
@@ -272,11 +267,7 @@ class Gateway:
         if rec.report_pending is EndStage.EVENTS_STORED:
             stored = stored_end_events(self.store, job_id)
         else:
-            report = (
-                arrays.array_report(self, rec)
-                if rec.is_array
-                else make_report(rec, self.plugins, self.redact, self.settings.report_max_bytes)
-            )
+            report = arrays.report_of(self, rec)  # core/ending.make_report, or the array's one report
             faults.point("after_report_built")
             stored = self.store.store_report(job_id, json.dumps(report), end_events(rec, report))
             faults.point("after_report_stored")
@@ -285,8 +276,7 @@ class Gateway:
         self.store.update_job(job_id, report_pending=int(EndStage.DONE))
         self._deps_dirty = True
         self._wake.set()
-        if rec.array_id is not None:
-            await arrays.task_ended(self, rec)  # the array ends with its last task
+        await arrays.task_ended(self, rec)  # a task: its array ends with its last task
 
     # -- the tick -------------------------------------------------------------------------------------
     async def _ticker(self) -> None:
@@ -319,8 +309,7 @@ class Gateway:
 
     async def _advance(self, rows: Sequence[JobRecord], now: float) -> None:
         """Dispatch jobs whose dependencies are met or whose retry backoff ran out; end the hopeless ones."""
-        rows = arrays.within_limits(self, rows)  # array tasks only within their `%N`
-        rows = await arrays.dispatch_ready(self, rows, now)  # ready tasks in one call where the backend can
+        rows = await arrays.dispatch_ready(self, arrays.within_limits(self, rows), now)  # tasks: %N, one call
         seen: dict[int, JobState | None] = {}  # one read per dependency a pass (1,000 jobs behind one gate)
         for row in rows:
             ids = tuple(int(d) for d in row.spec_data().get("depends_on", []))
@@ -363,10 +352,7 @@ class Gateway:
         row = self.get_job(job_id)
         if row.terminal:
             raise Conflict(f"job {job_id} already ended ({row.state.value})")
-        if row.is_array:
-            return await arrays.cancel_array(self, row)  # every task; the array ends with the last one
-        await self._step(row, CancelAsked())
-        return job_record(self.get_job(job_id))
+        return await arrays.cancel(self, row)  # a job (CancelAsked), or every task of an array
 
     def report(self, job_id: int) -> dict[str, Any] | None:
         """The stored report of an ended job (None while it runs)."""

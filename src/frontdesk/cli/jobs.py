@@ -112,7 +112,7 @@ def register(sub: Any) -> None:
     p.add_argument("id")
     p.add_argument("--json", action="store_true")
     _add_wait_flags(p)
-    p.set_defaults(func=cmd_retry)
+    p.set_defaults(func=_retry)
 
     p = sub.add_parser("events", help="the event journal (--follow streams it)")
     p.add_argument("--since", type=int, default=0, help="resume after this sequence number")
@@ -192,7 +192,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         spec["depends_on"] = [int(a) if a.isdigit() else a for a in args.after]
     if args.retry is not None:
         spec["retry"] = {"count": args.retry}
-    _array_flags(args, spec)
+    from frontdesk.cli.arrays import array_flags
+
+    array_flags(args, spec)
     if args.env:
         env = {}
         for item in args.env:
@@ -205,49 +207,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     return _submitted(args, job)
 
 
-def _sweep_value(text: str) -> Any:
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
+def task_ids(client: Any, texts: list[str]) -> list[int | str]:
+    """Job ids for `12` and `12_3` (task 3 of array 12): see frontdesk.cli.arrays."""
+    from frontdesk.cli.arrays import task_ids as resolve
 
-
-def _array_flags(args: argparse.Namespace, spec: dict[str, Any]) -> None:
-    """--array, --sweep NAME=V1,V2 (a grid), --aftercorr, --array-report into the spec."""
-    from frontdesk.errors import UserError
-
-    if args.array:
-        spec["array"] = args.array
-    if args.sweep:
-        grid: dict[str, list[Any]] = {}
-        for item in args.sweep:
-            name, sep, values = item.partition("=")
-            if not sep or not values:
-                raise UserError(f"--sweep expects NAME=V1,V2,..., got {item!r}")
-            grid[name] = [_sweep_value(v) for v in values.split(",")]
-        spec["sweep"] = grid
-    if args.aftercorr:
-        spec["aftercorr"] = int(args.aftercorr) if args.aftercorr.isdigit() else args.aftercorr
-    if args.array_report:
-        spec["array_report"] = args.array_report
-
-
-def _ids(client: Any, texts: list[str]) -> list[int | str]:
-    """Job ids for `12` (a job or a whole array) and `12_3` (task 3 of array 12)."""
-    from frontdesk.errors import UserError
-
-    out: list[int | str] = []
-    for text in texts:
-        array, sep, index = str(text).strip().partition("_")
-        if not sep:
-            out.append(text)
-            continue
-        if not (array.isdigit() and index.isdigit()):
-            raise UserError(f"not a job id: {text!r} (expected 12, or 12_3 for task 3 of array 12)")
-        out.append(client.request("GET", f"/v1/jobs/{int(array)}/tasks/{int(index)}")["id"])
-    return out
+    return resolve(client, texts)
 
 
 def _print_wait(args: argparse.Namespace, res: dict[str, Any], submitted: dict[str, Any] | None = None) -> int:
@@ -273,7 +237,7 @@ def cmd_wait(args: argparse.Namespace) -> int:
     from frontdesk.client import _jid
 
     c = _client()
-    ids = [_jid(i) for i in _ids(c, args.ids)]
+    ids = [_jid(i) for i in task_ids(c, args.ids)]
     return _print_wait(args, c.wait(ids, args.mode, args.timeout))
 
 
@@ -296,10 +260,10 @@ def cmd_status(args: argparse.Namespace) -> int:
     """Records of the given jobs (or the 20 newest)."""
     c = _client()
     if args.tasks:  # the tasks of the given arrays
-        jobs = [t for i in _ids(c, args.ids) for t in c.jobs(array=i, limit=100000)[::-1]]
+        jobs = [t for i in task_ids(c, args.ids) for t in c.jobs(array=i, limit=100000)[::-1]]
         emit(args.json, jobs, lambda: "\n".join([_HEADER, *(_row(j) for j in jobs)]))
         return 0
-    jobs = [c.job(i) for i in _ids(c, args.ids)] if args.ids else c.jobs(limit=20)
+    jobs = [c.job(i) for i in task_ids(c, args.ids)] if args.ids else c.jobs(limit=20)
     data: Any = jobs[0] if len(args.ids) == 1 else jobs
     emit(args.json, data, lambda: "\n".join([_HEADER, *(_row(j) for j in jobs)]))
     return 0
@@ -319,7 +283,7 @@ def cmd_cancel(args: argparse.Namespace) -> int:
     from frontdesk.errors import FrontdeskError
 
     c, out, code = _client(), [], 0
-    for i in _ids(c, args.ids):
+    for i in task_ids(c, args.ids):
         try:
             out.append(cancel_once(c, i))  # issue 18: a replayed turn may cancel an ended job of its session again
         except FrontdeskError as exc:
@@ -330,36 +294,16 @@ def cmd_cancel(args: argparse.Namespace) -> int:
     return code
 
 
-def cmd_retry(args: argparse.Namespace) -> int:
-    """Submit again, now: an array's tasks that did not complete as a new array (same sweep points, same %N), or
-    one job or task as a new job; dependencies are dropped (the retry runs now)."""
-    from frontdesk.errors import Conflict
-    from frontdesk.jobs.state import JobState
+def _retry(args: argparse.Namespace) -> int:
+    from frontdesk.cli.arrays import cmd_retry
 
-    c = _client()
-    job = c.job(_ids(c, [args.id])[0])
-    spec = {k: v for k, v in job["spec"].items() if k not in ("depends_on", "aftercorr", "idempotency_key")}
-    if job.get("array"):
-        tasks = c.jobs(array=job["id"], limit=100000)
-        if any(not JobState(t["state"]).terminal for t in tasks):
-            raise Conflict(f"array {job['id']} still has tasks running: retry it once it ended (or cancel it)")
-        failed = sorted(t["array_index"] for t in tasks if t["state"] != JobState.COMPLETED)
-        if not failed:
-            raise Conflict(f"every task of array {job['id']} completed: nothing to retry")
-        from frontdesk.reports.arrays import index_ranges
-
-        limit = job["array"].get("max_running")
-        spec["array"] = index_ranges(failed) + (f"%{limit}" if limit else "")
-    elif not JobState(job["state"]).terminal:
-        raise Conflict(f"job {job['id']} has not ended ({job['state']}): nothing to retry yet")
-    new = c.submit(spec=spec, context=_context("cli"))
-    return _submitted(args, new)
+    return cmd_retry(args)
 
 
 def cmd_logs(args: argparse.Namespace) -> int:
     """The last lines of stdout (or stderr)."""
     c = _client()
-    res = c.logs(_ids(c, [args.id])[0], args.tail, "stderr" if args.stderr else "stdout")
+    res = c.logs(task_ids(c, [args.id])[0], args.tail, "stderr" if args.stderr else "stdout")
     emit(args.json, res, "\n".join(res["lines"]))
     return 0
 
@@ -369,7 +313,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from frontdesk.agents.readmark import mark_read
 
     c = _client()
-    rep = c.report(_ids(c, [args.id])[0])
+    rep = c.report(task_ids(c, [args.id])[0])
     emit(args.json, rep, rep["text"])
     mark_read(_client(5), [rep], "report")
     return 0

@@ -16,10 +16,19 @@ from typing import TYPE_CHECKING, Any
 from frontdesk.backends.base import SubmitsArrays
 from frontdesk.errors import SpecError
 from frontdesk.events.models import Event, EventKind
-from frontdesk.jobs.lifecycle import Action, DepsSeen, Launched, LaunchFailed, Launching, PrepareFailed, step
+from frontdesk.jobs.lifecycle import (
+    Action,
+    CancelAsked,
+    DepsSeen,
+    Launched,
+    LaunchFailed,
+    Launching,
+    PrepareFailed,
+    step,
+)
 from frontdesk.jobs.record import EndStage, JobRecord, Scalar
 from frontdesk.jobs.state import JobState
-from frontdesk.plugins import Accepts, Admission, SubmitContext
+from frontdesk.plugins import Admission, SubmitContext
 from frontdesk.reports.arrays import TaskSummary, build_array_report, last_metric_line
 from frontdesk.spec.arrays import parse_array, render_argv, render_script, sweep_env, sweep_points
 from frontdesk.spec.model import JobSpec
@@ -32,10 +41,12 @@ if TYPE_CHECKING:
 __all__ = [
     "accept_array",
     "array_report",
+    "cancel",
     "cancel_array",
     "dispatch_ready",
     "public",
     "reconcile",
+    "report_of",
     "task_changed",
     "task_ended",
 ]
@@ -90,7 +101,7 @@ async def accept_array(
     gw: Gateway, spec: JobSpec, ctx: SubmitContext, columns: dict[str, Scalar], admission: Admission, deps: list[int]
 ) -> dict[str, Any]:
     """Store the parent and every task in ONE transaction; the tick hands the tasks over."""
-    from frontdesk.core.submission import notice_list, submitted_events, warnings
+    from frontdesk.core.submission import notice_list, submitted_events, tell_accepted, warnings
 
     rng = spec.array_range()
     assert rng is not None
@@ -105,24 +116,12 @@ async def accept_array(
         stored = [gw.store.append_event(e) for e in events]
     for event in stored:
         gw.bus.fanout(event)
-    _accepted(gw, [gw._fresh(parent_id), *q.tasks(gw.store, parent_id)])
+    tell_accepted(gw.plugins, [gw._fresh(parent_id), *q.tasks(gw.store, parent_id)])
     gw._deps_dirty = True  # the tick hands the tasks over (within `%N`), the submitter is answered now
     gw._wake.set()
     out = public(gw, gw._fresh(parent_id))
     out["array"]["task_ids"] = [first[0], first[-1]]
     return {**out, "warnings": warnings(admission.notices), "notices": notice_list(admission.notices)}
-
-
-def _accepted(gw: Gateway, records: Sequence[JobRecord]) -> None:
-    import logging
-
-    for plugin in gw.plugins:
-        if isinstance(plugin, Accepts):
-            for rec in records:
-                try:
-                    plugin.on_accepted(rec)
-                except Exception:
-                    logging.getLogger("frontdesk.gateway").exception("plug-in %s failed on job %s", plugin.name, rec.id)
 
 
 def public(gw: Gateway, rec: JobRecord) -> dict[str, Any]:
@@ -216,7 +215,7 @@ async def _hand_over(gw: Gateway, array_id: int, tasks: Sequence[JobRecord]) -> 
 
 
 def task_changed(gw: Gateway, rec: JobRecord, new_state: Scalar) -> None:
-    """A task started: its array, still PENDING, is RUNNING from now (one job.state event)."""
+    """A task started: its array, still PENDING, is RUNNING from now (one job.state event). Others: nothing."""
     if rec.array_id is None or new_state != JobState.RUNNING.value:
         return
     parent = gw.store.get(rec.array_id)
@@ -321,6 +320,15 @@ def _summary(task: JobRecord) -> TaskSummary:
     )
 
 
+def report_of(gw: Gateway, rec: JobRecord) -> dict[str, Any]:
+    """An ended job's report: an array's from its tasks, any other job's from its record and logs (core/ending)."""
+    if rec.is_array:
+        return array_report(gw, rec)
+    from frontdesk.core.ending import make_report
+
+    return make_report(rec, gw.plugins, gw.redact, gw.settings.report_max_bytes)
+
+
 def array_report(gw: Gateway, parent: JobRecord, *, early: bool = False) -> dict[str, Any]:
     """The array's one report, from its tasks' own reports (redacted there), within the report budget."""
     summaries = [_summary(t) for t in q.tasks(gw.store, parent.id)]
@@ -329,10 +337,16 @@ def array_report(gw: Gateway, parent: JobRecord, *, early: bool = False) -> dict
     return report
 
 
+async def cancel(gw: Gateway, row: JobRecord) -> dict[str, Any]:
+    """Cancel a job that has not ended: one job (its lifecycle's CancelAsked), or every task of an array."""
+    if row.is_array:
+        return await cancel_array(gw, row)
+    await gw._step(row, CancelAsked())
+    return public(gw, gw._fresh(row.id))
+
+
 async def cancel_array(gw: Gateway, parent: JobRecord) -> dict[str, Any]:
     """Cancel every task that has not ended; the array ends (CANCELLED) with its last task."""
-    from frontdesk.jobs.lifecycle import CancelAsked
-
     gw.store.update_job(parent.id, cancel_requested=1, reason="cancel requested")
     for task in q.unfinished_tasks(gw.store, parent.id):
         await gw._step(gw._fresh(task.id), CancelAsked())

@@ -11,7 +11,6 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from frontdesk.errors import FrontdeskError, SpecError, UserError
-from frontdesk.jobenv import site_filter
 from frontdesk.plugins import Admission, SubmitContext
 from frontdesk.spec.model import JobSpec
 from frontdesk.store import arrays as q
@@ -34,7 +33,7 @@ def _prepare(
     seen: dict[str, Admission],
     seen_deps: dict[tuple[int | str, ...], list[int]],
 ) -> tuple[dict[str, Any], Admission]:
-    from frontdesk.core.submission import admit, job_columns, resolve_deps
+    from frontdesk.core.submission import admit, job_columns, resolve_deps, stored_context
 
     if spec.is_array:
         raise UserError("an array cannot be part of a batch: submit it on its own (it is one transaction already)")
@@ -45,14 +44,7 @@ def _prepare(
     same = spec.model_dump_json(exclude={"idempotency_key"})
     admission = seen.get(same) or admit(gw.plugins, spec, ctx)
     seen[same] = admission
-    context = {
-        "cwd": ctx.cwd,
-        "harness": ctx.harness,
-        "source": ctx.source,
-        "env": site_filter(ctx.env, gw.settings.section("env")),
-        "uid": ctx.uid,
-    }
-    columns = job_columns(spec, ctx, deps, admission, context, now)
+    columns = job_columns(spec, ctx, deps, admission, stored_context(ctx, gw.settings.section("env")), now)
     return dict(columns, backend=gw.backend.name), admission
 
 
@@ -62,8 +54,7 @@ def _refuse(pos: int, exc: FrontdeskError) -> FrontdeskError:
 
 async def submit_batch(gw: Gateway, specs: list[JobSpec], ctx: SubmitContext) -> list[dict[str, Any]]:
     """Accept every spec or none; one result per spec, in order (a job record with `warnings`)."""
-    from frontdesk.core.arrays import _accepted
-    from frontdesk.core.submission import notice_list, submitted_events, warnings
+    from frontdesk.core.submission import notice_list, submitted_events, tell_accepted, warnings
 
     if not specs or len(specs) > MAX_BATCH:
         raise UserError(f"a batch holds 1 to {MAX_BATCH} jobs, got {len(specs)}")
@@ -98,7 +89,7 @@ async def submit_batch(gw: Gateway, specs: list[JobSpec], ctx: SubmitContext) ->
     for event in stored:
         gw.bus.fanout(event)
     records = q.many(gw.store, ids)
-    _accepted(gw, records)
+    tell_accepted(gw.plugins, records)
     gw._deps_dirty = True  # the tick hands them over; the submitter is answered now
     gw._wake.set()
     for (pos, _, _, admission), rec in zip(fresh, records, strict=True):

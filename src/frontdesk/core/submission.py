@@ -4,20 +4,22 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from frontdesk.errors import SpecError
 from frontdesk.events.models import Event, EventKind
-from frontdesk.jobs.record import Scalar
+from frontdesk.jobs.record import JobRecord, Scalar
 from frontdesk.jobs.state import JobState
-from frontdesk.plugins import Admission, Admits, Notice, Plugin, SubmitContext
+from frontdesk.plugins import Accepts, Admission, Admits, Notice, Plugin, SubmitContext
 from frontdesk.spec.model import JobSpec
 from frontdesk.store.jobs import JobStore
 
 __all__ = [
     "TracksTurns",
     "admit",
+    "stored_context",
+    "tell_accepted",
     "job_columns",
     "keyed",
     "notice_list",
@@ -151,3 +153,24 @@ def submitted_events(job_id: int, spec: JobSpec, ctx: SubmitContext, admission: 
         note = {"source": notice.source, "text": notice.text, **notice.data}
         events.append(Event(EventKind.JOB_WARNING, data=note, **who))
     return events
+
+
+def stored_context(ctx: SubmitContext, env_rules: Mapping[str, Any]) -> dict[str, Any]:
+    """What a job keeps of its submit context: cwd, harness, source, uid, the environment the site lets through."""
+    from frontdesk.jobenv import site_filter
+
+    env = site_filter(ctx.env, env_rules)
+    return {"cwd": ctx.cwd, "harness": ctx.harness, "source": ctx.source, "env": env, "uid": ctx.uid}
+
+
+def tell_accepted(plugins: Sequence[Plugin], records: Sequence[JobRecord]) -> None:
+    """Each plug-in's `on_accepted` for stored jobs (a failing plug-in is logged, never fails the submission)."""
+    import logging
+
+    for plugin in plugins:
+        if isinstance(plugin, Accepts):
+            for rec in records:
+                try:
+                    plugin.on_accepted(rec)  # the row (with every plug-in's meta) is stored
+                except Exception:
+                    logging.getLogger("frontdesk.gateway").exception("plug-in %s failed on job %s", plugin.name, rec.id)
