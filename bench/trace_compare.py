@@ -3,6 +3,7 @@
     python bench/trace_compare.py TRACE_DIR_OR_FILES...   (see bench/get_traces.py for where traces come from)
     python bench/trace_compare.py --jobs 5000 DIR          (the first 5,000 jobs of each)
     python bench/trace_compare.py --rlscheduler DIR        (RLScheduler's table, theirs beside ours)
+    python bench/trace_compare.py --overlay DIR            (hpc jobs alone and under an agent overlay)
 
 Each trace is replayed on its own machine (header MaxProcs/MaxNodes), cleaned with the default options (zero-runtime
 jobs dropped, requests below runtime extended), jobs wider than the machine refused; the reader's report is printed.
@@ -21,7 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from frontdesk.sim.compare import load_workload, run  # noqa: E402
 from frontdesk.sim.engine import JobRecord  # noqa: E402
-from frontdesk.sim.metrics import bounded_slowdown  # noqa: E402
+from frontdesk.sim.metrics import bounded_slowdown, percentile  # noqa: E402
+from frontdesk.sim.overlay import overlay_agents  # noqa: E402
 from frontdesk.sim.rlsched import SEQUENCE, RlTrace, gym_starts, parse_rl_trace, schedule_sequence  # noqa: E402
 from frontdesk.sim.swf import Machine  # noqa: E402
 from frontdesk.sim.workload import SimJob, Workload  # noqa: E402
@@ -135,11 +137,59 @@ def rl_table(paths: list[Path]) -> int:
     return 0
 
 
+OVERLAY_POLICIES = (
+    ("easy-textbook", "EASY (textbook)"),
+    ("slurm", "Slurm backfill"),
+    ("slurm-frontdesk", "Slurm + fd nice"),
+    ("frontdesk", "frontdesk"),
+)
+
+
+def _hpc_agent(records: list[JobRecord], large_from: int) -> list[float]:
+    """hpc bsld, hpc wait, large-hpc bsld, large-hpc wait, agent wait p95, agent mean wait, agent jobs."""
+    done = [r for r in records if r.start is not None and r.end is not None]
+    hpc = [r for r in done if not r.job.agent]
+    agent = [r.start - r.submit for r in done if r.job.agent]  # type: ignore[operator]
+    figs = list(_figures(hpc, large_from))
+    return [*figs, percentile(agent, 95) if agent else 0.0, sum(agent) / len(agent) if agent else 0.0, len(agent)]
+
+
+def overlay_table(path: Path, jobs: int | None) -> None:
+    """hpc figures on the trace alone and with the agent overlay, and the agents' waits, per policy."""
+    wl = load_workload(str(path))
+    if jobs:
+        wl = Workload(wl.name, wl.jobs[:jobs], 0.0, None, "swf", wl.machine, wl.swf)
+    assert wl.machine is not None
+    large_from = wl.machine.procs // 8
+    mixed = overlay_agents(wl)
+    print(f"\n== {path.name}: {len(wl.jobs)} hpc jobs, + {len(mixed.jobs) - len(wl.jobs)} agent jobs in the overlay")
+    head = f"{'policy':<18}{'workload':<10}{'hpc bsld':>10}{'hpc wait':>10}{'large bsld':>11}{'large wait':>11}"
+    print(head + f"{'agent p95':>10}{'agent mean':>11}{'CPU s':>7}")
+    rows: dict[tuple[str, str], list[float]] = {}
+    for spec, label in OVERLAY_POLICIES:
+        for tag, w in (("alone", wl), ("+agents", mixed)):
+            t0 = time.process_time()
+            rows[spec, tag] = f = _hpc_agent(run(w, spec).records, large_from)
+            agents = f"{f[4]:>9.0f}s{f[5]:>10.0f}s" if tag != "alone" else f"{'-':>10}{'-':>11}"
+            line = f"{label:<18}{tag:<10}{f[0]:>10.2f}{f[1]:>9.0f}s{f[2]:>11.2f}{f[3]:>10.0f}s"
+            print(line + agents + f"{time.process_time() - t0:>7.1f}", flush=True)
+    for tag in ("alone", "+agents"):
+        fd, tb = rows["frontdesk", tag], rows["easy-textbook", tag]
+        ratios = [fd[k] / tb[k] if tb[k] else float("nan") for k in range(4)]
+        worst = max(ratios)
+        print(
+            f"   frontdesk / EASY, hpc jobs {tag}: "
+            + " ".join(f"{r:.3f}" for r in ratios)
+            + ("  WORSE (> 1.05)" if worst > 1.05 else "")
+        )
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("traces", nargs="+", help="SWF files or folders of them")
     ap.add_argument("--jobs", type=int, help="only the first N jobs of each trace")
     ap.add_argument("--rlscheduler", action="store_true", help="RLScheduler's protocol and published table")
+    ap.add_argument("--overlay", action="store_true", help="hpc jobs alone and under the agent overlay")
     args = ap.parse_args()
     paths = _traces(args.traces)
     if not paths:
@@ -147,6 +197,10 @@ def main() -> int:
         return 66
     if args.rlscheduler:
         return rl_table(paths)
+    if args.overlay:
+        for p in paths:
+            overlay_table(p, args.jobs)
+        return 0
     for p in paths:
         compare_trace(p, args.jobs)
     return 0

@@ -48,8 +48,10 @@ def backfill(
     placer: Placer,
     reserve_key: Callable[[JobView], str] | None,
     depth: int = 200,
+    may_reserve: Callable[[JobView], bool] | None = None,
 ) -> tuple[list[Placement], dict[str, Reservation]]:
-    """Placements to start now, in `order`; `reserve_key=None` is strict FIFO."""
+    """Placements to start now, in `order`; `reserve_key=None` is strict FIFO. A blocked job for which
+    `may_reserve` is false gets no reservation (it only backfills; the next blocked job may reserve)."""
     work = _CopyOnWrite(nodes)
     planned: list[RunningView] = []
     reservations: dict[str, Reservation] = {}
@@ -81,7 +83,7 @@ def backfill(
             continue
         if reserve_key is None:
             break
-        if res is None:
+        if res is None and (may_reserve is None or may_reserve(job)):
             if index is None:
                 index = {}
                 for r in [*running, *planned]:

@@ -209,6 +209,10 @@ class PolicyConfig(_Model):
     health: HealthConfig = Field(default_factory=HealthConfig)
     catalog_extra: list[dict[str, Any]] = Field(default_factory=list)
     backfill_depth: Annotated[int, Field(ge=1, le=10000)] = 200
+    easy_head: bool = True
+    """In a pool shared by agent work and batch classes, the oldest queued job goes first (EASY's head) and
+    agent work only backfills around it: agents never delay an hpc or training job. False: MLFQ order alone
+    (a trial may take cores an older batch job could have started on)."""
 
     @model_validator(mode="after")
     def _pools_consistent(self) -> PolicyConfig:

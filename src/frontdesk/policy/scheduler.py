@@ -137,4 +137,33 @@ def plan(
     # backfill() only considers the first backfill_depth jobs: nsmallest is sorted()[:depth], without the sort
     order = heapq.nsmallest(cfg.backfill_depth, queue, key=lambda j: rank(j, now, hour, cfg.priority, snap))
     placer = PoolPlacer(cfg, nodes, hour, models)
-    return backfill(order, nodes, running, now, placer, lambda j: j.pool, cfg.backfill_depth)
+    if not cfg.easy_head:
+        return backfill(order, nodes, running, now, placer, lambda j: j.pool, cfg.backfill_depth)
+    heads, mixed = _easy_heads(queue, cfg)
+    ids = {h.id for h in heads}
+    if heads:
+        order = [*heads, *(j for j in order if j.id not in ids)][: cfg.backfill_depth]
+
+    def may_reserve(job: JobView) -> bool:
+        return job.pool not in mixed or not _agent_work(job) or job.id in ids
+
+    return backfill(order, nodes, running, now, placer, lambda j: j.pool, cfg.backfill_depth, may_reserve)
+
+
+def _agent_work(job: JobView) -> bool:
+    return job.trial
+
+
+def _easy_heads(queue: Sequence[JobView], cfg: PolicyConfig) -> tuple[list[JobView], set[str]]:
+    """The oldest queued job (EASY's head) of each pool that takes agent work and batch classes (hpc,
+    training) alike, and those pools. The heads go first (each starts, or holds its pool's reservation);
+    there, other agent work (granted trials) never holds the reservation: it only backfills into holes that
+    do not delay the head's. The rest keep their MLFQ order."""
+    mixed = {p.name for p in cfg.pools if "agent" in p.classes and {"hpc", "training"} & set(p.classes)}
+    heads: dict[str, JobView] = {}
+    for j in queue:
+        if j.pool in mixed:
+            h = heads.get(j.pool)
+            if h is None or (j.queued_at, j.id) < (h.queued_at, h.id):
+                heads[j.pool] = j
+    return list(heads.values()), mixed

@@ -41,12 +41,22 @@ def free(cpus: int, gpus: tuple[int, ...] = (), running: tuple[QueuedJob, ...] =
 
 
 def test_shared_machine_starts_what_fits_in_priority_order() -> None:
-    cfg = parse_policy({})
+    cfg = parse_policy({"easy_head": False})
     meta = {1: JobMeta("hpc", "default", False, "u"), 2: JobMeta("agent", "default", True, "v")}
     pick = make_picker(lambda: cfg, meta, FairshareLedger(), lambda now: 12.0, lambda: False)
     queued = [q("b1", 1, cpus=6, cls="hpc", wall=7200), q("b2", 2, cpus=4, at=5.0)]
     assert pick(queued, free(8, (0, 1)), 10.0) == ["b2"]  # the trial goes first; the hpc job waits for cores
     assert pick(queued, free(12, (0, 1), total=12), 10.0) == ["b2", "b1"]
+
+
+def test_by_default_a_trial_does_not_take_the_cores_an_older_hpc_job_starts_on() -> None:
+    """easy_head (the default): the older hpc job is EASY's head and starts; the trial waits for cores."""
+    cfg = parse_policy({})
+    meta = {1: JobMeta("hpc", "default", False, "u"), 2: JobMeta("agent", "default", True, "v")}
+    pick = make_picker(lambda: cfg, meta, FairshareLedger(), lambda now: 12.0, lambda: False)
+    queued = [q("b1", 1, cpus=6, cls="hpc", wall=7200), q("b2", 2, cpus=4, at=5.0)]
+    assert pick(queued, free(8, (0, 1)), 10.0) == ["b1"]
+    assert pick(queued, free(12, (0, 1), total=12), 10.0) == ["b1", "b2"]
 
 
 def test_drained_machine_starts_nothing() -> None:
