@@ -215,3 +215,20 @@ def test_a_campaign_is_its_owners_only(gateway_factory: Any) -> None:
     finally:
         gw.stop()
         shutil.rmtree(sockdir, ignore_errors=True)
+
+
+def test_a_replayed_batch_returns_the_jobs_it_made(gateway_factory: Any, tmp_path: Path) -> None:
+    gw = gateway_factory()
+    sid, marker = "camp-b", tmp_path / "runs.txt"
+    _hook(gw, sid, "UserPromptSubmit", tmp_path)
+    job = {"spec": {"command": ["sh", "-c", f"echo ran >> {marker}"]}}
+    body = {"jobs": [job, job], "context": {"session": sid, "harness": "claude-code", "cwd": str(tmp_path)}}
+    first = [j["id"] for j in gw.client.request("POST", "/v1/jobs/batch", body)["jobs"]]
+    assert len(set(first)) == 2  # the same job twice in one turn: two jobs
+    gw.client.request("POST", f"/v1/sessions/{sid}/turn", {"state": "in_turn"})
+    gw.client.request("POST", f"/v1/sessions/{sid}/campaign/resume", {"dir": str(tmp_path), "commit": True})
+    replay = gw.client.request("POST", "/v1/jobs/batch", body)["jobs"]
+    assert [j["id"] for j in replay] == first and all(j.get("duplicate") for j in replay)
+    for job_id in first:
+        gw.wait_state(job_id, {"COMPLETED"})
+    assert marker.read_text().split() == ["ran", "ran"]

@@ -54,10 +54,11 @@ def _refuse(pos: int, exc: FrontdeskError) -> FrontdeskError:
 
 async def submit_batch(gw: Gateway, specs: list[JobSpec], ctx: SubmitContext) -> list[dict[str, Any]]:
     """Accept every spec or none; one result per spec, in order (a job record with `warnings`)."""
-    from frontdesk.core.submission import notice_list, submitted_events, tell_accepted, warnings
+    from frontdesk.core.submission import keyed, notice_list, submitted_events, tell_accepted, warnings
 
     if not specs or len(specs) > MAX_BATCH:
         raise UserError(f"a batch holds 1 to {MAX_BATCH} jobs, got {len(specs)}")
+    specs = [keyed(spec, ctx, gw.plugins) for spec in specs]  # issue 18: a replayed turn's batch gets its jobs
     now = time.time()
     results: list[dict[str, Any] | None] = [None] * len(specs)
     fresh: list[tuple[int, JobSpec, dict[str, Any], Admission]] = []
