@@ -341,3 +341,44 @@ def test_squeue_shim_shows_array_tasks_as_slurm_does(lab_gw: Any, tmp_path: Path
             assert [line for line in shim.stdout.splitlines() if "PENDING" in line] == pending, argv
     finally:
         subprocess.run(["scancel", a], capture_output=True)
+
+
+TEST_USER = "fdslurm1"
+"""The same user tests/slurm/test_slurm_backend.py makes (created idempotently, never deleted)."""
+
+
+def test_a_root_gateway_runs_an_array_as_its_submitter(slurm_settings: Settings) -> None:
+    import pwd
+    import shutil
+    import tempfile
+
+    if os.geteuid() != 0:
+        pytest.skip("needs a root gateway")
+    try:
+        pw = pwd.getpwnam(TEST_USER)
+    except KeyError:
+        subprocess.run(["useradd", "-m", "-s", "/bin/sh", TEST_USER], check=True, capture_output=True)
+        pw = pwd.getpwnam(TEST_USER)
+    work = Path(tempfile.mkdtemp(prefix="fd user work ", dir="/tmp"))  # pytest's tmp is root's 0700
+    os.chown(work, pw.pw_uid, pw.pw_gid)
+    code = "import os,sys; print(os.getuid(), sys.argv[1], os.environ['SEED'])"
+
+    async def go() -> tuple[list[BackendJob], dict[str, BackendStatus]]:
+        b = await started(slurm_settings)
+        made = tasks(slurm_settings, code, [0, 3], workdir=work)
+        # the venv's python lives under root's 0700 home: the user runs the system's
+        jobs = [dataclasses.replace(j, uid=pw.pw_uid, argv=["/usr/bin/python3", *j.argv[1:]]) for j in made]
+        ids = await b.submit_array(jobs, None)
+        return jobs, await until_ended(b, ids)
+
+    try:
+        jobs, got = run(go())
+        assert all(st.state is JobState.COMPLETED for st in got.values()), got
+        for job, st in zip(jobs, got.values(), strict=True):
+            i = job.array_index
+            out = work / f"{jobs[0].key}_{i}.out"  # the job's user cannot reach the gateway's 0700 job dirs
+            assert out.read_text() == f"{pw.pw_uid} {i} {i * 7}\n"
+            assert out.stat().st_uid == pw.pw_uid
+            assert st.stdout_path == out
+    finally:
+        shutil.rmtree(work)
