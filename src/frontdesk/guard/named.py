@@ -108,7 +108,7 @@ def disk_fill(inv: Invocation) -> str | None:
         return f"yes > {written[0]}"
     if prog in ("cat", "pv", "tail") and written and any(t in _ENDLESS for t in texts):
         return f"{prog} {next(t for t in texts if t in _ENDLESS)} > {written[0]}"
-    if prog == "dd" and not any(t.startswith(("count=", "iflag=count_bytes")) for t in texts):
+    if prog == "dd" and not any(t.startswith("count=") for t in texts):
         source = next((t[3:] for t in texts if t.startswith("if=")), None)
         target = next((t[3:] for t in texts if t.startswith("of=")), None) or (written[0] if written else None)
         if source in _ENDLESS and target and not target.startswith("/dev/"):
