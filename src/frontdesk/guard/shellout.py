@@ -6,13 +6,21 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Callable, Iterator
+from functools import lru_cache
 
 from frontdesk.guard.words import Invocation, Word
 
 __all__ = ["shell_strings", "awk_commands", "sed_commands", "later_commands", "LATER"]
 
+
+@lru_cache(maxsize=16)
+def _rx(pattern: str, flags: int = 0) -> re.Pattern[str]:
+    """A pattern compiled on first use: the hook's cold start pays only for the ones a command needs."""
+    return re.compile(pattern, flags)
+
+
 # Shell commands inside interpreter code: os.system("..."), subprocess.run("...", shell=True), `...`.
-_SHELL_OUT = re.compile(
+_SHELL_OUT_RX: tuple[str, int] = (
     r"""(?:\bsystem|\bpopen|\bexec(?:Sync)?|\bspawnSync|check_output|check_call|\bcall|\brun|Popen|getoutput|"""
     r"""getstatusoutput|%x)\s*[\(\{]\s*[rbf]?(["'])((?:\\.|(?!\1).)*)\1|`([^`]+)`|%x\{([^}]*)\}""",
     re.S,
@@ -20,7 +28,7 @@ _SHELL_OUT = re.compile(
 
 
 # An argv list handed to exec: subprocess.run(["rm", "-rf", path]), os.execvp("rm", ["rm", ...]), spawn(...).
-_ARGV_CALL = re.compile(
+_ARGV_CALL_RX = (
     r"(?:\brun|\bcall|check_call|check_output|Popen|\bexecv\w*|\bspawn\w*|execFile\w*)\s*\(\s*"
     r"(?:(?P<q>['\"])(?P<prog>[^'\"]+)(?P=q)\s*,\s*)?(?:[^\[()]*,)?\s*\[(?P<list>(?:[^\[\]]|\[[^\]]*\])*)\]"
     r"|\b(?:system|exec)\s*\(?\s*(?P<perl>(?:'[^']*'|\"[^\"]*\")\s*,[^;)]*)"  # perl: system "rm", "-rf", $ENV{HOME}
@@ -39,11 +47,11 @@ def shell_strings(code: str) -> list[str]:
         return []
     code = _JOINED.sub("", code)
     out = []
-    for m in _SHELL_OUT.finditer(code):
+    for m in _rx(*_SHELL_OUT_RX).finditer(code):
         text = m.group(2) or m.group(3) or m.group(4)
         if text and (" " in text or "/" in text):
             out.append(text.replace('\\"', '"').replace("\\'", "'"))
-    for m in _ARGV_CALL.finditer(code):
+    for m in _rx(_ARGV_CALL_RX).finditer(code):
         inside = m.group("list") or m.group("perl") or ""
         items = _LITERAL.findall(inside)
         # a literal is quoted; an environment variable stays ${X}, which the inner parse expands
@@ -121,9 +129,9 @@ def _awk_built(program: str, assigned: dict[str, str]) -> list[str]:
 
 # GNU sed: `e CMD` runs CMD, `e` and `s///e` run the pattern space, `w FILE` and `s///w FILE` write FILE.
 _SED_ADDR = r"(?:[\d$]+(?:,[\d$+~]+)?|/(?:\\.|[^/])*/(?:,[\d$]+|,/(?:\\.|[^/])*/)?)?!?\s*"
-_SED_EXEC = re.compile(r"^\s*" + _SED_ADDR + r"e(?:\s+(.*))?$")
-_SED_WRITE = re.compile(r"^\s*" + _SED_ADDR + r"[wW]\s+(\S.*)$")
-_SED_SUBST = re.compile(r"^\s*" + _SED_ADDR + r"s(.)(?:\\.|(?!\1).)*\1(?:\\.|(?!\1).)*\1([gpiIemM0-9]*)(?:w\s*(\S+))?")
+_SED_EXEC_RX = r"^\s*" + _SED_ADDR + r"e(?:\s+(.*))?$"
+_SED_WRITE_RX = r"^\s*" + _SED_ADDR + r"[wW]\s+(\S.*)$"
+_SED_SUBST_RX = r"^\s*" + _SED_ADDR + r"s(.)(?:\\.|(?!\1).)*\1(?:\\.|(?!\1).)*\1([gpiIemM0-9]*)(?:w\s*(\S+))?"
 
 
 def sed_commands(inv: Invocation, code: Callable[[str, str], Invocation]) -> Iterator[Invocation]:
@@ -148,13 +156,18 @@ def sed_commands(inv: Invocation, code: Callable[[str, str], Invocation]) -> Ite
             break
     via = inv.via + ["sed"]
     for piece in (p for script in scripts for p in re.split(r"[;\n]", script)):
-        m = _SED_EXEC.match(piece)
+        m = _rx(_SED_EXEC_RX).match(piece)
         if m and m.group(1):
             yield code(m.group(1), "sed e")
-        elif m or ((sub := _SED_SUBST.match(piece)) and "e" in sub.group(2)):
+        elif m or ((sub := _rx(_SED_SUBST_RX).match(piece)) and "e" in sub.group(2)):
             # the pattern space is run as a command: text this line does not show
             yield Invocation([Word("sh", "sh")], upstream=[*inv.upstream, inv.program], via=via, cwd=inv.cwd)
-        target = (w := _SED_WRITE.match(piece)) and w.group(1) or (sub := _SED_SUBST.match(piece)) and sub.group(3)
+        target = (
+            (w := _rx(_SED_WRITE_RX).match(piece))
+            and w.group(1)
+            or (sub := _rx(_SED_SUBST_RX).match(piece))
+            and sub.group(3)
+        )
         if target:
             yield Invocation([], redirects=[(">", Word(target, target))], via=via, cwd=inv.cwd)
 
