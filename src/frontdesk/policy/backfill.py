@@ -106,11 +106,12 @@ class _CopyOnWrite:
         share cores 1:16 at most, the largest ratio)."""
         if self._totals is None:
             cpus = gpus = memory = 0.0
-            for n in self.nodes.values():
+            for n in self.nodes.values():  # max(0, free) inlined: this loop runs over every node, every pass
                 if not n.drained and not n.exclusive:
-                    cpus += max(0.0, n.cpus - n.used_cpus)
-                    gpus += max(0, n.gpus - n.used_gpus)
-                    memory += max(0, n.memory_bytes - n.used_memory)
+                    c, g, m = n.cpus - n.used_cpus, n.gpus - n.used_gpus, n.memory_bytes - n.used_memory
+                    cpus += c if c > 0 else 0.0
+                    gpus += g if g > 0 else 0
+                    memory += m if m > 0 else 0
             self._totals = [cpus, gpus, memory]
         cost = job.cpus / 16.0 if job.job_class == "agent" else float(job.cpus)
         cpus, gpus, memory = self._totals
@@ -153,8 +154,13 @@ def _shadow(
         else:
             groups.append((r.expected_end, [r]))
     # Cheap necessary condition first: enough cores and GPUs back in the candidate nodes.
-    free_cpus = sum(max(0.0, work[n].free_cpus) for n in names)
-    free_gpus = sum(work[n].free_gpus for n in names if not work[n].drained)
+    free_cpus = free_gpus = 0.0
+    for name in names:  # the properties, inlined: this loop runs over every candidate node
+        node = work[name]
+        c = node.cpus - node.used_cpus
+        free_cpus += c if c > 0 else 0.0
+        if not node.drained:
+            free_gpus += node.gpus - node.used_gpus
     need_cpus = job.cpus / 16.0 if job.job_class == "agent" else float(job.cpus)  # 16: the largest ratio
     lo = 0
     while lo < len(groups) and (free_cpus + 1e-9 < need_cpus or free_gpus < job.gpus):
@@ -171,26 +177,26 @@ def _shadow(
             for r in rs:
                 state.apply(r.parts, r.exclusive, -1)
 
-    # More releases never make a placement impossible: gallop forward from `lo`, then bisect.
+    # More releases never make a placement impossible: gallop forward from `lo`, then bisect. Each probe is a
+    # copy-on-write layer over the state it starts from, so only the nodes a release touches are copied.
     state = _CopyOnWrite(sim.nodes)
     release(state, 0, lo - 1)
-    done, step, failed_at = lo - 1, 1, lo - 1
-    snapshot: dict[str, NodeView] = {}
+    done, step = lo - 1, 1
     p: Placement | None = None
     while p is None:
         target = min(len(groups) - 1, done + step)
         if target <= done:
             return Reservation(job.id, math.inf, frozenset())
-        snapshot = {k: (v.copy() if k in state.owned else v) for k, v in state.nodes.items()}
-        failed_at = done
-        release(state, done + 1, target)
-        done, step = target, step * 2
-        p = placer.place(job, state.nodes, frozenset())
-    lo, hi = failed_at + 1, done
+        probe = _CopyOnWrite(state.nodes)
+        release(probe, done + 1, target)
+        p = placer.place(job, probe.nodes, frozenset())
+        if p is None:
+            state, done, step = probe, target, step * 2
+    lo, hi = done + 1, target
     while lo < hi:
         mid = (lo + hi) // 2
-        probe = _CopyOnWrite(snapshot)
-        release(probe, failed_at + 1, mid)
+        probe = _CopyOnWrite(state.nodes)
+        release(probe, done + 1, mid)
         got = placer.place(job, probe.nodes, frozenset())
         if got is None:
             lo = mid + 1

@@ -94,7 +94,48 @@ def _whole(job: JobView, cands: Sequence[NodeView], rank: Mapping[str, int]) -> 
     return None
 
 
+def _name(n: NodeView) -> str:
+    return n.name
+
+
+def _spread_cores(job: JobView, cands: Sequence[NodeView]) -> Parts | None:
+    """`_spread` for a job asking cores only, in one pass: nodes grouped by shape, groups taken in order."""
+    groups: dict[tuple[int, float], list[NodeView]] = {}
+    total = 0
+    for n in cands:
+        free = n.cpus - n.used_cpus
+        if free >= 1:
+            total += int(free)
+            shape = (1 if n.gpus else 0, n.used_cpus - n.cpus)
+            g = groups.get(shape)
+            if g is None:
+                groups[shape] = [n]
+            else:
+                g.append(n)
+    if total < job.cpus:
+        return None
+    parts: list[Part] = []
+    rem, k = job.cpus, job.cpus  # each node gives a core or more: the first job.cpus nodes suffice
+    for shape in sorted(groups):
+        g = groups[shape]
+        for n in heapq.nsmallest(k, g, key=_name) if len(g) > k else sorted(g, key=_name):
+            if k <= 0 or rem <= 0:
+                break
+            k -= 1
+            if n.memory_bytes - n.used_memory >= 0:
+                c = min(rem, int(n.cpus - n.used_cpus))
+                parts.append(Part(n.name, float(c), 0, 0))
+                rem -= c
+        if k <= 0 or rem <= 0:
+            break
+    if rem > 0 or (job.nodes and len(parts) > job.nodes):
+        return None
+    return tuple(parts), False
+
+
 def _spread(job: JobView, cands: Sequence[NodeView], rank: Mapping[str, int]) -> Parts | None:
+    if not job.gpus and not job.memory_bytes:
+        return _spread_cores(job, cands)
     rem_c, rem_g, rem_m = job.cpus, job.gpus, job.memory_bytes
     mem_per_core = job.memory_bytes / job.cpus if job.cpus else 0.0
     if job.gpus:
@@ -107,9 +148,7 @@ def _spread(job: JobView, cands: Sequence[NodeView], rank: Mapping[str, int]) ->
         if sum(int(n.cpus - n.used_cpus) for n in usable) < job.cpus:
             return None
         key = lambda n: (1 if n.gpus else 0, n.used_cpus - n.cpus, n.name)  # noqa: E731
-        # Without memory no node is skipped and each gives a core or more: at most job.cpus nodes are used,
-        # so the first job.cpus of the order suffice (heapq.nsmallest is sorted()[:k], in O(n)).
-        order = heapq.nsmallest(job.cpus, usable, key=key) if not job.memory_bytes else sorted(usable, key=key)
+        order = sorted(usable, key=key)  # jobs without memory take _spread_cores
     parts: list[Part] = []
     for n in order:
         if rem_c <= 0 and rem_g <= 0:
