@@ -79,7 +79,10 @@ _CREDENTIALS = (
     r"/\.config/gcloud/(credentials\.db|application_default_credentials\.json|legacy_credentials)|"
     r"/\.(cache/)?huggingface/token$|/\.config/rclone/rclone\.conf$|^/etc/(g?shadow|sudoers)-?$|^/etc/ssh/ssh_host_"
 )
-_CONDA_DIRS = ("miniconda3", "anaconda3", "miniforge3", "mambaforge", "micromamba", ".conda", "conda")
+_CONDA_DIRS = (
+    "miniconda3", "anaconda3", "miniforge3", "mambaforge", "micromamba", ".conda", "conda",
+    ".venv", "venv", ".virtualenvs", ".pyenv",
+)  # fmt: skip
 
 
 def under(path: str, roots: Iterable[str]) -> bool:

@@ -241,6 +241,21 @@ def test_a_few_cores_on_a_login_node_are_fine(command: str) -> None:
     assert verdict(command, replace(CTX, node_role=NodeRole.LOGIN))[0] is Decision.ALLOW
 
 
+@pytest.mark.parametrize(
+    ("command", "decision"),
+    [
+        ("rm -rf ~/.venv", Decision.ASK),
+        ("rm -rf ~/venv", Decision.ASK),
+        ("rm -rf ~/.virtualenvs", Decision.ASK),
+        ("rm -rf .venv", Decision.ALLOW),
+        ("rm -rf ~/project/.venv", Decision.ALLOW),
+        ("rm -rf ~/.virtualenvs/old-env", Decision.ALLOW),
+    ],
+)
+def test_virtualenvs_in_the_home_directory_are_environment_prefixes(command: str, decision: Decision) -> None:
+    assert verdict(command)[0] is decision
+
+
 # -- moving a protected tree away ---------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("command", "expected"),
