@@ -103,6 +103,13 @@ def cmd_fs(args: argparse.Namespace) -> int:
     from frontdesk.cli.output import dumps
 
     argv, own = _own_flags(list(args.rest))
+    if "--help" in argv[: argv.index("--") if "--" in argv else len(argv)]:  # -h is du's and grep's own flag
+        from frontdesk.storage.model import Op
+        from frontdesk.storage.ops import parser_for
+
+        sys.stdout.write(parser_for(Op(args.op)).format_help())
+        sys.stdout.write("\nfrontdesk fs adds: --json, --limit N, --cursor TOKEN, --local (docs/storage.md)\n")
+        return 0
     args.json = own["json"]  # main() prints errors as JSON too
     session = None if own["local"] else detect_context().get("session")  # the budget's key: (user, session)
     got = answer(
