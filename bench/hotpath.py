@@ -163,6 +163,7 @@ def submits(gw: Gateway, jobs: int, threads: int) -> dict[str, str]:
         out["batched"] = f"{n / wall:7.0f} jobs/s, {(gw.cpu() - cpu0) / n * 1000:.2f} ms CPU/job (100 a request)"
     except FrontdeskError as exc:
         out["batched"] = f"n/a (no batch endpoint: {str(exc)[:60]})"
+    gw.client.cancel(gate)  # its shepherd would outlive the gateway (by design), sleeping for an hour
     return out
 
 
