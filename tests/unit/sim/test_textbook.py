@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from frontdesk.sim.compare import run
 from frontdesk.sim.swf import Machine
-from frontdesk.sim.textbook import Rule, replay
+from frontdesk.sim.textbook import ReplayState, Rule, _easy, _shadow, replay
 from frontdesk.sim.workload import SimJob, Workload
 
 
@@ -142,3 +142,32 @@ def test_node_based_policies_run_every_job_within_capacity(
         for t in sorted({r.start for r in recs}):
             used = sum(r.job.cpus for r in recs if r.start <= t < r.end)  # type: ignore[operator]
             assert used <= procs, (spec, t, used)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(1, 4), st.integers(1, 60)), max_size=4),
+    st.lists(st.tuples(st.integers(1, 8), st.integers(1, 60)), min_size=1, max_size=10),
+)
+def test_an_easy_pass_never_delays_the_heads_reservation(
+    runs: list[tuple[int, int]], queued: list[tuple[int, int]]
+) -> None:
+    """One EASY pass on 8 processors: whatever it starts besides the head either ends (by its requested time)
+    by the head's shadow time or fits in the processors the head leaves over then; never more than is free."""
+    procs, now = 8, 100.0
+    jobs = [SimJob(f"R{k}", 0.0, float(t), float(t), p, "u") for k, (p, t) in enumerate(runs)]
+    jobs += [SimJob(f"Q{k}", 50.0, float(t), float(t), p, "u") for k, (p, t) in enumerate(queued)]
+    st_ = ReplayState(Workload("p", jobs, 0.0, None, "swf", Machine(procs, 1)), procs)
+    for i in range(len(runs)):
+        if jobs[i].cpus <= st_.free:
+            st_.start(i, now - 1.0)
+    st_.queue = list(range(len(runs), len(jobs)))
+    head, free0 = st_.queue[0], st_.free
+    shadow, extra = _shadow(st_, jobs[head].cpus) if jobs[head].cpus > st_.free else (now, 0)
+    _easy(st_, now)
+    started = [i for i in range(len(runs), len(jobs)) if i not in st_.queue]
+    assert sum(jobs[i].cpus for i in started) <= free0
+    if head in started:
+        return
+    late = [i for i in started if now + jobs[i].walltime > shadow]
+    assert sum(jobs[i].cpus for i in late) <= extra
