@@ -249,6 +249,9 @@ def test_retry_runs_again_only_the_tasks_that_did_not_complete(gw: Any, workdir:
     assert early.returncode == 0, early.stderr  # one task retried alone: a plain job
     single = gw.client.job(int(early.stdout.strip()))
     assert single.get("array") is None and single["spec"]["env"]["FD_SWEEP_SEED"] == "11"
+    assert single["spec"]["env"]["FRONTDESK_ARRAY_TASK_ID"] == "1"  # the task's index travels with it
+    gw.wait_state(single["id"], {"FAILED", "COMPLETED"})
+    assert not (workdir / "ran.").exists()
     nothing = gw.cli("retry", str(again["id"]))
     assert nothing.returncode != 0 and "nothing to retry" in nothing.stderr
 

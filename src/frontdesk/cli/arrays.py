@@ -79,5 +79,8 @@ def cmd_retry(args: argparse.Namespace) -> int:
         spec["array"] = index_ranges(failed) + (f"%{limit}" if limit else "")
     elif not JobState(job["state"]).terminal:
         raise Conflict(f"job {job['id']} has not ended ({job['state']}): nothing to retry yet")
+    elif job.get("array_index") is not None:  # a task alone keeps its index: scripts that read it still work
+        index = str(job["array_index"])
+        spec["env"] = {**(spec.get("env") or {}), "FRONTDESK_ARRAY_TASK_ID": index, "SLURM_ARRAY_TASK_ID": index}
     new = c.submit(spec=spec, context=_context("cli"))
     return _submitted(args, new)
