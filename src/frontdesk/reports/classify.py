@@ -277,6 +277,12 @@ def _window(text: str, pos: int) -> tuple[int, int]:
     return start, end
 
 
+def _on_final_line(m: Matcher, text: str, final_at: int) -> re.Match[str] | None:
+    """`m`'s match within the final error line, if any."""
+    end = text.find("\n", final_at)
+    return m.regex.search(text, final_at, len(text) if end < 0 else end)
+
+
 def _last_match(m: Matcher, text: str, lowered: bytes) -> re.Match[str] | None:
     """The last match of `m`.
 
@@ -347,6 +353,8 @@ def _best(cat: Catalog, text: str, lowered: bytes, state: str | None) -> tuple[i
         match = _last_match(m, text, lowered)
         if match is None:
             continue
+        if final_at >= 0 and match.start() != final_at and _tier(text, match.start(), final_at) < 2:
+            match = _on_final_line(m, text, final_at) or match  # the decisive line, when it matches there too
         rank = (_tier(text, match.start(), final_at), m.priority, match.start())
         if best is None or rank > best[0]:
             best = (rank, m, match)

@@ -160,3 +160,18 @@ def test_final_traceback_line_outranks_earlier_errors() -> None:
     )
     sig = classify(text, "FAILED")
     assert sig.kind == "nccl_error" and sig.detail == "unhandled system error"
+
+
+def test_a_specific_kind_on_the_final_line_beats_a_generic_one_there() -> None:
+    """PyTorch prints the decisive `CUDA error: no kernel image ...` line and then the capability it lacks: the
+    specific kind (a build for the wrong compute capability) must win over the generic CUDA error on that line."""
+    from frontdesk.memory.classify import classify as classify_log
+
+    log = (
+        "RuntimeError: CUDA error: no kernel image is available for execution on the device\n"
+        "NVIDIA H100 with CUDA capability sm_90 is not compatible with the current PyTorch installation.\n"
+    )
+    sig = classify_log(log, "FAILED", 1)
+    assert sig.kind == "no_kernel_image" and "driver" not in sig.next_step.split(";")[0]
+    generic = classify_log("RuntimeError: CUDA error: an illegal memory access was encountered\n", "FAILED", 1)
+    assert generic.kind == "cuda_error"
