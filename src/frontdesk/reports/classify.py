@@ -277,12 +277,6 @@ def _window(text: str, pos: int) -> tuple[int, int]:
     return start, end
 
 
-def _on_final_line(m: Matcher, text: str, final_at: int) -> re.Match[str] | None:
-    """`m`'s match within the final error line, if any."""
-    end = text.find("\n", final_at)
-    return m.regex.search(text, final_at, len(text) if end < 0 else end)
-
-
 def _last_match(m: Matcher, text: str, lowered: bytes) -> re.Match[str] | None:
     """The last match of `m`.
 
@@ -353,8 +347,9 @@ def _best(cat: Catalog, text: str, lowered: bytes, state: str | None) -> tuple[i
         match = _last_match(m, text, lowered)
         if match is None:
             continue
-        if final_at >= 0 and match.start() != final_at and _tier(text, match.start(), final_at) < 2:
-            match = _on_final_line(m, text, final_at) or match  # the decisive line, when it matches there too
+        if final_at >= 0 and _tier(text, match.start(), final_at) < 2:  # the decisive line, if it matches there too
+            end = text.find("\n", final_at)
+            match = m.regex.search(text, final_at, end if end >= 0 else len(text)) or match
         rank = (_tier(text, match.start(), final_at), m.priority, match.start())
         if best is None or rank > best[0]:
             best = (rank, m, match)
