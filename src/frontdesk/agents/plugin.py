@@ -182,7 +182,8 @@ class AgentsPlugin(DeliveryService):
             nxt = self.batcher.next_due()
             timeout = None if nxt is None else max(0.0, nxt - self.clock())
             self._wakeup.clear()
-            try:
-                await asyncio.wait_for(self._wakeup.wait(), timeout=timeout)
+            try:  # asyncio.timeout, not wait_for: on 3.11 wait_for can drop a cancel that lands as the event is set
+                async with asyncio.timeout(timeout):
+                    await self._wakeup.wait()
             except TimeoutError:
                 pass

@@ -235,7 +235,8 @@ class DeliveryService:
                 await self.flush(s.id)  # a settled batch goes to this hook now
             timeout = max(timeout, settle + 0.5)  # a batch still settling arrives within the wait
         try:
-            return await asyncio.wait_for(asyncio.shield(waiter.future), timeout=max(timeout, 0.0))
+            async with asyncio.timeout(max(timeout, 0.0)):  # not wait_for: a shutdown's cancel must not be lost
+                return await asyncio.shield(waiter.future)
         except TimeoutError:
             self.hooks.unpark(s.id, waiter)
             if waiter.future.done():
