@@ -113,3 +113,35 @@ def test_codex_stop_hook_brings_the_report_to_the_model(gateway_factory: Any, co
     s = gw.client.request("GET", f"/v1/sessions/{thread}")
     assert s["harness"] == "codex" and s["unread"] == 0 and s["last_channel"] == "hooks:Stop"
     assert os.path.exists(hooks_file)
+
+
+def test_untrusted_hooks_are_skipped_by_the_real_codex_and_doctor_says_why(
+    gateway_factory: Any, codex_bin: Path, codex_env: Any
+) -> None:
+    """Issue 19, defect 5: without a reviewed hook trust, the real `codex exec` runs no frontdesk hook at all
+    (the report would wait forever); `frontdesk doctor` names exactly that and how to fix it."""
+    env, api, project = codex_env
+    gw = gateway_factory(config="[agents]\nbatch_window_s = 0.3\n")
+    res = gw.cli("hooks", "install", "codex", "--project", "--dir", str(project))
+    assert res.returncode == 0, res.stderr
+    ran = project / "hook-ran"
+    hooks_file = project / ".codex" / "hooks.json"
+    hooks = json.loads(hooks_file.read_text())
+    probe = f"{sys.executable} -c \"open('{ran}', 'w').write('x')\""
+    hooks["hooks"]["SessionStart"].append({"hooks": [{"type": "command", "command": probe, "timeout": 60}]})
+    hooks_file.write_text(json.dumps(hooks, indent=2))
+    argv = [str(codex_bin), "exec", "--trust", "--skip-git-repo-check", "--sandbox", "danger-full-access", "hi"]
+    run = subprocess.run(
+        argv, cwd=project, env={**gw.env, **env}, capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert not ran.exists()  # the hook was never run: Codex skips hooks nobody reviewed, silently
+    doctor = gw.cli("doctor", "--dir", str(project), "--json", env=env)
+    checks = {(c["harness"], c["check"]): c for c in json.loads(doctor.stdout)["checks"]}
+    reviewed = checks[("codex", "hooks-reviewed")]
+    assert reviewed["ok"] is not True and "/hooks" in reviewed["fix"]
+    with_bypass = subprocess.run(
+        [*argv[:2], "--dangerously-bypass-hook-trust", *argv[2:]], cwd=project, env={**gw.env, **env},
+        capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert with_bypass.returncode == 0 and ran.exists()  # the same hooks run once trusted (here: bypassed)
