@@ -203,3 +203,20 @@ def memory_enforced(slurm_lab: Path) -> None:
     """Skip (one line) where the lab could not enforce memory (no writable cgroup v1 memory controller)."""
     if "TaskPlugin=task/cgroup" not in (slurm_lab / "etc" / "slurm.conf").read_text():
         pytest.skip("the lab has no cgroup v1 memory controller here, so no OUT_OF_MEMORY")
+
+
+HARNESS_NODE = Path(__file__).resolve().parent / "harness" / "node"
+
+
+@pytest.fixture(scope="session")
+def harness_node() -> Path:
+    """tests/harness/node with the pinned agent binaries (claude, codex, gemini) installed: `npm ci` when missing,
+    as CI's clean clone needs; skips with one line only where npm itself is absent."""
+    bin_dir = HARNESS_NODE / "node_modules" / ".bin"
+    if not all((bin_dir / b).exists() for b in ("claude", "codex")):
+        npm = shutil.which("npm")
+        if npm is None:
+            pytest.skip("npm is not installed: cannot install the pinned agent binaries")
+        cmd = [npm, "ci", "--prefix", str(HARNESS_NODE), "--no-audit", "--no-fund"]
+        subprocess.run(cmd, check=True, capture_output=True, timeout=600)
+    return bin_dir

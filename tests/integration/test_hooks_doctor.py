@@ -13,10 +13,7 @@ import pytest
 
 NODE_BIN = Path(__file__).resolve().parents[1] / "harness" / "node" / "node_modules" / ".bin"
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "agents"
-pytestmark = [
-    pytest.mark.harness,
-    pytest.mark.skipif(not (NODE_BIN / "codex").exists(), reason="npm ci --prefix tests/harness/node first"),
-]
+pytestmark = [pytest.mark.harness, pytest.mark.usefixtures("harness_node")]  # the real binaries, installed if missing
 
 
 def _doctor(gw: Any, project: Path, env: dict[str, str]) -> tuple[int, str, dict[str, Any]]:

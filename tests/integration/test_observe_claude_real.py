@@ -24,7 +24,7 @@ CODEX = HARNESS / "node" / "node_modules" / ".bin" / "codex"
 pytestmark = [pytest.mark.harness, pytest.mark.slow]
 
 
-@pytest.mark.skipif(not CLAUDE.exists(), reason="tests/harness/node has no claude (npm ci --prefix tests/harness/node)")
+@pytest.mark.usefixtures("harness_node")
 def test_a_command_claude_runs_is_attributed_to_claude_code(tmp_path: Path) -> None:
     pidfile = tmp_path / "sleep.pid"
     db = tmp_path / "observe.db"
@@ -78,7 +78,7 @@ def _row(db: Path, pid: int) -> tuple[str, str, list[str], str]:
     return actor, harness, json.loads(ancestry), cwd
 
 
-@pytest.mark.skipif(not CODEX.exists(), reason="tests/harness/node has no codex (npm ci --prefix tests/harness/node)")
+@pytest.mark.usefixtures("harness_node")
 def test_a_hook_codex_runs_is_attributed_to_codex(tmp_path: Path) -> None:
     pidfile, db = tmp_path / "hook.pid", tmp_path / "observe.db"
     home, project = tmp_path / "home", tmp_path / "project"
