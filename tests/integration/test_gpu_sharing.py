@@ -192,3 +192,29 @@ def test_an_agent_asks_for_a_gpu_share_through_mcp(gpu_gateway: Any, workdir: Pa
     done = gw.client.wait([job["id"]], "all", 60)["reports"][0]
     assert done["state"] == "COMPLETED" and done["stdout_tail"] == ["dev=0"]
     assert done["requested"]["gpu_shared"] == {"memory_bytes": None, "share": 0.5}
+
+
+def test_the_web_page_shows_each_gpu_its_mode_free_memory_and_holders(gpu_gateway: Any, workdir: Path) -> None:
+    import re
+
+    import httpx
+
+    flags = workdir / "flags"
+    flags.mkdir()
+    shared = _submit(gpu_gateway, workdir, _held_until_released(flags, "s"), {"gpus": 0.25, "gpu": {"memory": "20G"}})
+    whole = _submit(gpu_gateway, workdir, _held_until_released(flags, "w"), {"gpus": 1})
+    _devices(flags, "s", gpu_gateway, shared)
+    _devices(flags, "w", gpu_gateway, whole)
+    with httpx.Client(transport=httpx.HTTPTransport(uds=str(gpu_gateway.socket)), timeout=30) as http:
+        page = http.get("http://gateway/").text
+    panel = re.search(r"<h2>GPUs</h2>(.*?)(?=<h2>|</div>)", page, flags=re.S)
+    assert panel, "no GPUs panel"
+    rows = re.findall(
+        r"<tr><td>(\d)</td><td>[^<]*</td><td>(\w+)</td><td>([^<]*)</td><td>([^<]*)</td></tr>", panel.group(1)
+    )
+    by_mode = {mode: (free, held) for _, mode, free, held in rows}
+    assert set(by_mode) == {"shared", "whole"}
+    assert by_mode["shared"][0].startswith("60") and f"job {shared}" in by_mode["shared"][1]  # 80G less the 20G share
+    assert f"job {whole}" in by_mode["whole"][1] and by_mode["whole"][1].endswith("whole")
+    for name in ("s", "w"):
+        (flags / f"{name}.go").touch()

@@ -14,6 +14,7 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import HTMLResponse
 
 if TYPE_CHECKING:
+    from frontdesk.api.access import Access
     from frontdesk.identity import Caller
     from frontdesk.plugins import Panel
     from frontdesk.telemetry.metrics import ShieldCounters
@@ -71,7 +72,33 @@ async def dashboard(request: Request, part: str | None = None) -> HTMLResponse:
             VerdictRow(seq, principal or "", str(data.get("verdict", "")), str(data.get("rule") or ""), command)
         )
     render = render_main if part == "main" else render_page
-    return HTMLResponse(render(caller.user, caller.admin, jobs, verdicts, _panels(gw.plugins, caller)))
+    panels = _panels(gw.plugins, caller)
+    gpus = _gpu_panel(gw.backend, caller, access)
+    return HTMLResponse(render(caller.user, caller.admin, jobs, verdicts, panels + ([gpus] if gpus else [])))
+
+
+def _gpu_panel(backend: object, caller: Caller, access: Access) -> Panel | None:
+    """Each GPU of the embedded backend: model, whole/shared/free, free memory, and its holders (a holder's job
+    and user only where the caller may see that job, as in `GET /v1/cluster`)."""
+    from frontdesk.api.jobs import _gpu_holders
+    from frontdesk.plugins import Panel
+    from frontdesk.spec.units import format_bytes
+
+    view = getattr(backend, "gpu_view", None)
+    devices = view() if view is not None else []
+    if not devices:
+        return None
+    rows = []
+    for device in (_gpu_holders(d, caller, access) for d in devices):
+        held = [
+            f"{'job ' + str(h['job_id']) + ' (' + str(h['principal']) + ')' if h['job_id'] else 'another user'}"
+            f"{' ' + format_bytes(h['memory_bytes']) if h['memory_bytes'] else ' whole'}"
+            for h in device["holders"]
+        ]
+        rows.append((str(device["index"]), str(device["model"]), str(device["mode"]),
+                     f"{format_bytes(device['free_bytes'])} of {format_bytes(device['memory_bytes'])}",
+                     ", ".join(held)))  # fmt: skip
+    return Panel("GPUs", ("gpu", "model", "mode", "free for shares", "held by"), tuple(rows))
 
 
 def _panels(plugins: Sequence[object], caller: Caller) -> list[Panel]:
