@@ -102,3 +102,25 @@ def test_the_page_shows_each_plugins_panel_for_the_caller(gateway_factory: Any, 
     row = re.search(rf"<tr><td>{sid}</td>.*?</tr>", sessions)
     assert row and "claude-code" in row.group(0) and row.group(0).endswith("<td>1</td></tr>")  # one unread report
     assert _panel(_get(gw, "/?part=main").text, "Lessons") == lessons  # the refreshing part has them too
+
+
+def test_the_page_shows_the_sites_observe_figures_agents_against_people(gateway_factory: Any, tmp_path: Any) -> None:
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit" / "telemetry"))
+    from synthetic import generate
+
+    from frontdesk.telemetry.analyze import analyze
+
+    observe = tmp_path / "observe.db"
+    generate(observe, tmp_path / "unused-journal.db")
+    gw = gateway_factory(config=f'[telemetry]\nobserve_db = "{observe}"\n')
+    job = _submit(gw, tmp_path, "dash-insight", "true")
+    gw.wait_state(job, {"COMPLETED"})
+    panel = _panel(_get(gw, "/").text, "Agents against people")
+    want = analyze(observe, gw.home / "frontdesk.db")
+    row = re.search(r"<tr><td>commands</td><td>([^<]*)</td><td>([^<]*)</td></tr>", panel)
+    assert row and (int(row.group(1)), int(row.group(2))) == (want.agent.commands, want.person.commands)
+    assert "<td>cancel rate</td>" in panel and "<td>experiment loop median s</td>" in panel
+    assert "observed minutes" in panel

@@ -8,7 +8,7 @@ import asyncio
 import json
 import logging
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import HTMLResponse
@@ -73,8 +73,46 @@ async def dashboard(request: Request, part: str | None = None) -> HTMLResponse:
         )
     render = render_main if part == "main" else render_page
     panels = _panels(gw.plugins, caller)
-    gpus = _gpu_panel(gw.backend, caller, access)
-    return HTMLResponse(render(caller.user, caller.admin, jobs, verdicts, panels + ([gpus] if gpus else [])))
+    extra = [_gpu_panel(gw.backend, caller, access), await _insight_panel(gw.settings)]
+    return HTMLResponse(render(caller.user, caller.admin, jobs, verdicts, panels + [p for p in extra if p]))
+
+
+_INSIGHT: dict[str, tuple[float, Panel | None]] = {}
+"""The last analysis per observe file: (the file's mtime, its panel); recomputed when the file changes."""
+
+
+async def _insight_panel(settings: Any) -> Panel | None:
+    """`frontdesk analyze` of the site's observe file (`[telemetry] observe_db`) joined with this gateway's
+    journal: aggregates only (no names, no commands), so every caller sees them, like `/metrics`."""
+    from pathlib import Path
+
+    raw = settings.section("telemetry").get("observe_db")
+    path = Path(str(raw)) if raw else None
+    if path is None or not path.is_file():
+        return None
+    mtime = path.stat().st_mtime
+    cached = _INSIGHT.get(str(path))
+    if cached is None or cached[0] != mtime:
+        cached = (mtime, await asyncio.to_thread(_analyze_panel, path, settings.db_path))
+        _INSIGHT[str(path)] = cached
+    return cached[1]
+
+
+def _analyze_panel(observe: Any, journal: Any) -> Panel | None:
+    from dataclasses import asdict
+
+    from frontdesk.errors import FrontdeskError
+    from frontdesk.plugins import Panel
+    from frontdesk.telemetry.analyze import analyze
+
+    try:
+        m = analyze(observe, journal if journal.is_file() else None)
+    except FrontdeskError as exc:
+        return Panel("Agents against people", ("figure", "agents", "people"), (), note=exc.message)
+    agent, person = asdict(m.agent), asdict(m.person)
+    rows = tuple((k.replace("_", " "), f"{agent[k]:g}", f"{person[k]:g}") for k in agent)
+    note = f"frontdesk analyze over {m.observed_minutes:g} observed minutes ({observe})"
+    return Panel("Agents against people", ("figure", "agents", "people"), rows, note=note)
 
 
 def _gpu_panel(backend: object, caller: Caller, access: Access) -> Panel | None:
