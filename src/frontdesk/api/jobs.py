@@ -232,7 +232,7 @@ def _own_rows(info: Any, caller: Caller, access: Access) -> Any:
     return out
 
 
-def _gpu_holders(device: dict[str, Any], caller: Caller, access: Access) -> dict[str, Any]:
+def gpu_holders(device: dict[str, Any], caller: Caller, access: Access) -> dict[str, Any]:
     """A device's holders: job and principal shown only where the caller may see that job (memory always)."""
     rows = [
         h if access.may(caller, h["principal"] or None, Action.LIST) else {**h, "job_id": None, "principal": None}
@@ -247,7 +247,7 @@ async def cluster(request: Request) -> dict[str, Any]:
     out: dict[str, Any] = {"backend": gw.backend.name, "inventory": gw.backend.inventory().to_dict()}
     gpu_view = getattr(gw.backend, "gpu_view", None)  # the embedded backend: each GPU's free memory and holders
     if gpu_view is not None:
-        out["gpus"] = [_gpu_holders(d, caller, access) for d in gpu_view()]
+        out["gpus"] = [gpu_holders(d, caller, access) for d in gpu_view()]
     for plugin in gw.plugins:
         info = getattr(plugin, "cluster_info", None)
         if info is not None:

@@ -118,7 +118,7 @@ def _analyze_panel(observe: Any, journal: Any) -> Panel | None:
 def _gpu_panel(backend: object, caller: Caller, access: Access) -> Panel | None:
     """Each GPU of the embedded backend: model, whole/shared/free, free memory, and its holders (a holder's job
     and user only where the caller may see that job, as in `GET /v1/cluster`)."""
-    from frontdesk.api.jobs import _gpu_holders
+    from frontdesk.api.jobs import gpu_holders
     from frontdesk.plugins import Panel
     from frontdesk.spec.units import format_bytes
 
@@ -127,7 +127,7 @@ def _gpu_panel(backend: object, caller: Caller, access: Access) -> Panel | None:
     if not devices:
         return None
     rows = []
-    for device in (_gpu_holders(d, caller, access) for d in devices):
+    for device in (gpu_holders(d, caller, access) for d in devices):
         held = [
             f"{'job ' + str(h['job_id']) + ' (' + str(h['principal']) + ')' if h['job_id'] else 'another user'}"
             f"{' ' + format_bytes(h['memory_bytes']) if h['memory_bytes'] else ' whole'}"
