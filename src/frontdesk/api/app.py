@@ -19,6 +19,7 @@ from fastapi.responses import JSONResponse
 from frontdesk.api import events, jobs, tokens
 from frontdesk.api.access import Access
 from frontdesk.api.auth import Authenticator, tokens_from_settings
+from frontdesk.api.authfail import AuthFailures
 from frontdesk.api.identify import Identify
 from frontdesk.api.limits import Limits, max_body_from
 from frontdesk.errors import Forbidden, FrontdeskError
@@ -74,6 +75,7 @@ def create_app(gw: Gateway) -> FastAPI:
         try:
             yield
         finally:
+            failures.flush()  # failed authentications counted but not yet journalled
             await gw.stop()
 
     app = FastAPI(title="frontdesk", version="0.1.0", lifespan=lifespan)
@@ -84,7 +86,10 @@ def create_app(gw: Gateway) -> FastAPI:
     access = Access(roles, gw.publish, lambda sid: _session_owner(gw, sid))
     app.state.gw, app.state.access = gw, access
     authn = Authenticator(gw.settings, access.roles, tokens_from_settings(gw.settings))
-    app.add_middleware(Identify, authn=authn, access=access, session_owner=lambda sid: _session_owner(gw, sid))
+    failures = AuthFailures.from_section(gw.settings.section("access"), gw.publish)
+    app.add_middleware(
+        Identify, authn=authn, access=access, session_owner=lambda sid: _session_owner(gw, sid), failures=failures
+    )
     _errors(app, access)
     app.include_router(jobs.router)
     app.include_router(events.router)

@@ -14,6 +14,7 @@ from starlette.responses import JSONResponse
 
 from frontdesk.api.access import Access
 from frontdesk.api.auth import Authenticator, Unauthenticated
+from frontdesk.api.authfail import AuthFailures
 from frontdesk.api.limits import ASGIApp, Receive, Scope, Send
 
 __all__ = ["Identify", "SESSION_PATH"]
@@ -25,9 +26,15 @@ class Identify:
     """Sets `request.state.caller` (and `.principal`) from the kernel, MUNGE or a bearer token; 401 otherwise."""
 
     def __init__(
-        self, app: ASGIApp, authn: Authenticator, access: Access, session_owner: Callable[[str], str | None]
+        self,
+        app: ASGIApp,
+        authn: Authenticator,
+        access: Access,
+        session_owner: Callable[[str], str | None],
+        failures: AuthFailures | None = None,
     ) -> None:
         self.app = app
+        self.failures = failures
         self.authn = authn
         self.access = access
         self.session_owner = session_owner
@@ -37,9 +44,12 @@ class Identify:
             await self.app(scope, receive, send)
             return
         # The kernel (SO_PEERCRED) on the Unix socket; a MUNGE credential or a bearer token on TCP.
+        headers = Headers(scope=scope)
         try:
-            caller = await self.authn.caller(scope, Headers(scope=scope))
+            caller = await self.authn.caller(scope, headers)
         except Unauthenticated as exc:
+            if self.failures is not None:  # journalled, at most one event per source per interval
+                self.failures.record(scope, headers)
             await JSONResponse(exc.to_payload(), exc.http_status)(scope, receive, send)
             return
         state = scope.setdefault("state", {})

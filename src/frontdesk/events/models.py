@@ -41,6 +41,11 @@ class EventKind(StrEnum):
     """A caller was refused a read or an action: action, target, owner, via (the principal is the caller)."""
     ACCESS_ADMIN = "access.admin"
     """An admin read or acted on another user's object: action, target, owner, via (the principal is the admin)."""
+    ACCESS_UNAUTHENTICATED = "access.unauthenticated"
+    """Requests failed to authenticate (401): source, count, via, reason, token_ids, interval (api/authfail.py)."""
+    SLURM_ENDED = "slurm.ended"
+    """A Slurm job ended (EpilogSlurmctld → the facility gateway): slurm_ids, uid, exit_code; the principal is
+    the job's user, whose per-user gateway receives it by subscription (facility_push.py)."""
 
 
 @dataclass(frozen=True)
