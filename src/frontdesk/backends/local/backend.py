@@ -1,8 +1,8 @@
-"""The embedded backend: runs jobs as local processes, each under a shepherd, with real resource accounting.
+"""`LocalBackend`: the embedded backend's queue, resources and GPU assignment, and its scheduling loop.
 
-Queue, resources and GPU assignment live here; each started attempt gets a detached shepherd
-(backends/shepherd.py) that enforces walltime and memory and leaves result.json behind. All state is in
-`<home>/local/<backend id>/`, so a restarted gateway picks up queued, running and finished attempts.
+Each started attempt gets a detached shepherd (backends/shepherd.py) that enforces walltime and memory and
+leaves result.json behind in its attempt folder (files.py), so a restarted gateway picks up queued, running
+and finished attempts.
 """
 
 from __future__ import annotations
@@ -12,109 +12,30 @@ import json
 import logging
 import os
 import signal
-import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field, replace
-from pathlib import Path
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from frontdesk.backends.base import BackendJob, BackendStatus, Inventory, JobState, PushHint, Usage
-from frontdesk.backends.gpushare import GpuLedger, Hold, SharedNeed
+from frontdesk.backends.base import BackendJob, BackendStatus, Inventory, JobState, PushHint
+from frontdesk.backends.gpushare import Hold
+from frontdesk.backends.local.files import AttemptFiles, give_job_files, holds_of, lost_result
+from frontdesk.backends.local.procs import alive, exited, mem_total, spawn_shepherd
+from frontdesk.backends.local.scheduling import FreeResources, QueuedJob, Scheduler, greedy_pick, take_gpus
 from frontdesk.backends.localgpu import detect_gpus, device_views, gpu_env, ledger_of, never_fits_gpu
-from frontdesk.backends.runas import RunAs, for_job, own
+from frontdesk.backends.runas import for_job
 from frontdesk.backends.shepherd import write_json
 from frontdesk.backends.tracking import fence, state_id
 from frontdesk.config import Settings
 from frontdesk.errors import BackendError
-from frontdesk.jobenv import login_env, shepherd_env
+from frontdesk.jobenv import login_env
 
-__all__ = ["FreeResources", "LocalBackend", "QueuedJob", "Scheduler", "detect_gpus", "greedy_pick", "take_gpus"]
+__all__ = ["LocalBackend"]
 
 log = logging.getLogger("frontdesk.local")
 
-
-@dataclass(frozen=True)
-class QueuedJob:
-    """A queued attempt as a scheduler sees it."""
-
-    backend_id: str
-    job_id: int
-    cpus: int
-    memory_bytes: int
-    gpus: int
-    gpu_types: tuple[str, ...]
-    walltime_seconds: int | None
-    priority: int
-    queued_at: float
-    partition: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-    started_at: float | None = None
-    """Set once the attempt runs (schedulers estimate its end from it)."""
-    gpu_memory_bytes: int | None = None
-    gpu_share: float | None = None
-
-    @property
-    def shared_need(self) -> SharedNeed | None:
-        """A fractional GPU request (one device shared by memory), or None for whole GPUs."""
-        if self.gpu_memory_bytes is None and self.gpu_share is None:
-            return None
-        return SharedNeed(self.gpu_memory_bytes, self.gpu_share)
-
-
-@dataclass(frozen=True)
-class FreeResources:
-    """What is free now, and what is held by whom."""
-
-    cpus: int
-    memory_bytes: int
-    gpus: tuple[int, ...]
-    gpu_models: dict[int, str]
-    running: tuple[QueuedJob, ...] = ()
-    total_cpus: int = 0
-    total_memory_bytes: int = 0
-    gpu_memory: dict[int, int] = field(default_factory=dict)
-    """Each device's memory (bytes; 0 when unknown)."""
-    gpu_holds: tuple[Hold, ...] = ()
-    """What running jobs hold: whole devices, or memory on shared ones."""
-
-    def ledger(self) -> GpuLedger:
-        """A fresh ledger of the devices, to take devices from while picking (a device neither in `gpus`
-        nor shared counts as held whole)."""
-        held = {h.index for h in self.gpu_holds} | set(self.gpus)
-        whole = tuple(Hold(i) for i in self.gpu_models if i not in held)
-        return GpuLedger(self.gpu_models, self.gpu_memory, self.gpu_holds + whole)
-
-
-Scheduler = Callable[[list[QueuedJob], FreeResources, float], list[str]]
-"""A pure function: which queued attempts to start now."""
-
-
-def take_gpus(job: QueuedJob, ledger: GpuLedger) -> tuple[Hold, ...] | None:
-    """The devices a job gets from `ledger` now (taken from it), () for a CPU job, None when none fit."""
-    if not job.gpus:
-        return ()
-    return ledger.take(job.gpus, job.gpu_types, job.shared_need)
-
-
-def greedy_pick(queued: list[QueuedJob], free: FreeResources, now: float) -> list[str]:
-    """The default order: priority, then submission; start each attempt that fits (first fit)."""
-    cpus, mem, ledger = free.cpus, free.memory_bytes, free.ledger()
-    picked = []
-    for job in sorted(queued, key=lambda j: (-j.priority, j.queued_at, j.job_id)):
-        if job.cpus <= cpus and job.memory_bytes <= mem and take_gpus(job, ledger) is not None:
-            picked.append(job.backend_id)
-            cpus -= job.cpus
-            mem -= job.memory_bytes
-    return picked
-
-
-def _mem_total() -> int:
-    with open("/proc/meminfo") as fh:
-        for line in fh:
-            if line.startswith("MemTotal:"):
-                return int(line.split()[1]) * 1024
-    return 0
+_OUTPUT_MAX = "1G"
+"""Default cap on each of a job's output files ([local] output_max_bytes; 0 for none)."""
 
 
 @dataclass
@@ -122,15 +43,6 @@ class _Running:
     job: QueuedJob
     holds: tuple[Hold, ...]
     pid: int
-
-
-def _exited(pid: int) -> bool:
-    """Whether a shepherd has ended (reaping it when it is our child)."""
-    try:
-        done, _ = os.waitpid(pid, os.WNOHANG)
-        return done != 0
-    except ChildProcessError:  # not our child (adopted after a restart)
-        return not _alive(pid)
 
 
 class LocalBackend:
@@ -144,6 +56,7 @@ class LocalBackend:
         self.settings = settings
         self.root = settings.home / "local"
         self.root.mkdir(parents=True, exist_ok=True)
+        self.files = AttemptFiles(self.root)
         self.state_id = state_id(self.root)
         """Unique per state directory: names this gateway's cgroups and tags its jobs' processes."""
         self.output_max_bytes = parse_memory(settings.section("local").get("output_max_bytes", _OUTPUT_MAX))
@@ -155,7 +68,7 @@ class LocalBackend:
                 else [{"index": i, "model": "virtual", "memory_bytes": 0} for i in range(settings.local_gpus)]
             )
         self.gpu_info = gpus
-        mem = parse_memory(settings.local_memory) if settings.local_memory else _mem_total()
+        mem = parse_memory(settings.local_memory) if settings.local_memory else mem_total()
         self._inventory = Inventory(cpus=settings.local_cpus or os.cpu_count() or 1, memory_bytes=mem, gpus=tuple(gpus))
         self.scheduler: Scheduler = greedy_pick
         self.hold_reason: Callable[[], str | None] = lambda: None
@@ -204,7 +117,7 @@ class LocalBackend:
         adir = self.root / bid
         adir.mkdir(mode=0o700, parents=True, exist_ok=True)
         who = for_job(job.uid, job.extra.get("policy", {}).get("principal"))
-        _give_job_files(job.job_dir, who)
+        give_job_files(job.job_dir, who)
         # The submitter's login defaults and the stored (submitted, site-filtered) environment; never ours.
         # FRONTDESK_SOCKET (unless the submitter set one): a `frontdesk` call inside the job reaches this gateway.
         base = {**login_env(who.name, who.home, who.shell), "FRONTDESK_SOCKET": str(self.settings.socket)}
@@ -237,7 +150,7 @@ class LocalBackend:
         """Drop a queued attempt, or have its shepherd kill the whole process tree."""
         if backend_id in self.queue:
             del self.queue[backend_id]
-            self._write_result(backend_id, {"state": "CANCELLED", "ended_at": time.time(), "reason": "cancelled"})
+            self.files.write_cancelled(backend_id)
             self._push([backend_id])
             return
         run = self.running.get(backend_id)
@@ -262,7 +175,7 @@ class LocalBackend:
         found = {}
         for key in keys:
             bid = key.removeprefix("fd-")
-            if (self.root / bid / "launch.json").exists():
+            if self.files.exists(bid, "launch.json"):
                 found[key] = bid
         return found
 
@@ -284,9 +197,6 @@ class LocalBackend:
             gpu_share=job.gpu_share,
         )
 
-    def _write_result(self, bid: str, result: dict[str, Any]) -> None:
-        write_json(self.root / bid / "result.json", result)
-
     def _never_fits(self, job: BackendJob) -> str | None:
         """Why a job can never fit this host (so it is refused, never PENDING forever), or None."""
         from frontdesk.spec.units import format_bytes
@@ -301,8 +211,8 @@ class LocalBackend:
 
     def _fence(self, bid: str, timeout: float = 10.0) -> bool:
         """Kill what is left of an attempt whose shepherd is gone; True once nothing of it runs."""
-        launch = self._read(bid, "launch.json") or {}
-        started = self._read(bid, "started.json") or {}
+        launch = self.files.read(bid, "launch.json") or {}
+        started = self.files.read(bid, "started.json") or {}
         pid = started.get("pid")
         return fence(launch, int(pid) if isinstance(pid, int) else None, timeout=timeout)
 
@@ -312,92 +222,40 @@ class LocalBackend:
         if not self._fence(bid):
             log.warning("attempt %s: its shepherd died and some of its processes survive a kill; retrying", bid)
             return False
-        if (self.root / bid / "result.json").exists():
+        if self.files.exists(bid, "result.json"):
             return True  # the shepherd wrote it after all
-        lost = {
-            "state": "NODE_FAIL",
-            "ended_at": time.time(),
-            "reason": "the job's shepherd died without a result; the job's processes were killed",
-            "fenced": True,
-        }
-        if (self.root / bid / "cancel").exists():
-            lost = {"state": "CANCELLED", "ended_at": time.time(), "reason": "cancelled"}
         try:
-            self._write_result(bid, lost)
+            if self.files.exists(bid, "cancel"):
+                self.files.write_cancelled(bid)
+            else:
+                self.files.write_result(bid, lost_result())
         except OSError as exc:  # a full disk: tried again on the next pass
             self._launch_failed(bid, exc)
             return False
         return True
 
-    def _read(self, bid: str, name: str) -> dict[str, Any] | None:
-        try:
-            data: dict[str, Any] = json.loads((self.root / bid / name).read_text())
-            return data
-        except (OSError, ValueError):
-            return None
-
     def _status(self, bid: str) -> BackendStatus | None:
         if bid in self.queue:
             reason = self._disk_hold or self.hold_reason() or "Resources"
             return BackendStatus(backend_id=bid, state=JobState.PENDING, reason=reason)
-        launch = self._read(bid, "launch.json")
-        if launch is None:
-            return None
-        out, err = Path(launch["stdout"]), Path(launch["stderr"])
-        result = self._read(bid, "result.json")
-        if result is not None:
-            return BackendStatus(
-                backend_id=bid,
-                state=JobState(result["state"]),
-                exit_code=result.get("exit_code"),
-                signal=result.get("signal"),
-                started_at=result.get("started_at"),
-                ended_at=result.get("ended_at"),
-                usage=Usage(
-                    cpu_seconds=result.get("cpu_seconds"),
-                    peak_rss_bytes=result.get("peak_rss_bytes"),
-                    gpu_util_percent=result.get("gpu_util_percent"),
-                    gpu_mem_peak_bytes=result.get("gpu_mem_peak_bytes"),
-                ),
-                reason=result.get("reason"),
-                stdout_path=out,
-                stderr_path=err,
-                node=os.uname().nodename,
-            )
-        started = self._read(bid, "started.json")
-        if bid in self.running or started is not None:
-            return BackendStatus(
-                backend_id=bid,
-                state=JobState.RUNNING,
-                started_at=started.get("started_at") if started else None,
-                stdout_path=out,
-                stderr_path=err,
-                node=os.uname().nodename,
-            )
-        return BackendStatus(backend_id=bid, state=JobState.PENDING, reason="Resources")
+        return self.files.status(bid, running=bid in self.running)
 
     def _recover(self) -> None:
         for adir in sorted(self.root.iterdir()):
             bid = adir.name
-            launch = self._read(bid, "launch.json")
+            launch = self.files.read(bid, "launch.json")
             if launch is None or (adir / "result.json").exists():
                 continue
             queued = QueuedJob(**{**launch["queued"], "gpu_types": tuple(launch["queued"]["gpu_types"])})
-            pid = self._shepherd_pid(bid)
+            pid = self.files.shepherd_pid(bid)
             if pid is None:
                 self.queue[bid] = queued
-            elif _alive(pid):
-                holds = _holds_of(launch)
-                started = self._read(bid, "started.json") or {}
+            elif alive(pid):
+                holds = holds_of(launch)
+                started = self.files.read(bid, "started.json") or {}
                 self.running[bid] = _Running(replace(queued, started_at=started.get("started_at")), holds, pid)
             elif not self._write_lost(bid):
                 self.running[bid] = _Running(queued, (), pid)  # not fenced yet: _reap tries again
-
-    def _shepherd_pid(self, bid: str) -> int | None:
-        try:
-            return int((self.root / bid / "shepherd.pid").read_text().strip())
-        except (OSError, ValueError):
-            return None
 
     def _free(self) -> FreeResources:
         inv = self._inventory
@@ -435,11 +293,11 @@ class LocalBackend:
         ended = []
         for bid, run in list(self.running.items()):
             # Never block here: a shepherd that wrote its result may still be telling us so over the socket.
-            if not _exited(run.pid):
+            if not exited(run.pid):
                 continue
-            if not (self.root / bid / "result.json").exists():
-                owner = self._shepherd_pid(bid)
-                if owner and owner != run.pid and _alive(owner):
+            if not self.files.exists(bid, "result.json"):
+                owner = self.files.shepherd_pid(bid)
+                if owner and owner != run.pid and alive(owner):
                     run.pid = owner  # a shepherd from before a restart owns this attempt: follow it
                     continue
                 if not self._write_lost(bid):
@@ -492,52 +350,4 @@ class LocalBackend:
         # The shepherd ends a shared job whose processes use more device memory than it holds.
         launch["gpu_memory_limit"] = holds[0].memory_bytes if need is not None and holds else None
         write_json(adir / "launch.json", launch)
-        log = os.open(adir / "shepherd.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        try:
-            # posix_spawn (vfork) keeps launching cheap even when the gateway process is large.
-            pid = os.posix_spawn(
-                sys.executable,
-                # -P: never the gateway's working directory on the import path (the shepherd may run as root).
-                [sys.executable, "-P", "-m", "frontdesk.backends.shepherd", str(adir)],
-                shepherd_env(),
-                file_actions=[
-                    (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-                    (os.POSIX_SPAWN_DUP2, log, 1),
-                    (os.POSIX_SPAWN_DUP2, log, 2),
-                ],
-                setsid=True,
-            )
-        finally:
-            os.close(log)
-        self.running[bid] = _Running(job, holds, pid=pid)
-
-
-_OUTPUT_MAX = "1G"
-"""Default cap on each of a job's output files ([local] output_max_bytes; 0 for none)."""
-
-
-def _give_job_files(job_dir: Path, who: RunAs) -> None:
-    """The attempt's files become the job user's (0600, a script 0700); its directories stay ours, 0700."""
-    for d in (job_dir.parent, job_dir):
-        d.mkdir(mode=0o700, parents=True, exist_ok=True)
-        os.chmod(d, 0o700)
-    for f in job_dir.iterdir():
-        if f.is_file() and not f.is_symlink():
-            own(f, who, 0o700 if f.name == "script" else 0o600)
-
-
-def _holds_of(launch: dict[str, Any]) -> tuple[Hold, ...]:
-    """The devices a launched attempt holds (launch files from before shared GPUs: whole devices)."""
-    if "gpu_holds" in launch:
-        return tuple(Hold(int(i), int(m)) for i, m in launch["gpu_holds"] or ())
-    return tuple(Hold(int(g)) for g in launch["env"].get("CUDA_VISIBLE_DEVICES", "").split(",") if g.isdigit())
-
-
-def _alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
+        self.running[bid] = _Running(job, holds, pid=spawn_shepherd(adir))

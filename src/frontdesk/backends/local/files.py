@@ -1,0 +1,132 @@
+"""The attempt folder `<home>/local/<backend id>/`: what the gateway and the attempt's shepherd leave there.
+
+launch.json (written at submit, completed at launch), shepherd.pid, started.json, result.json, cancel (a
+flag file). Everything a restarted gateway needs is read back from these files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from frontdesk.backends.base import BackendStatus, JobState, Usage
+from frontdesk.backends.gpushare import Hold
+from frontdesk.backends.runas import RunAs, own
+from frontdesk.backends.shepherd import write_json
+
+__all__ = ["AttemptFiles", "cancelled_result", "give_job_files", "holds_of", "lost_result"]
+
+
+class AttemptFiles:
+    """The attempt folders under one root (`<home>/local`)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def path(self, bid: str, name: str) -> Path:
+        """One file of attempt `bid`."""
+        return self.root / bid / name
+
+    def exists(self, bid: str, name: str) -> bool:
+        """Whether attempt `bid` has file `name`."""
+        return self.path(bid, name).exists()
+
+    def read(self, bid: str, name: str) -> dict[str, Any] | None:
+        """A JSON file of the attempt, None when missing or unreadable."""
+        try:
+            data: dict[str, Any] = json.loads(self.path(bid, name).read_text())
+            return data
+        except (OSError, ValueError):
+            return None
+
+    def write_result(self, bid: str, result: dict[str, Any]) -> None:
+        """The attempt's result.json (written by the gateway only for attempts no shepherd ended)."""
+        write_json(self.path(bid, "result.json"), result)
+
+    def write_cancelled(self, bid: str) -> None:
+        """The result of an attempt cancelled before it ran."""
+        self.write_result(bid, cancelled_result())
+
+    def shepherd_pid(self, bid: str) -> int | None:
+        """The pid the attempt's shepherd wrote, None before it started."""
+        try:
+            return int(self.path(bid, "shepherd.pid").read_text().strip())
+        except (OSError, ValueError):
+            return None
+
+    def status(self, bid: str, running: bool) -> BackendStatus | None:
+        """The state the files tell (ended, running, or waiting to start); None for an unknown attempt."""
+        launch = self.read(bid, "launch.json")
+        if launch is None:
+            return None
+        out, err = Path(launch["stdout"]), Path(launch["stderr"])
+        result = self.read(bid, "result.json")
+        if result is not None:
+            return _ended(bid, result, out, err)
+        started = self.read(bid, "started.json")
+        if running or started is not None:
+            return BackendStatus(
+                backend_id=bid,
+                state=JobState.RUNNING,
+                started_at=started.get("started_at") if started else None,
+                stdout_path=out,
+                stderr_path=err,
+                node=os.uname().nodename,
+            )
+        return BackendStatus(backend_id=bid, state=JobState.PENDING, reason="Resources")
+
+
+def _ended(bid: str, result: dict[str, Any], out: Path, err: Path) -> BackendStatus:
+    return BackendStatus(
+        backend_id=bid,
+        state=JobState(result["state"]),
+        exit_code=result.get("exit_code"),
+        signal=result.get("signal"),
+        started_at=result.get("started_at"),
+        ended_at=result.get("ended_at"),
+        usage=Usage(
+            cpu_seconds=result.get("cpu_seconds"),
+            peak_rss_bytes=result.get("peak_rss_bytes"),
+            gpu_util_percent=result.get("gpu_util_percent"),
+            gpu_mem_peak_bytes=result.get("gpu_mem_peak_bytes"),
+        ),
+        reason=result.get("reason"),
+        stdout_path=out,
+        stderr_path=err,
+        node=os.uname().nodename,
+    )
+
+
+def cancelled_result() -> dict[str, Any]:
+    """result.json of an attempt cancelled before it ran or whose shepherd died after a cancel."""
+    return {"state": JobState.CANCELLED.value, "ended_at": time.time(), "reason": "cancelled"}
+
+
+def lost_result() -> dict[str, Any]:
+    """result.json of an attempt whose shepherd died without one (its processes fenced)."""
+    return {
+        "state": JobState.NODE_FAIL.value,
+        "ended_at": time.time(),
+        "reason": "the job's shepherd died without a result; the job's processes were killed",
+        "fenced": True,
+    }
+
+
+def give_job_files(job_dir: Path, who: RunAs) -> None:
+    """The attempt's files become the job user's (0600, a script 0700); its directories stay ours, 0700."""
+    for d in (job_dir.parent, job_dir):
+        d.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.chmod(d, 0o700)
+    for f in job_dir.iterdir():
+        if f.is_file() and not f.is_symlink():
+            own(f, who, 0o700 if f.name == "script" else 0o600)
+
+
+def holds_of(launch: dict[str, Any]) -> tuple[Hold, ...]:
+    """The devices a launched attempt holds (launch files from before shared GPUs: whole devices)."""
+    if "gpu_holds" in launch:
+        return tuple(Hold(int(i), int(m)) for i, m in launch["gpu_holds"] or ())
+    return tuple(Hold(int(g)) for g in launch["env"].get("CUDA_VISIBLE_DEVICES", "").split(",") if g.isdigit())
