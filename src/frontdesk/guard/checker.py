@@ -11,12 +11,14 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 
-from frontdesk.durations import parse_slurm_clock
 from frontdesk.guard import rules as rules_mod
+from frontdesk.guard.fetches import fetch_targets, reads_fetched_code
 from frontdesk.guard.model import Decision, GuardContext, Verdict
 from frontdesk.guard.named import NAMED_CHECKS
+from frontdesk.guard.runs import resolve, script_of, tainted_exec
 from frontdesk.guard.secrets import find_secrets, redact
 from frontdesk.guard.shell import DYNAMIC, Invocation, Parsed, parse
+from frontdesk.guard.sitechecks import job_process, misused_partition
 from frontdesk.guard.taint import JOB_OUTPUT
 
 __all__ = ["check", "fetch_targets", "RUNTIME_VARS"]
@@ -53,23 +55,6 @@ _SCRIPT_LIMIT = 256 * 1024
 _STARTUP_FILES = frozenset(
     (".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zprofile", ".zshenv", ".bash_logout")
 )
-_SHELL_RUNNERS = {"bash", "sh", "zsh", "dash", "ksh", "source", ".", "sbatch"}
-_CODE_RUNNERS = r"^(python[0-9.]*|perl|ruby|node|Rscript|julia|php)$"
-_INSTALLERS = {
-    "pip",
-    "pip3",
-    "uv",
-    "pipx",
-    "conda",
-    "mamba",
-    "npm",
-    "yarn",
-    "pnpm",
-    "cargo",
-    "go",
-    "make",
-    "cmake",
-}
 
 
 @dataclass
@@ -156,43 +141,25 @@ def _hits(command: str, ctx: GuardContext, ruleset: rules_mod.RuleSet, depth: in
 def _match(rule: rules_mod.Rule, inv: Invocation, ctx: GuardContext, ruleset: rules_mod.RuleSet) -> _Hit | None:
     if rule.check == "fetch-exec":
         base = replace(rule, check=None, upstream_any=())
-        if rules_mod.match(base, inv, ctx, ruleset) and _reads_fetched_code(inv, set(rule.upstream_any)):
+        if rules_mod.match(base, inv, ctx, ruleset) and reads_fetched_code(inv, set(rule.upstream_any)):
             feeders = inv.upstream + inv.stdin_from + [p for w in inv.args for p in w.subst_programs]
             return _Hit(rule, " | ".join(dict.fromkeys(feeders + [inv.program or (inv.via or ["sh"])[-1]])))
         return None
     if rule.check == "tainted-exec":
-        source = _tainted_exec(inv, ctx)
+        source = tainted_exec(inv, ctx)
         return _Hit(rule, taint=source) if source else None
     if rule.check == "job-process":
-        detail = _job_process(inv, ctx)
+        detail = job_process(inv, ctx)
         return _Hit(rule, detail) if detail else None
     if rule.check in NAMED_CHECKS:
         detail = NAMED_CHECKS[rule.check](inv)
         return _Hit(rule, detail) if detail is not None else None
     if rule.check == "slurm-test-partition":
-        detail = _test_partition(inv, ctx, ruleset)
+        detail = misused_partition(inv, ctx, ruleset)
         return _Hit(rule, detail) if detail else None
     if rule.check is not None:
         return None
     return _Hit(rule) if rules_mod.match(rule, inv, ctx, ruleset) else None
-
-
-# -- named checks -----------------------------------------------------------------------------------
-def _job_process(inv: Invocation, ctx: GuardContext) -> str | None:
-    """`kill PID` where PID runs a frontdesk job (not this session's own) or another user's process."""
-    if inv.program != "kill":
-        return None
-    words = [w.text for w in inv.args if not w.dynamic]
-    pids: list[int] = []
-    options = True
-    for k, t in enumerate(words):
-        if options and t == "--":
-            options = False
-        elif options and k and words[k - 1] in ("-s", "-n", "--signal"):
-            continue  # a signal name or number
-        elif t.isdigit() or (t[:1] == "-" and t[1:].isdigit() and (k or not options)):
-            pids.append(int(t.lstrip("-")))  # `kill -- -PGID`, `kill -9 -PGID`: the group's leader
-    return next((d for d in map(ctx.process_info, [p for p in pids if p > 1][:16]) if d), None)
 
 
 def _fork_bomb(parsed: Parsed) -> bool:
@@ -203,63 +170,14 @@ def _fork_bomb(parsed: Parsed) -> bool:
     return False
 
 
-def _reads_fetched_code(inv: Invocation, fetchers: set[str]) -> bool:
-    prog = inv.program
-    fed = set(inv.upstream) | set(inv.stdin_from)
-    subst = {p for w in inv.args for p in w.subst_programs}
-    if not (fed | subst) & fetchers:
-        return False
-    if prog == "eval" or (not inv.argv and inv.via and inv.via[-1] in ("eval", "bash -c", "sh -c")):
-        return True
-    if prog in ("source", "."):
-        return True
-    positional = [w for w in inv.args if not w.is_flag]
-    if prog in ("bash", "sh", "zsh", "dash", "ksh", "fish") or rules_mod.rx(_CODE_RUNNERS).match(prog):
-        if inv.inline_code is not None or any(
-            w.is_flag and not w.text.startswith("--") and ("c" in w.text or "e" in w.text) for w in inv.args
-        ):
-            return bool(subst & fetchers)
-        if not positional or positional[0].text in ("-", "/dev/stdin"):
-            return bool(fed & fetchers)
-        return bool(set(inv.stdin_from) & fetchers) and positional[0].text == "/dev/fd/63"
-    return False
-
-
-def _script_of(inv: Invocation) -> tuple[str, str] | None:
-    """(kind, path) of a script the invocation runs: kind 'shell' or 'code'."""
-    prog = inv.program
-    if not inv.argv:
-        return None
-    positional = [w for w in inv.args if not w.is_flag]
-    if prog in _SHELL_RUNNERS and positional and inv.inline_code is None:
-        return ("shell", positional[0].text)
-    if rules_mod.rx(_CODE_RUNNERS).match(prog) and inv.inline_code is None and positional and not inv.module:
-        if "-m" in [w.text for w in inv.args]:
-            return None
-        return ("code", positional[0].text)
-    argv0 = inv.argv[0].text
-    if "/" in argv0 and not argv0.startswith(("/usr/", "/bin/", "/sbin/", "/opt/")):
-        return (
-            "shell" if argv0.endswith((".sh", ".bash")) or "." not in os.path.basename(argv0) else "code",
-            argv0,
-        )
-    return None
-
-
-def _resolve(path: str, ctx: GuardContext, cwd: str | None) -> str:
-    if path.startswith("~"):
-        path = ctx.home + path[1:]
-    return os.path.normpath(os.path.join(cwd or ctx.cwd, path))
-
-
 def _scan_script(
     inv: Invocation, ctx: GuardContext, ruleset: rules_mod.RuleSet, written: Mapping[str, str]
 ) -> Iterator[_Hit]:
-    script = _script_of(inv)
+    script = script_of(inv)
     if script is None:
         return
     kind, path = script
-    full = _resolve(path, ctx, inv.cwd)
+    full = resolve(path, ctx, inv.cwd)
     text = written.get(full) or ctx.read_file(full)  # a script this same line wrote, else the file
     if not text:
         return
@@ -273,7 +191,7 @@ def _scan_script(
     if kind == "shell":
         yield from _shell_hits(text, name, ctx, ruleset)
         if inv.program == "sbatch":
-            detail = _test_partition(inv, ctx, ruleset, script_text=text)
+            detail = misused_partition(inv, ctx, ruleset, script_text=text)
             rule = next((r for r in ruleset.rules if r.check == "slurm-test-partition"), None)
             if detail and rule is not None:
                 yield _Hit(rule, f"in {name}: {detail}")
@@ -293,140 +211,3 @@ def _shell_hits(text: str, name: str, ctx: GuardContext, ruleset: rules_mod.Rule
     for hit in sub_hits:
         if hit.rule.id != "parse.error":
             yield _Hit(hit.rule, f"in {name}" + (f": {hit.detail}" if hit.detail else ""), hit.taint)
-
-
-def _walltime_s(text: str) -> int | None:
-    try:
-        return int(parse_slurm_clock(text))  # sbatch's --time rules
-    except ValueError:
-        return None
-
-
-def _test_partition(
-    inv: Invocation, ctx: GuardContext, ruleset: rules_mod.RuleSet, script_text: str | None = None
-) -> str | None:
-    if inv.program not in ("sbatch", "srun", "salloc") or not ctx.partitions:
-        return None
-    flags, _ = rules_mod.flags_of(inv, ruleset)
-    if script_text:
-        for line in script_text.splitlines():
-            if line.startswith("#SBATCH"):
-                fake = parse("sbatch " + line[len("#SBATCH") :], None).invocations
-                if fake:
-                    for k, v in rules_mod.flags_of(fake[0], ruleset)[0].items():
-                        flags.setdefault(k, v)
-
-    def first(name: str) -> str | None:
-        values = [v for v in flags.get(name, []) if v]
-        return values[0] if values else None
-
-    part_name = first("partition")
-    if part_name is None:
-        return None
-    for name in part_name.split(","):
-        part = ctx.partitions.get(name)
-        if part is None or part.purpose not in ("test", "debug", "interactive", "development"):
-            continue
-        wall = _walltime_s(first("time") or "")
-        nodes = first("nodes")
-        if "array" in flags and first("array"):
-            return f"job array on the {part.purpose} partition {name}"
-        if part.max_time_s and wall and wall > part.max_time_s:
-            limit = part.max_time_s // 60
-            return f"{wall // 60} min on the {part.purpose} partition {name} (meant for ≤{limit} min)"
-        if part.max_nodes and nodes and nodes.split("-")[-1].isdigit() and int(nodes.split("-")[-1]) > part.max_nodes:
-            return f"{nodes} nodes on the {part.purpose} partition {name}"
-    return None
-
-
-# -- taint ------------------------------------------------------------------------------------------
-def _tainted_exec(inv: Invocation, ctx: GuardContext) -> str | None:
-    prog = inv.program
-    candidates: list[str] = []
-    script = _script_of(inv)
-    if script is not None:
-        candidates.append(script[1])
-    positional = [w for w in inv.args if not w.is_flag]
-    if prog in _INSTALLERS:
-        if positional and positional[0].text == "install":
-            candidates += [w.text for w in positional[1:] if "/" in w.text or w.text == "."]
-        texts = [w.text for w in inv.args]
-        for flag in ("-e", "--editable", "-r", "--requirement"):
-            if flag in texts and texts.index(flag) + 1 < len(texts):
-                candidates.append(texts[texts.index(flag) + 1])
-        if prog in ("make", "cmake", "cargo", "go") or (positional and positional[0].text in ("install", "build")):
-            candidates.append(".")
-    if prog.startswith("python") and positional and positional[0].text == "setup.py":
-        candidates.append(".")
-    for path in candidates:
-        source = ctx.tainted(_resolve(path, ctx, inv.cwd))
-        if source:
-            return source
-    return None
-
-
-def fetch_targets(inv: Invocation) -> Iterator[tuple[str, str]]:
-    """(path, source URL) pairs this invocation will write with content from outside (relative paths)."""
-    prog = inv.program
-    args = [w.text for w in inv.args]
-    urls = [a for a in args if re.match(r"^(https?|ftp|git|ssh)://|^git@|^[\w.-]+@[\w.-]+:", a)]
-    if prog == "git" and "clone" in args:
-        rest: list[str] = []
-        skip = False
-        for a in args[args.index("clone") + 1 :]:
-            if skip:
-                skip = False
-            elif a in (
-                "--depth",
-                "-b",
-                "--branch",
-                "-o",
-                "--origin",
-                "-c",
-                "--config",
-                "--reference",
-                "-j",
-                "--jobs",
-                "--separate-git-dir",
-                "--template",
-                "-u",
-                "--upload-pack",
-                "--shallow-since",
-            ):
-                skip = True
-            elif not a.startswith("-"):
-                rest.append(a)
-        if rest:
-            url = rest[0]
-            dest = (
-                rest[1] if len(rest) > 1 else re.sub(r"\.git$", "", url.rstrip("/").rsplit("/", 1)[-1].split(":")[-1])
-            )
-            yield (_abs(dest, inv.cwd), url)
-    elif prog == "curl" and urls:
-        for flag in ("-o", "--output"):
-            if flag in args and args.index(flag) + 1 < len(args):
-                yield (_abs(args[args.index(flag) + 1], inv.cwd), urls[0])
-        if "-O" in args or "--remote-name" in args or any(re.match(r"^-[a-zA-Z]*O[a-zA-Z]*$", a) for a in args):
-            yield (_abs(urls[0].split("?")[0].rstrip("/").rsplit("/", 1)[-1], inv.cwd), urls[0])
-    elif prog == "wget" and urls:
-        if "-O" in args and args.index("-O") + 1 < len(args) and args[args.index("-O") + 1] != "-":
-            yield (_abs(args[args.index("-O") + 1], inv.cwd), urls[0])
-        elif "-O" not in args and "-qO-" not in args:
-            prefix = args[args.index("-P") + 1] if "-P" in args and args.index("-P") + 1 < len(args) else "."
-            yield (
-                _abs(os.path.join(prefix, urls[0].split("?")[0].rstrip("/").rsplit("/", 1)[-1]), inv.cwd),
-                urls[0],
-            )
-    elif prog in ("pip", "pip3") and args[:1] == ["download"]:
-        dest = args[args.index("-d") + 1] if "-d" in args and args.index("-d") + 1 < len(args) else "."
-        yield (
-            _abs(dest, inv.cwd),
-            "pip download " + " ".join(a for a in args[1:] if not a.startswith("-"))[:80],
-        )
-    for op, w in inv.redirects:
-        if op in (">", ">>") and prog in ("curl", "wget") and urls:
-            yield (_abs(w.text, inv.cwd), urls[0])
-
-
-def _abs(path: str, cwd: str | None) -> str:
-    return os.path.normpath(os.path.join(cwd or "/", os.path.expanduser(path)))

@@ -131,7 +131,7 @@ def process_info(pid: int, my_tag: str | None = None, my_uid: int | None = None)
 
 
 def _partitions(raw: Any) -> dict[str, Partition]:
-    from frontdesk.guard.checker import _walltime_s
+    from frontdesk.guard.sitechecks import walltime_s
 
     out: dict[str, Partition] = {}
     if not isinstance(raw, Mapping):
@@ -140,7 +140,7 @@ def _partitions(raw: Any) -> dict[str, Partition]:
         if not isinstance(spec, Mapping):
             raise ConfigError(f"[guard.partitions.{name}] must be a table")
         max_time = spec.get("max_time")
-        seconds = _walltime_s(str(max_time)) if max_time is not None else None
+        seconds = walltime_s(str(max_time)) if max_time is not None else None
         if max_time is not None and seconds is None:
             raise ConfigError(f"[guard.partitions.{name}].max_time: cannot read {max_time!r}")
         out[str(name)] = Partition(

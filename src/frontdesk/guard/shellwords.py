@@ -1,0 +1,141 @@
+"""How the shell walker reads one word: quoting, `~`, variables expanded against the known environment
+(`${X:-d}` and friends), and the command substitutions inside it (walked as statements of their own).
+
+`WordReader` holds the state words are read against; `shell._Walker` adds the statements. Nothing here
+runs anything or reads files.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+from frontdesk.guard.shelltext import ansi_c, known_output, unescape, unescape_dq
+from frontdesk.guard.words import DYNAMIC, Invocation, Word
+from frontdesk.guard.wrappers import VAR_RE as _VAR_RE
+
+__all__ = ["WordReader"]
+
+
+class WordReader:
+    """The source text, the environment and the invocations found so far; reads words and assignments."""
+
+    def __init__(self, env: dict[str, str] | None, cwd: str | None, env_complete: bool = True) -> None:
+        self.env = env
+        self.env_complete = env_complete
+        self.src = b""
+        self.cwd = cwd
+        self.out: list[Invocation] = []
+
+    def _stmt(self, node: Any, depth: int, via: list[str], redirects: list[tuple[str, Word]]) -> None:
+        """Walk one statement (a substitution inside a word is one): the walker's."""
+        raise NotImplementedError
+
+    def _t(self, node: Any) -> str:
+        """The source text of a node, from the real bytes."""
+        if node is None:
+            return ""
+        return self.src[node.start_byte : node.end_byte].decode("utf-8", "surrogateescape")
+
+    def _assignment(self, node: Any, depth: int, via: list[str]) -> tuple[str, Word]:
+        name_node = node.child_by_field_name("name")
+        value_node = node.child_by_field_name("value")
+        name = self._t(name_node) if name_node is not None else ""
+        value = self._word(value_node, depth, via) if value_node is not None else Word("", "")
+        return name, value
+
+    def _set(self, name: str, value: Word | str) -> None:
+        if self.env is None:
+            return
+        text = value if isinstance(value, str) else (DYNAMIC if value.dynamic else value.text)
+        self.env[name] = text
+
+    def _word(self, node: Any, depth: int, via: list[str]) -> Word:
+        parts: list[tuple[str, str | None, bool]] = []  # (text, unset var name, dynamic)
+        before = len(self.out)
+        self._collect(node, depth, via, parts, quoted=False)
+        subst = tuple(inv.program for inv in self.out[before:] if inv.program)
+        text = "".join(p[0] for p in parts)
+        unset = tuple(p[1] for p in parts if p[1])
+        leading = bool(parts) and parts[0][1] is not None
+        dynamic = any(p[2] for p in parts)
+        return Word(text, self._t(node), unset, leading, dynamic, subst)
+
+    def _collect(
+        self, node: Any, depth: int, via: list[str], parts: list[tuple[str, str | None, bool]], quoted: bool
+    ) -> None:
+        kind = node.type
+        raw = self._t(node)
+        if kind == "word" or kind == "number":
+            text = unescape(raw) if not quoted else raw
+            if text.startswith("~") and not parts:
+                home = (self.env or {}).get("HOME") or os.environ.get("HOME", "~")
+                if text == "~" or text.startswith("~/"):
+                    text = home + text[1:]
+            parts.append((text, None, False))
+        elif kind == "raw_string":
+            parts.append((raw[1:-1], None, False))
+        elif kind == "ansi_c_string":
+            parts.append((ansi_c(raw[2:-1]), None, False))
+        elif kind == "string_content":
+            parts.append((unescape_dq(raw), None, False))
+        elif kind in ("string", "translated_string", "concatenation"):
+            for child in node.named_children:
+                self._collect(child, depth, via, parts, quoted=quoted or kind != "concatenation")
+            if kind == "string" and not node.named_children:
+                parts.append(("", None, False))
+        elif kind == "simple_expansion":
+            name = raw[1:]
+            parts.append(self._lookup(name, None, ""))
+        elif kind == "expansion":
+            parts.append(self._expansion(node, raw))
+        elif kind in ("command_substitution", "process_substitution"):
+            before = len(self.out)
+            self._stmt(node, depth, via, [])
+            known = known_output(self.out[before:], self.cwd) if kind == "command_substitution" else None
+            parts.append((known, None, False) if known is not None else (raw, None, True))  # $(echo rm) is rm
+        elif kind == "arithmetic_expansion":
+            stack = list(node.named_children)
+            while stack:
+                child = stack.pop()
+                if child.type == "command_substitution":
+                    self._stmt(child, depth, via, [])
+                else:
+                    stack.extend(child.named_children)
+            parts.append((raw, None, True))
+        else:
+            parts.append((raw, None, bool(node.named_children)))
+
+    def _expansion(self, node: Any, raw: str) -> tuple[str, str | None, bool]:
+        m = re.match(r"^\$\{([#!]?)([A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])(.*)\}$", raw, re.DOTALL)
+        if not m:
+            return raw, None, True
+        prefix, name, op = m.groups()
+        if prefix:
+            return raw, None, True
+        return self._lookup(name, op, raw)
+
+    def _lookup(self, name: str, op: str | None, raw: str) -> tuple[str, str | None, bool]:
+        if not _VAR_RE.match(name):
+            return ("$" + name, None, True)  # $1, $@, $?: known only at run time
+        if self.env is None:
+            return ("$" + name, None, True)
+        value = self.env.get(name)
+        if value == DYNAMIC or (value is None and not self.env_complete):
+            return ("$" + name, None, True)
+        op = op or ""
+        if op.startswith((":?", "?")):
+            return (value or "", None, not value)  # the shell stops when it is unset: safe
+        if op.startswith((":-", "-", ":=", "=")):
+            default = op[2:] if op.startswith(":") else op[1:]
+            if value:
+                return (value, None, False)
+            return (default, None, default.startswith("$"))
+        if op.startswith((":+", "+")):
+            return ("", None, True)
+        if op:
+            return (raw, None, True)  # substring, replacement, case changes
+        if not value:
+            return ("", name, False)
+        return (value, None, False)
