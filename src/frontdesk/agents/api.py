@@ -125,6 +125,9 @@ def build_router(plugin: DeliveryService) -> APIRouter:
         rows = store().list_sessions(None if (all and user == "root") else user)
         if node is not None:
             rows = campaigns().on_node(rows, node)
+        access, caller = getattr(request.app.state, "access", None), getattr(request.state, "caller", None)
+        if access is not None and caller is not None:  # root listing others' sessions: journalled (access.admin)
+            access.audit_list(caller, "sessions", [(s.id, s.user) for s in rows])
         return [view(s) for s in rows]
 
     @r.get("/{sid}/campaign")

@@ -8,7 +8,8 @@ Rules (docs/facility.md):
   (like Slurm without `PrivateData=jobs`); capacity (the inventory) is for all;
 - events reach the caller when they are about the caller (its jobs, its sessions, its refusals); admins see all;
 - policy changes (reload, rollback, drain) are for admins;
-- an admin's read of or action on another user's object is journalled too (`access.admin`);
+- an admin's read of or action on another user's object is journalled too (`access.admin`), and so is a
+  listing that showed an admin others' objects (one event per request naming them);
 - `POST /v1/notify` (a re-query of named attempts) is for the gateway's own user (its shepherds), root and
   the `[access] notifiers` (Slurm's SlurmUser when it is not root, for the EpilogSlurmctld).
 """
@@ -16,7 +17,7 @@ Rules (docs/facility.md):
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from enum import StrEnum
 from typing import Any
 
@@ -24,7 +25,10 @@ from frontdesk.errors import Forbidden
 from frontdesk.events.models import Event, EventKind
 from frontdesk.identity import Caller, Roles
 
-__all__ = ["Access", "Action"]
+__all__ = ["AUDIT_IDS", "Access", "Action"]
+
+AUDIT_IDS = 10_000
+"""Ids named by one listing's `access.admin` event (its `count` says how many there were)."""
 
 
 class Action(StrEnum):
@@ -102,6 +106,27 @@ class Access:
         """Journal an admin's use of another user's object (`access.admin`); nothing for one's own."""
         if caller.admin and owner is not None and not caller.owns(owner):
             self._journal(EventKind.ACCESS_ADMIN, caller, action, target, owner, job_id)
+
+    def audit_list(self, caller: Caller, kind: str, items: Iterable[tuple[object, str | None]]) -> None:
+        """Journal an admin's listing that showed other users' objects: ONE `access.admin` event per request,
+        naming them (`ids`, at most AUDIT_IDS; `count` is the whole number) and their `owners`. Objects the
+        caller may list without the admin role (its own; others' where the site lets everyone) leave nothing."""
+        if not caller.admin:
+            return
+        others = [(i, o) for i, o in items if not self._as_user(caller, o, Action.LIST)]
+        if not others:
+            return
+        ids = [str(i) for i, _ in others]
+        owners = sorted({o or "" for _, o in others})
+        data: dict[str, Any] = {
+            "action": "list",
+            "target": kind,
+            "owner": ",".join(owners),
+            "via": str(caller.via),
+            "uid": caller.uid,
+        }
+        data |= {"ids": ids[:AUDIT_IDS], "count": len(ids), "owners": owners}
+        self.publish(Event(EventKind.ACCESS_ADMIN, principal=caller.user, data=data))
 
     def job(self, caller: Caller, job_id: int, owner: str | None, action: Action, verb: str | None = None) -> None:
         """Raise Forbidden (and journal it) unless the caller may do `action` on this job of `owner`."""

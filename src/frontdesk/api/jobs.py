@@ -211,13 +211,16 @@ async def list_jobs(
         top_level=not tasks and array is None,  # an array is one line; its tasks with ?array=ID or ?tasks=true
         array_id=array,
     )
-    return [arrays.public(gw, r) for r in rows if access.may(caller, owner_of(r), Action.LIST)]
+    shown = [r for r in rows if access.may(caller, owner_of(r), Action.LIST)]
+    access.audit_list(caller, "jobs", [(r["id"], owner_of(r)) for r in shown])  # an admin's view of others'
+    return [arrays.public(gw, r) for r in shown]
 
 
 @router.get("/queue")
 async def queue(request: Request) -> dict[str, Any]:
     gw, access, caller = _parts(request)
     rows = [r for r in gw.store.active() if access.may(caller, owner_of(r), Action.LIST)]
+    access.audit_list(caller, "jobs", [(r["id"], owner_of(r)) for r in rows])
     return {"jobs": [arrays.public(gw, r) for r in rows], "inventory": gw.backend.inventory().to_dict()}
 
 
