@@ -98,11 +98,14 @@ class Fs:
     _content: dict[_TKey, bytes] = field(default_factory=dict)
     _content_in: dict[_TKey, list[_TKey]] = field(default_factory=dict)
     _content_size: int = 0
+    _pending: list[tuple[bytes, _TKey, _TKey, bytes]] = field(default_factory=list)
+    _pending_size: int = 0
 
     def begin(self) -> None:
         """Forget whatever changed since the last question (inotify events)."""
         if self.watcher is None:
             return
+        self.settle()
         changed = self.watcher.changed()
         if changed is None:
             self._trusted.clear()
@@ -154,6 +157,51 @@ class Fs:
         finally:
             os.close(fd)
 
+    def read_in(self, path: bytes, key: _TKey | None, parent: _TKey | None) -> bytes:
+        """A regular file met by `contents_below` (`key`, `parent` set while its directory is trusted).
+
+        No symlink followed. A short read of a regular file is its end (POSIX), so a small file costs
+        open + read + close. Contents that may be kept wait in `_pending` for `settle()`, which checks their
+        link count after the answer is sent (the lstat is charged to this answer)."""
+        if key is not None:
+            data = self._content.get(key)
+            if data is not None:
+                self.counters.cache_hits += 1
+                return data
+        self.counters.open += 1
+        fd = os.open(path, _READ_FLAGS)
+        try:
+            data = _read_all(fd, 1 << 16)
+        finally:
+            os.close(fd)
+        if key is not None and parent is not None and self._content_size + self._pending_size < self.content_bytes:
+            self.counters.stat += 1
+            self._pending.append((path, key, parent, data))
+            self._pending_size += len(data)
+        return data
+
+    def settle(self) -> None:
+        """Keep the contents read since the last call whose file has one link and its directory still trusted.
+
+        Run by the worker after it sent an answer, and by `begin()` before it drains the events: a write
+        after the watch was set is an event, which then drops what was kept here."""
+        pending, self._pending, self._pending_size = self._pending, [], 0
+        for path, key, parent, data in pending:
+            if parent not in self._trusted or self._content_size + len(data) > self.content_bytes:
+                continue
+            try:
+                st = os.lstat(path)
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode) and st.st_nlink == 1 and st.st_size == len(data):
+                self._content[key] = data
+                self._content_in.setdefault(parent, []).append(key)
+                self._content_size += len(data)
+
+    def trusted(self, key: _TKey) -> bool:
+        """Whether a directory's listing (and the kept contents of its files) is trusted without a stat."""
+        return key in self._trusted
+
     def _keep(self, fd: int, tkey: _TKey, parent: _TKey, data: bytes) -> None:
         """Cache a file's contents if its directory's watch sees every write to it (one link only)."""
         if self._content_size + len(data) > self.content_bytes:
@@ -198,19 +246,32 @@ class Fs:
         return listing
 
     def _kind(self, de: os.DirEntry[bytes]) -> Kind:
-        try:
-            if de.is_symlink():
-                return Kind.LINK
-            if de.is_dir(follow_symlinks=False):
-                return Kind.DIR
+        try:  # the commonest first: d_type answers all three without a system call
             if de.is_file(follow_symlinks=False):
                 return Kind.FILE
+            if de.is_dir(follow_symlinks=False):
+                return Kind.DIR
+            if de.is_symlink():
+                return Kind.LINK
         except OSError:
             pass
         return Kind.OTHER
 
     def kind_of(self, path: bytes) -> Kind:
         return kind_of_mode(self.lstat(path).st_mode)
+
+
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NOCTTY | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+def _read_all(fd: int, hint: int) -> bytes:
+    data = os.read(fd, hint)
+    if len(data) < hint:
+        return data
+    chunks = [data]
+    while chunk := os.read(fd, 1 << 20):
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def _under(rel: bytes, top: bytes) -> bool:

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import fnmatch
 import re
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import partial
 
-from frontdesk.storage.fs import Entry, Fs, Kind, WalkError, roots_from, walk
+from frontdesk.storage.fs import Anchor, Entry, Fs, Kind, WalkError, roots_from, walk
 from frontdesk.storage.model import FileCount, Item, LineItem, LineKind, text_of
+from frontdesk.storage.scan import contents_below, stat_root
 
 __all__ = ["GrepOptions", "Globs", "grep"]
 
@@ -44,6 +46,16 @@ class Globs:
     def _hit(pattern: bytes, name: bytes, rel: bytes) -> bool:
         return fnmatch.fnmatchcase(rel if b"/" in pattern else name, pattern.strip(b"/"))
 
+    def prunes(self, name: bytes, rel: bytes) -> bool:
+        """A directory (name, path below the root) excluded by a glob."""
+        return any(self._hit(g, name, rel) for g in self.exclude_dir)
+
+    def keeps(self, name: bytes, rel: bytes) -> bool:
+        """A file (name, path below the root) the globs let through."""
+        if any(self._hit(g, name, rel) for g in self.exclude):
+            return False
+        return not self.include or any(self._hit(g, name, rel) for g in self.include)
+
     def pruned(self, entry: Entry, root: bytes) -> bool:
         """A directory excluded by a glob (never entered)."""
         if entry.kind is not Kind.DIR or not self.exclude_dir:
@@ -57,6 +69,10 @@ class Globs:
         if any(self._hit(g, name, rel) for g in self.exclude):
             return False
         return not self.include or any(self._hit(g, name, rel) for g in self.include)
+
+
+_PLAIN = re.compile(rb"[A-Za-z0-9_ \-:=,;'\"/<>@#%&~`!]+")
+"""Bytes that mean themselves in a Python regular expression."""
 
 
 @dataclass(frozen=True)
@@ -74,6 +90,14 @@ class GrepOptions:
     max_count: int | None = None
     globs: Globs = Globs()
 
+    def literal(self) -> bytes | None:
+        """The pattern as plain bytes when every match must contain it (no metacharacter, case kept)."""
+        if self.invert or self.ignore_case or not self.pattern:
+            return None
+        if self.fixed:
+            return None if b"\n" in self.pattern else self.pattern
+        return self.pattern if _PLAIN.fullmatch(self.pattern) else None
+
     def regex(self) -> re.Pattern[bytes]:
         pat = re.escape(self.pattern) if self.fixed else self.pattern
         if self.word:
@@ -87,11 +111,32 @@ class GrepOptions:
             raise UserError(f"bad pattern: {exc}") from None
 
 
-def _files(fs: Fs, opts: GrepOptions, errors: list[WalkError], after: bytes | None) -> Iterator[Entry]:
+def _contents(
+    fs: Fs, opts: GrepOptions, errors: list[WalkError], after: bytes | None, needle: bytes | re.Pattern[bytes] | None
+) -> Iterator[tuple[bytes, bytes]]:
+    """(path, contents) of every file searched that may match `needle`, in walk order."""
+    globs = opts.globs
+    tests = (globs.prunes if globs.exclude_dir else None, globs.keeps if globs.include or globs.exclude else None)
     for root, resume in roots_from(opts.roots, after):
-        for entry in walk(fs, root, errors, prune=partial(opts.globs.pruned, root=root), after=resume):
-            if entry.kind is Kind.FILE and (entry.depth == 0 or opts.globs.wanted(entry.path, root)):
-                yield entry
+        if resume is None:
+            st = stat_root(fs, root, errors)
+            if st is not None and stat.S_ISDIR(st.st_mode):
+                yield from contents_below(fs, root, st, errors, tests, needle)
+            elif st is not None and stat.S_ISREG(st.st_mode):
+                yield from _read(fs, root, None, True, errors)
+            continue
+        for entry in walk(fs, root, errors, prune=partial(globs.pruned, root=root), after=resume):
+            if entry.kind is Kind.FILE and (entry.depth == 0 or globs.wanted(entry.path, root)):
+                yield from _read(fs, entry.path, entry.anchor, entry.depth == 0, errors)
+
+
+def _read(
+    fs: Fs, path: bytes, anchor: Anchor | None, follow: bool, errors: list[WalkError]
+) -> Iterator[tuple[bytes, bytes]]:
+    try:
+        yield path, fs.read(path, anchor, follow)
+    except OSError as exc:
+        errors.append(WalkError(path, exc.strerror or str(exc)))
 
 
 def _matching_lines(lines: list[bytes], rx: re.Pattern[bytes], opts: GrepOptions) -> list[int]:
@@ -115,16 +160,14 @@ def grep(
 ) -> Iterator[tuple[bytes, Item]]:
     """(path, item) in walk order: matching lines (with context), or one FileCount per matching file."""
     rx = opts.regex()
-    for entry in _files(fs, opts, errors, after):
-        path = entry.path
-        try:
-            data = fs.read(path, entry.anchor, follow=entry.depth == 0)
-        except OSError as exc:
-            errors.append(WalkError(path, exc.strerror or str(exc)))
+    literal = opts.literal()
+    needle = None if opts.invert else rx if literal is None else literal
+    for path, data in _contents(fs, opts, errors, after, needle):
+        if literal is not None and data.find(literal) < 0:
             continue
         first = None if opts.invert else rx.search(data)
-        if b"\0" in data or (not opts.invert and first is None):
-            continue  # binary, or no match anywhere (the prefilter: most files of a search stop here)
+        if (not opts.invert and first is None) or b"\0" in data:
+            continue  # no match anywhere, or binary
         if opts.files_with_matches and first is not None and b"\n" not in first.group():
             yield path, FileCount(text_of(path))  # a match within one line is the answer (grep -l stops early)
             continue

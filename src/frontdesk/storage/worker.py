@@ -67,6 +67,7 @@ def serve(watch: bool = True) -> None:
             answer = {"error": "bad_input", "message": f"bad question: {exc}"}
         out.write(json.dumps(answer) + "\n")
         out.flush()
+        fs.settle()  # the content cache's bookkeeping, after the caller has its answer
 
 
 def main(argv: list[str] | None = None) -> int:

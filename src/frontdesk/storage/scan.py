@@ -1,0 +1,96 @@
+"""The lean walk of the search operators: regular files under a root, in `walk()` order, with no per-entry object.
+
+A first (uncached) `fs grep` pays one open + read + close per file; what it must not pay is Python work per
+entry on top (an `Entry` per name, generator layers, glob checks with no globs). `contents_below` reads the
+same files as `walk()` filtered to regular files (pre-order, names sorted, symlinks below the root not
+followed, unreadable directories in `errors`), each with the keys `Fs.read_in` needs to use and fill the
+content cache. Continuation cursors still go through `walk()` (a resumed page is not the hot path).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterator
+
+from frontdesk.storage.fs import Fs, Kind, WalkError
+
+__all__ = ["NameTest", "contents_below", "stat_root"]
+
+NameTest = Callable[[bytes, bytes], bool]
+"""(name, path below the root) -> bool: a glob test."""
+
+_Key = tuple[int, int, bytes]
+_Frame = tuple[bytes, Iterator[tuple[bytes, Kind]], "_Key | None"]
+
+
+def stat_root(fs: Fs, root: bytes, errors: list[WalkError]) -> os.stat_result | None:
+    """A root named by the caller, followed as grep -r and du do; None (and an error) when it is missing."""
+    try:
+        st = os.stat(root)
+    except OSError as exc:
+        errors.append(WalkError(root, exc.strerror or str(exc)))
+        return None
+    fs.counters.stat += 1
+    return st
+
+
+def contents_below(
+    fs: Fs,
+    root: bytes,
+    st: os.stat_result,
+    errors: list[WalkError],
+    globs: tuple[NameTest | None, NameTest | None] = (None, None),
+    needle: bytes | re.Pattern[bytes] | None = None,
+) -> Iterator[tuple[bytes, bytes]]:
+    """(path, contents) of each regular file under the directory `root` (`st` its stat), in walk order.
+
+    `globs`: (prune a directory, keep a file). `needle`: a file whose contents do not contain it (bytes) or
+    match it (a pattern) is read but not yielded: the prefilter runs here, with no Python frame per file."""
+    dev, ino, cut = st.st_dev, st.st_ino, len(root)
+    anchor = (dev, ino, cut)
+    prune, keep = globs
+    literal = needle if isinstance(needle, bytes) else None
+    search = needle.search if isinstance(needle, re.Pattern) else None
+    read = fs.read_in
+    stack: list[_Frame] = []
+    frame = _open(fs, root, anchor, errors)
+    if frame is not None:
+        stack.append(frame)
+    file, folder = Kind.FILE, Kind.DIR
+    while stack:
+        dpath, names, dkey = stack[-1]
+        prefix = dpath if dpath.endswith(b"/") else dpath + b"/"
+        for name, kind in names:
+            if kind is file:
+                path = prefix + name
+                if keep is not None and not keep(name, path[cut:].lstrip(b"/")):
+                    continue
+                try:
+                    data = read(path, None if dkey is None else (dev, ino, path[cut:]), dkey)
+                except OSError as exc:
+                    errors.append(WalkError(path, exc.strerror or str(exc)))
+                    continue
+                if (literal is not None and literal not in data) or (search is not None and search(data) is None):
+                    continue
+                yield path, data
+            elif kind is folder:
+                path = prefix + name
+                if prune is not None and prune(name, path[cut:].lstrip(b"/")):
+                    continue
+                frame = _open(fs, path, anchor, errors)
+                if frame is not None:
+                    stack.append(frame)
+                    break
+        else:
+            stack.pop()
+
+
+def _open(fs: Fs, path: bytes, anchor: tuple[int, int, int], errors: list[WalkError]) -> _Frame | None:
+    try:
+        listing = fs.listdir(path, anchor)
+    except OSError as exc:
+        errors.append(WalkError(path, exc.strerror or str(exc)))
+        return None
+    key = (anchor[0], anchor[1], path[anchor[2] :])
+    return path, iter(listing), (key if fs.trusted(key) else None)
