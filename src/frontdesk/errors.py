@@ -11,6 +11,7 @@
     ├── Conflict                        exit 4, HTTP 409   the request clashes with the current state
     ├── GatewayUnavailable              exit 69, HTTP 503  no gateway at the socket/address, or it went away
     │   └── RendezvousRefused           exit 69            the socket or its directory belongs to someone untrusted
+    ├── HostUnreachable                 exit 69            ssh could not reach another node (sessions resume --on)
     ├── WaitTimeout                     exit 124, HTTP 408 a wait ran past its --timeout
     ├── RateLimited                     exit 75, HTTP 429  a budget (storage metadata) is empty: retry_after s
     └── BackendError                    exit 70, HTTP 502  the backend (a subprocess, Slurm) failed
@@ -34,6 +35,7 @@ __all__ = [
     "Forbidden",
     "FrontdeskError",
     "GatewayUnavailable",
+    "HostUnreachable",
     "NotFound",
     "RateLimited",
     "RendezvousRefused",
@@ -134,6 +136,14 @@ class RendezvousRefused(GatewayUnavailable):
     """The socket (or its directory) belongs to an untrusted user or others may replace it: nothing was sent."""
 
     code = "rendezvous"
+
+
+class HostUnreachable(FrontdeskError):
+    """ssh could not connect to or log in on another node (`frontdesk sessions resume --on HOST`)."""
+
+    exit_code = 69  # EX_UNAVAILABLE
+    http_status = 502
+    code = "unreachable"
 
 
 class WaitTimeout(FrontdeskError):

@@ -20,7 +20,7 @@ from frontdesk.agents.framing import PendingReport, frame_wake
 from frontdesk.agents.model import AgentSettings, Harness
 from frontdesk.errors import UserError
 
-__all__ = ["ResumePlan", "build_plan", "claude_project_dir", "ssh_command", "CONTINUE_LINE"]
+__all__ = ["ResumePlan", "build_plan", "claude_project_dir", "CONTINUE_LINE"]
 
 CONTINUE_LINE = "[frontdesk] The session was resumed by `frontdesk sessions resume`: carry on with the campaign."
 
@@ -104,13 +104,3 @@ def build_plan(
 def claude_project_dir(home: str, cwd: str) -> str:
     """Where Claude Code keeps the transcripts of sessions started in `cwd` (~/.claude/projects/<slug>)."""
     return f"{home.rstrip('/')}/.claude/projects/{re.sub(r'[^A-Za-z0-9]', '-', cwd)}"
-
-
-def ssh_command(host: str, session: str, directory: str, headless: bool, harness_args: Sequence[str]) -> str:
-    """The command that resumes the campaign on another login node (printed, never run)."""
-    inner = ["frontdesk", "sessions", "resume", session, "--dir", directory]
-    if headless:
-        inner.append("--headless")
-    if harness_args:
-        inner += ["--harness-args", shlex.join(harness_args)]
-    return shlex.join(["ssh", "-t", host, f"cd {shlex.quote(directory)} && {shlex.join(inner)}"])

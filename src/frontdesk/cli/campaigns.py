@@ -1,15 +1,14 @@
 """`frontdesk sessions show|resume|suspend|drain|list`: agent campaigns across restarts and nodes (issue 18).
 
 Registered by cli/agents.py under `sessions`; stdlib + client at import. The gateway keeps the campaign
-and builds the resume plan; this side runs it (exec of the harness in the campaign's directory), prints
-it (`--on HOST`: the ssh command, never run), or submits it as a job (`--slurm`).
+and builds the resume plan; this side runs it (exec of the harness in the campaign's directory), runs it
+on another node (`--on HOST`: the same command over ssh), or submits it as a job (`--slurm`).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import re
 import shlex
 import signal
 import sys
@@ -29,7 +28,7 @@ def register_campaigns(sp: Any) -> None:
     p = sp.add_parser("resume", help="relaunch the harness's own resume with the reports and a summary first")
     p.add_argument("id")
     where = p.add_mutually_exclusive_group()
-    where.add_argument("--on", metavar="HOST", help="print the ssh command that resumes it on HOST (not run)")
+    where.add_argument("--on", metavar="HOST", help="resume it on HOST over ssh (BatchMode)")
     where.add_argument("--slurm", action="store_true", help="submit the headless resume as a frontdesk job")
     p.add_argument("--dir", help="the directory to resume in (default: the campaign's)")
     p.add_argument("--headless", action="store_true", help="one headless turn (claude -p, codex exec)")
@@ -102,7 +101,6 @@ def _harness_args(args: argparse.Namespace) -> list[str]:
 def cmd_resume(args: argparse.Namespace) -> int:
     """Resume here (exec), print the ssh command (--on), or submit a headless resume job (--slurm)."""
     from frontdesk.cli.output import emit
-    from frontdesk.errors import UserError
 
     client = _client()
     extra = _harness_args(args)
@@ -111,13 +109,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
     body = {"dir": directory, "headless": bool(args.headless or args.slurm), "harness_args": extra}
     plan = client.request("POST", path, {**body, "commit": False})
     if args.on:
-        from frontdesk.agents.campaign_resume import ssh_command
-
-        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,252}", args.on):
-            raise UserError(f"--on {args.on!r}: not a host name")
-        cmd = ssh_command(args.on, args.id, plan["cwd"], bool(args.headless), extra)
-        emit(args.json, {"mode": "ssh", "host": args.on, "command": cmd, "plan": plan}, cmd)
-        return 0
+        return _resume_over_ssh(args, plan, extra)
     if args.slurm:
         return _submit_resume(args, client, plan, extra)
     if args.dry_run:
@@ -125,6 +117,21 @@ def cmd_resume(args: argparse.Namespace) -> int:
         emit(args.json, {"mode": "here", "dry_run": True, **plan}, text)
         return 0
     return _exec_here(args, client, path, body, plan)
+
+
+def _resume_over_ssh(args: argparse.Namespace, plan: dict[str, Any], extra: list[str]) -> int:
+    """The same resume on HOST (ssh, BatchMode): its output and exit status are this command's."""
+    from frontdesk.agents.campaign_ssh import remote_command, run_over_ssh, ssh_argv
+    from frontdesk.cli.output import emit
+
+    command = remote_command(args.id, plan["cwd"], bool(args.headless), extra, bool(args.json))
+    argv = ssh_argv(args.on, command, tty=not args.headless and sys.stdin.isatty())
+    if args.dry_run:
+        emit(args.json, {"mode": "ssh", "dry_run": True, "host": args.on, "argv": argv, "plan": plan}, shlex.join(argv))
+        return 0
+    sys.stderr.write(f"frontdesk: resuming {args.id} on {args.on}\n")
+    sys.stderr.flush()
+    return run_over_ssh(argv, args.on)
 
 
 def _refuse_if_running(client: Any, sid: str) -> None:

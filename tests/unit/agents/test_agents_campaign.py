@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sqlite3
 from pathlib import Path
 
@@ -20,8 +21,9 @@ from frontdesk.agents.campaign import (
     PlanStatus,
 )
 from frontdesk.agents.campaign_plan import last_plan, plan_from_lines, plan_from_tool
-from frontdesk.agents.campaign_resume import build_plan, claude_project_dir, ssh_command
+from frontdesk.agents.campaign_resume import build_plan, claude_project_dir
 from frontdesk.agents.campaign_service import CampaignService
+from frontdesk.agents.campaign_ssh import remote_command, ssh_argv
 from frontdesk.agents.campaign_store import CampaignStore, outcome_of
 from frontdesk.agents.campaign_summary import render_summary
 from frontdesk.agents.framing import PendingReport
@@ -238,10 +240,36 @@ def test_resume_plan_puts_the_reports_first_then_the_summary() -> None:
         build_plan(_campaign(cwd=None), [], AgentSettings())
 
 
-def test_ssh_command_and_claude_project_dir() -> None:
-    cmd = ssh_command("login3", "s 1", "/scratch/my proj", True, ["--allowedTools", "Bash"])
-    assert cmd.startswith("ssh -t login3 'cd '")
-    assert "frontdesk sessions resume '\"'\"'s 1'\"'\"'" in cmd and "--headless --harness-args '" in cmd
+def test_ssh_argv_quotes_the_remote_resume_and_claude_project_dir() -> None:
+    cmd = remote_command("s 1", "/scratch/my proj", True, ["--allowedTools", "Bash Read"], False)
+    assert shlex.split(cmd) == [
+        "exec", "frontdesk", "sessions", "resume", "s 1", "--dir", "/scratch/my proj",
+        "--headless", "--harness-args", "--allowedTools 'Bash Read'",
+    ]  # fmt: skip
+    argv = ssh_argv("me@login3", cmd, tty=False, env={"FRONTDESK_SSH": "ssh -F '/etc/my ssh'"})
+    assert argv == [
+        "ssh",
+        "-F",
+        "/etc/my ssh",
+        "-o",
+        "BatchMode=yes",
+        "-o",
+        "ConnectTimeout=15",
+        "-T",
+        "me@login3",
+        cmd,
+    ]
+    assert ssh_argv("login3", "x", tty=True, env={})[:6] == [
+        "ssh",
+        "-o",
+        "BatchMode=yes",
+        "-o",
+        "ConnectTimeout=15",
+        "-t",
+    ]
+    for bad in ("-oProxyCommand=x", "a b", "h;rm", "", "a@"):
+        with pytest.raises(UserError, match="not a host name"):
+            ssh_argv(bad, "x", tty=False, env={})
     assert claude_project_dir("/home/a/", "/scratch/my proj.x") == "/home/a/.claude/projects/-scratch-my-proj-x"
 
 
