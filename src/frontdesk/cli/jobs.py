@@ -38,6 +38,12 @@ def _add_wait_flags(p: argparse.ArgumentParser) -> None:
 
 def register(sub: Any) -> None:
     """Add the job commands."""
+    _add_submit_commands(sub)
+    _add_job_commands(sub)
+
+
+def _add_submit_commands(sub: Any) -> None:
+    """`submit` (a spec file) and `run` (a command line with the spec as flags)."""
     p = sub.add_parser("submit", help="submit a job spec (YAML or JSON file, or - for stdin)")
     p.add_argument("spec", help="path to job.yaml / job.json, or -")
     p.add_argument("--json", action="store_true")
@@ -71,6 +77,9 @@ def register(sub: Any) -> None:
     p.add_argument("cmd", nargs=argparse.REMAINDER, help="-- the command to run")
     p.set_defaults(func=cmd_run)
 
+
+def _add_job_commands(sub: Any) -> None:
+    """The commands on submitted jobs: wait, status/jobs, queue, cancel, logs, report, retry, events."""
     p = sub.add_parser("wait", help="block (on the gateway) until jobs end; prints their reports")
     p.add_argument("ids", nargs="+")
     g = p.add_mutually_exclusive_group()

@@ -101,18 +101,36 @@ def _time(raw: str) -> str:
     return "N/A" if raw in ("", "Unknown", "None", "(null)") else raw
 
 
+_FIELDS = {
+    "A": ("JobId", ""),
+    "P": ("Partition", ""),
+    "j": ("JobName", ""),
+    "r": ("Reason", "None"),
+    "C": ("NumCPUs", ""),
+    "Z": ("WorkDir", ""),
+    "a": ("Account", "(null)"),
+    "q": ("QOS", "(null)"),
+    "Q": ("Priority", ""),
+    "o": ("Command", ""),
+    "k": ("Comment", "(null)"),
+    "E": ("Dependency", "(null)"),
+    "K": ("ArrayTaskId", "N/A"),
+}
+"""Codes printed as one field of the job's record: (field, what squeue prints when it is missing)."""
+_TIMES = {"V": "SubmitTime", "S": "StartTime", "e": "EndTime"}
+"""Codes printed as a time stamp ("N/A" when unknown)."""
+
+
 def _value(code: str, job: Mapping[str, str]) -> str:
+    if code in _FIELDS:
+        key, default = _FIELDS[code]
+        return job.get(key, default)
+    if code in _TIMES:
+        return _time(job.get(_TIMES[code], ""))
     state = job.get("JobState", "")
-    reason = job.get("Reason", "None")
     match code:
         case "i":
             return _array_id(job)
-        case "A":
-            return job.get("JobId", "")
-        case "P":
-            return job.get("Partition", "")
-        case "j":
-            return job.get("JobName", "")
         case "u":
             return user_name(job.get("UserId", ""))
         case "U":
@@ -131,46 +149,20 @@ def _value(code: str, job: Mapping[str, str]) -> str:
         case "R":
             nodes = job.get("NodeList", "")
             if state.split(" ", 1)[0] in _REASON_STATES or not nodes or nodes == "(null)":
-                return f"({reason})"
+                return f"({job.get('Reason', 'None')})"
             return nodes
-        case "r":
-            return reason
         case "N":
             nodes = job.get("NodeList", "")
             return "" if nodes == "(null)" else nodes
-        case "C":
-            return job.get("NumCPUs", "")
         case "m":
             return job.get("MinMemoryNode") or job.get("MinMemoryCPU", "0")
-        case "V":
-            return _time(job.get("SubmitTime", ""))
-        case "S":
-            return _time(job.get("StartTime", ""))
-        case "e":
-            return _time(job.get("EndTime", ""))
         case "b":
             return job.get("TresPerNode", "") or "N/A"
-        case "Z":
-            return job.get("WorkDir", "")
-        case "a":
-            return job.get("Account", "(null)")
-        case "q":
-            return job.get("QOS", "(null)")
         case "p":
             prio = job.get("Priority", "")
             return f"{int(prio) / 2**32:.14f}" if prio.isdigit() else prio
-        case "Q":
-            return job.get("Priority", "")
-        case "o":
-            return job.get("Command", "")
-        case "k":
-            return job.get("Comment", "(null)")
-        case "E":
-            return job.get("Dependency", "(null)")
         case "F":
             return job.get("ArrayJobId", job.get("JobId", ""))
-        case "K":
-            return job.get("ArrayTaskId", "N/A")
         case "%":
             return "%"
     return ""

@@ -21,10 +21,8 @@ LONG_FUNCTIONS: dict[str, str] = {
     # "path:function": owner (to be split)
     "agents/api.py:build_router": "H3: delivery service out of the routes",
     "backends/shepherd.py:run": "H8: the shepherd split into steps",
-    "cli/jobs.py:register": "H5",
     "policy/backfill.py:_shadow": "policy owner",
     "server.py:serve": "H6",
-    "shims/squeue.py:_value": "H4",
     "sim/engine.py:simulate": "policy owner",
 }
 
