@@ -1,10 +1,11 @@
 """The shepherd's GPU watch: usage samples of the job's devices, and the memory a shared-GPU job may use.
 
-Stdlib only (the shepherd starts fast). Every few seconds it asks nvidia-smi for the devices' utilisation and
-memory; for a shared-GPU job (`gpu_memory_limit` in launch.json) it also asks which processes hold device
-memory (`--query-compute-apps=pid,used_memory`) and sums those of the job's own process tree: a job over
-what it asked is ended as OUT_OF_MEMORY with a GPU cause. Processes in another PID namespace (containers)
-are not seen by pid; such a site caps shared jobs with MPS instead (`[local] mps`).
+Stdlib only (the shepherd starts fast). Every few seconds it reads the devices' utilisation and memory; for a
+shared-GPU job (`gpu_memory_limit` in launch.json), every second, which processes hold device memory, and
+sums those of the job's own process tree: a job over what it asked is ended as OUT_OF_MEMORY with a GPU
+cause. It reads NVML in-process (nvml.py, ctypes) when libnvidia-ml loads, and runs nvidia-smi
+(`--query-gpu`, `--query-compute-apps=pid,used_memory`) otherwise or once an NVML call fails. Processes in
+another PID namespace (containers) are not seen by pid; such a site caps shared jobs with MPS instead (`[local] mps`).
 """
 
 from __future__ import annotations
@@ -59,14 +60,21 @@ def over_message(used: int, limit: int) -> str:
     return f"GPU memory {gib(used)} over the {gib(limit)} asked"
 
 
+def _load_nvml() -> Any:
+    from frontdesk.backends.nvml import Nvml
+
+    return Nvml.load()
+
+
 class GpuWatch:
-    """Samples the job's GPUs with nvidia-smi: mean utilisation, peak memory, and a shared job's overrun."""
+    """Samples the job's GPUs (NVML, else nvidia-smi): mean utilisation, peak memory, and a shared job's overrun."""
 
     EVERY = 2.0
     EVERY_LIMITED = 1.0
 
-    def __init__(self, devices: str, limit: int | None = None) -> None:
+    def __init__(self, devices: str, limit: int | None = None, nvml: bool = True) -> None:
         self.ids = [d for d in devices.split(",") if d.strip().isdigit()]
+        self.nvml = _load_nvml() if self.ids and nvml else None
         self.tool = shutil.which("nvidia-smi") if self.ids else None
         self.limit = limit
         self.utils: list[float] = []
@@ -87,20 +95,38 @@ class GpuWatch:
 
     def sample(self, now: float, tree: Collection[int] = ()) -> str | None:
         """Take a sample when one is due; the overrun message when a shared job uses more than it asked."""
-        if not self.tool or now < self.next_at:
+        if not (self.nvml or self.tool) or now < self.next_at:
             return None
         self.next_at = now + (self.EVERY_LIMITED if self.limit else self.EVERY)
-        text = self._query(["--query-gpu=index,utilization.gpu,memory.used", "-i", ",".join(self.ids)])
-        rows = parse_gpu_sample(text or "")
+        rows, apps = self._read_nvml() if self.nvml else self._read_smi()
         if rows:
             self.utils.append(sum(r[1] for r in rows) / len(rows))
             self.peak_mem = max(self.peak_mem, sum(r[2] for r in rows))
-        if not self.limit or not self.tool:
+        if apps is None:
             return None
-        apps = parse_compute_apps(self._query(["--query-compute-apps=pid,used_memory"]) or "")
         used = sum(mem for pid, mem in apps.items() if pid in tree)
         self.job_peak = max(self.job_peak, used)
-        return over_message(used, self.limit) if used > self.limit else None
+        return over_message(used, self.limit) if self.limit and used > self.limit else None
+
+    def _read_nvml(self) -> tuple[list[tuple[int, float, int]], dict[int, int] | None]:
+        from frontdesk.backends.nvml import NvmlError
+
+        assert self.nvml is not None
+        indexes = [int(i) for i in self.ids]
+        try:
+            return self.nvml.sample(indexes), self.nvml.processes(indexes) if self.limit else None
+        except NvmlError:
+            self.nvml = None  # nvidia-smi from now on
+            return self._read_smi()
+
+    def _read_smi(self) -> tuple[list[tuple[int, float, int]], dict[int, int] | None]:
+        if not self.tool:
+            return [], None
+        text = self._query(["--query-gpu=index,utilization.gpu,memory.used", "-i", ",".join(self.ids)])
+        rows = parse_gpu_sample(text or "")
+        if not self.limit or not self.tool:
+            return rows, None
+        return rows, parse_compute_apps(self._query(["--query-compute-apps=pid,used_memory"]) or "")
 
     def result(self) -> dict[str, Any]:
         """Usage figures for result.json (a shared job's peak is its own processes', not the device's)."""
