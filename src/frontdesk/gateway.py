@@ -25,6 +25,7 @@ from frontdesk.backends.base import Backend, BackendJob
 from frontdesk.config import Settings
 from frontdesk.core import arrays
 from frontdesk.core.attempt import backend_job, job_dir
+from frontdesk.core.deps import Waiting
 from frontdesk.core.ending import end_events, stored_end_events
 from frontdesk.core.submission import (
     admit,
@@ -82,7 +83,7 @@ class Gateway:
         self.redact = redact
         self.loop: asyncio.AbstractEventLoop | None = None
         self._hinted: set[str] = set()
-        self._deps_dirty = True
+        self.waiting = Waiting()  # which waiting jobs the tick examines (core/deps.py)
         self._wake = asyncio.Event()
         self._tick_task: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
@@ -238,6 +239,8 @@ class Gateway:
                 if done.attempt is not None:
                     self.store.record_attempt(rec.id, rec.attempt, **done.attempt)
                 stored = [self.store.append_event(e) for e in done.events]
+        if isinstance(due := done.changes.get("eligible_at"), float) and done.action is not Action.DISPATCH:
+            self.waiting.at(rec.id, due)  # a retry (backoff): the tick looks again when it is due
         for event in stored:
             self.bus.fanout(event)
         arrays.task_changed(self, rec, done.changes.get("state"))  # an array runs once a task runs
@@ -274,7 +277,7 @@ class Gateway:
         for event in stored:
             self.bus.fanout(event)
         self.store.update_job(job_id, report_pending=int(EndStage.DONE))
-        self._deps_dirty = True
+        self.waiting.ended(rec)  # the tick examines its dependents only (job_deps), not every waiting job
         self._wake.set()
         await arrays.task_ended(self, rec)  # a task: its array ends with its last task
 
@@ -298,10 +301,8 @@ class Gateway:
                 if full:
                     last_full = time.time()
                     await self.refresh(None)
-                if full or self._deps_dirty:
-                    # Only job ends (and the clock, for backoffs and dependency timeouts) can free a waiting job.
-                    self._deps_dirty = False
-                    await self._advance(self.store.dependents_waiting(), time.time())
+                if self.waiting.pending(now := time.time()):  # a job's end, a new job or the clock (core/deps.py)
+                    await self._advance(self.waiting.take(self.store, now), now)
             except asyncio.CancelledError:
                 raise
             except Exception:
@@ -319,6 +320,7 @@ class Gateway:
                     seen[dep_id] = dep.state if dep else None
             signal = DepsSeen(tuple(seen[d] for d in ids), ids)
             if step(row, signal, now) == NOTHING:  # pure: a job that keeps waiting is neither re-read nor written
+                self.waiting.kept_waiting(row, now)
                 continue
             await self._step(self._fresh(row.id), signal)
 

@@ -117,7 +117,7 @@ async def accept_array(
     for event in stored:
         gw.bus.fanout(event)
     tell_accepted(gw.plugins, [gw._fresh(parent_id), *q.tasks(gw.store, parent_id)])
-    gw._deps_dirty = True  # the tick hands the tasks over (within `%N`), the submitter is answered now
+    gw.waiting.examine(first)  # the tick hands the tasks over (within `%N`), the submitter is answered now
     gw._wake.set()
     out = public(gw, gw._fresh(parent_id))
     out["array"]["task_ids"] = [first[0], first[-1]]

@@ -91,7 +91,7 @@ async def submit_batch(gw: Gateway, specs: list[JobSpec], ctx: SubmitContext) ->
         gw.bus.fanout(event)
     records = q.many(gw.store, ids)
     tell_accepted(gw.plugins, records)
-    gw._deps_dirty = True  # the tick hands them over; the submitter is answered now
+    gw.waiting.examine(ids)  # the tick hands them over; the submitter is answered now
     gw._wake.set()
     for (pos, _, _, admission), rec in zip(fresh, records, strict=True):
         said = {"warnings": warnings(admission.notices), "notices": notice_list(admission.notices)}

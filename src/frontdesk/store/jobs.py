@@ -16,6 +16,9 @@ from frontdesk.jobs.state import TERMINAL_STATES, JobState
 __all__ = ["JobStore", "job_record"]
 
 _TERMINAL = tuple(s.value for s in TERMINAL_STATES)
+_UNFINISHED = tuple(s.value for s in JobState if s not in TERMINAL_STATES)
+_WAITING = "state='PENDING' AND backend_id IS NULL AND submitting=0 AND array_size IS NULL"
+"""A job not handed to a backend yet, held by its dependencies, a retry backoff or its array's `%N`."""
 
 
 def job_record(record: JobRecord) -> dict[str, Any]:
@@ -84,9 +87,9 @@ class JobStore:
         )
 
     def active(self) -> list[JobRecord]:
-        """Every job that has not ended."""
-        marks = ",".join("?" for _ in _TERMINAL)
-        return _records(self.conn.execute(f"SELECT * FROM jobs WHERE state NOT IN ({marks}) ORDER BY id", _TERMINAL))
+        """Every job that has not ended (`state IN` the unfinished states: an index search, not a table scan)."""
+        marks = ",".join("?" for _ in _UNFINISHED)
+        return _records(self.conn.execute(f"SELECT * FROM jobs WHERE state IN ({marks}) ORDER BY id", _UNFINISHED))
 
     def reports_pending(self) -> list[JobRecord]:
         """Ended jobs whose end did not get through (a crash between the terminal state and the fan-out)."""
@@ -136,13 +139,33 @@ class JobStore:
 
     def dependents_waiting(self) -> list[JobRecord]:
         """PENDING jobs that have not been handed to the backend yet (an array's parent row never is)."""
-        return _records(
-            self.conn.execute(
-                "SELECT * FROM jobs WHERE state=? AND backend_id IS NULL AND submitting=0 AND array_size IS NULL "
-                "ORDER BY id",
-                (JobState.PENDING.value,),
+        return _records(self.conn.execute(f"SELECT * FROM jobs WHERE {_WAITING} ORDER BY id"))
+
+    def waiting_on(self, dep_ids: Sequence[int]) -> list[JobRecord]:
+        """The waiting jobs that depend on any of these jobs, read through `job_deps` (no other row is read)."""
+        found: dict[int, JobRecord] = {}
+        for start in range(0, len(dep_ids), 500):
+            marks = ",".join("?" for _ in dep_ids[start : start + 500])
+            sql = (
+                f"SELECT * FROM jobs WHERE id IN (SELECT job_id FROM job_deps WHERE dep_id IN ({marks})) AND {_WAITING}"
             )
-        )
+            found.update((r.id, r) for r in _records(self.conn.execute(sql, tuple(dep_ids[start : start + 500]))))
+        return [found[i] for i in sorted(found)]
+
+    def waiting_among(self, ids: Sequence[int]) -> list[JobRecord]:
+        """Those of these jobs that still wait (a retry backoff or a dependency timeout came due)."""
+        found: list[JobRecord] = []
+        for start in range(0, len(ids), 500):
+            marks = ",".join("?" for _ in ids[start : start + 500])
+            sql = f"SELECT * FROM jobs WHERE id IN ({marks}) AND {_WAITING}"
+            found += _records(self.conn.execute(sql, tuple(ids[start : start + 500])))
+        return sorted(found, key=lambda r: r.id)
+
+    def waiting_tasks(self, array_ids: Sequence[int]) -> list[JobRecord]:
+        """The waiting tasks of these arrays (a task's end frees a slot of its array's `%N`)."""
+        marks = ",".join("?" for _ in array_ids)
+        sql = f"SELECT * FROM jobs INDEXED BY jobs_array WHERE array_id IN ({marks}) AND {_WAITING} ORDER BY id"
+        return _records(self.conn.execute(sql, tuple(array_ids))) if array_ids else []
 
     def record_attempt(self, job_id: int, attempt: int, **fields: Any) -> None:
         """Insert or update one attempt's row."""

@@ -74,3 +74,21 @@ ALTER TABLE jobs ADD COLUMN array_id INTEGER;
 ALTER TABLE jobs ADD COLUMN array_index INTEGER;
 ALTER TABLE jobs ADD COLUMN array_size INTEGER;
 CREATE INDEX jobs_array ON jobs(array_id, array_index) WHERE array_id IS NOT NULL;
+
+-- migration 5: dependents indexed by their dependency, so a job's end reads only the jobs that wait on it (the tick
+-- re-read every waiting job at every end: O(n) per end), kept by a trigger on every insert path (single, batch,
+-- array tasks) and filled here for the rows already stored; and an index on backend ids (the push path of every
+-- job end looked its attempt up with a scan of the whole jobs table, the cost growing with the run)
+CREATE TABLE job_deps (
+    dep_id  INTEGER NOT NULL,             -- the job depended on
+    job_id  INTEGER NOT NULL,             -- the dependent
+    PRIMARY KEY (dep_id, job_id)
+) WITHOUT ROWID;
+INSERT OR IGNORE INTO job_deps (dep_id, job_id)
+    SELECT CAST(d.value AS INTEGER), jobs.id FROM jobs, json_each(jobs.spec, '$.depends_on') AS d
+    WHERE json_valid(jobs.spec);
+CREATE TRIGGER jobs_deps AFTER INSERT ON jobs WHEN json_valid(NEW.spec) BEGIN
+    INSERT OR IGNORE INTO job_deps (dep_id, job_id)
+        SELECT CAST(value AS INTEGER), NEW.id FROM json_each(NEW.spec, '$.depends_on');
+END;
+CREATE INDEX jobs_backend_id ON jobs(backend_id) WHERE backend_id IS NOT NULL;
