@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -232,12 +233,13 @@ def _codex_cmd(template: str, runs: Path) -> str:
     return template.format(runs=runs).replace("frontdesk run", f"{FD} run", 1)
 
 
-def _codex_home(home: Path, url: str) -> dict[str, str]:
+def _codex_home(home: Path, url: str, trusted: Path | None = None) -> dict[str, str]:
     """Codex's config pointing at the stand-in (rewritten per stand-in), and its environment."""
     (home / ".codex").mkdir(parents=True, exist_ok=True)
+    trust = f'[projects."{trusted}"]\ntrust_level = "trusted"\n' if trusted else ""
     (home / ".codex" / "config.toml").write_text(
         f'model = "gpt-standin"\nmodel_provider = "standin"\n[model_providers.standin]\nname = "standin"\n'
-        f'base_url = "{url}"\nwire_api = "responses"\nenv_key = "STANDIN_API_KEY"\n'
+        f'base_url = "{url}"\nwire_api = "responses"\nenv_key = "STANDIN_API_KEY"\n{trust}'
     )
     return {"HOME": str(home), "CODEX_HOME": str(home / ".codex"), "STANDIN_API_KEY": "k"}
 
@@ -297,3 +299,83 @@ def test_codex_campaign_resumes_on_a_copied_tree_and_runs_nothing_twice(gateway_
     # Codex's update_plan, read from the rollout file its hooks name (the resumed turn's hooks read it)
     assert after["plan"] == [{"text": s["step"], "status": s["status"]} for s in steps]
     assert after["plan_source"] == "update_plan" and "/.codex/sessions/" in after["transcript_path"]
+
+
+def _trust_hooks(server: Any, home: Path, project: Path) -> None:
+    """What a person does once in the IDE: review the project's hooks; their hashes go to config.toml."""
+    listed = server.call("hooks/list", {"cwds": [str(project)]})["data"]
+    hooks = [h for entry in listed for h in entry.get("hooks", []) if h.get("source") == "project"]
+    assert hooks, listed
+    with open(home / ".codex" / "config.toml", "a") as fh:
+        for h in hooks:
+            fh.write(f'[hooks.state."{h["key"]}"]\ntrusted_hash = "{h["currentHash"]}"\n')
+
+
+def _app_server_campaign(gw: Any, project: Path, home: Path, runs: Path, log: Path) -> str:
+    """Start a Codex thread through `codex app-server` (as an IDE would), run a turn that submits two jobs, kill -9
+    the server and its shell call in the third tool call. The thread id."""
+    from frontdesk.agents.codex_appserver import AppServer
+
+    script = [("shell", _codex_cmd(FIRST, runs)), ("shell", _codex_cmd(SECOND, runs)), ("shell", "sleep 600")]
+    with ScriptedResponses(script) as api, open(log, "wb") as err:
+        env = {**_env(gw, "", home), **_codex_home(home, api.url, trusted=project)}
+        server = AppServer([str(CODEX), "app-server", *APP_ARGS], str(project), err, env=env, own_group=True)
+        try:
+            server.call("initialize", {"clientInfo": {"name": "an-ide", "version": "1"}})
+            server.send({"method": "initialized"})
+            _trust_hooks(server, home, project)
+            start = {"cwd": str(project), "approvalPolicy": "never", "sandbox": "danger-full-access"}
+            thread = server.call("thread/start", start)["thread"]["id"]
+            server.call("turn/start", {"threadId": thread, "input": [{"type": "text", "text": "run the campaign"}]})
+            _until(lambda: len(api.requests) >= 3 or server.proc.poll() is not None, 180, "the third model request")
+            assert server.proc.poll() is None, log.read_text()[-2000:]
+        finally:
+            os.killpg(server.proc.pid, signal.SIGKILL)  # the app server and its shell call, mid-turn
+            server.close()
+    return str(thread)
+
+
+APP_ARGS: list[str] = []
+
+
+def test_codex_thread_started_by_the_app_server_resumes_through_it(gateway_factory: Any, tmp_path: Path) -> None:
+    if not CODEX.exists():
+        pytest.skip("the pinned Codex binary is not installed (npm ci --prefix tests/harness/node)")
+    gw = gateway_factory(config=f'[agents]\nbatch_window_s = 0.3\nchannels = ["hooks"]\ncodex_bin = "{CODEX}"\n')
+    project, runs, home = tmp_path / "node1" / "proj", tmp_path / "runs.txt", tmp_path / "home"
+    project.mkdir(parents=True)
+    assert gw.cli("hooks", "install", "codex", "--project", "--dir", str(project)).returncode == 0
+    thread = _app_server_campaign(gw, project, home, runs, tmp_path / "codex.log")
+    gw.kill9()
+    gw.start()
+    camp = gw.client.request("GET", f"/v1/sessions/{thread}/campaign")
+    jobs = {j["name"]: j["id"] for j in camp["jobs"]}
+    assert camp["harness"] == "codex" and set(jobs) == {"first", "second"}, camp
+    assert camp["turn_state"] == "in_turn" and camp["turn"] == 1, camp  # the hooks ran under the app server
+    for job in jobs.values():
+        gw.wait_state(job, {"COMPLETED"}, timeout=60)
+    _until(lambda: len(gw.client.request("GET", f"/v1/sessions/{thread}/campaign")["unread"]) == 2, 30, "reports")
+    copy = tmp_path / "node2" / "proj"
+    shutil.copytree(project, copy)
+    replay = [("shell", _codex_cmd(SECOND, runs)), ("text", "Both runs are done.")]
+    with ScriptedResponses(replay, first_id=100) as api2:
+        env = {**_env(gw, "", home), **_codex_home(home, api2.url, trusted=copy)}
+        args = ["sessions", "resume", thread, "--dir", str(copy), "--headless", "--harness-args", shlex.join(APP_ARGS)]
+        res = subprocess.run(
+            [sys.executable, "-m", "frontdesk.cli.main", *args],
+            env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=240,
+        )  # fmt: skip
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert "through codex app-server" in res.stderr  # chosen from the rollout: an app-server client started it
+    assert res.stdout.strip().splitlines()[-1] == "Both runs are done."  # the agent's message, from the server
+    assert len(api2.requests) == 2, [input_text(b)[-300:] for b in api2.requests]
+    text = input_text(api2.requests[0])
+    reports = [text.rfind(f"{jobs['first']} (first) COMPLETED"), text.rfind(f"{jobs['second']} (second) COMPLETED")]
+    assert text.index("run the campaign") < min(reports) and max(reports) < text.rindex("Campaign summary")
+    said = ScriptedResponses.outputs(api2.requests[1])[-1]
+    assert f"job {jobs['second']}: already submitted with the same idempotency key" in said, said
+    assert sorted(runs.read_text().split()) == ["first", "second"]  # nothing ran twice
+    after = gw.client.request("GET", f"/v1/sessions/{thread}/campaign")
+    assert after["unread"] == [] and after["incarnation"] == 1 and after["cwd"] == str(copy)
+    dry = gw.cli("sessions", "resume", thread, "--via", "exec", "--headless", "--dry-run", "--json")
+    assert json.loads(dry.stdout)["argv"][1:2] == ["exec"]  # asked for: the exec path still there

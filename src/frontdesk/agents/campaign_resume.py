@@ -40,6 +40,8 @@ class ResumePlan:
     """The ack cursor that marks the handed-over reports delivered (None: there were none)."""
     transcript_path: str | None
     continues_turn: bool
+    handle: str = ""
+    """What the harness's own resume takes (Claude Code's session id, Codex's thread id)."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (the resume route's answer, `frontdesk sessions resume --json`)."""
@@ -55,6 +57,7 @@ class ResumePlan:
             "upto_seq": self.upto_seq,
             "transcript_path": self.transcript_path,
             "continues_turn": self.continues_turn,
+            "resume_handle": self.handle or self.session,
         }
 
 
@@ -98,6 +101,7 @@ def build_plan(
         upto_seq=reports[-1].seq if reports else None,
         transcript_path=c.transcript_path,
         continues_turn=c.turn_unfinished,
+        handle=c.resume_handle or c.session,
     )
 
 

@@ -44,11 +44,14 @@ def valid_host(host: str) -> str:
     return host
 
 
-def remote_command(session: str, directory: str, headless: bool, harness_args: Sequence[str], as_json: bool) -> str:
+def remote_command(
+    session: str, directory: str, headless: bool, harness_args: Sequence[str], as_json: bool, via: str | None = None
+) -> str:
     """The shell command the remote login shell runs: the resume there (it checks and enters the directory)."""
     inner = ["frontdesk", "sessions", "resume", session, "--dir", directory]
     inner += ["--headless"] if headless else []
     inner += ["--json"] if as_json else []
+    inner += ["--via", via] if via else []
     inner += ["--harness-args", shlex.join(harness_args)] if harness_args else []
     return f"exec {shlex.join(inner)}"
 

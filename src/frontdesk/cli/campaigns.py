@@ -32,6 +32,11 @@ def register_campaigns(sp: Any) -> None:
     where.add_argument("--slurm", action="store_true", help="submit the headless resume as a frontdesk job")
     p.add_argument("--dir", help="the directory to resume in (default: the campaign's)")
     p.add_argument("--headless", action="store_true", help="one headless turn (claude -p, codex exec)")
+    p.add_argument(
+        "--via",
+        choices=["exec", "app-server"],
+        help="Codex: resume through `codex exec` or the app server (default: the one that started the thread)",
+    )
     p.add_argument("--dry-run", action="store_true", help="print the command and prompt; run and record nothing")
     p.add_argument("--json", action="store_true")
     p.add_argument("--harness-args", default="", metavar="'ARGS'", help="extra arguments for the harness (one string)")
@@ -112,6 +117,8 @@ def cmd_resume(args: argparse.Namespace) -> int:
         return _resume_over_ssh(args, plan, extra)
     if args.slurm:
         return _submit_resume(args, client, plan, extra)
+    if _via_app_server(args, plan):
+        return _app_server_turn(args, client, path, body, plan, extra)
     if args.dry_run:
         text = f"cd {shlex.quote(plan['cwd'])} && {plan['command']}"
         emit(args.json, {"mode": "here", "dry_run": True, **plan}, text)
@@ -124,7 +131,7 @@ def _resume_over_ssh(args: argparse.Namespace, plan: dict[str, Any], extra: list
     from frontdesk.agents.campaign_ssh import remote_command, run_over_ssh, ssh_argv
     from frontdesk.cli.output import emit
 
-    command = remote_command(args.id, plan["cwd"], bool(args.headless), extra, bool(args.json))
+    command = remote_command(args.id, plan["cwd"], bool(args.headless), extra, bool(args.json), args.via)
     argv = ssh_argv(args.on, command, tty=not args.headless and sys.stdin.isatty())
     if args.dry_run:
         emit(args.json, {"mode": "ssh", "dry_run": True, "host": args.on, "argv": argv, "plan": plan}, shlex.join(argv))
@@ -132,6 +139,64 @@ def _resume_over_ssh(args: argparse.Namespace, plan: dict[str, Any], extra: list
     sys.stderr.write(f"frontdesk: resuming {args.id} on {args.on}\n")
     sys.stderr.flush()
     return run_over_ssh(argv, args.on)
+
+
+def _via_app_server(args: argparse.Namespace, plan: dict[str, Any]) -> bool:
+    """Codex through its app server: when asked, or (headless) when an app-server client started the thread."""
+    from frontdesk.errors import UserError
+
+    if plan["harness"] != "codex":
+        if args.via == "app-server":
+            raise UserError(f"--via app-server: session {args.id} is a {plan['harness']} session, not codex")
+        return False
+    if args.via is not None:
+        return bool(args.via == "app-server")
+    from frontdesk.agents.codex_appserver import started_by_app_server
+
+    return bool(args.headless) and started_by_app_server(plan.get("transcript_path"))
+
+
+def _server_args(extra: list[str]) -> tuple[str | None, list[str]]:
+    """`--sandbox MODE` / `-s MODE` becomes thread/resume's sandbox; the rest go to `codex app-server`."""
+    sandbox, rest, it = None, [], iter(extra)
+    for word in it:
+        if word in ("--sandbox", "-s"):
+            sandbox = next(it, None)
+        elif word.startswith("--sandbox="):
+            sandbox = word.split("=", 1)[1]
+        else:
+            rest.append(word)
+    return sandbox, rest
+
+
+def _app_server_turn(
+    args: argparse.Namespace, client: Any, path: str, body: dict[str, Any], plan: dict[str, Any], extra: list[str]
+) -> int:
+    """One turn on the thread through `codex app-server`: thread/resume, turn/start with the handover prompt."""
+    import shutil
+
+    from frontdesk.agents.codex_appserver import resume_turn
+    from frontdesk.cli.output import emit
+    from frontdesk.errors import UserError
+
+    sandbox, server_args = _server_args(extra)
+    codex = plan["argv"][0]
+    if args.dry_run:
+        what = f"{shlex.join([codex, 'app-server', *server_args])}: thread/resume {plan['resume_handle']}, turn/start"
+        emit(args.json, {"mode": "app-server", "dry_run": True, "sandbox": sandbox, **plan}, what)
+        return 0
+    _refuse_if_running(client, args.id)
+    if not os.path.isdir(plan["cwd"]):
+        raise UserError(f"{plan['cwd']}: no such directory (pass --dir PATH: the tree on this node)")
+    exe = shutil.which(codex)
+    if exe is None:
+        raise UserError(f"{codex}: not found on PATH ([agents] codex_bin)")
+    plan = client.request("POST", path, {**body, "commit": True})
+    sys.stderr.write(f"frontdesk: resuming {args.id} through codex app-server\n")
+    sys.stderr.flush()
+    return resume_turn(
+        exe, plan["resume_handle"], plan["cwd"], plan["prompt"], sandbox=sandbox, server_args=server_args
+    )
 
 
 def _refuse_if_running(client: Any, sid: str) -> None:
@@ -149,6 +214,7 @@ def _submit_resume(args: argparse.Namespace, client: Any, plan: dict[str, Any], 
 
     argv = ["frontdesk", "sessions", "resume", args.id, "--dir", plan["cwd"], "--headless"]
     argv += ["--harness-args", shlex.join(extra)] if extra else []
+    argv += ["--via", args.via] if args.via else []
     spec = {"command": argv, "workdir": plan["cwd"], "name": f"resume-{args.id[:8]}", "type": "agent"}
     if args.dry_run:
         emit(args.json, {"mode": "job", "dry_run": True, "spec": spec}, shlex.join(argv))

@@ -355,3 +355,32 @@ def test_show_text_golden() -> None:
 
     c = _campaign()
     _golden("campaign_show.txt", _show_text({**c.to_dict(), "summary": render_summary(c)}))
+
+
+def test_a_thread_started_by_an_app_server_client_is_told_by_its_rollout(tmp_path: Path) -> None:
+    from frontdesk.agents.codex_appserver import started_by_app_server
+
+    def rollout(name: str, first: object) -> str:
+        path = tmp_path / name
+        path.write_text(json.dumps(first) + "\n" + json.dumps({"type": "response_item"}) + "\n")
+        return str(path)
+
+    meta = {"type": "session_meta", "payload": {"id": "t", "originator": "an-ide", "source": "vscode"}}
+    assert started_by_app_server(rollout("ide.jsonl", meta))
+    meta["payload"]["source"] = "exec"  # type: ignore[index]
+    assert not started_by_app_server(rollout("exec.jsonl", meta))
+    assert not started_by_app_server(rollout("other.jsonl", {"type": "response_item", "payload": {"source": "x"}}))
+    (tmp_path / "torn.jsonl").write_text('{"type": "session_me')
+    for path in (str(tmp_path / "torn.jsonl"), str(tmp_path / "missing.jsonl"), None, ""):
+        assert not started_by_app_server(path)
+
+
+def test_app_server_harness_args_split_the_sandbox_from_the_server_flags() -> None:
+    from frontdesk.cli.campaigns import _server_args
+
+    assert _server_args(["-c", "x=1", "--sandbox", "danger-full-access", "--enable", "f"]) == (
+        "danger-full-access",
+        ["-c", "x=1", "--enable", "f"],
+    )
+    assert _server_args(["--sandbox=read-only"]) == ("read-only", [])
+    assert _server_args([]) == (None, [])
