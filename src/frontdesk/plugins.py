@@ -7,8 +7,10 @@ A plug-in is an object with a `name` and any of these hooks, one small Protocol 
   `Denied`; returns notices, decisions (class, partition, priority, qos) and `meta`: what the plug-in needs
   about this job later, stored with the job (`jobs.plugin_meta`) so a restart loses nothing.
 - `Accepts.on_accepted(job)`: the job's row (with every plug-in's meta) is stored; before it is dispatched.
-- `Enriches.enrich(job, report) -> dict`: once when a job ends, before the report is stored; merged into
-  `report["extra"][name]`.
+- `Enriches.enrich(job, report) -> Report`: once when a job ends, before the report is rendered and stored;
+  takes the frozen `reports.model.Report` and returns it with the plug-in's typed section added
+  (`report.with_section(name, section)`, the JSON's `extra.<name>`), and its next step amended if it knows
+  better (`with_next_step`). A plug-in that fails or answers something else leaves the report as it was.
 - `Routes.router()`: a FastAPI APIRouter mounted under /v1 (imported only by the server).
 - `ShowsCluster.cluster_info()`: the plug-in's part of `frontdesk cluster`.
 - `ShowsPanel.panel(caller)`: the plug-in's table on the gateway's web page (`Panel`), holding only what
@@ -38,6 +40,7 @@ if TYPE_CHECKING:
     from frontdesk.events.models import Event
     from frontdesk.identity import Caller
     from frontdesk.jobs.record import JobRecord
+    from frontdesk.reports.model import Report
     from frontdesk.spec.model import JobSpec
     from frontdesk.store.jobs import JobStore
 
@@ -172,7 +175,7 @@ class Accepts(Protocol):
 
 @runtime_checkable
 class Enriches(Protocol):
-    def enrich(self, job: dict[str, Json], report: dict[str, Json]) -> dict[str, Json]: ...
+    def enrich(self, job: JobRecord, report: Report) -> Report: ...
 
 
 @runtime_checkable

@@ -326,7 +326,7 @@ def report_of(gw: Gateway, rec: JobRecord) -> dict[str, Any]:
         return array_report(gw, rec)
     from frontdesk.core.ending import make_report
 
-    return make_report(rec, gw.plugins, gw.redact, gw.settings.report_max_bytes)
+    return make_report(rec, gw.plugins, gw.redact, gw.settings.report_max_bytes).wire()
 
 
 def array_report(gw: Gateway, parent: JobRecord, *, early: bool = False) -> dict[str, Any]:

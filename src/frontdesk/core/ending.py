@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+
+from pydantic import JsonValue
 
 from frontdesk.events.models import Event, EventKind
 from frontdesk.jobs.record import JobRecord
 from frontdesk.plugins import Enriches, Plugin, Redactor
 from frontdesk.reports.build import build_report
+from frontdesk.reports.model import Report
 from frontdesk.reports.render import render_text
 from frontdesk.store.jobs import JobStore, job_record
 from frontdesk.tails import read_tail
@@ -20,11 +22,10 @@ __all__ = ["end_events", "make_report", "stored_end_events"]
 log = logging.getLogger("frontdesk.gateway")
 
 
-def make_report(rec: JobRecord, plugins: Sequence[Plugin], redact: Redactor, max_bytes: int) -> dict[str, Any]:
+def make_report(rec: JobRecord, plugins: Sequence[Plugin], redact: Redactor, max_bytes: int) -> Report:
     """The job's report: built from its record and log tails, then each plug-in's `enrich` (errors logged)."""
-    job = job_record(rec)
     report = build_report(
-        job,
+        job_record(rec),
         stdout_text=read_tail(rec.stdout_path),
         stderr_text=read_tail(rec.stderr_path),
         attempts=rec.attempt,
@@ -32,22 +33,29 @@ def make_report(rec: JobRecord, plugins: Sequence[Plugin], redact: Redactor, max
         redact=redact,
     )
     for plugin in plugins:
-        if not isinstance(plugin, Enriches):
-            continue
-        try:
-            extra = plugin.enrich(job, report)
-        except Exception:
-            log.exception("plug-in %s failed to enrich the report of job %s", plugin.name, rec.id)
-            continue
-        if extra:
-            report["extra"][plugin.name] = extra
-    report["text"] = redact(render_text(report, max_bytes))
+        report = _enriched(plugin, rec, report)
+    report = report.with_text(redact(render_text(report, max_bytes)))
     if rec.array_id is not None:  # a task: told within its array's one report, never on its own
-        report["array_id"], report["array_index"] = rec.array_id, rec.array_index
+        report = report.as_task(rec.array_id, rec.array_index)
     return report
 
 
-def end_events(rec: JobRecord, report: dict[str, Any]) -> list[Event]:
+def _enriched(plugin: Plugin, rec: JobRecord, report: Report) -> Report:
+    """The report as `plugin` enriched it; unchanged when it does not enrich, fails or answers something else."""
+    if not isinstance(plugin, Enriches):
+        return report
+    try:
+        out = plugin.enrich(rec, report)
+    except Exception:
+        log.exception("plug-in %s failed to enrich the report of job %s", plugin.name, rec.id)
+        return report
+    if not isinstance(out, Report):
+        log.error("plug-in %s enriched the report of job %s with a %s", plugin.name, rec.id, type(out).__name__)
+        return report
+    return out
+
+
+def end_events(rec: JobRecord, report: Mapping[str, JsonValue]) -> list[Event]:
     """The terminal job.state and the job.report events of an ended job."""
     data = {
         "state": rec.state.value,

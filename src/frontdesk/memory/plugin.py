@@ -3,8 +3,9 @@
 - `admit`: lessons on the same command template (or substrate lessons on its application) that the
   submitter may read become notices, with the known fix; plus resource advice from its finished runs.
 - `enrich`: classifies the ended job, records or confirms its lesson, learns a fix when a job on a
-  failed template completes after a change, and returns what goes into `report["extra"]["memory"]`:
-  the signature, the lessons this ending touched, and the other lessons that match the job.
+  failed template completes after a change, and adds the report's typed section `extra.memory`
+  (`reports.model.MemorySection`): the signature, the lessons this ending touched, the other lessons that
+  match the job; after an out-of-memory ending the --mem to ask for (it becomes the report's next step).
 - `router`: `/v1/memory/...` for the CLI (search, show, promote, forget, advice, classify).
 
 Settings (`[memory]` in frontdesk.toml): `stale_after` (default "90d"), `site_threshold` (3; 0 turns the
@@ -27,10 +28,17 @@ from frontdesk.memory.lesson import Lesson, describe
 from frontdesk.memory.scopes import Membership
 from frontdesk.memory.store import MIGRATIONS, LessonStore
 from frontdesk.plugins import Admission, GatewayHandle, Notice, Panel, SubmitContext
+from frontdesk.reports.model import LessonSummary, MemorySection, MemorySuggestion, Report, SignatureInfo
 from frontdesk.tails import read_tail
 
 if TYPE_CHECKING:
+    from fastapi import APIRouter
+
+    from frontdesk.config import Settings
     from frontdesk.identity import Caller
+    from frontdesk.jobs.record import JobRecord
+    from frontdesk.plugins import Admits, Attaches, Enriches, Routes, ShowsPanel, Stops
+    from frontdesk.spec.model import JobSpec
 
 __all__ = ["MemoryPlugin"]
 
@@ -39,19 +47,19 @@ log = logging.getLogger("frontdesk.memory")
 _NO_RUN_STATES = {JobState.DEPENDENCY_NEVER_SATISFIED}
 
 
-def _summary(lesson: Lesson) -> dict[str, Any]:
-    return {
-        "id": lesson.id,
-        "scope": lesson.scope,
-        "signature": lesson.signature,
-        "status": lesson.status,
-        "fact": lesson.is_fact,
-        "fix": lesson.fix,
-        "times_seen": lesson.times_seen,
-        "times_held": lesson.times_held,
-        "text": describe(lesson),
-        "next_step": lesson.next_step,
-    }
+def _summary(lesson: Lesson) -> LessonSummary:
+    return LessonSummary(
+        id=lesson.id,
+        scope=lesson.scope,
+        signature=lesson.signature,
+        status=lesson.status,
+        fact=lesson.is_fact,
+        fix=lesson.fix,
+        times_seen=lesson.times_seen,
+        times_held=lesson.times_held,
+        text=describe(lesson),
+        next_step=lesson.next_step,
+    )
 
 
 class MemoryPlugin:
@@ -59,7 +67,7 @@ class MemoryPlugin:
 
     name = "memory"
 
-    def __init__(self, settings: Any) -> None:
+    def __init__(self, settings: Settings) -> None:
         from frontdesk.spec.units import parse_duration
 
         section = settings.section("memory")
@@ -86,7 +94,7 @@ class MemoryPlugin:
         apply_schema(gateway.store.conn, "memory", MIGRATIONS)
         self.store = LessonStore(gateway.store.conn, self.membership, self.stale_after_s, self.site_threshold)
 
-    def admit(self, spec: Any, ctx: SubmitContext) -> Admission | None:
+    def admit(self, spec: JobSpec, ctx: SubmitContext) -> Admission | None:
         """Notices for the lessons and advice that apply to this submission. Never blocks a submission."""
         if self.store is None:
             return None
@@ -151,89 +159,74 @@ class MemoryPlugin:
             )
         return out
 
-    def enrich(self, job: dict[str, Any], report: dict[str, Any]) -> dict[str, Any]:
-        """Classify the ended job, record what it teaches, and return `extra.memory` for its report."""
-        if self.store is None or report.get("state") in _NO_RUN_STATES:
-            return {}
-        job_id = int(job["id"])
-        row = self.gateway.store.get(job_id) if self.gateway is not None else None
-        context = row.context_data() if row is not None else {}
-        text = ""
-        if row is not None:
-            text = read_tail(row.stdout_path) + "\n" + read_tail(row.stderr_path)
+    def enrich(self, job: JobRecord, report: Report) -> Report:
+        """Classify the ended job, record what it teaches, and add `extra.memory` (and a better next step)."""
+        if self.store is None or report.state in _NO_RUN_STATES:
+            return report
+        text = read_tail(job.stdout_path) + "\n" + read_tail(job.stderr_path)
         if not text.strip():
-            text = "\n".join(report.get("stdout_tail", []) + report.get("stderr_tail", []))
-        sig = classify(text, report.get("state"), report.get("exit_code"))
+            text = "\n".join([*report.stdout_tail, *report.stderr_tail])
+        sig = classify(text, report.state, report.exit_code)
         sig = replace(sig, line=self.redact(sig.line), normalised_line=self.redact(sig.normalised_line))
-        job_ctx = self._context(job.get("spec") or {}, job.get("partition"), context.get("env"), context.get("cwd"))
-        used = {**(report.get("used") or {}), "run_s": report.get("run_s")}
-        principal = str(job.get("principal") or "")
-        self.store.record_run(
-            job_id,
-            principal,
-            job_ctx,
-            str(report.get("state")),
-            None if sig.kind == "ok" else sig,
-            used,
-            job.get("ended_at"),
-        )
-        if sig.kind == "ok":
-            touched = self.store.learn_from_success(job_id, principal, job_ctx)
+        context = job.context_data()
+        job_ctx = self._context(job.spec_data(), job.partition, context.get("env"), context.get("cwd"))
+        used: dict[str, Any] = {**report.used.model_dump(), "run_s": report.run_s}
+        failed = None if sig.kind == "ok" else sig
+        self.store.record_run(job.id, job.principal, job_ctx, str(report.state), failed, used, job.ended_at)
+        if failed is None:
+            touched = self.store.learn_from_success(job.id, job.principal, job_ctx)
         else:
-            touched = self.store.record_failure(job_id, principal, job_ctx, sig, used=used)
+            touched = self.store.record_failure(job.id, job.principal, job_ctx, failed, used=used)
         self._publish(job, touched)
         seen = {lesson.id for lesson in touched}
-        matched = [lesson for lesson in self.store.matching(principal, job_ctx) if lesson.id not in seen]
-        extra: dict[str, Any] = {
-            "signature": None if sig.kind == "ok" else _sig_dict(sig),
-            "lessons": [_summary(lesson) for lesson in touched],
-            "matched": [_summary(lesson) for lesson in matched],
+        matched = [lesson for lesson in self.store.matching(job.principal, job_ctx) if lesson.id not in seen]
+        fields: dict[str, Any] = {
+            "signature": None if failed is None else _sig_info(failed),
+            "lessons": tuple(_summary(lesson) for lesson in touched),
+            "matched": tuple(_summary(lesson) for lesson in matched),
         }
+        suggest = None
         if sig.kind == "host_oom":
-            extra["suggest"] = self._oom_advice(report, principal, job_ctx, touched + matched)
-        where = self._partition_advice(sig.kind, job.get("partition"), report, extra.get("suggest"))
+            suggest = fields["suggest"] = self._oom_advice(report, job.principal, job_ctx, touched + matched)
+            report = report.with_next_step(suggest.next_step)
+        where = self._partition_advice(sig.kind, job.partition, report, suggest)
         if where:
-            extra["partition"] = where
-        return extra
+            fields["partition"] = where
+            report = report.with_next_step(f"{report.classification.next_step}; {where}".lstrip("; "))
+        return report.with_section(self.name, MemorySection(**fields))
 
-    def _partition_advice(self, kind: str, partition: object, report: dict[str, Any], suggest: Any) -> str | None:
-        """Where the advice fits when the job's own partition cannot hold it; added to the report's next step."""
+    def _partition_advice(
+        self, kind: str, partition: str | None, report: Report, suggest: MemorySuggestion | None
+    ) -> str | None:
+        """Where the advice fits when the job's own partition cannot hold it (for the report's next step)."""
         from frontdesk.memory.fit import Need, advise, shapes
         from frontdesk.reports.build import suggest_walltime
 
-        if kind == "host_oom" and isinstance(suggest, dict):
-            need = Need(memory_bytes=int(suggest["memory_bytes"]))
+        if kind == "host_oom" and suggest is not None:
+            need = Need(memory_bytes=suggest.memory_bytes)
         elif kind == "walltime":
-            wall = (report.get("requested") or {}).get("walltime_s")
-            need = Need(walltime_s=suggest_walltime(report.get("run_s"), wall))
+            wall = report.requested.walltime_s
+            need = Need(walltime_s=suggest_walltime(report.run_s, None if wall is None else int(wall)))
         elif kind == "no_gpu":
             need = Need(gpus=True)
         else:
             return None
         if self.gateway is None:
             return None
-        text = advise(
-            partition if isinstance(partition, str) else None, need, shapes(self.gateway.backend.inventory().pools)
-        )
-        cls = report.get("classification")
-        if text and isinstance(cls, dict):
-            cls["next_step"] = f"{cls.get('next_step') or ''}; {text}".lstrip("; ")
-        return text
+        return advise(partition, need, shapes(self.gateway.backend.inventory().pools))
 
-    def _oom_advice(self, report: dict[str, Any], principal: str, ctx: JobContext, lessons: list[Lesson]) -> Any:
-        """The --mem to ask for next, from the best evidence memory has; it replaces the report's next step."""
+    def _oom_advice(self, report: Report, principal: str, ctx: JobContext, lessons: list[Lesson]) -> MemorySuggestion:
+        """The --mem to ask for next, from the best evidence memory has (it replaces the report's next step)."""
         from frontdesk.memory.oom import memory_suggestion
         from frontdesk.spec.units import format_bytes
 
         assert self.store is not None
-        requested = (report.get("requested") or {}).get("memory_bytes")
-        peak = (report.get("used") or {}).get("peak_rss_bytes")
+        requested = report.requested.memory_bytes
+        peak = report.used.peak_rss_bytes
         runs = self.store.runs(principal, ctx.template, limit=50)
-        want, basis = memory_suggestion(peak, requested, runs, lessons)
+        want, basis = memory_suggestion(None if peak is None else int(peak), requested, runs, lessons)
         step = f"resubmit with --mem {format_bytes(want)} ({basis}), or reduce the working set"
-        if isinstance(report.get("classification"), dict):
-            report["classification"]["next_step"] = step
-        return {"memory_bytes": want, "basis": basis, "next_step": step}
+        return MemorySuggestion(memory_bytes=want, basis=basis, next_step=step)
 
     def _context(
         self, spec: dict[str, Any], partition: str | None, env: dict[str, str] | None, cwd: str | None
@@ -242,7 +235,7 @@ class MemoryPlugin:
         job_ctx = context_of(spec, partition=partition, env=env, workdir=cwd)
         return replace(job_ctx, template=self.redact(job_ctx.template))
 
-    def _publish(self, job: dict[str, Any], lessons: list[Lesson]) -> None:
+    def _publish(self, job: JobRecord, lessons: list[Lesson]) -> None:
         if self.gateway is None:
             return
         from frontdesk.events.models import Event, EventKind
@@ -252,9 +245,9 @@ class MemoryPlugin:
                 self.gateway.publish(
                     Event(
                         EventKind.LESSON_RECORDED,
-                        job_id=int(job["id"]),
-                        session=job.get("session"),
-                        principal=job.get("principal"),
+                        job_id=job.id,
+                        session=job.session,
+                        principal=job.principal,
                         data={
                             "lesson": lesson.id,
                             "signature": lesson.signature,
@@ -266,7 +259,7 @@ class MemoryPlugin:
             except Exception:
                 log.exception("memory: could not publish lesson %s", lesson.id)
 
-    def router(self) -> Any:
+    def router(self) -> APIRouter:
         """The `/v1/memory/...` endpoints."""
         from frontdesk.memory.api import build_router
 
@@ -287,7 +280,13 @@ class MemoryPlugin:
         return Panel("Lessons", ("#", "scope", "kind", "cause", "fix", "status"), tuple(rows))
 
 
-def _sig_dict(sig: Signature) -> dict[str, Any]:
+def _sig_info(sig: Signature) -> SignatureInfo:
     d = sig.to_dict()
     d.pop("line", None)  # the raw line may hold private paths; the normalised one does not
-    return d
+    return SignatureInfo.model_validate(d)
+
+
+if TYPE_CHECKING:  # mypy checks that the plug-in fits each hook of the gateway's seam (frontdesk.plugins)
+
+    def _fits(p: MemoryPlugin) -> tuple[Attaches, Admits, Enriches, Routes, ShowsPanel, Stops]:
+        return p, p, p, p, p, p

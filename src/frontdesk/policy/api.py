@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import os
 import pwd
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, Request
 from pydantic import BaseModel
 
 from frontdesk.errors import Forbidden
 from frontdesk.policy.health import Verdict
+
+if TYPE_CHECKING:
+    from frontdesk.policy.plugin import PolicyPlugin
 
 __all__ = ["build_router"]
 
@@ -38,7 +41,7 @@ def _admin(request: Request) -> None:
         raise Forbidden(f"only the gateway's owner may change the policy (you are {principal})")
 
 
-def build_router(plugin: Any) -> APIRouter:
+def build_router(plugin: PolicyPlugin) -> APIRouter:
     """The router over one PolicyPlugin."""
     r = APIRouter()
 
@@ -52,7 +55,7 @@ def build_router(plugin: Any) -> APIRouter:
 
     @r.get("/policy/history")
     async def history() -> dict[str, Any]:
-        return {"active": plugin.version, "versions": plugin.history.list()}
+        return {"active": plugin.version, "versions": plugin.history.list() if plugin.history else []}
 
     @r.post("/policy/rollback")
     async def rollback(body: RollbackBody, request: Request) -> dict[str, Any]:

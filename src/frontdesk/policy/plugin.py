@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Mapping
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
@@ -15,7 +16,7 @@ from frontdesk.errors import ConfigError, FrontdeskError, NotFound
 from frontdesk.events.models import Event, EventKind
 from frontdesk.jobs.record import JobRecord
 from frontdesk.jobs.state import JobState
-from frontdesk.plugins import Admission, GatewayHandle, Notice, Panel, SubmitContext
+from frontdesk.plugins import Admission, GatewayHandle, Json, Notice, Panel, SubmitContext
 from frontdesk.policy.catalog import CATALOG, match_model
 from frontdesk.policy.classify import classify
 from frontdesk.policy.config import PolicyConfig, parse_policy
@@ -23,13 +24,27 @@ from frontdesk.policy.embedded import JobMeta, make_picker
 from frontdesk.policy.health import Verdict, evaluate
 from frontdesk.policy.priority import FairshareLedger, level, slurm_priority
 from frontdesk.policy.trial import Revocation, TrialLedger
+from frontdesk.reports.model import PolicySection, Report
 
 if TYPE_CHECKING:
+    import sqlite3
+
+    from fastapi import APIRouter
+
+    from frontdesk.config import Settings
     from frontdesk.identity import Caller
+    from frontdesk.plugins import Accepts, Admits, Attaches, Enriches, Routes, ShowsCluster, ShowsPanel, Stops
+    from frontdesk.policy.history import PolicyHistory
+    from frontdesk.spec.model import JobSpec
 
 __all__ = ["PolicyPlugin"]
 
 log = logging.getLogger("frontdesk.policy")
+
+
+def _scalars(data: Mapping[str, object]) -> dict[str, Json]:
+    """A flat record's JSON form (the accelerator catalog's: every field a scalar)."""
+    return {k: v for k, v in data.items() if v is None or isinstance(v, str | int | float)}
 
 
 def _hour(now: float) -> float:
@@ -42,10 +57,10 @@ class PolicyPlugin:
 
     name = "policy"
 
-    def __init__(self, settings: Any) -> None:
+    def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.gateway: GatewayHandle | None = None
-        self.history: Any = None
+        self.history: PolicyHistory | None = None
         self.raw: dict[str, Any] = settings.section("policy")
         self.refused: str | None = None
         try:
@@ -86,12 +101,12 @@ class PolicyPlugin:
             )
             backend.hold_reason = lambda: self.drain_reason("local")  # PENDING says why
         self._file_sig = self._stat()
-        loop = getattr(gateway, "loop", None) or asyncio.get_event_loop()
+        loop = asyncio.get_running_loop()  # attach runs on the gateway's loop (Gateway.start)
         self._tasks = [loop.create_task(self._watch()), loop.create_task(self._health())]
         if isinstance(backend, Reprioritises):  # Slurm: levels move while jobs wait, Slurm must hear it
             self._tasks.append(loop.create_task(self._reprioritise_loop()))
 
-    def _restore_revocations(self, conn: Any) -> None:
+    def _restore_revocations(self, conn: sqlite3.Connection) -> None:
         import json
 
         now = time.time()
@@ -124,6 +139,7 @@ class PolicyPlugin:
             )
 
     def _activate(self, raw: dict[str, Any], cfg: PolicyConfig, source: str) -> int:
+        assert self.history is not None, "attach() first"
         version, new = self.history.record(raw, source, time.time())
         self.cfg, self.raw, self.version, self.refused = cfg, raw, int(version), None
         self._reset_ledgers()
@@ -136,7 +152,7 @@ class PolicyPlugin:
         self.shares.half_life = float(self.cfg.priority.fairshare_half_life)
 
     # -- versions -------------------------------------------------------------------------------------
-    def reload(self) -> dict[str, Any]:
+    def reload(self) -> dict[str, int]:
         """Re-read `[policy]` from the config file; an invalid one is refused whole (ConfigError)."""
         from frontdesk.config import read_toml
 
@@ -156,9 +172,9 @@ class PolicyPlugin:
             raise
         return {"version": self._activate(raw, cfg, self._source())}
 
-    def rollback(self, version: int) -> dict[str, Any]:
+    def rollback(self, version: int) -> dict[str, int]:
         """Put an earlier version back in force (recorded as a new version)."""
-        old = self.history.get(version)
+        old = self.history.get(version) if self.history is not None else None
         if old is None:
             raise NotFound(f"no policy version {version}")
         cfg = parse_policy(old["config"], f"policy version {version}")
@@ -249,7 +265,7 @@ class PolicyPlugin:
             del self.drained[verdict.node]
 
     # -- admission ------------------------------------------------------------------------------------
-    def admit(self, spec: Any, ctx: SubmitContext) -> Admission:
+    def admit(self, spec: JobSpec, ctx: SubmitContext) -> Admission:
         """Class and reason, pool (partition), QOS, priority; the trial verdict as a notice."""
         res = spec.resources
         declared = spec.type.value if spec.type else None
@@ -307,58 +323,67 @@ class PolicyPlugin:
         if stored:
             self.meta[job.id] = JobMeta(**stored)
 
-    def enrich(self, job: dict[str, Any], report: dict[str, Any]) -> dict[str, Any]:
-        """Account for the ended job (fairshare, trial ledger); add class, pool and trial to the report."""
-        meta = self.meta.pop(int(job["id"]), None)
-        run_s = float(report.get("run_s") or 0.0)
-        req = report.get("requested") or {}
+    def enrich(self, job: JobRecord, report: Report) -> Report:
+        """Account for the ended job (fairshare, trial ledger); add class, pool and trial (`extra.policy`)."""
+        meta = self.meta.pop(job.id, None)
+        run_s = float(report.run_s or 0.0)
+        req = report.requested
         now = time.time()
         group = meta.group if meta else ""
-        self.shares.charge(
-            job["principal"], group, float(req.get("cpus") or 1), float(req.get("gpus") or 0), run_s, now
+        self.shares.charge(job.principal, group, float(req.cpus or 1), float(req.gpus or 0), run_s, now)
+        section = PolicySection(
+            job_class=job.job_class,
+            pool=meta.pool if meta else job.partition,
+            class_reason=meta.class_reason if meta else None,
+            trial=bool(meta and meta.trial),
         )
-        out: dict[str, Any] = {
-            "class": job.get("job_class"),
-            "pool": meta.pool if meta else job.get("partition"),
-            "class_reason": meta.class_reason if meta else None,
-            "trial": bool(meta and meta.trial),
-        }
         if meta and meta.trial and run_s:
             from frontdesk.spec.model import JobSpec
 
-            template = JobSpec.model_validate(job["spec"]).template() if isinstance(job.get("spec"), dict) else ""
-            rev = self.trials.ended(job["principal"], template, run_s, req.get("walltime_s"), now)
+            template = JobSpec.model_validate(job.spec_data()).template()
+            rev = self.trials.ended(job.principal, template, run_s, req.walltime_s, now)
             if rev:
                 self._revoked(rev)
-                out["trial_revoked"] = rev.reason
-        return out
+                section = section.model_copy(update={"trial_revoked": rev.reason})
+        return report.with_section(self.name, section)
 
     # -- views ----------------------------------------------------------------------------------------
-    def cluster_info(self) -> dict[str, Any]:
+    def cluster_info(self) -> dict[str, Json]:
         """Pools, the accelerator catalog, drained nodes and the policy version (for `frontdesk cluster`)."""
-        pools = [p.model_dump(exclude_none=True) for p in self.cfg.pools]
+        pools: list[Json] = [p.model_dump(exclude_none=True) for p in self.cfg.pools]
+        borrow: list[Json] = [b.model_dump() for b in self.cfg.borrow]
+        catalog: list[Json] = [_scalars(a.to_dict()) for a in CATALOG]
+        models: dict[str, Json] = dict(self._gpu_models())
+        drained: dict[str, Json] = {k: {"check": v.check, "detail": v.detail} for k, v in self.drained.items()}
+        revoked: list[Json] = [
+            {"principal": p, "reason": reason, "until": until} for p, reason, until in self._revoked_now(time.time())
+        ]
+        return {
+            "version": self.version,
+            "refused": self.refused,
+            "pools": pools,
+            "gpu_models": models,
+            "borrow": borrow,
+            "catalog": catalog,
+            "drained": drained,
+            "trial_revoked": revoked,
+        }
+
+    def _gpu_models(self) -> dict[str, int]:
+        """The backend's GPUs by catalog model."""
         models: dict[str, int] = {}
         if self.gateway is not None:
             for gpu in self.gateway.backend.inventory().gpus:
                 key = match_model(str(gpu.get("model", "")), int(gpu.get("memory_bytes") or 0))
                 key = key or str(gpu.get("model") or "unknown")
                 models[key] = models.get(key, 0) + 1
-        return {
-            "version": self.version,
-            "refused": self.refused,
-            "pools": pools,
-            "gpu_models": models,
-            "borrow": [b.model_dump() for b in self.cfg.borrow],
-            "catalog": [a.to_dict() for a in CATALOG],
-            "drained": {k: {"check": v.check, "detail": v.detail} for k, v in self.drained.items()},
-            "trial_revoked": [
-                {"principal": p, "reason": s.reason, "until": s.revoked_until}
-                for p, s in self.trials.principals.items()
-                if s.revoked_until > time.time()
-            ],
-        }
+        return models
 
-    def router(self) -> Any:
+    def _revoked_now(self, now: float) -> list[tuple[str, str, float]]:
+        """(principal, reason, until) of each trial privilege revoked now."""
+        return [(p, s.reason, s.revoked_until) for p, s in self.trials.principals.items() if s.revoked_until > now]
+
+    def router(self) -> APIRouter:
         """The `/v1/policy/...` endpoints."""
         from frontdesk.policy.api import build_router
 
@@ -367,16 +392,18 @@ class PolicyPlugin:
     def panel(self, caller: Caller) -> Panel | None:
         """The web page's pools (drained nodes, GPU models) and trial privilege: the caller's own standing
         (everyone's revocations for an admin)."""
-        info, now = self.cluster_info(), time.time()
-        rows = [
-            ("pool", str(p.get("name")), ", ".join(map(str, p.get("classes") or [])), str(p.get("partition") or ""))
-            for p in info["pools"]
-        ]
-        rows += [("GPU model", model, f"{n} device(s)", "") for model, n in sorted(info["gpu_models"].items())]
-        rows += [("drained", node, str(d["check"]), str(d["detail"])[:160]) for node, d in info["drained"].items()]
-        revoked = [r for r in info["trial_revoked"] if caller.admin or r["principal"] == caller.user]
-        rows += [("trial revoked", str(r["principal"]), str(r["reason"])[:160], f"{r['until'] - now:.0f} s left")
-                 for r in revoked]  # fmt: skip
+        now = time.time()
+        rows = [("pool", p.name, ", ".join(map(str, p.classes or [])), str(p.partition or "")) for p in self.cfg.pools]
+        rows += [("GPU model", model, f"{n} device(s)", "") for model, n in sorted(self._gpu_models().items())]
+        rows += [("drained", node, str(v.check), str(v.detail)[:160]) for node, v in self.drained.items()]
+        revoked = [r for r in self._revoked_now(now) if caller.admin or r[0] == caller.user]
+        rows += [("trial revoked", p, reason[:160], f"{until - now:.0f} s left") for p, reason, until in revoked]
         if not revoked:
             rows.append(("trial", "everyone" if caller.admin else caller.user, "trial privilege held", ""))
         return Panel("Pools and trials", ("what", "name", "detail", "more"), tuple(rows))
+
+
+if TYPE_CHECKING:  # mypy checks that the plug-in fits each hook of the gateway's seam (frontdesk.plugins)
+
+    def _fits(p: PolicyPlugin) -> tuple[Attaches, Admits, Accepts, Enriches, ShowsCluster, Routes, ShowsPanel, Stops]:
+        return p, p, p, p, p, p, p, p

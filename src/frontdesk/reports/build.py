@@ -10,6 +10,7 @@ from typing import Any
 from frontdesk.jobs import JobState
 from frontdesk.reports.classify import Signature, classify, load_catalog
 from frontdesk.reports.kinds import FailureKind
+from frontdesk.reports.model import Classification, GpuShared, Report, Requested, Used
 from frontdesk.spec.units import format_bytes, format_duration
 
 __all__ = [
@@ -126,10 +127,10 @@ def classify_end(
     stdout_tail: Sequence[str],
     reason: str | None,
     log_text: str | None = None,
-) -> dict[str, str]:
+) -> Classification:
     """The ending's kind (`FailureKind`), a one-line summary and the next step, from the state and the log."""
     if state == JobState.COMPLETED:
-        return {"kind": FailureKind.OK.value, "summary": "completed successfully", "next_step": "", "detail": ""}
+        return Classification(kind=FailureKind.OK.value, summary="completed successfully", next_step="", detail="")
     text = log_text if log_text is not None else "\n".join([*stderr_tail, *stdout_tail])
     sig = classify(text, state, exit_code)
     decided = _by_state(state, sig, reason, _Usage(peak, mem_req, run_s, wall_req))
@@ -140,21 +141,22 @@ def classify_end(
         if info is not None and sig.kind != FailureKind.EXIT_ERROR:
             head += f" ({info.summary})"
         decided = (f"{head}: {err}" if err else head)[:300], _advice(sig)
-    return {"kind": sig.kind, "summary": decided[0], "next_step": decided[1], "detail": sig.detail}
+    return Classification(kind=sig.kind, summary=decided[0], next_step=decided[1], detail=sig.detail)
 
 
-def _requested(res: dict[str, Any]) -> dict[str, Any]:
+def _requested(res: dict[str, Any]) -> Requested:
     """What the job asked for, as the report's `requested` names it (`gpu_shared` only for a share of a GPU)."""
-    out = {
-        "cpus": res.get("cpus", 1),
-        "memory_bytes": res.get("memory"),
-        "gpus": res.get("gpus", 0),
-        "walltime_s": res.get("walltime"),
-    }
     gpu = res.get("gpu")
+    shared = None
     if isinstance(gpu, dict) and (gpu.get("memory") is not None or gpu.get("share") is not None):
-        out["gpu_shared"] = {"memory_bytes": gpu.get("memory"), "share": gpu.get("share")}
-    return out
+        shared = GpuShared(memory_bytes=gpu.get("memory"), share=gpu.get("share"))
+    return Requested(
+        cpus=res.get("cpus", 1),
+        memory_bytes=res.get("memory"),
+        gpus=res.get("gpus", 0),
+        walltime_s=res.get("walltime"),
+        gpu_shared=shared,
+    )
 
 
 def build_report(
@@ -166,8 +168,8 @@ def build_report(
     usage: dict[str, Any] | None,
     redact: Callable[[str], str],
     lines: int = 10,
-) -> dict[str, Any]:
-    """The report's JSON form (without `text`, which render.py adds)."""
+) -> Report:
+    """The job's report (without `text`, which render.py makes); `job` is the job's public JSON form."""
     spec = job["spec"]
     res = spec.get("resources") or {}
     started, ended, submitted = job.get("started_at"), job.get("ended_at"), job.get("submitted_at")
@@ -194,22 +196,21 @@ def build_report(
         reason=job.get("reason"),
         log_text=stdout_text[-_CLASSIFY_BYTES:] + "\n" + stderr_text[-_CLASSIFY_BYTES:],
     )
-    return {
-        "job_id": job["id"],
-        "name": job.get("name"),
-        "state": job["state"],
-        "exit_code": job.get("exit_code"),
-        "signal": job.get("signal"),
-        "attempts": attempts,
-        "backend": job.get("backend"),
-        "backend_id": job.get("backend_id"),
-        "session": job.get("session"),
-        "queue_wait_s": round(wait_s, 3) if wait_s is not None else None,
-        "run_s": round(run_s, 3) if run_s is not None else None,
-        "requested": _requested(res),
-        "used": used,
-        "classification": {k: redact(v) for k, v in cls.items()},
-        "stdout_tail": out_tail,
-        "stderr_tail": err_tail,
-        "extra": {},
-    }
+    return Report(
+        job_id=job["id"],
+        name=job.get("name"),
+        state=JobState(job["state"]),
+        exit_code=job.get("exit_code"),
+        signal=job.get("signal"),
+        attempts=attempts,
+        backend=job.get("backend"),
+        backend_id=job.get("backend_id"),
+        session=job.get("session"),
+        queue_wait_s=round(wait_s, 3) if wait_s is not None else None,
+        run_s=round(run_s, 3) if run_s is not None else None,
+        requested=_requested(res),
+        used=Used(**used),
+        classification=cls.model_copy(update={k: redact(getattr(cls, k)) for k in type(cls).model_fields}),
+        stdout_tail=tuple(out_tail),
+        stderr_tail=tuple(err_tail),
+    )

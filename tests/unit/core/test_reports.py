@@ -12,6 +12,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from frontdesk.reports.build import build_report, suggest_memory, suggest_walltime, tail_lines
+from frontdesk.reports.model import (
+    LessonSummary,
+    MemorySection,
+    MemorySuggestion,
+    PolicySection,
+    Report,
+    ReportSection,
+    SignatureInfo,
+)
 from frontdesk.reports.render import render_text
 
 GOLDEN = Path(__file__).parents[2] / "golden" / "reports"
@@ -80,7 +89,7 @@ CASES: dict[str, dict[str, Any]] = {
 }
 
 
-def _build(case: dict[str, Any]) -> dict[str, Any]:
+def _report(case: dict[str, Any]) -> Report:
     rep = build_report(
         case["job"],
         stdout_text=case["out"],
@@ -89,8 +98,11 @@ def _build(case: dict[str, Any]) -> dict[str, Any]:
         usage=case["usage"],
         redact=lambda s: s,
     )
-    rep["text"] = render_text(rep)
-    return rep
+    return rep.with_text(render_text(rep))
+
+
+def _build(case: dict[str, Any]) -> dict[str, Any]:
+    return _report(case).wire()
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -138,7 +150,7 @@ def test_redactor_applies_to_log_tails() -> None:
         usage=None,
         redact=lambda s: s.replace("abc123SECRET", "«redacted»"),
     )
-    assert "abc123SECRET" not in json.dumps(rep)
+    assert "abc123SECRET" not in json.dumps(rep.wire())
 
 
 def test_tail_lines_keep_both_ends() -> None:
@@ -156,15 +168,85 @@ def test_rendered_report_respects_its_budget(out: str, err: str, max_bytes: int)
     assert len(render_text(rep, max_bytes).encode()) <= max_bytes
 
 
+def _lesson(text: str, lid: int = 1) -> LessonSummary:
+    return LessonSummary(
+        id=lid,
+        scope="user",
+        signature="OUT_OF_MEMORY:host_oom:",
+        status="active",
+        fact=False,
+        fix={"resources": {"memory": 16 * G}},
+        times_seen=2,
+        times_held=0,
+        text=text,
+        next_step="resubmit with --mem 16G",
+    )
+
+
+def _enriched() -> Report:
+    said = "ended OUT_OF_MEMORY twice at 4G; completed at 16G"
+    memory = MemorySection(
+        signature=SignatureInfo(
+            key="OUT_OF_MEMORY:host_oom:",
+            state="OUT_OF_MEMORY",
+            kind="host_oom",
+            detail="",
+            cause="out of host memory",
+            normalised_line="slurmstepd: error: Detected <n> oom-kill event(s)",
+            matcher="oom-kill",
+            next_step="resubmit with more memory",
+        ),
+        matched=(_lesson(said),),
+        lessons=(_lesson(said, 2), _lesson("", 3)),
+        suggest=MemorySuggestion(memory_bytes=16 * G, basis="a completed sibling", next_step="--mem 16G"),
+    )
+    policy = PolicySection(job_class="agent", pool="cpu", class_reason="small and short", trial=False)
+    site = ReportSection(lines=["class agent (small and short)"], matched=[{"text": "site rule"}, {"no": "text"}])
+    rep = _report(CASES["oom"])
+    return rep.with_section("memory", memory).with_section("policy", policy).with_section("site", site)
+
+
 def test_plugin_extras_are_rendered_once_each() -> None:
-    rep = _build(CASES["oom"])
-    rep["extra"] = {
-        "memory": {
-            "matched": [{"text": "ended OUT_OF_MEMORY twice at 4G; completed at 16G"}],
-            "lessons": [{"text": "ended OUT_OF_MEMORY twice at 4G; completed at 16G"}, {"no": "text"}],
-        },
-        "policy": {"lines": ["class agent (small and short)"]},
-    }
-    text = render_text(rep)
+    text = render_text(_enriched())
     assert text.count("memory: ended OUT_OF_MEMORY twice at 4G; completed at 16G") == 1
-    assert "policy: class agent (small and short)" in text
+    assert "site: class agent (small and short)" in text and "site: site rule" in text
+    assert "policy:" not in text  # its class and pool are in the JSON only
+
+
+def test_sections_keep_their_json_shape() -> None:
+    wire = _enriched().wire()
+    extra = wire["extra"]
+    assert isinstance(extra, dict)
+    assert extra["policy"] == {"class": "agent", "pool": "cpu", "class_reason": "small and short", "trial": False}
+    memory = extra["memory"]
+    assert isinstance(memory, dict)
+    assert list(memory) == ["signature", "lessons", "matched", "suggest"]  # `partition` unset: absent
+    assert extra["site"] == {
+        "lines": ["class agent (small and short)"],
+        "matched": [{"text": "site rule"}, {"no": "text"}],
+    }
+    revoked = PolicySection(job_class=None, pool=None, class_reason=None, trial=True).model_copy(
+        update={"trial_revoked": "trials ran to their cap"}
+    )
+    assert revoked.wire()["trial_revoked"] == "trials ran to their cap"
+
+
+def test_the_wire_form_round_trips() -> None:
+    for path in sorted(GOLDEN.glob("*.json")):
+        data = json.loads(path.read_text())
+        if "array" in data:
+            continue  # an array's report (reports/arrays.py), not a job's
+        again = Report.from_wire(data).wire()
+        assert json.dumps(again, indent=2, sort_keys=True) + "\n" == path.read_text(), path.name
+    enriched = json.loads(json.dumps(_enriched().wire()))
+    back = Report.from_wire(enriched)
+    assert isinstance(back.section("memory"), MemorySection) and isinstance(back.section("policy"), PolicySection)
+    assert json.dumps(back.wire()) == json.dumps(enriched)  # the key order too (the stored text)
+
+
+def test_a_report_is_frozen() -> None:
+    rep = _report(CASES["failed"])
+    with pytest.raises(ValueError):
+        rep.job_id = 8  # type: ignore[misc]
+    amended = rep.with_next_step("ask for more")
+    assert amended.classification.next_step == "ask for more" and rep.classification.next_step != "ask for more"

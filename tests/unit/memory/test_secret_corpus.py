@@ -52,7 +52,7 @@ def test_report_tails_keep_every_case_masked(case: dict[str, Any]) -> None:
     # a long line holding the secret, cut by the report's width, and a key cut by its line count
     text = "noise " * 60 + case["text"] + " trailing" * 40 + "\nfinal line\n"
     report = build_report(job, stdout_text=text, stderr_text=text, attempts=1, usage=None, redact=redact, lines=3)
-    dumped = json.dumps(report, ensure_ascii=False)
+    dumped = json.dumps(report.wire(), ensure_ascii=False)
     assert not _leaks(case["secret"], dumped)
 
 
