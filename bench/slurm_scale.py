@@ -7,8 +7,10 @@ Needs root and the lab. Prints, side by side:
 1. for each agent count, real `squeue --me -h` against the shim: controller RPCs (sdiag deltas, job-info
    messages; the lab is shared, so other users' RPCs are in both columns), calls served, and CPU seconds
    spent by the clients (children's user+sys) and by the gateway process (the shim's server side);
-2. cold start p50 of one call: real squeue, the socket-only shim, the full Python shim; and the CPU one
-   call costs its client, one call at a time (real squeue, the socket-only shim, `python3 -I -S -c pass`);
+2. cold start p50 of one call: real squeue, the `sh` shim (the gateway's rendered file), the socket-only
+   Python client, the full Python shim; and the CPU one call costs its client, one call at a time, for
+   each candidate client side by side (real squeue, the `sh` shim reading its file, the socket-only Python
+   client, `sh` + `curl --unix-socket` with the same request, `python3 -I -S -c pass`, `sh -c :`);
 3. the gateway's own Slurm commands per minute at idle and during a cancel storm (50 jobs cancelled at once).
 """
 
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -27,6 +30,13 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from slurm_shield import LAB, ROOT, Gateway, agents, job_rpcs, sdiag, timed  # noqa: E402
+
+CURL = (
+    '{ printf "uid=%s\\0--" 0; for a; do printf "\\0%s" "$a"; done; } | '
+    'exec curl -s --unix-socket "$FD_SOCK" --data-binary @- http://frontdesk/v1/slurm/text/squeue'
+)
+"""The candidate `sh` + `curl --unix-socket` client: the socket client's request, the body on a pipe (a shell
+variable cannot hold its NULs); the reply's X-Exit/X-Stderr-Hex headers are not read, so it is a lower bound."""
 
 
 def proc_cpu(pid: int) -> float:
@@ -122,29 +132,47 @@ def main() -> int:
         print(f"# load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
         print(f"# each agent runs `squeue --me -h` every {args.period:g} s for {args.duration:g} s")
         print(
-            "agents | calls real/shim | job-info RPCs real/shim (ratio) | client CPU s real/shim | gateway CPU s (shim)"
+            "agents | calls real/shim | job-info RPCs real/shim (ratio) | client CPU s real/shim (shim/real) "
+            "| gateway CPU s (shim)"
         )
+        met = []
         for n in [int(x) for x in args.agents.split(",") if x.strip()]:
             real = phase(n, real_env, args, gw.proc.pid)
             shim = phase(n, shim_env, args, gw.proc.pid)
+            ratio = shim["client_cpu"] / max(1e-9, real["client_cpu"])
+            met.append((n, ratio <= 1.0, real["rpcs"] / max(1, shim["rpcs"])))
             print(
                 f"{n:>6} | {real['calls']:>5} / {shim['calls']:<5} | {real['rpcs']:>6} / {shim['rpcs']:<5} "
                 f"({real['rpcs'] / max(1, shim['rpcs']):.0f}x) | "
-                f"{real['client_cpu']:6.2f} / {shim['client_cpu']:<6.2f} "
+                f"{real['client_cpu']:6.2f} / {shim['client_cpu']:<6.2f} ({ratio:.2f}) "
                 f"| {shim['gateway_cpu']:.2f} (real phase {real['gateway_cpu']:.2f})"
             )
+        for n, cpu_ok, rpc_ratio in met:
+            rpc_goal = f"; >= 100x fewer job-info RPCs: {'met' if rpc_ratio >= 100 else 'NOT met'}" if n >= 200 else ""
+            print(f"goal at {n} agents: shim client CPU <= real squeue's: {'met' if cpu_ok else 'NOT met'}{rpc_goal}")
         full = shim_dir / ".full" / "squeue"
+        socket_client = shim_dir / ".full" / "squeue-socket"
+        sq = ["--me", "-h"]
+        subprocess.run([str(shim_dir / "squeue"), *sq], env=shim_env, capture_output=True, check=False)
+        time.sleep(0.5)  # the first call asked the socket and registered the command line for a file
         cold = {
-            "real squeue": timed(["squeue", "--me", "-h"], real_env, 30),
-            "socket-only shim": timed([str(shim_dir / "squeue"), "--me", "-h"], shim_env, 30),
-            "full Python shim": timed([str(full), "--me", "-h"], {**shim_env, "FRONTDESK_SHIM_DIR": str(shim_dir)}, 30),
+            "real squeue": timed(["squeue", *sq], real_env, 30),
+            "sh shim (file)": timed([str(shim_dir / "squeue"), *sq], shim_env, 30),
+            "socket-only client": timed([str(socket_client), *sq], shim_env, 30),
+            "full Python shim": timed([str(full), *sq], {**shim_env, "FRONTDESK_SHIM_DIR": str(shim_dir)}, 30),
         }
         print("cold start p50   " + "   ".join(f"{k} {statistics.median(v) * 1000:.1f} ms" for k, v in cold.items()))
         per_call = {
-            "real squeue": cpu_per_call(["squeue", "--me", "-h"], real_env, 300),
-            "socket-only shim": cpu_per_call([str(shim_dir / "squeue"), "--me", "-h"], shim_env, 300),
+            "real squeue": cpu_per_call(["squeue", *sq], real_env, 300),
+            "sh shim (file)": cpu_per_call([str(shim_dir / "squeue"), *sq], shim_env, 300),
+            "socket-only client": cpu_per_call([str(socket_client), *sq], shim_env, 300),
             "python3 -I -S -c pass": cpu_per_call(["/usr/bin/python3", "-I", "-S", "-c", "pass"], real_env, 300),
+            "sh -c :": cpu_per_call(["sh", "-c", ":"], real_env, 300),
         }
+        if shutil.which("curl"):
+            per_call["sh + curl --unix-socket"] = cpu_per_call(
+                ["sh", "-c", CURL, "curl", *sq], {**shim_env, "FD_SOCK": str(gw.home / "run" / "gateway.sock")}, 300
+            )
         print("client CPU per call   " + "   ".join(f"{k} {v:.2f} ms" for k, v in per_call.items()))
         a, t0 = commands(gw), time.monotonic()
         time.sleep(args.idle)

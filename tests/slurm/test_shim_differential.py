@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from frontdesk.shims.squeue import Passthrough, answer
+
 pytestmark = pytest.mark.slurm
 
 SQUEUE_ROWS = [
@@ -104,6 +106,35 @@ def test_squeue_matches_the_real_one(lab_jobs: Any, name: str, args: list[str]) 
     if name in SQUEUE_KNOWN_DIFFERENCES:
         pytest.xfail(SQUEUE_KNOWN_DIFFERENCES[name])
     assert (shim.returncode, shim.stdout) == (real.returncode, real.stdout), f"{argv}\nreal:\n{real}\nshim:\n{shim}"
+
+
+@pytest.mark.parametrize(("name", "args"), SQUEUE_ROWS, ids=[r[0] for r in SQUEUE_ROWS])
+def test_squeue_served_from_the_gateways_file_matches_the_real_one(lab_jobs: Any, name: str, args: list[str]) -> None:
+    """The `sh` shim's fast path: after one call through the socket, the same command line is answered by
+    `cat` of the file the gateway keeps rendered (`sh -x` shows it never reached the socket client)."""
+    env, fill, work = lab_jobs
+    argv = ["squeue", *(a.format(**fill) for a in args)]
+    subprocess.run(argv, env=env, capture_output=True, check=False)
+    deadline = time.monotonic() + 10
+    while True:
+        traced = subprocess.run(
+            ["sh", "-x", str(work / "shims" / "squeue"), *argv[1:]], env=env, capture_output=True, text=True
+        )
+        from_file = "squeue-socket" not in traced.stderr
+        if from_file or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    real = subprocess.run(argv, env=os.environ, capture_output=True, text=True)
+    try:
+        answer(argv[1:], {}, "", None)
+        passed_through = False
+    except Passthrough:
+        passed_through = True
+    if real.returncode != 0 or passed_through:  # not a plain answer from the view: never kept in a file
+        assert not from_file, traced.stderr
+        return
+    assert from_file, f"{argv}: never served from the file\n{traced.stderr}"
+    assert (traced.returncode, traced.stdout) == (0, real.stdout), f"{argv}\nreal:\n{real}\nshim:\n{traced}"
 
 
 @pytest.mark.parametrize(("name", "extra", "args"), ENV_ROWS, ids=[r[0] for r in ENV_ROWS])

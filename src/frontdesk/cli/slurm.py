@@ -38,68 +38,13 @@ sys.exit(main())
 """
 
 
-_FAST_SQUEUE = r"""#!{fast_python} -IS
-# frontdesk shim for `squeue`, socket-only: the gateway formats the answer from its cached view; this
-# process only writes the command line to the socket and copies the reply (-I -S: no site-packages, no
-# imports beyond the built-in posix/sys and _socket; `os` alone would cost 0.9 ms of a 6 ms start).
-# Anything it cannot do goes to the full shim ({full}), which may hand the command line to the real
-# squeue. Written by `frontdesk shim install`.
-import posix, sys, _socket
-E = posix.environ
-CRLF = b"\r\n"
-def full():
-    posix.execve({python!r}, [{python!r}, {full!r}] + sys.argv[1:], {{**E, b"FRONTDESK_SHIM_DIR": {shim_dir_b!r}}})
-if E.get(b"FRONTDESK_URL") or E.get(b"FRONTDESK_TOKEN") or E.get(b"FRONTDESK_SHIM_FULL"):
-    full()
-U = posix.getuid()
-parts = [b"uid=%d" % U] + [k + b"=" + v for k, v in E.items() if k.startswith(b"SQUEUE_")]
-body = b"\0".join(parts + [b"--"] + [a.encode("utf-8", "surrogateescape") for a in sys.argv[1:]])
-head = b"POST /v1/slurm/text/squeue HTTP/1.0" + CRLF + b"Host: frontdesk" + CRLF
-try:
-    P = E.get(b"FRONTDESK_SOCKET") or {socket_b!r}
-    D, S, T = posix.stat(P.rpartition(b"/")[0] or b"/"), posix.lstat(P), (0, U)
-    if D.st_uid not in T or S.st_uid not in T or D.st_mode & 0o022 and not (D.st_mode & 0o1000 and D.st_uid == 0):
-        full()  # not ours or root's (a squatter's?): the full shim checks and refuses with a message
-    s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
-    s.settimeout(15.0)
-    s.connect(P)
-    s.sendall(head + b"Content-Length: %d" % len(body) + CRLF + CRLF + body)
-    chunks = []
-    while True:
-        c = s.recv(262144)
-        if not c:
-            break
-        chunks.append(c)
-    s.close()
-except OSError:
-    full()
-head, _, out = b"".join(chunks).partition(CRLF + CRLF)
-lines = head.split(CRLF)
-if len(lines[0].split(b" ")) < 2 or lines[0].split(b" ")[1] != b"200":
-    full()
-rc, err = 0, b""
-for line in lines[1:]:
-    key, _, value = line.partition(b":")
-    key = key.strip().lower()
-    if key == b"x-exit":
-        rc = int(value)
-    elif key == b"x-stderr-hex":
-        err = bytes.fromhex(value.strip().decode())
-if out:
-    posix.write(1, out)
-if err:
-    posix.write(2, err)
-sys.exit(rc)
-"""
-
-
 def register(sub: Any) -> None:
     """Add `notify` and `shim` to the CLI."""
     p = sub.add_parser("notify", help="tell the gateway Slurm jobs changed (EpilogSlurmctld entry point)")
     p.add_argument("ids", nargs="*", help="Slurm job ids (default: $SLURM_JOB_ID)")
     p.add_argument("--backend", default="slurm")
     p.add_argument("--socket", action="append", default=[], help="a gateway socket (repeatable)")
-    p.add_argument("--targets-dir", help="a directory of files each naming a gateway socket")
+    p.add_argument("--targets-dir", help="a directory of files each naming a gateway socket (deprecated)")
     p.add_argument("--timeout", type=float, default=2.0, help="seconds per gateway (default 2)")
     p.add_argument("--quiet", action="store_true", help="print nothing on success")
     p.add_argument("--json", action="store_true")
@@ -149,6 +94,12 @@ def _notify(args: argparse.Namespace) -> int:
     ids = list(args.ids) or _epilog_ids(os.environ)
     info = {k: os.environ[k] for k in _INFO_ENV if k in os.environ}
     body = {"backend": args.backend, "ids": ids, "info": info}
+    if args.targets_dir and not args.quiet:  # kept for sites without a facility gateway (docs/slurm.md, "Push")
+        print(
+            "frontdesk: --targets-dir is deprecated: notify the facility gateway (--socket PATH) and let users'"
+            " gateways subscribe to it",
+            file=sys.stderr,
+        )
     results = []
     for target in notify_targets(args.socket, args.targets_dir):
         if not target.startswith("http") and not os.path.exists(target):
@@ -183,8 +134,13 @@ def _notify(args: argparse.Namespace) -> int:
 def install_shims(directory: Path, python: str | None = None, fast: bool = True) -> list[Path]:
     """Write the four shims into `directory` (made if missing); returns their paths.
 
-    `squeue` is the socket-only client (fast=True) backed by the full shims in `directory/.full`."""
+    With fast=True `squeue` is the `sh` client of the gateway's rendered files, backed by the socket-only
+    client `directory/.full/squeue-socket`, backed by the full shims in `directory/.full` (shims/scripts.py)."""
+    import shlex
+
+    from frontdesk.backends.slurm.views import MAX_NAME
     from frontdesk.paths import socket_path_from_env
+    from frontdesk.shims.scripts import SOCKET_SQUEUE, VIEW_ENV, VIEW_SQUEUE
 
     python = python or sys.executable
     full_dir = directory / ".full"
@@ -196,13 +152,21 @@ def install_shims(directory: Path, python: str | None = None, fast: bool = True)
         text = _SHIM_TEMPLATE.format(python=python, name=name)
         if name == "squeue" and fast:
             socket = str(socket_path_from_env())
-            full = str(full_dir / name)
-            text = _FAST_SQUEUE.format(
-                fast_python=_fast_python(python),
-                python=python,
-                full=full,
-                shim_dir_b=os.fsencode(directory),
-                socket_b=os.fsencode(socket),
+            client = _write(
+                full_dir / "squeue-socket",
+                SOCKET_SQUEUE.format(
+                    fast_python=_fast_python(python),
+                    python=python,
+                    full=str(full_dir / name),
+                    shim_dir_b=os.fsencode(directory),
+                    socket_b=os.fsencode(socket),
+                ),
+            )
+            text = VIEW_SQUEUE.format(
+                socket=shlex.quote(socket),
+                socket_client=shlex.quote(str(client)),
+                env_test="".join(f"${{{v}}}" for v in VIEW_ENV),
+                max_name=MAX_NAME,
             )
         written.append(_write(directory / name, text))
     return written

@@ -24,17 +24,10 @@ from frontdesk.shims.common import (
 )
 from frontdesk.shims.parser import ShimParser
 
-__all__ = [
-    "DEFAULT_FORMAT",
-    "LONG_FORMAT",
-    "Passthrough",
-    "answer",
-    "expand_tasks",
-    "format_rows",
-    "main",
-    "select_rows",
-    "sort_rows",
-]
+# fmt: off
+__all__ = ["DEFAULT_FORMAT", "LONG_FORMAT", "Passthrough", "answer", "expand_tasks", "format_rows", "has_clock",
+           "main", "select_rows", "sort_rows"]
+# fmt: on
 
 DEFAULT_FORMAT = "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R"
 LONG_FORMAT = "%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R"
@@ -314,6 +307,12 @@ def _parser() -> argparse.ArgumentParser:
 
 class Passthrough(Exception):
     """This command line needs the real squeue (a flag the view cannot answer)."""
+
+
+def has_clock(args_in: Sequence[str]) -> bool:
+    """Whether the answer prints the current time (`-l` without `-h`): never kept rendered in a file."""
+    args = _parser().parse_args(list(args_in))
+    return bool(args.long and not args.noheader)
 
 
 def answer(

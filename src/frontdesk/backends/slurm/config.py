@@ -35,6 +35,8 @@ class SlurmConfig:
     """Directory holding the real Slurm commands (else PATH)."""
     shards_per_gpu: int = 0
     """GPU shards per GPU (gres.conf `Name=shard`, Slurm 22.05+): a shared-GPU job asks `--gres=shard:N`."""
+    view_files: bool = True
+    """Keep plain squeue answers rendered in per-user files for the `sh` shim (backends/slurm/views.py)."""
 
     @classmethod
     def from_settings(cls, settings: Any) -> SlurmConfig:

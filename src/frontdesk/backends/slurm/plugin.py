@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from fastapi import Request, Response
@@ -24,6 +25,7 @@ from frontdesk.backends.slurm.arrays import arrays_present
 from frontdesk.backends.slurm.backend import SlurmBackend, SlurmConfig
 from frontdesk.backends.slurm.options import OptionError, validate_passthrough
 from frontdesk.backends.slurm.parse import JobRecord
+from frontdesk.backends.slurm.views import ViewFiles, uptime
 from frontdesk.errors import BackendError, Conflict, SpecError
 from frontdesk.plugins import GatewayHandle
 
@@ -129,6 +131,11 @@ class SlurmPlugin:
         given = settings.section("access").get("slurm_private_data") if hasattr(settings, "section") else None
         self._private: frozenset[str] | None = None if given is None else parse_private_data(str(given))
         """Slurm's PrivateData on this site (read once from the controller when not set)."""
+        sock = getattr(settings, "socket", None)
+        on = self.config is not None and self.config.view_files and sock is not None
+        self._views = ViewFiles(Path(str(sock)).parent / "squeue-views") if on else None
+        """Rendered answers for the `sh` squeue shim (None: files off, every call asks the socket)."""
+        self._keeper: asyncio.Task[None] | None = None
 
     def attach(self, gateway: GatewayHandle) -> None:
         """Remember the gateway (its backend holds the shared JobTable)."""
@@ -177,21 +184,23 @@ class SlurmPlugin:
                 raise BackendError(f"the Slurm controller does not answer and no view is cached: {exc}") from None
             stale = str(exc).splitlines()[0][:200] if str(exc) else f"no answer in {STALE_AFTER:g} s"
         self.served += 1
-        owned = self._owned(records)
-        out: dict[str, Any] = {
-            "as_of": as_of,
-            "now": time.time(),
-            "refresh_seconds": backend.config.refresh_seconds,
-            "jobs": [view_row(r) for r in records.values()],
-            "frontdesk": owned,
-            "stale": stale,
-        }
+        out = self._base_view(records, as_of, stale)
         if history:
             out["history"] = self._history(records)
             out["usage"] = self._usage()
         if caller is None or getattr(caller, "admin", False):
             return out
         return for_caller(out, caller, await self.private_data())
+
+    def _base_view(self, records: Mapping[str, JobRecord], as_of: float, stale: str | None) -> dict[str, Any]:
+        return {
+            "as_of": as_of,
+            "now": time.time(),
+            "refresh_seconds": self._backend().config.refresh_seconds,
+            "jobs": [view_row(r) for r in records.values()],
+            "frontdesk": self._owned(records),
+            "stale": stale,
+        }
 
     def _owned(self, records: Mapping[str, JobRecord]) -> dict[str, int]:
         """Slurm id → frontdesk job id of ours: plain jobs, array tasks (`844_3`) and arrays (`844` → the array)."""
@@ -264,8 +273,78 @@ class SlurmPlugin:
             me = uid
         me = caller.user if caller is not None else me  # the kernel's word (SO_PEERCRED) over the body's uid
         rc, out, err = answer(argv, environ, me, await self.squeue_view(caller=caller))
+        if rc == 0 and not err and not environ:
+            self._keep(argv, caller, out)
         headers = {"X-Exit": str(rc), "X-Stderr-Hex": err.encode().hex()}
         return Response(out, media_type="text/plain", headers=headers)
+
+    def _keep(self, argv: list[str], caller: Any, out: str) -> None:
+        """Keep this plain answer rendered in the caller's file from now on (views.py)."""
+        uid = getattr(caller, "uid", None)
+        from frontdesk.shims.squeue import has_clock
+
+        if self._views is None or uid is None or has_clock(argv):
+            return
+        reg = self._views.register(uid, argv, caller)
+        if reg is None:
+            return
+        try:
+            self._views.write(reg, out)
+        except OSError:
+            self._views.drop(reg)
+            return
+        if self._keeper is None or self._keeper.done():
+            self._keeper = asyncio.get_running_loop().create_task(self._keep_views())
+
+    async def _keep_views(self) -> None:
+        """While the files are read: re-render them from each new snapshot, then move `fresh` on.
+
+        An interval in which no file was read stops it (no controller query for nobody); the next call
+        then goes through the socket, which writes its file and starts this again."""
+        assert self._views is not None
+        backend, last = self._backend(), 0.0
+        refresh = backend.config.refresh_seconds
+        while self._views.registrations:
+            try:
+                records, as_of = await asyncio.wait_for(asyncio.shield(backend.view()), timeout=STALE_AFTER)
+            except (BackendError, TimeoutError):
+                as_of = time.time() - refresh + min(refresh, 1.0)  # `fresh` runs out: the shims ask the socket
+            else:
+                if as_of != last:
+                    last = as_of
+                    await self._render_views(records, as_of)
+                    self._views.set_fresh(int(uptime() - (time.time() - as_of) + refresh + 1.0))
+            await asyncio.sleep(max(0.05, as_of + refresh - time.time()))
+            if not self._views.expire(time.time()):
+                break
+        self._keeper = None
+
+    async def _render_views(self, records: Mapping[str, JobRecord], as_of: float) -> None:
+        from frontdesk.shims.squeue import Passthrough, answer
+
+        assert self._views is not None
+        base = self._base_view(records, as_of, None)
+        private = await self.private_data()
+        seen: dict[int, dict[str, Any]] = {}
+        for i, reg in enumerate(list(self._views.registrations.values())):
+            if reg.uid not in seen:
+                seen[reg.uid] = for_caller(base, reg.caller, private)
+            try:
+                rc, out, err = answer(reg.argv, {}, str(reg.caller.user), seen[reg.uid])
+                if rc or err:
+                    raise Passthrough("not a plain answer now")
+                self._views.write(reg, out)
+            except (Passthrough, OSError):
+                self._views.drop(reg)  # the next call asks the socket again
+            if i % 32 == 31:
+                await asyncio.sleep(0)
+
+    async def stop(self) -> None:
+        """Stop serving files: the shims fall back to the socket at once."""
+        if self._keeper is not None:
+            self._keeper.cancel()
+        if self._views is not None:
+            self._views.close()
 
     def cluster_info(self) -> dict[str, Any]:
         """Shield counters for /v1/cluster."""
