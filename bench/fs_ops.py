@@ -67,7 +67,7 @@ def questions(root: Path, heads: list[str]) -> list[tuple[str, list[str], list[s
 
 def _count(log: str, split: bool = True) -> list[int]:
     """Metadata calls in a strace log; with `split`, one count per question: from the worker's read of a
-    question on fd 0 to its answer's write on fd 1 (a long question may take several reads)."""
+    question on fd 0 to the next one (the work done after the answer is written belongs to it)."""
     out: list[int] = []
     busy = not split
     count = 0
@@ -81,6 +81,8 @@ def _count(log: str, split: bool = True) -> list[int]:
             busy = False
         elif busy and name in META:
             count += 1
+        elif split and out and name in META:
+            out[-1] += 1  # after the answer (the content cache's settle): still this question's cost
     return out if split else [count]
 
 

@@ -157,8 +157,16 @@ class Fs:
         finally:
             os.close(fd)
 
-    def read_in(self, path: bytes, key: _TKey | None, parent: _TKey | None) -> bytes:
-        """A regular file met by `contents_below` (`key`, `parent` set while its directory is trusted).
+    def read_in(
+        self,
+        path: bytes,
+        key: _TKey | None,
+        parent: _TKey | None,
+        at: Callable[[], int] | None = None,
+        name: bytes = b"",
+    ) -> bytes:
+        """A regular file met by `contents_below` (`key`, `parent` set while its directory is trusted), opened
+        as `name` relative to the descriptor `at()` gives (its directory's) unless that is -1.
 
         No symlink followed. A short read of a regular file is its end (POSIX), so a small file costs
         open + read + close. Contents that may be kept wait in `_pending` for `settle()`, which checks their
@@ -169,7 +177,8 @@ class Fs:
                 self.counters.cache_hits += 1
                 return data
         self.counters.open += 1
-        fd = os.open(path, _READ_FLAGS)
+        dfd = -1 if at is None else at()
+        fd = os.open(path, _READ_FLAGS) if dfd < 0 else os.open(name, _READ_FLAGS, dir_fd=dfd)
         try:
             data = _read_all(fd, 1 << 16)
         finally:
@@ -186,17 +195,32 @@ class Fs:
         Run by the worker after it sent an answer, and by `begin()` before it drains the events: a write
         after the watch was set is an event, which then drops what was kept here."""
         pending, self._pending, self._pending_size = self._pending, [], 0
+        by_dir: dict[bytes, list[tuple[bytes, _TKey, _TKey, bytes]]] = {}
         for path, key, parent, data in pending:
-            if parent not in self._trusted or self._content_size + len(data) > self.content_bytes:
-                continue
-            try:
-                st = os.lstat(path)
+            if parent in self._trusted:
+                by_dir.setdefault(path.rpartition(b"/")[0] or b"/", []).append((path, key, parent, data))
+        for dpath, files in by_dir.items():
+            try:  # names relative to their directory: one lookup each on a filesystem that revalidates paths
+                dfd = os.open(dpath, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
             except OSError:
                 continue
-            if stat.S_ISREG(st.st_mode) and st.st_nlink == 1 and st.st_size == len(data):
-                self._content[key] = data
-                self._content_in.setdefault(parent, []).append(key)
-                self._content_size += len(data)
+            try:
+                for path, key, parent, data in files:
+                    self._settle_one(dfd, path.rpartition(b"/")[2], key, parent, data)
+            finally:
+                os.close(dfd)
+
+    def _settle_one(self, dfd: int, name: bytes, key: _TKey, parent: _TKey, data: bytes) -> None:
+        if self._content_size + len(data) > self.content_bytes:
+            return
+        try:
+            st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+        except OSError:
+            return
+        if stat.S_ISREG(st.st_mode) and st.st_nlink == 1 and st.st_size == len(data):
+            self._content[key] = data
+            self._content_in.setdefault(parent, []).append(key)
+            self._content_size += len(data)
 
     def trusted(self, key: _TKey) -> bool:
         """Whether a directory's listing (and the kept contents of its files) is trusted without a stat."""

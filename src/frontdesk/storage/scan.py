@@ -21,7 +21,6 @@ NameTest = Callable[[bytes, bytes], bool]
 """(name, path below the root) -> bool: a glob test."""
 
 _Key = tuple[int, int, bytes]
-_Frame = tuple[bytes, Iterator[tuple[bytes, Kind]], "_Key | None"]
 
 
 def stat_root(fs: Fs, root: bytes, errors: list[WalkError]) -> os.stat_result | None:
@@ -58,32 +57,66 @@ def contents_below(
     if frame is not None:
         stack.append(frame)
     file, folder = Kind.FILE, Kind.DIR
-    while stack:
-        dpath, names, dkey = stack[-1]
-        prefix = dpath if dpath.endswith(b"/") else dpath + b"/"
-        for name, kind in names:
-            if kind is file:
-                path = prefix + name
-                if keep is not None and not keep(name, path[cut:].lstrip(b"/")):
-                    continue
-                try:
-                    data = read(path, None if dkey is None else (dev, ino, path[cut:]), dkey)
-                except OSError as exc:
-                    errors.append(WalkError(path, exc.strerror or str(exc)))
-                    continue
-                if (literal is not None and literal not in data) or (search is not None and search(data) is None):
-                    continue
-                yield path, data
-            elif kind is folder:
-                path = prefix + name
-                if prune is not None and prune(name, path[cut:].lstrip(b"/")):
-                    continue
-                frame = _open(fs, path, anchor, errors)
-                if frame is not None:
-                    stack.append(frame)
-                    break
-        else:
-            stack.pop()
+    try:
+        while stack:
+            frame = stack[-1]
+            dpath, names, dkey = frame.path, frame.names, frame.key
+            prefix = dpath if dpath.endswith(b"/") else dpath + b"/"
+            for name, kind in names:
+                if kind is file:
+                    path = prefix + name
+                    if keep is not None and not keep(name, path[cut:].lstrip(b"/")):
+                        continue
+                    try:
+                        data = read(
+                            path, None if dkey is None else (dev, ino, path[cut:]), dkey, frame.descriptor, name
+                        )
+                    except OSError as exc:
+                        errors.append(WalkError(path, exc.strerror or str(exc)))
+                        continue
+                    if (literal is not None and literal not in data) or (search is not None and search(data) is None):
+                        continue
+                    yield path, data
+                elif kind is folder:
+                    path = prefix + name
+                    if prune is not None and prune(name, path[cut:].lstrip(b"/")):
+                        continue
+                    child = _open(fs, path, anchor, errors)
+                    if child is not None:
+                        stack.append(child)
+                        break
+            else:
+                stack.pop().close()
+    finally:
+        for frame in stack:
+            frame.close()
+
+
+class _Frame:
+    """A directory being walked: its listing, its cache key, and a descriptor opened when a file in it is read
+    (files are opened relative to it: one lookup each, not one per path component, which matters on a
+    filesystem that revalidates every component with its server)."""
+
+    __slots__ = ("fd", "fs", "key", "names", "path", "root")
+
+    def __init__(self, fs: Fs, path: bytes, names: Iterator[tuple[bytes, Kind]], key: _Key | None, root: bool) -> None:
+        self.fs, self.path, self.names, self.key, self.root, self.fd = fs, path, names, key, root, -1
+
+    def descriptor(self) -> int:
+        """The directory's descriptor (opened on first use; -1 when it cannot be: files then go by path)."""
+        if self.fd == -1:
+            try:
+                flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC | (0 if self.root else os.O_NOFOLLOW)
+                self.fd = os.open(self.path, flags)
+                self.fs.counters.open += 1
+            except OSError:
+                self.fd = -2  # a race, or no read right: files go by path
+        return self.fd if self.fd >= 0 else -1
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+        self.fd = -1
 
 
 def _open(fs: Fs, path: bytes, anchor: tuple[int, int, int], errors: list[WalkError]) -> _Frame | None:
@@ -93,4 +126,4 @@ def _open(fs: Fs, path: bytes, anchor: tuple[int, int, int], errors: list[WalkEr
         errors.append(WalkError(path, exc.strerror or str(exc)))
         return None
     key = (anchor[0], anchor[1], path[anchor[2] :])
-    return path, iter(listing), (key if fs.trusted(key) else None)
+    return _Frame(fs, path, iter(listing), key if fs.trusted(key) else None, len(path) == anchor[2])
