@@ -20,6 +20,7 @@ from frontdesk.api import events, jobs, tokens
 from frontdesk.api.access import Access
 from frontdesk.api.auth import Authenticator, tokens_from_settings
 from frontdesk.api.authfail import AuthFailures
+from frontdesk.api.facility import router as facility_router
 from frontdesk.api.identify import Identify
 from frontdesk.api.limits import Limits, max_body_from
 from frontdesk.errors import Forbidden, FrontdeskError
@@ -94,6 +95,7 @@ def create_app(gw: Gateway) -> FastAPI:
     app.include_router(jobs.router)
     app.include_router(events.router)
     app.include_router(tokens.router)  # /v1/tokens: admins make, list and revoke bearer tokens
+    app.include_router(facility_router)  # /v1/facility/slurm-events: users' gateways subscribe to Slurm ends
     app.include_router(metrics_router)  # GET /metrics (frontdesk.telemetry)
     for plugin in gw.plugins:
         router = getattr(plugin, "router", None)

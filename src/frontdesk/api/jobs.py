@@ -15,6 +15,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from frontdesk.api import facility
 from frontdesk.api.access import Access, Action
 from frontdesk.core import arrays
 from frontdesk.core.batch import MAX_BATCH, submit_batch
@@ -321,5 +322,6 @@ async def wait(body: WaitBody, request: Request) -> JSONResponse:
 async def notify(body: NotifyBody, request: Request) -> dict[str, Any]:
     # a re-query of named attempts: its own shepherds, root and [access] notifiers only (refusals journalled)
     request.app.state.access.notify(request.state.caller)
+    facility.fan_out(request.app.state.gw, body.backend, body.ids, body.info)  # stored for the user's gateway
     changed = await request.app.state.gw.notify(body.backend, body.ids)
     return {"ok": True, "changed": changed}

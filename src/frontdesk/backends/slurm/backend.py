@@ -26,6 +26,7 @@ from frontdesk.backends.slurm.array_submit import submit_array
 from frontdesk.backends.slurm.config import SlurmConfig, notify_dir_from
 from frontdesk.backends.slurm.options import OptionError, validate_passthrough
 from frontdesk.backends.slurm.placement import GpuPlacement, NoGpuNode, placement_for, shards_per_gpu
+from frontdesk.backends.slurm.push import PushIntake
 from frontdesk.backends.slurm.recovery import lookup
 from frontdesk.backends.slurm.runner import JobTable, Runner
 from frontdesk.errors import BackendError
@@ -54,8 +55,9 @@ class SlurmBackend:
         self._shards = 0
         """GPU shards per GPU as the nodes declare them (read with the inventory)."""
         self._accounting = bool(self.config.accounting)
-        self._registration: Path | None = None
         self._push: PushHint | None = None
+        self._pushes = PushIntake(settings, self.config)
+        """EpilogSlurmctld's job ends: the facility gateway's subscription, else a notify_dir registration."""
         self._chasing: dict[str, int] = {}
         self._cancelled: set[str] = set()
         """Task ids cancelled while pending: Slurm forgets such a task at once, so its end is known here only."""
@@ -72,28 +74,11 @@ class SlurmBackend:
         if self.config.accounting is None:
             probe = await self._run(["sacct", "-n", "-X", "-j", "1", "--format=JobID"], check=False)
             self._accounting = probe.returncode == 0
-        self._register()
+        self._pushes.start(push)
 
     async def stop(self) -> None:
         """Unregister from pushes; Slurm jobs keep running and are found again on restart."""
-        if self._registration is not None:
-            self._registration.unlink(missing_ok=True)
-            self._registration = None
-
-    def _register(self) -> None:
-        where = notify_dir_from(self.config)
-        if where is None:
-            log.info("no notify dir: job ends reach this gateway on the next tick only")
-            return
-        socket = str(self.settings.socket)
-        name = hashlib.sha1(socket.encode()).hexdigest()[:16]
-        try:
-            where.mkdir(parents=True, exist_ok=True)
-            path = where / name
-            path.write_text(socket + "\n")
-            self._registration = path
-        except OSError as exc:
-            log.warning("cannot register for pushes in %s: %s", where, exc)
+        await self._pushes.stop()
 
     # -- jobs ---------------------------------------------------------------------------------
     async def submit(self, job: BackendJob) -> str:

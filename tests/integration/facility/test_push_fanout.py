@@ -1,0 +1,100 @@
+"""The facility gateway's fan-out of Slurm job ends, without Slurm: a notifier's (root's) `POST /v1/notify` naming a
+job's user is stored as a `slurm.ended` event, and a user's subscription (`frontdesk.facility_subscribe`, run as
+that user over the Unix socket) receives only its own user's, resuming from its cursor. Real users alice, bob."""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from facility_helpers import SYSTEM_PY, Facility, user_env
+
+
+def _notify(fac: Facility, ids: list[str], **info: str) -> None:
+    answer = fac.root_client().request("POST", "/v1/notify", {"backend": "slurm", "ids": ids, "info": info})
+    assert answer["ok"] is True
+
+
+def _home(user: str) -> Path:
+    d = Path(tempfile.mkdtemp(prefix=f"fdsub-{user}-", dir="/tmp"))
+    pw = pwd.getpwnam(user)
+    os.chown(d, pw.pw_uid, pw.pw_gid)
+    return d
+
+
+def _subscribe(fac: Facility, user: str, home: Path, n: int) -> subprocess.Popen[str]:
+    """A subscriber run as `user`; returns once its subscription is open (its cursor is on disk)."""
+    script = Path(__file__).with_name("subscriber.py")
+    argv = ["runuser", "-u", user, "--", *user_env(user), SYSTEM_PY, str(script), str(fac.socket), str(home), str(n)]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd="/tmp")
+    for _ in range(600):
+        if (home / "facility-cursor.json").exists() or proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    assert (home / "facility-cursor.json").exists(), proc.communicate(timeout=5)
+    return proc
+
+
+def _pushes(proc: subprocess.Popen[str]) -> list[list[str]]:
+    out, err = proc.communicate(timeout=90)
+    assert proc.returncode == 0, err
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def _events(fac: Facility, since: int) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = fac.root_client().request("GET", f"/v1/events?since={since}&kind=slurm.ended")
+    return found
+
+
+def test_each_subscriber_gets_only_its_users_job_ends_and_resumes_from_its_cursor(facility: Facility) -> None:
+    since = facility.root_client().health()["last_seq"]
+    alice_home, bob_home = _home("alice"), _home("bob")
+    alice = _subscribe(facility, "alice", alice_home, 2)
+    _notify(facility, ["9101"], SLURM_JOB_USER="alice", SLURM_JOB_UID=str(pwd.getpwnam("alice").pw_uid))
+    _notify(facility, ["9102"], SLURM_JOB_USER="bob")
+    _notify(facility, ["x;y", "../9"], SLURM_JOB_USER="alice")  # no valid id: nothing stored
+    _notify(facility, ["9109"], SLURM_JOB_USER="fd-no-such-user")  # nobody's: nothing stored
+    _notify(facility, ["9103_4", "9110"], SLURM_JOB_USER="alice", SLURM_JOB_EXIT_CODE2="3:0")
+    assert _pushes(alice) == [["9101"], ["9103_4", "9110"]]
+    stored = _events(facility, since)
+    assert [(e["principal"], e["data"]["slurm_ids"]) for e in stored] == [
+        ("alice", ["9101"]),
+        ("bob", ["9102"]),
+        ("alice", ["9103_4", "9110"]),
+    ]
+    assert stored[2]["data"]["exit_code"] == "3:0"
+    # while alice's subscriber is down, her job ends are stored; she gets them from her cursor, nothing twice
+    _notify(facility, ["9104"], SLURM_JOB_USER="bob")
+    _notify(facility, ["9105"], SLURM_JOB_USER="alice")
+    again = _subscribe(facility, "alice", alice_home, 1)
+    assert _pushes(again) == [["9105"]]
+    # a first subscription starts at the journal's head: bob gets his new job end, not his old ones
+    bob = _subscribe(facility, "bob", bob_home, 1)
+    _notify(facility, ["9106"], SLURM_JOB_USER="bob")
+    assert _pushes(bob) == [["9106"]]
+
+
+def test_only_notifiers_fan_out(facility: Facility) -> None:
+    since = facility.root_client().health()["last_seq"]
+    body = {"backend": "slurm", "ids": ["9201"], "info": {"SLURM_JOB_USER": "bob"}}
+    status, answer = facility.probe("alice", [{"method": "POST", "path": "/v1/notify", "body": body}])[0]
+    assert (status, answer) == ("forbidden", "alice may not notify the gateway")
+    assert _events(facility, since) == []  # a user cannot forge another's job end
+
+
+def test_a_per_user_gateway_neither_fans_out_nor_streams(gateway: Any) -> None:
+    from frontdesk.errors import Forbidden
+
+    since = gateway.client.health()["last_seq"]
+    body = {"backend": "slurm", "ids": ["9301"], "info": {"SLURM_JOB_USER": "alice"}}
+    assert gateway.client.request("POST", "/v1/notify", body)["ok"] is True
+    assert gateway.client.request("GET", f"/v1/events?since={since}&kind=slurm.ended") == []
+    with pytest.raises(Forbidden, match="only a facility gateway"):
+        gateway.client.request("GET", "/v1/facility/slurm-events")
