@@ -72,7 +72,9 @@ class Subscription:
         self.cursor = seq
         tmp = self.cursor_file.with_name(f".{CURSOR_FILE}.{os.getpid()}")
         try:
-            tmp.write_text(json.dumps({"socket": str(self.socket), "seq": seq}))
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+            with os.fdopen(fd, "w") as fh:
+                fh.write(json.dumps({"socket": str(self.socket), "seq": seq}))
             os.replace(tmp, self.cursor_file)
         except OSError as exc:
             log.warning("cannot keep the facility cursor in %s: %s", self.cursor_file, exc)

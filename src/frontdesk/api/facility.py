@@ -8,7 +8,8 @@ Subscription: `GET /v1/facility/slurm-events?since=N` is a server-sent stream of
 the CALLER's own uid (the kernel's `SO_PEERCRED` on the Unix socket; admins get their own too, never others'):
 the stored ones after `since`, then live ones, each once. Without `since` (a first subscription) it starts at
 the journal's head; a `since` beyond the head (the facility's journal was replaced) starts there too. The
-first message is `event: head` with the journal's last seq, so a subscriber has a cursor at once.
+first message is `event: head` with the journal's last seq, so a subscriber has a cursor at once. A user
+holds at most MAX_PER_USER streams at a time (429 beyond).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
 
-from frontdesk.errors import Forbidden
+from frontdesk.errors import Forbidden, RateLimited
 from frontdesk.events.models import Event, EventKind
 from frontdesk.gateway import Gateway
 from frontdesk.identity import Caller
@@ -35,6 +36,9 @@ router = APIRouter(prefix="/v1/facility")
 SLURM_ID = re.compile(r"^[0-9]{1,12}(_[0-9]{1,9})?$")
 """A Slurm job id as the epilog names it: `844`, or `844_3` for an array task."""
 KEEP_ALIVE_S = 15.0
+MAX_PER_USER = 16
+"""Open subscriptions per uid (a user's gateway holds one; a few more for restarts that overlap)."""
+_open: dict[int, int] = {}
 
 
 def _user_of(info: Mapping[str, Any]) -> tuple[int, str] | None:
@@ -73,9 +77,23 @@ async def slurm_events(request: Request, since: int | None = Query(default=None,
         raise request.app.state.access.deny(caller, "subscribe to", "Slurm job events", None)
     if gw.settings.mode != "facility":
         raise Forbidden("only a facility gateway fans Slurm job events out")
+    if _open.get(caller.uid, 0) >= MAX_PER_USER:  # each stream holds a bus subscriber: a user cannot hoard them
+        raise RateLimited(f"{caller.user} already has {MAX_PER_USER} subscriptions open")
     head = gw.store.last_seq()
     start = head if since is None or since > head else since
-    return StreamingResponse(_stream(gw, caller, start, head), media_type="text/event-stream")
+    return StreamingResponse(_counted(caller.uid, _stream(gw, caller, start, head)), media_type="text/event-stream")
+
+
+async def _counted(uid: int, stream: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    """The stream, counted among its user's open subscriptions while it runs."""
+    _open[uid] = _open.get(uid, 0) + 1
+    try:
+        async for chunk in stream:
+            yield chunk
+    finally:
+        _open[uid] -= 1
+        if not _open[uid]:
+            del _open[uid]
 
 
 async def _stream(gw: Gateway, caller: Caller, since: int, head: int) -> AsyncIterator[bytes]:

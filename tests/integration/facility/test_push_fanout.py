@@ -98,3 +98,17 @@ def test_a_per_user_gateway_neither_fans_out_nor_streams(gateway: Any) -> None:
     assert gateway.client.request("GET", f"/v1/events?since={since}&kind=slurm.ended") == []
     with pytest.raises(Forbidden, match="only a facility gateway"):
         gateway.client.request("GET", "/v1/facility/slurm-events")
+
+
+def test_a_user_cannot_hoard_subscriptions(facility: Facility) -> None:
+    from frontdesk.api.facility import MAX_PER_USER
+
+    script = Path(__file__).with_name("hoarder.py")
+    argv = [SYSTEM_PY, str(script), str(facility.socket), str(MAX_PER_USER + 2)]
+    done = subprocess.run(
+        ["runuser", "-u", "carol", "--", *user_env("carol"), *argv], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    got = json.loads(done.stdout)
+    assert got["statuses"] == [200] * MAX_PER_USER + [429, 429]
+    assert got["later"] == 200  # closed streams are given back
