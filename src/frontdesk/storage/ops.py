@@ -20,7 +20,7 @@ from frontdesk.storage.grep import Globs, GrepOptions, grep
 from frontdesk.storage.model import Cursor, Item, Op, Result, WcCount
 from frontdesk.storage.tree import Compare, DuOptions, FindOptions, du, find, tree
 
-__all__ = ["FsRequest", "parser_for", "run", "DEFAULT_LIMIT", "MAX_LIMIT"]
+__all__ = ["FsRequest", "parser_for", "paths_of", "run", "DEFAULT_LIMIT", "MAX_LIMIT"]
 
 DEFAULT_LIMIT = 1000
 MAX_LIMIT = 100_000
@@ -243,6 +243,12 @@ def _joined(op: Op, argv: Sequence[str]) -> list[str]:
         else:
             out.append(arg)
     return out
+
+
+def paths_of(op: Op, argv: Sequence[str]) -> list[str]:
+    """The path operands of a question as typed (`.` when none); UserError for bad flags."""
+    args = parser_for(op).parse_args(_joined(op, argv))
+    return list(args.paths) or ["."]
 
 
 def run(req: FsRequest, fs: Fs) -> Result:

@@ -18,6 +18,7 @@ from fastapi import APIRouter, Request, Response
 
 from frontdesk.errors import ConfigError, Forbidden, RateLimited, UserError, from_payload
 from frontdesk.storage.budget import Budget, BudgetConfig
+from frontdesk.storage.forward import Forwarder
 from frontdesk.storage.pool import Identity, Workers
 
 if TYPE_CHECKING:
@@ -82,6 +83,7 @@ class StoragePlugin:
             inotify=section.get("inotify") is not False,
             idle_s=_seconds(section, "idle_s", 600.0),
         )
+        self.forward = Forwarder.from_section(section, self.workers.timeout_s)
 
     async def answer(self, caller: Caller, op: str, raw: bytes) -> Response:
         question, session = _question(op, raw)
@@ -92,13 +94,17 @@ class StoragePlugin:
         except RateLimited as exc:
             wait = str(math.ceil(float(exc.fields.get("retry_after", 1))))
             return _json(exc.to_payload(), exc.http_status, {"Retry-After": wait})
-        answer = await self.workers.ask(who, question)
+        route = self.forward.route_of(op, question["argv"], question["cwd"]) if self.forward else None  # type: ignore[arg-type]
+        if route is None or self.forward is None:
+            answer, where = await self.workers.ask(who, question), "gateway"
+        else:  # the operator runs on the node that holds the data; the budget stays here
+            answer, where = await self.forward.ask(route, who.user, question), f"agent {route.agent}"
         if "error" in answer:
             raise from_payload(answer)
         stats = answer.get("stats")
         cost = sum(int(v) for k, v in stats.items() if k != "cache_hits") if isinstance(stats, dict) else 0
         self.budget.charge(principal, cost, time.monotonic())
-        answer["where"] = "gateway"
+        answer["where"] = where
         return _json(answer)
 
     def router(self) -> APIRouter:
