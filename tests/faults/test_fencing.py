@@ -96,6 +96,17 @@ def test_setsid_and_double_fork_escapers_die(gateway_factory: Any, tmp_path: Pat
     assert [p for p in pids if alive(p)] == []
 
 
+@pytest.mark.parametrize("tracking", TRACKING)
+def test_escapers_left_by_a_job_that_ends_on_its_own_die(gateway_factory: Any, tmp_path: Path, tracking: str):
+    # the shepherd's cheap "nothing left" check (empty cgroup and process group, no child) must not miss them
+    gw = _gateway(gateway_factory, tracking)
+    job = _submit(gw, escaping_tree(tmp_path).removesuffix("exec sleep 300") + "exit 0", tmp_path)
+    report = gw.client.wait([job["id"]], "all", 60)["reports"][0]
+    pids = pids_in(tmp_path)
+    assert report["state"] == "COMPLETED" and len(pids) == 7
+    assert [p for p in pids if alive(p)] == []
+
+
 def test_bounded_tree_of_fifty_setsid_sleeps_dies_on_cancel(gateway_factory: Any, tmp_path: Path):
     gw = _gateway(gateway_factory, "subreaper")
     cmd = (

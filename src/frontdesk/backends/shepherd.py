@@ -29,6 +29,7 @@ from frontdesk.backends.tracking import (
     attempt_pids,
     kill_all,
     memory_cgroup_root,
+    nothing_left,
     set_child_subreaper,
 )
 
@@ -298,7 +299,7 @@ def run(job_dir: Path) -> int:
     os.close(pidfd)
     faults.point("shepherd_job_exited")
     # Leftovers of the tree (daemons the job started, setsid/double-fork escapers) die with it, confirmed.
-    gone = kill_all(
+    gone = nothing_left(child.pid, cgroup) or kill_all(  # the common case answered without a /proc scan
         lambda: attempt_pids(pgid=child.pid, cgroup=cgroup, ancestor=os.getpid(), tag=None if cgroup else tag)
     )
     ended = time.time()

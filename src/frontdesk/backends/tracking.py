@@ -29,6 +29,7 @@ __all__ = [
     "fence",
     "kill_all",
     "memory_cgroup_root",
+    "nothing_left",
     "proc_table",
     "set_child_subreaper",
     "state_id",
@@ -244,6 +245,26 @@ def attempt_pids(
         found |= _tagged(tag, set(table))
     me = os.getpid()
     return {pid: table[pid][2] for pid in found if pid in table and pid not in (me, 1) and table[pid][3] != "Z"}
+
+
+def nothing_left(pgid: int, cgroup: JobCgroup | None) -> bool:
+    """True when a subreaper's job surely left nothing: an empty cgroup, an empty process group and no child
+    of this process at all (orphans re-parent to a subreaper, so no child means no descendant). Three system
+    calls instead of reading every process on the host; False (then look the slow way) when unsure."""
+    if cgroup is None or cgroup.pids():
+        return False
+    try:
+        os.killpg(pgid, 0)
+        return False
+    except ProcessLookupError:
+        pass
+    except OSError:
+        return False
+    try:
+        os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        return True
+    return False
 
 
 def kill_all(find: Callable[[], dict[int, int]], sig: int = signal.SIGKILL, timeout: float = 10.0) -> bool:
