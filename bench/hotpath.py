@@ -32,6 +32,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+from history import fill_with  # noqa: E402  (bench/history.py)
+
 from frontdesk.client import Client  # noqa: E402
 from frontdesk.errors import FrontdeskError  # noqa: E402
 
@@ -50,8 +52,11 @@ def pct(values: list[float], q: float) -> float:
 class Gateway:
     """`frontdesk serve` from a given source tree, in a temporary home."""
 
-    def __init__(self, src: Path, config: str = "", plugins: str | None = "none", slurm: bool = False) -> None:
+    def __init__(
+        self, src: Path, config: str = "", plugins: str | None = "none", slurm: bool = False, history: int = 0
+    ) -> None:
         self.home = Path(tempfile.mkdtemp(prefix="fd-hot-", dir="/tmp"))
+        fill_with(src, self.home, history)  # a long run's ended jobs, stored before the gateway starts
         if config:
             (self.home / "frontdesk.toml").write_text(config)
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("FRONTDESK_")}
@@ -231,32 +236,39 @@ def main() -> int:
     ap.add_argument("--no-slurm", action="store_true", help="skip the shims on the Slurm lab")
     ap.add_argument("--no-array", action="store_true", help="skip the array (it runs every task: minutes)")
     ap.add_argument("--baseline", type=Path, help="another tree's src/ measured beside this one")
+    ap.add_argument("--history", type=int, default=0, help="ended jobs stored before the wake gateways start")
+    ap.add_argument("--only-wakes", action="store_true", help="measure item 4 alone")
     args = ap.parse_args()
     trees = {"this tree": ROOT / "src", **({"baseline": args.baseline} if args.baseline else {})}
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at start")
-    if not args.no_array:
+    if not args.no_array and not args.only_wakes:
         gw = Gateway(trees["this tree"])
         try:
             print("1. array:", array_accept(gw, args.jobs))
         finally:
             gw.stop()
-    print(f"2. submissions through the API ({args.jobs} jobs, {args.threads} concurrent clients)")
-    for tree, src in trees.items():
+    if not args.only_wakes:
+        print(f"2. submissions through the API ({args.jobs} jobs, {args.threads} concurrent clients)")
+    for tree, src in trees.items() if not args.only_wakes else ():
         gw = Gateway(src)
         try:
             for kind, line in submits(gw, args.jobs, args.threads).items():
                 print(f"   {tree:<10} {kind:<8} {line}")
         finally:
             gw.stop()
-    gws = {tree: Gateway(src) for tree, src in trees.items()}
-    lab = None if args.no_slurm else slurm_gateway(trees["this tree"])
+    gws = {tree: Gateway(src, history=args.history) for tree, src in trees.items()}
+    lab = None if args.no_slurm or args.only_wakes else slurm_gateway(trees["this tree"])
     try:
-        cold(gws, lab, args.runs)
+        if not args.only_wakes:
+            cold(gws, lab, args.runs)
         lat: dict[str, list[float]] = {t: [] for t in gws}
         for _ in range(3):  # interleaved rounds: the trees share the machine's noise
             for tree, g in gws.items():
                 lat[tree] += wakes(g, max(1, args.wakes // 3))
-        print("4. job end -> waiting client holding the report (the job prints the time and exits at once)")
+        print(
+            "4. job end -> waiting client holding the report (the job prints the time and exits at once)"
+            + (f"; {args.history} ended jobs stored before" if args.history else "")
+        )
         for tree, v in lat.items():
             print(f"   {tree:<10} p50 {pct(v, 50) * 1000:6.1f} ms   p99 {pct(v, 99) * 1000:6.1f} ms   ({len(v)} jobs)")
     finally:
