@@ -29,8 +29,12 @@ from frontdesk.events.models import Event, EventKind
 from frontdesk.plugins import GatewayHandle
 
 if TYPE_CHECKING:
+    from fastapi import APIRouter
+
+    from frontdesk.config import Settings
     from frontdesk.identity import Caller
-    from frontdesk.plugins import Panel
+    from frontdesk.plugins import Admits, Attaches, Panel, Routes, ShowsPanel, Stops, SubmitContext
+    from frontdesk.spec.model import JobSpec
 
 __all__ = ["AgentsPlugin"]
 
@@ -42,7 +46,7 @@ class AgentsPlugin(DeliveryService):
 
     name = "agents"
 
-    def __init__(self, settings: Any, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, settings: Settings, clock: Callable[[], float] = time.time) -> None:
         self.settings = settings
         cfg = AgentSettings.from_section(settings.section("agents"))
         super().__init__(cfg, load_channels(cfg, home=getattr(settings, "home", None)), clock)
@@ -82,7 +86,7 @@ class AgentsPlugin(DeliveryService):
                     w.future.set_result({"delivery": None, "stopping": True})
         self.hooks.waiters.clear()
 
-    def admit(self, spec: Any, ctx: Any) -> None:
+    def admit(self, spec: JobSpec, ctx: SubmitContext) -> None:
         """Register the submitting session with what the client saw (harness, cwd, tmux pane, pid)."""
         sid = getattr(spec, "session", None) or ctx.session
         if not sid or self.store is None:
@@ -119,7 +123,7 @@ class AgentsPlugin(DeliveryService):
 
         return None if self.store is None else sessions_panel(self.store, caller)
 
-    def router(self) -> Any:
+    def router(self) -> APIRouter:
         """FastAPI routes under /v1/sessions."""
         from frontdesk.agents.api import build_router
 
@@ -187,3 +191,9 @@ class AgentsPlugin(DeliveryService):
                     await self._wakeup.wait()
             except TimeoutError:
                 pass
+
+
+if TYPE_CHECKING:  # mypy checks that the plug-in fits each hook of the gateway's seam (frontdesk.plugins)
+
+    def _fits(p: AgentsPlugin) -> tuple[Attaches, Admits, Routes, ShowsPanel, Stops]:
+        return p, p, p, p, p

@@ -12,7 +12,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from frontdesk.agents.batching import Batcher
 from frontdesk.agents.campaign_service import CampaignService
@@ -24,6 +24,9 @@ from frontdesk.agents.model import AgentSettings, Session, TurnState
 from frontdesk.agents.procinfo import start_time, with_start
 from frontdesk.agents.store import SessionStore
 from frontdesk.events.models import Event, EventKind
+
+if TYPE_CHECKING:
+    from frontdesk.plugins import GatewayHandle
 
 __all__ = ["DeliveryService", "HookCall"]
 
@@ -57,7 +60,7 @@ class DeliveryService:
         hooks = [c for c in channels if isinstance(c, HooksChannel)]
         self.hooks: HooksChannel = hooks[0] if hooks else HooksChannel(cfg)
         self.batcher = Batcher(window=cfg.batch_window_s, max_wait=cfg.batch_max_s, retry_max=cfg.retry_max_s)
-        self.gw: Any = None
+        self.gw: GatewayHandle | None = None
         self.store: SessionStore | None = None
         self.campaigns: CampaignService | None = None  # issue 18: bound at attach, like the store
         self._wakeup: asyncio.Event | None = None
@@ -85,6 +88,8 @@ class DeliveryService:
         data: dict[str, Any] = {"channel": channel, "jobs": list(job_ids), "ok": ok}
         if error:
             data["error"] = error
+        if self.gw is None:
+            return
         try:
             self.gw.publish(Event(EventKind.SESSION_WAKE, session=s.id, principal=s.user, data=data))
         except Exception:
@@ -255,7 +260,7 @@ class DeliveryService:
         """Register or refresh a session (its pid with its start time); a new one is a `session.registered` event."""
         assert self.store is not None
         s, created = self.store.upsert(sid, user, self.clock(), harness, cwd, with_start(reach))
-        if created:
+        if created and self.gw is not None:
             data = {"session": s.id, "harness": str(s.harness), "user": s.user}
             self.gw.publish(Event(EventKind.SESSION_REGISTERED, session=s.id, principal=s.user, data=data))
         return s

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from frontdesk.errors import Denied
 from frontdesk.events.models import Event, EventKind
@@ -18,6 +18,13 @@ from frontdesk.guard.context import context_from_settings, guard_section
 from frontdesk.guard.model import Decision, NodeRole, Verdict
 from frontdesk.guard.secrets import find_secrets, redact
 from frontdesk.plugins import Admission, GatewayHandle, Notice, SubmitContext
+
+if TYPE_CHECKING:
+    from fastapi import APIRouter
+
+    from frontdesk.config import Settings
+    from frontdesk.plugins import Admits, Attaches, Routes
+    from frontdesk.spec.model import JobSpec
 
 __all__ = ["GuardPlugin", "job_text"]
 
@@ -39,7 +46,7 @@ class GuardPlugin:
 
     name = "guard"
 
-    def __init__(self, settings: Any) -> None:
+    def __init__(self, settings: Settings) -> None:
         self.settings = settings
         section = guard_section(settings)
         self.ask_blocks_jobs = bool(section.get("ask_blocks_jobs", False))
@@ -51,7 +58,7 @@ class GuardPlugin:
         """Keep the gateway to publish verdicts through."""
         self.gateway = gateway
 
-    def admit(self, spec: Any, ctx: SubmitContext) -> Admission | None:
+    def admit(self, spec: JobSpec, ctx: SubmitContext) -> Admission | None:
         """Check one submission; raise Denied, return a guard notice, or None when all is well."""
         if not self.enabled:
             return None
@@ -73,7 +80,7 @@ class GuardPlugin:
         text_out = message + (f" (instead: {verdict.alternative})" if verdict.alternative else "")
         return Admission(notices=[Notice(source="guard", text=text_out, data=data)])
 
-    def router(self) -> Any:
+    def router(self) -> APIRouter:
         """`POST /v1/guard/verdicts`: the hook and `guard check` journal their asks and denies."""
         from frontdesk.guard.api import verdicts_router
 
@@ -127,3 +134,9 @@ class GuardPlugin:
                 principal=ctx.principal,
             )
         )
+
+
+if TYPE_CHECKING:  # mypy checks that the plug-in fits each hook of the gateway's seam (frontdesk.plugins)
+
+    def _fits(p: GuardPlugin) -> tuple[Attaches, Admits, Routes]:
+        return p, p, p

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Mapping
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
@@ -17,13 +16,13 @@ from frontdesk.events.models import Event, EventKind
 from frontdesk.jobs.record import JobRecord
 from frontdesk.jobs.state import JobState
 from frontdesk.plugins import Admission, GatewayHandle, Json, Notice, Panel, SubmitContext
-from frontdesk.policy.catalog import CATALOG, match_model
 from frontdesk.policy.classify import classify
 from frontdesk.policy.config import PolicyConfig, parse_policy
 from frontdesk.policy.embedded import JobMeta, make_picker
 from frontdesk.policy.health import Verdict, evaluate
 from frontdesk.policy.priority import FairshareLedger, level, slurm_priority
 from frontdesk.policy.trial import Revocation, TrialLedger
+from frontdesk.policy.views import Revoked, cluster_view, gpu_models, policy_panel
 from frontdesk.reports.model import PolicySection, Report
 
 if TYPE_CHECKING:
@@ -40,11 +39,6 @@ if TYPE_CHECKING:
 __all__ = ["PolicyPlugin"]
 
 log = logging.getLogger("frontdesk.policy")
-
-
-def _scalars(data: Mapping[str, object]) -> dict[str, Json]:
-    """A flat record's JSON form (the accelerator catalog's: every field a scalar)."""
-    return {k: v for k, v in data.items() if v is None or isinstance(v, str | int | float)}
 
 
 def _hour(now: float) -> float:
@@ -350,37 +344,13 @@ class PolicyPlugin:
     # -- views ----------------------------------------------------------------------------------------
     def cluster_info(self) -> dict[str, Json]:
         """Pools, the accelerator catalog, drained nodes and the policy version (for `frontdesk cluster`)."""
-        pools: list[Json] = [p.model_dump(exclude_none=True) for p in self.cfg.pools]
-        borrow: list[Json] = [b.model_dump() for b in self.cfg.borrow]
-        catalog: list[Json] = [_scalars(a.to_dict()) for a in CATALOG]
-        models: dict[str, Json] = dict(self._gpu_models())
-        drained: dict[str, Json] = {k: {"check": v.check, "detail": v.detail} for k, v in self.drained.items()}
-        revoked: list[Json] = [
-            {"principal": p, "reason": reason, "until": until} for p, reason, until in self._revoked_now(time.time())
-        ]
-        return {
-            "version": self.version,
-            "refused": self.refused,
-            "pools": pools,
-            "gpu_models": models,
-            "borrow": borrow,
-            "catalog": catalog,
-            "drained": drained,
-            "trial_revoked": revoked,
-        }
+        revoked = self._revoked_now(time.time())
+        return cluster_view(self.version, self.refused, self.cfg, self._gpu_models(), self.drained, revoked)
 
     def _gpu_models(self) -> dict[str, int]:
-        """The backend's GPUs by catalog model."""
-        models: dict[str, int] = {}
-        if self.gateway is not None:
-            for gpu in self.gateway.backend.inventory().gpus:
-                key = match_model(str(gpu.get("model", "")), int(gpu.get("memory_bytes") or 0))
-                key = key or str(gpu.get("model") or "unknown")
-                models[key] = models.get(key, 0) + 1
-        return models
+        return gpu_models(self.gateway.backend.inventory().gpus) if self.gateway is not None else {}
 
-    def _revoked_now(self, now: float) -> list[tuple[str, str, float]]:
-        """(principal, reason, until) of each trial privilege revoked now."""
+    def _revoked_now(self, now: float) -> list[Revoked]:
         return [(p, s.reason, s.revoked_until) for p, s in self.trials.principals.items() if s.revoked_until > now]
 
     def router(self) -> APIRouter:
@@ -390,17 +360,9 @@ class PolicyPlugin:
         return build_router(self)
 
     def panel(self, caller: Caller) -> Panel | None:
-        """The web page's pools (drained nodes, GPU models) and trial privilege: the caller's own standing
-        (everyone's revocations for an admin)."""
+        """The web page's pools (drained nodes, GPU models) and trial privilege (views.policy_panel)."""
         now = time.time()
-        rows = [("pool", p.name, ", ".join(map(str, p.classes or [])), str(p.partition or "")) for p in self.cfg.pools]
-        rows += [("GPU model", model, f"{n} device(s)", "") for model, n in sorted(self._gpu_models().items())]
-        rows += [("drained", node, str(v.check), str(v.detail)[:160]) for node, v in self.drained.items()]
-        revoked = [r for r in self._revoked_now(now) if caller.admin or r[0] == caller.user]
-        rows += [("trial revoked", p, reason[:160], f"{until - now:.0f} s left") for p, reason, until in revoked]
-        if not revoked:
-            rows.append(("trial", "everyone" if caller.admin else caller.user, "trial privilege held", ""))
-        return Panel("Pools and trials", ("what", "name", "detail", "more"), tuple(rows))
+        return policy_panel(self.cfg, self._gpu_models(), self.drained, self._revoked_now(now), caller, now)
 
 
 if TYPE_CHECKING:  # mypy checks that the plug-in fits each hook of the gateway's seam (frontdesk.plugins)
