@@ -27,7 +27,7 @@ def register(sub: Any) -> None:
         description="frontdesk fs OP [operator flags] [--json] [--limit N] [--cursor TOKEN] [--local]",
         add_help=True,
     )
-    p.add_argument("op", choices=_OPS)
+    p.add_argument("op", choices=(*_OPS, "hint"), help="an operator; `hint` is the PostToolUse hook (storage/hint.py)")
     p.add_argument("rest", nargs=argparse.REMAINDER, help="the operator's own flags and paths")
     p.set_defaults(func=cmd_fs)
 
@@ -99,6 +99,10 @@ def answer(
 
 
 def cmd_fs(args: argparse.Namespace) -> int:
+    if args.op == "hint":  # the guard's PostToolUse note: reads the hook's input, never fails the tool
+        from frontdesk.storage.hint import main as hint
+
+        return hint()
     from frontdesk.agents.detect import detect_context
     from frontdesk.cli.output import dumps
 

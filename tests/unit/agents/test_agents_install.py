@@ -42,7 +42,13 @@ def test_claude_entries_pin_the_documented_shapes() -> None:
                     "command": "'/opt/fd env/bin/python' -m frontdesk.agents.hooks plan --harness claude-code",
                 }
             ],
-        }
+        },
+        {
+            "matcher": "Bash",
+            "hooks": [
+                {"type": "command", "timeout": 30, "command": "'/opt/fd env/bin/python' -m frontdesk.storage.hint"}
+            ],
+        },
     ]
     assert e["PreToolUse"] == [
         {

@@ -81,6 +81,7 @@ class HarnessAdapter(Protocol):
 _OURS = re.compile(
     r"(?:^|[/\s'\"])frontdesk(?:\.exe)?['\"]?\s+(?:guard\s+)?hook\b|frontdesk\.agents\.hooks\s"
     r"|frontdesk\.cli\.guard\s+hook\b"
+    r"|(?:^|[/\s'\"])frontdesk(?:\.exe)?['\"]?\s+fs\s+hint\b|frontdesk\.storage\.hint\b"  # the fs note (issue 17)
 )
 
 

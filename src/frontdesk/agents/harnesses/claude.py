@@ -10,13 +10,21 @@ from typing import Any
 
 from frontdesk.agents.harnesses.base import PORTABLE, HookPlan, command_entry, portable, render_common
 
-__all__ = ["ClaudeAdapter", "guard_entry"]
+__all__ = ["ClaudeAdapter", "fs_hint_entry", "guard_entry"]
 
 
 def guard_entry(timeout: int, exe: str | None = None) -> dict[str, Any]:
     """The guard as a PreToolUse hook: checks each Bash command before it runs (allow/ask/deny)."""
     argv = [exe or sys.executable, "-m", "frontdesk.cli.guard", "hook"]
     cmd = portable(["guard", "hook"]) if exe == PORTABLE else shlex.join(argv)
+    return {"type": "command", "command": cmd, "timeout": timeout}
+
+
+def fs_hint_entry(timeout: int, exe: str | None = None) -> dict[str, Any]:
+    """With the guard, after each Bash command: a one-line note suggesting `frontdesk fs` when the command
+    walked a shared filesystem (storage/hint.py; once per session and command kind)."""
+    argv = [exe or sys.executable, "-m", "frontdesk.storage.hint"]
+    cmd = portable(["fs", "hint"]) if exe == PORTABLE else shlex.join(argv)
     return {"type": "command", "command": cmd, "timeout": timeout}
 
 
@@ -60,6 +68,7 @@ class ClaudeAdapter:
         out["PostToolUse"] = [{"matcher": "TodoWrite", "hooks": [command_entry("plan", h, q, exe)]}]  # issue 18
         if plan.guard:
             out["PreToolUse"] = [{"matcher": "Bash", "hooks": [guard_entry(q, exe)]}]
+            out["PostToolUse"].append({"matcher": "Bash", "hooks": [fs_hint_entry(q, exe)]})  # issue 17
         return out
 
     def session_id(self, payload: Mapping[str, Any]) -> str | None:
