@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Mapping, Sequence
 
@@ -14,7 +13,7 @@ from frontdesk.plugins import Enriches, Plugin, Redactor
 from frontdesk.reports.build import build_report
 from frontdesk.reports.model import Report
 from frontdesk.reports.render import render_text
-from frontdesk.store.jobs import JobStore, job_record
+from frontdesk.store.jobs import JobStore
 from frontdesk.tails import read_tail
 
 __all__ = ["end_events", "make_report", "stored_end_events"]
@@ -25,12 +24,7 @@ log = logging.getLogger("frontdesk.gateway")
 def make_report(rec: JobRecord, plugins: Sequence[Plugin], redact: Redactor, max_bytes: int) -> Report:
     """The job's report: built from its record and log tails, then each plug-in's `enrich` (errors logged)."""
     report = build_report(
-        job_record(rec),
-        stdout_text=read_tail(rec.stdout_path),
-        stderr_text=read_tail(rec.stderr_path),
-        attempts=rec.attempt,
-        usage=json.loads(rec.usage) if rec.usage else None,
-        redact=redact,
+        rec, stdout_text=read_tail(rec.stdout_path), stderr_text=read_tail(rec.stderr_path), redact=redact
     )
     for plugin in plugins:
         report = _enriched(plugin, rec, report)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from frontdesk.jobs import JobState
+from frontdesk.jobs.record import JobRecord
 from frontdesk.reports.classify import Signature, classify, load_catalog
 from frontdesk.reports.kinds import FailureKind
 from frontdesk.reports.model import Classification, GpuShared, Report, Requested, Used
@@ -160,52 +162,50 @@ def _requested(res: dict[str, Any]) -> Requested:
 
 
 def build_report(
-    job: dict[str, Any],
+    job: JobRecord,
     *,
     stdout_text: str,
     stderr_text: str,
-    attempts: int,
-    usage: dict[str, Any] | None,
     redact: Callable[[str], str],
     lines: int = 10,
 ) -> Report:
-    """The job's report (without `text`, which render.py makes); `job` is the job's public JSON form."""
-    spec = job["spec"]
-    res = spec.get("resources") or {}
-    started, ended, submitted = job.get("started_at"), job.get("ended_at"), job.get("submitted_at")
+    """The ended job's report from its record and log text (without `text`, which render.py makes)."""
+    res = job.spec_data().get("resources") or {}
+    started, ended, submitted = job.started_at, job.ended_at, job.submitted_at
     run_s = (ended - started) if started and ended else None
     # clamped: Slurm's start times are whole seconds, so a prompt start can read as before submission
-    wait_s = max(0.0, (started or ended) - submitted) if submitted and (started or ended) else None
+    begun = started or ended
+    wait_s = max(0.0, begun - submitted) if submitted and begun else None
     # Redacted whole, before the line limits cut anything: a key's body lines are known by their BEGIN line,
     # and a secret cut in half by the width limit would no longer be recognised.
     stdout_text, stderr_text = redact(stdout_text), redact(stderr_text)
     out_tail = tail_lines(stdout_text, lines)
     err_tail = tail_lines(stderr_text, lines)
     used = {"cpu_seconds": None, "peak_rss_bytes": None, "gpu_util_percent": None, "gpu_mem_peak_bytes": None}
-    used.update({k: v for k, v in (usage or {}).items() if k in used})
+    used.update({k: v for k, v in (json.loads(job.usage) if job.usage else {}).items() if k in used})
     cls = classify_end(
-        job["state"],
-        job.get("exit_code"),
-        job.get("signal"),
+        job.state,
+        job.exit_code,
+        job.signal,
         peak=used["peak_rss_bytes"],
         mem_req=res.get("memory"),
         run_s=run_s,
         wall_req=res.get("walltime"),
         stderr_tail=err_tail,
         stdout_tail=out_tail,
-        reason=job.get("reason"),
+        reason=job.reason,
         log_text=stdout_text[-_CLASSIFY_BYTES:] + "\n" + stderr_text[-_CLASSIFY_BYTES:],
     )
     return Report(
-        job_id=job["id"],
-        name=job.get("name"),
-        state=JobState(job["state"]),
-        exit_code=job.get("exit_code"),
-        signal=job.get("signal"),
-        attempts=attempts,
-        backend=job.get("backend"),
-        backend_id=job.get("backend_id"),
-        session=job.get("session"),
+        job_id=job.id,
+        name=job.name,
+        state=job.state,
+        exit_code=job.exit_code,
+        signal=job.signal,
+        attempts=job.attempt,
+        backend=job.backend,
+        backend_id=job.backend_id,
+        session=job.session,
         queue_wait_s=round(wait_s, 3) if wait_s is not None else None,
         run_s=round(run_s, 3) if run_s is not None else None,
         requested=_requested(res),

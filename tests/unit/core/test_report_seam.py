@@ -18,6 +18,7 @@ from frontdesk.jobs.record import JobRecord
 from frontdesk.jobs.state import JobState
 from frontdesk.plugins import Enriches, Plugin
 from frontdesk.reports.model import Report, ReportSection
+from report_helpers import job_record
 
 G = 1024**3
 
@@ -29,35 +30,20 @@ def _record(tmp_path: Path, **kw: object) -> JobRecord:
     fields: dict[str, object] = dict(
         id=42,
         name="train",
-        spec=json.dumps({"command": ["python", "train.py"], "resources": {"cpus": 2, "memory": G}}),
-        context="{}",
+        spec={"command": ["python", "train.py"], "resources": {"cpus": 2, "memory": G}},
         state=JobState.FAILED,
-        reason=None,
-        backend="local",
         backend_id="42.1",
-        attempt=1,
-        submitting=False,
-        principal="alice",
         session="s-1",
         job_class="agent",
-        class_reason=None,
-        partition=None,
-        priority=0,
-        qos=None,
-        idempotency_key=None,
         exit_code=1,
-        signal=None,
-        submitted_at=1000.0,
-        eligible_at=None,
         started_at=1001.0,
         ended_at=1011.5,
-        usage=json.dumps({"cpu_seconds": 3.5, "peak_rss_bytes": 200 * 1024**2}),
+        usage={"cpu_seconds": 3.5, "peak_rss_bytes": 200 * 1024**2},
         stdout_path=str(out),
         stderr_path=str(err),
-        report=None,
     )
     fields.update(kw)
-    return JobRecord(**fields)  # type: ignore[arg-type]
+    return job_record(**fields)
 
 
 class SitePlugin:

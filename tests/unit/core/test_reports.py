@@ -22,6 +22,7 @@ from frontdesk.reports.model import (
     SignatureInfo,
 )
 from frontdesk.reports.render import render_text
+from report_helpers import job_record
 
 GOLDEN = Path(__file__).parents[2] / "golden" / "reports"
 G = 1024**3
@@ -90,14 +91,8 @@ CASES: dict[str, dict[str, Any]] = {
 
 
 def _report(case: dict[str, Any]) -> Report:
-    rep = build_report(
-        case["job"],
-        stdout_text=case["out"],
-        stderr_text=case["err"],
-        attempts=1,
-        usage=case["usage"],
-        redact=lambda s: s,
-    )
+    rec = job_record(**case["job"], usage=case["usage"])
+    rep = build_report(rec, stdout_text=case["out"], stderr_text=case["err"], redact=lambda s: s)
     return rep.with_text(render_text(rep))
 
 
@@ -143,11 +138,9 @@ def test_suggestions() -> None:
 def test_redactor_applies_to_log_tails() -> None:
     case = dict(CASES["failed"], err="token=abc123SECRET\nError: bad token abc123SECRET\n")
     rep = build_report(
-        case["job"],
+        job_record(**case["job"]),
         stdout_text="",
         stderr_text=case["err"],
-        attempts=1,
-        usage=None,
         redact=lambda s: s.replace("abc123SECRET", "«redacted»"),
     )
     assert "abc123SECRET" not in json.dumps(rep.wire())
@@ -162,9 +155,8 @@ def test_tail_lines_keep_both_ends() -> None:
 @settings(max_examples=60, deadline=None)
 @given(out=st.text(max_size=20000), err=st.text(max_size=20000), max_bytes=st.integers(300, 4096))
 def test_rendered_report_respects_its_budget(out: str, err: str, max_bytes: int) -> None:
-    rep = build_report(
-        _job("FAILED", exit_code=2), stdout_text=out, stderr_text=err, attempts=3, usage=None, redact=lambda s: s
-    )
+    rec = job_record(**_job("FAILED", exit_code=2, attempt=3))
+    rep = build_report(rec, stdout_text=out, stderr_text=err, redact=lambda s: s)
     assert len(render_text(rep, max_bytes).encode()) <= max_bytes
 
 

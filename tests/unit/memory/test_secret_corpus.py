@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from frontdesk.guard.secrets import find_secrets, redact
 from frontdesk.memory.classify import classify
 from frontdesk.reports.build import build_report
+from report_helpers import job_record
 
 CORPUS = Path(__file__).parents[2] / "data" / "logs" / "secrets" / "corpus.jsonl"
 CASES: list[dict[str, Any]] = [json.loads(line) for line in CORPUS.read_text().splitlines() if line.strip()]
@@ -48,10 +49,10 @@ def test_redact_masks_every_case(case: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("case", CASES, ids=_id)
 def test_report_tails_keep_every_case_masked(case: dict[str, Any]) -> None:
-    job = {"id": 1, "state": "FAILED", "exit_code": 1, "spec": {"argv": ["x"]}}
+    job = job_record(id=1, state="FAILED", exit_code=1, spec={"argv": ["x"]})
     # a long line holding the secret, cut by the report's width, and a key cut by its line count
     text = "noise " * 60 + case["text"] + " trailing" * 40 + "\nfinal line\n"
-    report = build_report(job, stdout_text=text, stderr_text=text, attempts=1, usage=None, redact=redact, lines=3)
+    report = build_report(job, stdout_text=text, stderr_text=text, redact=redact, lines=3)
     dumped = json.dumps(report.wire(), ensure_ascii=False)
     assert not _leaks(case["secret"], dumped)
 
