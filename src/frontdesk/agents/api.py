@@ -47,6 +47,8 @@ class HookBody(BaseModel):
     budget: float = Field(default=600.0, ge=0, le=7 * 86400)
     plan: list[PlanStepBody] | None = Field(default=None, max_length=50)
     plan_source: Literal["TodoWrite", "update_plan"] | None = None
+    prompt_id: str | None = Field(default=None, min_length=1, max_length=200, pattern=r"^[A-Za-z0-9_.:@+-]+$")
+    """The harness's id of the turn (Claude Code's prompt_id, Codex's turn_id): turns survive a lost hook."""
 
 
 class PlanStepBody(BaseModel):
@@ -193,7 +195,7 @@ def build_router(plugin: DeliveryService) -> APIRouter:
         reach = {**body.reach, "hooks_seen": True}
         s = plugin.register(sid, _principal(request), body.harness, body.cwd, reach)
         plan = [(p.text, p.status) for p in body.plan] if body.plan is not None else None
-        campaigns().on_hook(s, body.event, plan, body.plan_source)  # issue 18: checkpoint before a long-poll
+        campaigns().on_hook(s, body.event, plan, body.plan_source, body.prompt_id)  # issue 18: before a long-poll
         if body.event == "PostToolUse":  # only the plan: the turn goes on
             return {"session": s.id, "delivery": None}
         return await plugin.on_hook(s, HookCall(body.event, body.budget, body.stop_hook_active))

@@ -134,6 +134,8 @@ class Campaign:
     plan_source: str | None = None
     suspended_at: float | None = None
     resumed_at: float | None = None
+    turn_inferred: bool = False
+    """A submission opened the current turn (its prompt hook was lost) and no hook has ended it."""
     updated_at: float = 0.0
 
     @property
@@ -144,7 +146,7 @@ class Campaign:
     @property
     def turn_unfinished(self) -> bool:
         """The last turn never ended (the harness was killed in it): a resume replays it."""
-        return self.turn_state in (TurnState.IN_TURN, TurnState.STOPPING)
+        return self.turn_state in (TurnState.IN_TURN, TurnState.STOPPING) or self.turn_inferred
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (`GET /v1/sessions/{id}/campaign`, `frontdesk sessions show --json`)."""
@@ -156,6 +158,7 @@ class Campaign:
             "host": self.host,
             "turn_state": str(self.turn_state),
             "turn": self.turn,
+            "turn_inferred": self.turn_inferred,
             "incarnation": self.incarnation,
             "resume_handle": self.resume_handle,
             "transcript_path": self.transcript_path,

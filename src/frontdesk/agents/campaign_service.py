@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from frontdesk.agents.campaign import Campaign, PlanItem, PlanStatus
 from frontdesk.agents.campaign_resume import ResumePlan, build_plan
 from frontdesk.agents.campaign_store import CampaignStore
+from frontdesk.agents.campaign_turns import after_hook, after_submission
 from frontdesk.agents.model import AgentSettings, Harness, Session, TurnState
 from frontdesk.agents.store import SessionStore
 from frontdesk.errors import UserError
@@ -18,6 +19,8 @@ from frontdesk.errors import UserError
 __all__ = ["CampaignService"]
 
 _RESUMABLE = (Harness.CLAUDE_CODE, Harness.CODEX)
+_OUTSIDE_A_TURN = (TurnState.IDLE, TurnState.ENDED, TurnState.UNKNOWN)
+"""A submission in these states comes from a turn whose first hooks the gateway missed (down, or restarted)."""
 
 
 class CampaignService:
@@ -31,8 +34,15 @@ class CampaignService:
         self.cfg = cfg
         self.clock = clock
 
-    def on_hook(self, s: Session, event: str, plan: Sequence[tuple[str, str]] | None, plan_source: str | None) -> None:
-        """Checkpoint what one hook run told: the resume handle, transcript, host, plan; count a prompt."""
+    def on_hook(
+        self,
+        s: Session,
+        event: str,
+        plan: Sequence[tuple[str, str]] | None,
+        plan_source: str | None,
+        prompt_id: str | None = None,
+    ) -> None:
+        """Checkpoint what one hook run told: the resume handle, transcript, host, plan; the turn it is in."""
         now = self.clock()
         items = [PlanItem(text, PlanStatus.parse(status)) for text, status in plan] if plan is not None else None
         self.store.checkpoint(
@@ -44,8 +54,10 @@ class CampaignService:
             plan=items,
             plan_source=plan_source,
         )
-        if event == "UserPromptSubmit":
-            self.store.prompt(s.id, now)
+        mark = self.store.mark(s.id, now)
+        after = after_hook(mark, event, prompt_id)
+        if after != mark:
+            self.store.set_mark(s.id, after, now)
 
     def on_submit(self, s: Session, host: str | None) -> None:
         """A job from the session: its campaign row exists and knows the node it runs on."""
@@ -62,7 +74,12 @@ class CampaignService:
             s, _ = self.sessions.upsert(sid, principal, self.clock())
         if s.user != principal:
             return None  # another user's session id: no key (admission refuses it)
-        return self.store.next_ordinal(sid, spec_hash, self.clock())
+        now = self.clock()
+        mark = self.store.mark(sid, now)
+        after = after_submission(mark, idle=s.turn_state in _OUTSIDE_A_TURN)  # its prompt hook was lost
+        if after != mark:
+            self.store.set_mark(sid, after, now)
+        return self.store.next_ordinal(sid, spec_hash, now)
 
     def resume(
         self, s: Session, *, directory: str | None, headless: bool, harness_args: Sequence[str], commit: bool

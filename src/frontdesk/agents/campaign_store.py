@@ -21,6 +21,7 @@ from frontdesk.agents.campaign import (
     PlanItem,
     PlanStatus,
 )
+from frontdesk.agents.campaign_turns import TurnMark
 from frontdesk.agents.model import Session
 from frontdesk.jobs.state import JobState
 from frontdesk.store.db import register_schema
@@ -51,6 +52,11 @@ MIGRATIONS = [
         n           INTEGER NOT NULL DEFAULT 0, -- identical submissions made so far in this turn and incarnation
         PRIMARY KEY (session, incarnation, turn, spec_hash)
     );
+    """,
+    # issue 18: turns keyed by the harness's own id (agents/campaign_turns.py), so a lost hook shifts nothing
+    """
+    ALTER TABLE agent_campaigns ADD COLUMN prompt_id TEXT;              -- the harness's id of the current turn
+    ALTER TABLE agent_campaigns ADD COLUMN turn_inferred INTEGER NOT NULL DEFAULT 0; -- opened by a submission
     """,
 ]
 register_schema("agents_campaign", MIGRATIONS)
@@ -125,17 +131,20 @@ class CampaignStore:
             (handle, transcript, host, plan_json, plan_source if plan is not None else None, now, sid),
         )
 
-    def prompt(self, sid: str, now: float) -> int:
-        """A user prompt arrived: the next turn, unless a resume said this prompt continues the last one."""
+    def mark(self, sid: str, now: float) -> TurnMark:
+        """Where the session's turns stand."""
         self.ensure(sid, now)
-        with self.conn:
-            self.conn.execute(
-                "UPDATE agent_campaigns SET turn=turn+(1-continue_turn), continue_turn=0, updated_at=? WHERE session=?",
-                (now, sid),
-            )
         row = self._row(sid)
         assert row is not None
-        return int(row["turn"])
+        return TurnMark(int(row["turn"]), row["prompt_id"], bool(row["continue_turn"]), bool(row["turn_inferred"]))
+
+    def set_mark(self, sid: str, mark: TurnMark, now: float) -> None:
+        """Record a turn transition (one statement: a gateway killed mid-way keeps the old or the new mark)."""
+        self.conn.execute(
+            "UPDATE agent_campaigns SET turn=?, prompt_id=?, continue_turn=?, turn_inferred=?, updated_at=? "
+            "WHERE session=?",
+            (mark.turn, mark.prompt_id, int(mark.continue_turn), int(mark.inferred), now, sid),
+        )
 
     def next_ordinal(self, sid: str, spec_hash: str, now: float) -> tuple[int, int]:
         """(turn, n): this is the n-th submission of this spec in the session's turn (this incarnation)."""
@@ -160,7 +169,7 @@ class CampaignStore:
         self.ensure(sid, now)
         with self.conn:
             self.conn.execute(
-                "UPDATE agent_campaigns SET incarnation=incarnation+1, continue_turn=?, resumed_at=?, "
+                "UPDATE agent_campaigns SET incarnation=incarnation+1, continue_turn=?, turn_inferred=0, resumed_at=?, "
                 "suspended_at=NULL, updated_at=? WHERE session=?",
                 (int(continue_turn), now, now, sid),
             )
@@ -192,6 +201,7 @@ class CampaignStore:
             host=get("host") or s.reach.get("host"),
             turn_state=s.turn_state,
             turn=int(get("turn") or 0),
+            turn_inferred=bool(get("turn_inferred")),
             incarnation=int(get("incarnation") or 0),
             resume_handle=get("resume_handle"),
             transcript_path=get("transcript_path") or s.reach.get("transcript_path"),

@@ -100,24 +100,44 @@ def test_prompts_count_turns_and_a_resume_of_an_unfinished_turn_keeps_its_number
     assert svc.load(s).turn == 3
 
 
+def _prompt(svc: CampaignService, sid: str) -> None:
+    """A UserPromptSubmit as the hook route runs it: the campaign's checkpoint, then the turn state."""
+    svc.on_hook(svc.sessions.owned(sid, "alice"), "UserPromptSubmit", None, None)
+    svc.sessions.set_turn(sid, TurnState.IN_TURN, 2.0)
+
+
 def test_turn_of_counts_identical_submissions_per_turn_and_restarts_with_each_resume(svc: CampaignService) -> None:
-    s, _ = svc.sessions.upsert("s2", "alice", 1.0, "codex", "/p")
-    svc.on_hook(s, "UserPromptSubmit", None, None)
+    svc.sessions.upsert("s2", "alice", 1.0, "codex", "/p")
+    _prompt(svc, "s2")
     assert svc.turn_of("s2", "alice", "h1") == (1, 0)
     assert svc.turn_of("s2", "alice", "h1") == (1, 1)  # the same job twice in one turn: two jobs
     assert svc.turn_of("s2", "alice", "h2") == (1, 0)
     assert svc.turn_of("s2", "bob", "h1") is None  # not bob's session: no key
     svc.sessions.set_turn("s2", TurnState.IN_TURN, 2.0)
     svc.resume(svc.sessions.owned("s2", "alice"), directory=None, headless=False, harness_args=(), commit=True)
+    _prompt(svc, "s2")  # the resume's prompt continues turn 1
     assert svc.turn_of("s2", "alice", "h1") == (1, 0)  # the replayed turn: the same numbers again
-    svc.on_hook(svc.sessions.owned("s2", "alice"), "UserPromptSubmit", None, None)  # continues turn 1
     assert svc.turn_of("s2", "alice", "h1") == (1, 1)
-    svc.on_hook(svc.sessions.owned("s2", "alice"), "UserPromptSubmit", None, None)
+    _prompt(svc, "s2")
     assert svc.turn_of("s2", "alice", "h1") == (2, 0)
 
 
+def test_a_submission_after_the_turns_prompt_hook_was_lost_opens_that_turn(svc: CampaignService) -> None:
+    s, _ = svc.sessions.upsert("s4", "alice", 1.0, "claude-code", "/p")
+    svc.on_hook(s, "UserPromptSubmit", None, None, "p1")
+    svc.sessions.set_turn("s4", TurnState.IN_TURN, 2.0)
+    assert svc.turn_of("s4", "alice", "h1") == (1, 0)
+    svc.sessions.set_turn("s4", TurnState.ENDED, 3.0)  # turn 1 ended; turn 2's hooks never reached the gateway
+    assert svc.turn_of("s4", "alice", "h1") == (2, 0) and svc.turn_of("s4", "alice", "h1") == (2, 1)
+    c = svc.load(svc.sessions.owned("s4", "alice"))
+    assert c.turn_inferred and c.turn_unfinished  # killed now, a resume replays turn 2
+    svc.on_hook(svc.sessions.owned("s4", "alice"), "Stop", None, None, "p2")  # its Stop names it, ends it
+    c = svc.load(svc.sessions.owned("s4", "alice"))
+    assert c.turn == 2 and not c.turn_inferred
+
+
 def test_turn_of_registers_an_unknown_session_for_its_caller(svc: CampaignService) -> None:
-    assert svc.turn_of("fresh", "alice", "h") == (0, 0)
+    assert svc.turn_of("fresh", "alice", "h") == (1, 0)  # its first submission opens turn 1 (no hooks heard)
     assert svc.sessions.owned("fresh", "alice").user == "alice"
 
 
@@ -318,13 +338,13 @@ def test_keyed_derives_keys_from_session_turn_and_spec(svc: CampaignService) -> 
     plugins = [_Plugins(svc)]
     spec = validate_spec({"command": ["sh", "-c", "echo 1"], "name": "a"})
     ctx = SubmitContext(principal="alice", session="s5")
-    s, _ = svc.sessions.upsert("s5", "alice", 1.0, "claude-code", "/p")
-    svc.on_hook(s, "UserPromptSubmit", None, None)
+    svc.sessions.upsert("s5", "alice", 1.0, "claude-code", "/p")
+    _prompt(svc, "s5")
     first, second = keyed(spec, ctx, plugins), keyed(spec, ctx, plugins)
     assert first.idempotency_key == session_key("s5", 1, 0, spec_digest(spec)) != second.idempotency_key
     other = keyed(validate_spec({"command": ["sh", "-c", "echo 2"], "name": "a"}), ctx, plugins)
     assert other.idempotency_key is not None and other.idempotency_key.endswith(":0")
-    svc.on_hook(s, "UserPromptSubmit", None, None)
+    _prompt(svc, "s5")
     assert keyed(spec, ctx, plugins).idempotency_key == session_key("s5", 2, 0, spec_digest(spec))  # a new turn
     explicit = validate_spec({"command": ["true"], "idempotency_key": "mine"})
     assert keyed(explicit, ctx, plugins).idempotency_key == "mine"
