@@ -58,6 +58,8 @@ def _resume(gw: Any, *args: str, env: dict[str, str]) -> subprocess.CompletedPro
     )  # fmt: skip
 
 
+@pytest.mark.harness
+@pytest.mark.slow
 def test_resume_on_another_host_runs_the_harness_there_over_ssh(
     gateway_factory: Any,
     claude_bin: Path,  # noqa: F811 (the fixture imported above)
