@@ -16,7 +16,7 @@ from frontdesk.storage.fs import Entry, Fs, Kind, WalkError, roots_from, walk
 from frontdesk.storage.grep import Globs
 from frontdesk.storage.model import Item, LineItem, LineKind, WcCount, text_of
 
-__all__ = ["LineRange", "files_of", "lines", "wc"]
+__all__ = ["LineRange", "contents_of", "files_of", "lines", "wc"]
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,34 @@ def files_of(
                 yield entry
 
 
+def contents_of(
+    fs: Fs, paths: tuple[bytes, ...], globs: Globs, errors: list[WalkError], after: bytes | None
+) -> Iterator[tuple[bytes, bytes]]:
+    """(path, contents) of the files named and of the regular files under the directories named.
+
+    A path named is opened first and then fstat'ed (one path lookup, as head and wc do), not stat'ed and
+    then opened: on a filesystem that revalidates every component with its server that halves the cost."""
+    for root, resume in roots_from(paths, after):
+        st = None
+        if resume is None:
+            try:
+                st, data = fs.read_named(root)
+            except OSError as exc:
+                errors.append(WalkError(root, exc.strerror or str(exc)))
+                continue
+            if data is not None:
+                yield root, data
+                continue
+        for entry in walk(fs, root, errors, prune=partial(globs.pruned, root=root), after=resume, st=st):
+            named = entry.depth == 0 and entry.kind is not Kind.DIR  # as files_of
+            if not named and not (entry.kind is Kind.FILE and globs.wanted(entry.path, root)):
+                continue
+            try:
+                yield entry.path, fs.read(entry.path, entry.anchor, follow=entry.depth == 0)
+            except OSError as exc:
+                errors.append(WalkError(entry.path, exc.strerror or str(exc)))
+
+
 def _split(data: bytes) -> tuple[list[bytes], bool]:
     last_nl = data.endswith(b"\n")
     parts = data.split(b"\n")
@@ -78,13 +106,7 @@ def lines(
     fs: Fs, paths: tuple[bytes, ...], rng: LineRange, globs: Globs, errors: list[WalkError], after: bytes | None = None
 ) -> Iterator[tuple[bytes, Item]]:
     """(path, LineItem) for the selected lines of every file."""
-    for entry in files_of(fs, paths, globs, errors, after):
-        path = entry.path
-        try:
-            data = fs.read(path, entry.anchor, follow=entry.depth == 0)
-        except OSError as exc:
-            errors.append(WalkError(path, exc.strerror or str(exc)))
-            continue
+    for path, data in contents_of(fs, paths, globs, errors, after):
         parts, last_nl = _split(data)
         name = text_of(path)
         for i in rng.select(len(parts)):
@@ -95,11 +117,5 @@ def wc(
     fs: Fs, paths: tuple[bytes, ...], globs: Globs, errors: list[WalkError], after: bytes | None = None
 ) -> Iterator[tuple[bytes, Item]]:
     """(path, WcCount) per file: newlines, words, bytes."""
-    for entry in files_of(fs, paths, globs, errors, after):
-        path = entry.path
-        try:
-            data = fs.read(path, entry.anchor, follow=entry.depth == 0)
-        except OSError as exc:
-            errors.append(WalkError(path, exc.strerror or str(exc)))
-            continue
+    for path, data in contents_of(fs, paths, globs, errors, after):
         yield path, WcCount(text_of(path), data.count(b"\n"), len(data.split()), len(data))

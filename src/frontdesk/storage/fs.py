@@ -222,6 +222,17 @@ class Fs:
             self._content_in.setdefault(parent, []).append(key)
             self._content_size += len(data)
 
+    def read_named(self, path: bytes) -> tuple[os.stat_result, bytes | None]:
+        """A path the caller named (followed): its stat, and its contents when it is a regular file."""
+        self.counters.open += 1
+        fd = os.open(path, os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK | os.O_CLOEXEC)
+        try:
+            self.counters.stat += 1
+            st = os.fstat(fd)
+            return st, (_read_all(fd, st.st_size + 1) if stat.S_ISREG(st.st_mode) else None)
+        finally:
+            os.close(fd)
+
     def trusted(self, key: _TKey) -> bool:
         """Whether a directory's listing (and the kept contents of its files) is trusted without a stat."""
         return key in self._trusted
@@ -350,18 +361,20 @@ def walk(
     maxdepth: int | None = None,
     prune: Callable[[Entry], bool] | None = None,
     after: bytes | None = None,
+    st: os.stat_result | None = None,
 ) -> Iterator[Entry]:
     """Pre-order walk of `root` (itself at depth 0), names sorted, symlinks not followed below the root.
 
     `prune(entry)` true for a directory: neither it nor its subtree is yielded. `after`: skip every path that
     comes before it in walk order (a continuation cursor), still yielding `after` itself if met again.
     """
-    try:
-        st = os.stat(root)  # a root given by the caller is followed, as grep -r and du do
-        fs.counters.stat += 1
-    except OSError as exc:
-        errors.append(WalkError(root, exc.strerror or str(exc)))
-        return
+    if st is None:  # `st`: the root's stat when the caller has it already
+        try:
+            st = os.stat(root)  # a root given by the caller is followed, as grep -r and du do
+            fs.counters.stat += 1
+        except OSError as exc:
+            errors.append(WalkError(root, exc.strerror or str(exc)))
+            return
     anchor = (st.st_dev, st.st_ino, len(root))
     stack: list[Entry] = [Entry(root, kind_of_mode(st.st_mode), 0, anchor)]
     while stack:
