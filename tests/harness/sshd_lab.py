@@ -1,7 +1,8 @@
 """A private OpenSSH server on 127.0.0.1 for tests: its own host key, one authorized key, its own config.
 
-`PrivateSshd(dir, env)` starts `sshd -D -e -f CONFIG` on a free high port as the current user (root in CI),
-logging in with a key made for it (nothing under ~/.ssh is read or written), and gives the remote shell
+`PrivateSshd(env, users)` starts `sshd -D -e -f CONFIG` on a free high port as the current user (root in CI),
+letting the current user and `users` log in with a key made for it (nothing under ~/.ssh is read or written;
+its directory is readable by those users, as sshd reads the key file as them), and gives the remote shell
 `env` through `SetEnv` (the gateway's FRONTDESK_HOME, the stand-in's URL...), as a login node's own
 configuration would. `client_config` is an ssh_config for `ssh -F`: the port, the key, the pinned host
 key. Debian's openssh-server is installed when sshd is missing (as tests/slurm installs slurm-wlm).
@@ -13,8 +14,9 @@ import os
 import shutil
 import socket
 import subprocess
+import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 __all__ = ["PrivateSshd", "ensure_sshd"]
@@ -51,20 +53,21 @@ def _keygen(path: Path) -> str:
 class PrivateSshd:
     """One sshd for one test; `stop()` ends it."""
 
-    def __init__(self, root: Path, env: Mapping[str, str]) -> None:
-        self.root = root
-        root.mkdir(parents=True, exist_ok=True)
+    def __init__(self, env: Mapping[str, str], users: Sequence[str] = ()) -> None:
+        self.root = root = Path(tempfile.mkdtemp(prefix="fd-sshd-"))
+        root.chmod(0o755)
         self.port = _free_port()
         self.user = os.environ.get("USER") or "root"
         host_pub = _keygen(root / "host_key")
         (root / "authorized_keys").write_text(_keygen(root / "client_key") + "\n")
+        (root / "authorized_keys").chmod(0o644)
         os.makedirs("/run/sshd", mode=0o755, exist_ok=True)  # sshd's privilege separation directory
         setenv = " ".join(f'{k}="{v}"' for k, v in env.items())
         (root / "sshd_config").write_text(
             f"Port {self.port}\nListenAddress 127.0.0.1\nHostKey {root / 'host_key'}\nPidFile {root / 'sshd.pid'}\n"
             f"AuthorizedKeysFile {root / 'authorized_keys'}\nStrictModes no\nUsePAM no\n"
             "PasswordAuthentication no\nKbdInteractiveAuthentication no\nPubkeyAuthentication yes\n"
-            f"PermitRootLogin prohibit-password\nAllowUsers {self.user}\nLogLevel VERBOSE\n"
+            f"PermitRootLogin prohibit-password\nAllowUsers {' '.join([self.user, *users])}\nLogLevel VERBOSE\n"
             + (f"SetEnv {setenv}\n" if setenv else "")
         )
         (root / "known_hosts").write_text(f"[127.0.0.1]:{self.port} {host_pub}\n")
@@ -103,3 +106,4 @@ class PrivateSshd:
                 self.proc.kill()
                 self.proc.wait()
         self.log.close()
+        shutil.rmtree(self.root, ignore_errors=True)

@@ -27,13 +27,23 @@ from test_campaign_resume import SECOND, TOOLS, _env, _job_ids, _killed_campaign
 VENV_BIN = str(Path(sys.executable).parent)
 
 
+TEST_USER = "fdt18ssh"  # another login on the "other node" (created once, never deleted: other runs reuse it)
+
+
+def _test_user() -> str:
+    if subprocess.run(["id", TEST_USER], capture_output=True).returncode != 0:
+        subprocess.run(["useradd", "-m", "-s", "/bin/sh", TEST_USER], check=True, capture_output=True)
+        subprocess.run(["usermod", "-p", "*", TEST_USER], check=True, capture_output=True)  # no password, not locked
+    return TEST_USER
+
+
 @pytest.fixture
-def sshd(tmp_path: Path) -> Iterator[Any]:
-    """Start private sshds with a given remote environment; all stopped afterwards."""
+def sshd() -> Iterator[Any]:
+    """Start private sshds with a given remote environment (the test user may log in too); all stopped afterwards."""
     started: list[PrivateSshd] = []
 
     def make(env: dict[str, str]) -> PrivateSshd:
-        s = PrivateSshd(tmp_path / f"sshd{len(started)}", env)
+        s = PrivateSshd(env, users=[_test_user()])
         started.append(s)
         return s
 
@@ -126,6 +136,10 @@ def test_the_remote_exit_status_and_output_pass_through(gateway_factory: Any, ss
     res = _resume(gw, sid, "--on", "127.0.0.1", "--dir", str(tmp_path / "not on that node"), "--headless", env=env)
     assert res.returncode == 2, res.stderr  # the remote frontdesk's own UserError, not ssh's
     assert "not on that node: no such directory (pass --dir PATH" in res.stderr
+    other = _resume(gw, sid, "--on", f"{TEST_USER}@127.0.0.1", "--headless", env=env)
+    # that login is not the session's user (nor may it run this checkout's frontdesk): its refusal comes back as is
+    assert other.returncode not in (0, 69, 255) and "cannot reach" not in other.stderr, other.stderr
+    assert f"Accepted publickey for {TEST_USER}" in (host.root / "sshd.log").read_text()
     dry = _resume(gw, sid, "--on", "127.0.0.1", "--dry-run", "--json", env=env)
     argv = json.loads(dry.stdout)["argv"]
     assert argv[-2:] == [
