@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from typing import Any
+
+TYPE_CHECKING = False  # typing costs a fresh process ~1.5 ms: annotations only (the CLI's hot path)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["cancel_line", "cancel_once", "delivery_note", "mark_read", "session_of"]
 

@@ -9,12 +9,12 @@ Exit codes: 0 ok, 1 internal error, 2 bad input, 3 not found, 4 conflict, 69 gat
 
 from __future__ import annotations
 
-import argparse
-import importlib
-import os
 import sys
-from collections.abc import Sequence
-from typing import Any
+
+TYPE_CHECKING = False  # typing itself costs a fresh process ~1.5 ms
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Sequence
 
 __all__ = ["main", "build_parser", "COMMAND_MODULES"]
 
@@ -55,39 +55,12 @@ COMMAND_TO_MODULE: dict[str, str] = {
 }
 
 
-def _columns() -> int:
-    """shutil.get_terminal_size().columns, without importing shutil."""
-    try:
-        return int(os.environ["COLUMNS"])
-    except (KeyError, ValueError):
-        pass
-    try:
-        return os.get_terminal_size(sys.__stdout__.fileno()).columns if sys.__stdout__ else 80
-    except (AttributeError, ValueError, OSError):
-        return 80
-
-
-class _Formatter(argparse.HelpFormatter):
-    """argparse's help formatter, less its `import shutil` (with bz2, lzma, zlib: 2 ms): argparse builds one
-    for every add_argument, so each command paid it although help is rarely printed."""
-
-    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None):
-        super().__init__(prog, indent_increment, max_help_position, _columns() - 2 if width is None else width)
-
-
-class _Parser(argparse.ArgumentParser):
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("formatter_class", _Formatter)
-        super().__init__(*args, **kwargs)
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        sys.stderr.write(f"frontdesk: {message}\n")
-        raise SystemExit(2)
-
-
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The parser with every command module registered (or only the module named `only`)."""
+    import importlib
+
     from frontdesk import __version__
+    from frontdesk.cli.parsing import Parser as _Parser
 
     parser = _Parser(prog="frontdesk", description="The facility's front desk for coding agents.")
     parser.add_argument("--version", action="version", version=f"frontdesk {__version__}")
@@ -105,15 +78,15 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; print one line and exit non-zero on error, never a traceback."""
-    from frontdesk.cli.output import emit_error
-    from frontdesk.errors import FrontdeskError
-
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv == ["--version"]:  # without building any parser
         from frontdesk import __version__
 
         sys.stdout.write(f"frontdesk {__version__}\n")
         return 0
+    from frontdesk.cli.output import emit_error
+    from frontdesk.errors import FrontdeskError
+
     first = next((a for a in argv if not a.startswith("-")), None)
     parser = build_parser(COMMAND_TO_MODULE.get(first or ""))
     args = parser.parse_args(argv)

@@ -114,7 +114,8 @@ def test_the_squeue_shims_import_nothing_heavy(gateway: Any, tmp_path: Path) -> 
     installed = gateway.cli("shim", "install", str(shim_dir))
     assert installed.returncode == 0, installed.stderr
     env = cli_env(gateway.home, PATH=f"{shim_dir}:{os.environ['PATH']}")
-    for script in (shim_dir / "squeue", shim_dir / ".full" / "squeue"):  # the socket-only one, the full one
+    assert (shim_dir / "squeue").read_text().startswith("#!/bin/sh\n")  # the file reader: no Python at all
+    for script in (shim_dir / ".full" / "squeue-socket", shim_dir / ".full" / "squeue"):  # socket-only, full
         interpreter = script.read_text().splitlines()[0][2:].split()  # the shim's own #! line
         names, done = imported([*interpreter, str(script), "--me"], env)
         assert "_socket" in names
@@ -122,6 +123,24 @@ def test_the_squeue_shims_import_nothing_heavy(gateway: Any, tmp_path: Path) -> 
     names, done = imported([PY, "-m", "frontdesk.shims.squeue", "--me"], env)
     assert "frontdesk.shims.common" in names
     assert heavy_in(names) == []
+
+
+NOT_ON_THE_CLI = ("typing", "gettext", "locale")
+"""Not heavy, but 1-2 ms each of a CLI start whose goal is 2x `python -c pass` (issue 21): annotations only."""
+
+
+def test_version_builds_no_parser_and_status_imports_no_typing(gateway: Any) -> None:
+    names, done = imported([PY, "-m", "frontdesk.cli.main", "--version"], cli_env(gateway.home))
+    assert done.returncode == 0 and done.stdout.startswith("frontdesk ")
+    assert {"argparse", "json", "frontdesk.errors", *NOT_ON_THE_CLI} & names == set()
+    job = gateway.client.submit(spec={"command": ["true"]}, context={"cwd": "/tmp"})["id"]
+    gateway.client.wait([job], "all", 60)
+    hot = (["status", str(job), "--json"], ["wait", str(job), "--json"], ["submit", "--help"], ["run", "--", "true"])
+    for args in hot:
+        names, done = imported([PY, "-m", "frontdesk.cli.main", *args], cli_env(gateway.home))
+        assert done.returncode == 0, (args, done.stderr[-500:])
+        assert "argparse" in names
+        assert set(NOT_ON_THE_CLI) & names == set(), args
 
 
 def test_the_heavy_list_catches_a_heavy_import(tmp_path: Path) -> None:

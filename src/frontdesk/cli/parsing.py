@@ -1,0 +1,66 @@
+"""The CLI's argparse classes, imported only when a command line needs parsing (`--version` does not).
+
+argparse itself imports gettext, which imports locale (~1 ms of a fresh process) for translations argparse
+never has: `_argparse()` imports it with gettext's two functions standing in, then lets the real gettext be
+imported as usual by anything later.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+TYPE_CHECKING = False  # typing itself costs a fresh process ~1.5 ms
+if TYPE_CHECKING:
+    from typing import Any
+
+__all__ = ["Formatter", "Parser"]
+
+
+def _gettext_stand_in() -> object:
+    import types
+
+    module = types.ModuleType("gettext")
+    module.gettext = lambda message: message  # type: ignore[attr-defined]
+    module.ngettext = lambda singular, plural, n: singular if n == 1 else plural  # type: ignore[attr-defined]
+    return module
+
+
+if "gettext" not in sys.modules:
+    sys.modules["gettext"] = _gettext_stand_in()  # type: ignore[assignment]
+    try:
+        import argparse
+    finally:
+        del sys.modules["gettext"]
+else:
+    import argparse
+
+
+def _columns() -> int:
+    """shutil.get_terminal_size().columns, without importing shutil."""
+    try:
+        return int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        pass
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns if sys.__stdout__ else 80
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
+class Formatter(argparse.HelpFormatter):
+    """argparse's help formatter, less its `import shutil` (with bz2, lzma, zlib: 2 ms): argparse builds one
+    for every add_argument, so each command paid it although help is rarely printed."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None):
+        super().__init__(prog, indent_increment, max_help_position, _columns() - 2 if width is None else width)
+
+
+class Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", Formatter)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        sys.stderr.write(f"frontdesk: {message}\n")
+        raise SystemExit(2)
