@@ -181,7 +181,8 @@ SECTIONS: Mapping[str, type[ReportSection]] = {"memory": MemorySection, "policy"
 class Report(_Frozen):
     """A job's report (see the module docstring); `text` is set once it is rendered."""
 
-    WIRE_ONLY_SET: ClassVar[tuple[str, ...]] = ("text", "array_id", "array_index")
+    OMITTED_WHEN_NONE: ClassVar[tuple[str, ...]] = ("text", "array_id", "array_index")
+    """Keys the JSON leaves out while they are None (a report before rendering; a job that is no task)."""
 
     job_id: int
     name: str | None = None
@@ -230,7 +231,7 @@ class Report(_Frozen):
 
     def wire(self) -> dict[str, JsonValue]:
         """The JSON form (the key order is the stored one)."""
-        out = self.model_dump(mode="json", exclude={"extra", *self.WIRE_ONLY_SET})
+        out = self.model_dump(mode="json", exclude={"extra", *self.OMITTED_WHEN_NONE})
         out["requested"] = self.requested.wire()
         out["extra"] = {name: section.wire() for name, section in self.extra.items()}
         if self.text is not None:
