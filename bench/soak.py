@@ -34,6 +34,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
+from history import fill_with  # noqa: E402  (bench/history.py)
+
 from frontdesk.demo import start_gateway  # noqa: E402
 
 RECONNECT_S = 15.0
@@ -364,6 +366,18 @@ def wake_latencies(s: Soak, fates: set[str]) -> tuple[list[float], list[float]]:
     return clean, across
 
 
+def by_window(s: Soak, window: float) -> str:
+    """Wake p99 per window of the run (clean wakes only): growth over the run shows as a rising p99."""
+    rows: dict[int, list[float]] = {}
+    for j in s.jobs:
+        if j.fate in ("plain", "cancel", "shepherd_kill") and j.woke_at and j.ended_at:
+            if not s.near_restart(float(j.ended_at), j.woke_at):
+                rows.setdefault(int((float(j.ended_at) - s.t0) // window), []).append(j.woke_at - float(j.ended_at))
+    return ", ".join(
+        f"{k * window:.0f}s {pct(v, 99) * 1000:.0f} ms (n={len(v)})" for k, v in sorted(rows.items()) if k >= 0
+    )
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--duration", type=float, default=1800.0, help="seconds of load (default 30 min)")
@@ -374,12 +388,17 @@ def main() -> int:
     ap.add_argument("--baseline", type=int, default=200, help="submissions measured before waiters park")
     ap.add_argument("--plugins", default="none", help="FRONTDESK_PLUGINS for the gateway (default none)")
     ap.add_argument("--keep", action="store_true", help="keep the state directory")
+    ap.add_argument("--window", type=float, default=300.0, help="seconds per window of the wake p99 by time")
+    ap.add_argument(
+        "--history", type=int, default=0, help="ended jobs stored before the gateway starts (a long run's table, now)"
+    )
     args = ap.parse_args()
     import resource
 
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, args.waiters * 2 + 1000)), hard))
     home = Path(tempfile.mkdtemp(prefix="fd-soak-", dir="/tmp"))
+    fill_with(Path(__file__).resolve().parents[1] / "src", home, args.history)
     s = Soak(home, args)
     s.start()
     try:
@@ -401,7 +420,7 @@ def main() -> int:
     fates = Counter(j.fate for j in s.jobs)
     print(
         f"\nsoak: {args.duration:.0f}s, {len(s.jobs)} jobs {dict(fates)}, {args.waiters} parked waiters, "
-        f"{len(s.restarts)} gateway kills, plugins={args.plugins}"
+        f"{len(s.restarts)} gateway kills, plugins={args.plugins}, {args.history} ended jobs stored before"
     )
     print(f"lost {len(out['lost'])}   duplicated {len(out['duplicated'])}   wrong state {len(out['wrong'])}")
     for name in ("lost", "duplicated", "wrong"):
@@ -418,6 +437,7 @@ def main() -> int:
         f"{pct(submit_near, 50):.1f} s p99 {pct(submit_near, 99):.1f} s; {len(across)} wakes, "
         f"p50 {pct(across, 50):.1f} s p99 {pct(across, 99):.1f} s"
     )
+    print(f"wake p99 by {args.window:.0f} s window (when the job ended): {by_window(s, args.window)}")
     print(f"load average at the end: {os.getloadavg()[0]:.1f} (2 cores, shared)")
     if s.rss:
         print(

@@ -212,7 +212,7 @@ class Gateway:
         """Query attempts (all active ones when None) in one batched call and apply the changes."""
         async with self._lock:
             if backend_ids is None:
-                rows = [r for r in self.store.active() if r.backend_id]
+                rows = self.store.handed_over()  # not the waiting jobs: 1,000 held ones were re-read every tick
             else:
                 rows = self.store.by_backend_ids(self.backend.name, backend_ids)
                 rows = [r for r in rows if not r.terminal]

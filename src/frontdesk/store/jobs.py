@@ -91,6 +91,12 @@ class JobStore:
         marks = ",".join("?" for _ in _UNFINISHED)
         return _records(self.conn.execute(f"SELECT * FROM jobs WHERE state IN ({marks}) ORDER BY id", _UNFINISHED))
 
+    def handed_over(self) -> list[JobRecord]:
+        """Unfinished jobs whose current attempt the backend holds (what the tick re-queries; not the waiting ones)."""
+        marks = ",".join("?" for _ in _UNFINISHED)
+        sql = f"SELECT * FROM jobs WHERE state IN ({marks}) AND backend_id IS NOT NULL ORDER BY id"
+        return _records(self.conn.execute(sql, _UNFINISHED))
+
     def reports_pending(self) -> list[JobRecord]:
         """Ended jobs whose end did not get through (a crash between the terminal state and the fan-out)."""
         return _records(self.conn.execute("SELECT * FROM jobs WHERE report_pending>0 ORDER BY id"))
