@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from frontdesk.backends.slurm.views import IDLE_DROP, MAX_NAME, ViewFiles, boot_id, uptime, view_name
+from frontdesk.backends.slurm.views import IDLE_DROP, MAX_NAME, MAX_PER_USER, ViewFiles, boot_id, uptime, view_name
 from frontdesk.shims.scripts import VIEW_ENV, VIEW_SQUEUE
 
 NOBODY = 65534
@@ -156,3 +156,12 @@ def test_a_folder_someone_else_holds_is_refused(tmp_path: Path) -> None:
     (tmp_path / "squeue-views").symlink_to(target)
     assert not ViewFiles(tmp_path / "squeue-views").prepare()
     assert ViewFiles(tmp_path / "squeue-views").register(0, ["--me"], None) is None
+
+
+def test_one_user_cannot_make_the_gateway_render_without_bound(tmp_path: Path) -> None:
+    _, views = _shim(tmp_path)
+    for i in range(MAX_PER_USER):
+        assert views.register(1000, ["-j", str(i)], caller=None) is not None
+    assert views.register(1000, ["-j", "extra"], caller=None) is None  # answered through the socket instead
+    assert views.register(1000, ["-j", "0"], caller=None) is not None  # a kept one stays
+    assert views.register(1001, ["-j", "extra"], caller=None) is not None  # another user has their own budget

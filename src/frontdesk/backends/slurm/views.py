@@ -30,7 +30,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["IDLE_DROP", "MAX_NAME", "SAFE", "SEPARATOR", "Registration", "ViewFiles", "boot_id", "uptime", "view_name"]
+__all__ = [
+    "IDLE_DROP",
+    "MAX_NAME",
+    "MAX_PER_USER",
+    "SAFE",
+    "SEPARATOR",
+    "Registration",
+    "ViewFiles",
+    "boot_id",
+    "uptime",
+    "view_name",
+]
 
 SAFE = frozenset(string.ascii_letters + string.digits + "%.,:=_+|;@ -")
 """Characters a command line's arguments may hold to get a file (the shim's `case` pattern says the same)."""
@@ -38,6 +49,9 @@ SEPARATOR = "#"
 """Between the arguments in a file name: not in SAFE, so each command line has one name."""
 MAX_NAME = 200
 """Longest file name (bytes); longer command lines go to the socket."""
+MAX_PER_USER = 32
+"""Command lines one user may have rendered at once (each costs the gateway a rendering per snapshot); more
+are answered through the socket, as before."""
 IDLE_DROP = 60.0
 """Seconds a file may go unread before it is dropped (and its rendering stops)."""
 FRESH = "fresh"
@@ -106,6 +120,8 @@ class ViewFiles:
             return None
         reg = self.registrations.get(name)
         if reg is None:
+            if sum(1 for r in self.registrations.values() if r.uid == uid) >= MAX_PER_USER:
+                return None
             reg = self.registrations[name] = Registration(uid, tuple(argv), name, caller)
         reg.last_read = time.time()
         return reg
