@@ -1,4 +1,4 @@
-"""The first, uncached pass of `fs grep` beside ripgrep and grep -r, interleaved in one run.
+"""The first, uncached pass of `fs grep` and `fs find` beside ripgrep, grep -r and find, interleaved in one run.
 
 Every round runs each contender once, in a shuffled order, on the same tree (page cache warm for all: the
 tree was just written and is read by everyone each round): `rg -uu -n`, `grep -rIn` (one process each, as
@@ -42,11 +42,11 @@ def _cpu() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-def _operator(root: str, pattern: str, watch: bool) -> Callable[[], int]:
+def _operator(op: Op, argv: tuple[str, ...], watch: bool) -> Callable[[], int]:
     def go() -> int:
         watcher = Watcher() if watch else None
         try:
-            return len(run(FsRequest(Op.GREP, ("-n", pattern, root), "/", 100000), Fs(watcher=watcher)).items)
+            return len(run(FsRequest(op, argv, "/", 100000), Fs(watcher=watcher)).items)
         finally:
             if watcher is not None:
                 watcher.close()
@@ -58,15 +58,23 @@ def _tool(argv: list[str]) -> Callable[[], int]:
     return lambda: subprocess.run(argv, capture_output=True).stdout.count(b"\n")
 
 
-def contenders(root: str, pattern: str) -> dict[str, Callable[[], int]]:
+def grep_contenders(root: str, pattern: str) -> dict[str, Callable[[], int]]:
     out = {
         "grep -rIn": _tool(["grep", "-rInE", pattern, root]),
-        "fs grep (watch)": _operator(root, pattern, True),
-        "fs grep (no watch)": _operator(root, pattern, False),
+        "fs grep (watch)": _operator(Op.GREP, ("-n", pattern, root), True),
+        "fs grep (no watch)": _operator(Op.GREP, ("-n", pattern, root), False),
     }
     if shutil.which("rg"):
         out["rg -uu -n"] = _tool(["rg", "-uu", "-n", pattern, root])
     return out
+
+
+def find_contenders(root: str) -> dict[str, Callable[[], int]]:
+    return {
+        "find -name": _tool(["find", root, "-name", "*.py"]),
+        "fs find (watch)": _operator(Op.FIND, (root, "-name", "*.py"), True),
+        "fs find (no watch)": _operator(Op.FIND, (root, "-name", "*.py"), False),
+    }
 
 
 def measure(cands: dict[str, Callable[[], int]], rounds: int) -> dict[str, tuple[float, float, int]]:
@@ -95,10 +103,14 @@ def main() -> int:
         if not args.tree:
             make_tree(root, args.files)
         print(f"tree {root}, load average {os.getloadavg()[0]:.2f} at start, {os.cpu_count()} CPUs")
-        for label, pattern in PATTERNS:
-            res = measure(contenders(str(root), pattern), args.rounds)
-            base = res.get("rg -uu -n", res["grep -rIn"])
-            print(f"\n{label}: {pattern!r}   (median of {args.rounds}; ratio = time / rg's)")
+        cases = [(f"grep, {label}: {pattern!r}", grep_contenders(str(root), pattern)) for label, pattern in PATTERNS]
+        cases.append(("find -name '*.py'", find_contenders(str(root))))
+        for title, cands in cases:
+            res = measure(cands, args.rounds)
+            base = next(iter(res.values())) if "rg -uu -n" not in res else res["rg -uu -n"]
+            print(
+                f"\n{title}   (median of {args.rounds}; ratio = time / {'rg' if 'rg -uu -n' in res else 'the tool'}'s)"
+            )
             print(f"  {'':<20} {'wall ms':>8} {'ratio':>6} {'cpu ms':>8} {'ratio':>6} {'lines':>6}")
             for name, (w, c, n) in res.items():
                 print(f"  {name:<20} {w:>8.1f} {w / base[0]:>5.2f}x {c:>8.1f} {c / base[1]:>5.2f}x {n:>6}")

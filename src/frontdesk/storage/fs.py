@@ -20,6 +20,7 @@ import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from frontdesk.storage.content import ContentCache
 from frontdesk.storage.watch import Watcher
 
 __all__ = ["Counters", "Entry", "Fs", "Kind", "WalkError", "join", "roots_from", "walk"]
@@ -93,13 +94,12 @@ class Fs:
     cache_entries: int = 20000
     watcher: Watcher | None = None
     content_bytes: int = 256 * 1024 * 1024
+    content: ContentCache = field(init=False)
     _listings: dict[bytes, tuple[_Key, tuple[tuple[bytes, Kind], ...]]] = field(default_factory=dict)
     _trusted: dict[_TKey, tuple[tuple[bytes, Kind], ...]] = field(default_factory=dict)
-    _content: dict[_TKey, bytes] = field(default_factory=dict)
-    _content_in: dict[_TKey, list[_TKey]] = field(default_factory=dict)
-    _content_size: int = 0
-    _pending: list[tuple[bytes, _TKey, _TKey, bytes]] = field(default_factory=list)
-    _pending_size: int = 0
+
+    def __post_init__(self) -> None:
+        self.content = ContentCache(self.content_bytes)
 
     def begin(self) -> None:
         """Forget whatever changed since the last question (inotify events)."""
@@ -109,9 +109,7 @@ class Fs:
         changed = self.watcher.changed()
         if changed is None:
             self._trusted.clear()
-            self._content.clear()
-            self._content_in.clear()
-            self._content_size = 0
+            self.content.clear()
             return
         if not changed:
             return
@@ -122,8 +120,12 @@ class Fs:
         for tkey in [k for k in self._trusted if any(_under(k[2], r) for r in prefixes.get(k[:2], ()))]:
             self._trusted.pop(tkey, None)
             self.watcher.unwatch(tkey)
-            for f in self._content_in.pop(tkey, []):
-                self._content_size -= len(self._content.pop(f, b""))
+            self.content.drop(tkey)
+
+    def settle(self) -> None:
+        """The content cache's bookkeeping (run by the worker after it sent an answer, and by `begin()`
+        before it drains the events: a write after the watch was set is an event, which drops it again)."""
+        self.content.settle(self.trusted)
 
     @staticmethod
     def _tkey(path: bytes, anchor: Anchor | None) -> _TKey | None:
@@ -136,91 +138,47 @@ class Fs:
     def read(self, path: bytes, anchor: Anchor | None = None, follow: bool = False) -> bytes:
         """The file's bytes; follows a symlink only when asked (a path the caller named, as grep -r does).
 
-        Plain read(2) calls until EOF: a file costs open + close in metadata operations (plus one fstat
-        when it may be kept in the content cache), and nothing while its directory is watched and quiet."""
+        A file costs open + close in metadata operations (plus one fstat when it may be kept in the content
+        cache), and nothing while its directory is watched and quiet."""
         tkey = self._tkey(path, anchor)
-        parent = None if tkey is None else (tkey[0], tkey[1], tkey[2].rsplit(b"/", 1)[0] if b"/" in tkey[2] else b"")
-        if tkey is not None and tkey in self._content and parent in self._trusted:
-            self.counters.cache_hits += 1
-            return self._content[tkey]
-        self.counters.open += 1
-        nofollow = 0 if follow else os.O_NOFOLLOW
-        fd = os.open(path, os.O_RDONLY | nofollow | os.O_NOCTTY | os.O_NONBLOCK | os.O_CLOEXEC)
-        try:
-            chunks: list[bytes] = []
-            while chunk := os.read(fd, 1 << 20):
-                chunks.append(chunk)
-            data = b"".join(chunks)
-            if tkey is not None and parent is not None and parent in self._trusted and tkey[2]:
-                self._keep(fd, tkey, parent, data)
-            return data
-        finally:
-            os.close(fd)
-
-    def read_in(
-        self,
-        path: bytes,
-        key: _TKey | None,
-        parent: _TKey | None,
-        at: Callable[[], int] | None = None,
-        name: bytes = b"",
-    ) -> bytes:
-        """A regular file met by `contents_below` (`key`, `parent` set while its directory is trusted), opened
-        as `name` relative to the descriptor `at()` gives (its directory's) unless that is -1.
-
-        No symlink followed. A short read of a regular file is its end (POSIX), so a small file costs
-        open + read + close. Contents that may be kept wait in `_pending` for `settle()`, which checks their
-        link count after the answer is sent (the lstat is charged to this answer)."""
-        if key is not None:
-            data = self._content.get(key)
+        parent, name = None, b""
+        if tkey is not None and tkey[2]:
+            rel, _, name = tkey[2].rpartition(b"/")
+            parent = (tkey[0], tkey[1], rel) if self.trusted((tkey[0], tkey[1], rel)) else None
+        if parent is not None:
+            data = self.content.files_in(parent).get(name)
             if data is not None:
                 self.counters.cache_hits += 1
                 return data
         self.counters.open += 1
-        dfd = -1 if at is None else at()
-        fd = os.open(path, _READ_FLAGS) if dfd < 0 else os.open(name, _READ_FLAGS, dir_fd=dfd)
+        nofollow = 0 if follow else os.O_NOFOLLOW
+        fd = os.open(path, os.O_RDONLY | nofollow | os.O_NOCTTY | os.O_NONBLOCK | os.O_CLOEXEC)
         try:
             data = _read_all(fd, 1 << 16)
+            if parent is not None and self.content.room():
+                self.counters.stat += 1
+                if os.fstat(fd).st_nlink == 1:
+                    self.content.keep(parent, name, data)
+            return data
         finally:
             os.close(fd)
-        if key is not None and parent is not None and self._content_size + self._pending_size < self.content_bytes:
-            self.counters.stat += 1
-            self._pending.append((path, key, parent, data))
-            self._pending_size += len(data)
-        return data
 
-    def settle(self) -> None:
-        """Keep the contents read since the last call whose file has one link and its directory still trusted.
-
-        Run by the worker after it sent an answer, and by `begin()` before it drains the events: a write
-        after the watch was set is an event, which then drops what was kept here."""
-        pending, self._pending, self._pending_size = self._pending, [], 0
-        by_dir: dict[bytes, list[tuple[bytes, _TKey, _TKey, bytes]]] = {}
-        for path, key, parent, data in pending:
-            if parent in self._trusted:
-                by_dir.setdefault(path.rpartition(b"/")[0] or b"/", []).append((path, key, parent, data))
-        for dpath, files in by_dir.items():
-            try:  # names relative to their directory: one lookup each on a filesystem that revalidates paths
-                dfd = os.open(dpath, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-            except OSError:
-                continue
-            try:
-                for path, key, parent, data in files:
-                    self._settle_one(dfd, path.rpartition(b"/")[2], key, parent, data)
-            finally:
-                os.close(dfd)
-
-    def _settle_one(self, dfd: int, name: bytes, key: _TKey, parent: _TKey, data: bytes) -> None:
-        if self._content_size + len(data) > self.content_bytes:
-            return
+    def read_at(self, dfd: int, name: bytes, path: bytes) -> bytes:
+        """A regular file met by a lean walk, opened relative to its directory's descriptor (or by `path`
+        when `dfd` is -1); no symlink followed. A short read of a regular file is its end (POSIX)."""
+        self.counters.open += 1
+        fd = os.open(path, _READ_FLAGS) if dfd < 0 else os.open(name, _READ_FLAGS, dir_fd=dfd)
         try:
-            st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
-        except OSError:
-            return
-        if stat.S_ISREG(st.st_mode) and st.st_nlink == 1 and st.st_size == len(data):
-            self._content[key] = data
-            self._content_in.setdefault(parent, []).append(key)
-            self._content_size += len(data)
+            return _read_all(fd, 1 << 16)
+        finally:
+            os.close(fd)
+
+    def defer(self, key: _TKey, dpath: bytes, files: list[tuple[bytes, bytes]]) -> None:
+        """Files read in a trusted directory, to be kept by `settle()` (its checks are charged now)."""
+        queued = self.content.defer(key, dpath, files)
+        if queued:
+            self.counters.stat += queued
+            self.counters.open += 1
 
     def read_named(self, path: bytes) -> tuple[os.stat_result, bytes | None]:
         """A path the caller named (followed): its stat, and its contents when it is a regular file."""
@@ -236,17 +194,6 @@ class Fs:
     def trusted(self, key: _TKey) -> bool:
         """Whether a directory's listing (and the kept contents of its files) is trusted without a stat."""
         return key in self._trusted
-
-    def _keep(self, fd: int, tkey: _TKey, parent: _TKey, data: bytes) -> None:
-        """Cache a file's contents if its directory's watch sees every write to it (one link only)."""
-        if self._content_size + len(data) > self.content_bytes:
-            return
-        self.counters.stat += 1
-        if os.fstat(fd).st_nlink != 1:
-            return
-        self._content[tkey] = data
-        self._content_in.setdefault(parent, []).append(tkey)
-        self._content_size += len(data)
 
     def listdir(self, path: bytes, anchor: Anchor | None = None) -> tuple[tuple[bytes, Kind], ...]:
         """Sorted (name, kind) of a directory; raises OSError when it cannot be read."""

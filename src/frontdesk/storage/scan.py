@@ -3,19 +3,20 @@
 A first (uncached) `fs grep` pays one open + read + close per file; what it must not pay is Python work per
 entry on top (an `Entry` per name, generator layers, glob checks with no globs). `contents_below` reads the
 same files as `walk()` filtered to regular files (pre-order, names sorted, symlinks below the root not
-followed, unreadable directories in `errors`), each with the keys `Fs.read_in` needs to use and fill the
-content cache. Continuation cursors still go through `walk()` (a resumed page is not the hot path).
+followed, unreadable directories in `errors`), using and filling the content cache a directory at a time.
+Continuation cursors still go through `walk()` (a resumed page is not the hot path).
 """
 
 from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Callable, Iterator
 
-from frontdesk.storage.fs import Fs, Kind, WalkError
+from frontdesk.storage.fs import Fs, Kind, WalkError, kind_of_mode
 
-__all__ = ["NameTest", "contents_below", "stat_root"]
+__all__ = ["NameTest", "contents_below", "names_below", "stat_root"]
 
 NameTest = Callable[[bytes, bytes], bool]
 """(name, path below the root) -> bool: a glob test."""
@@ -51,7 +52,7 @@ def contents_below(
     prune, keep = globs
     literal = needle if isinstance(needle, bytes) else None
     search = needle.search if isinstance(needle, re.Pattern) else None
-    read = fs.read_in
+    read, hits = fs.read_at, 0
     stack: list[_Frame] = []
     frame = _open(fs, root, anchor, errors)
     if frame is not None:
@@ -60,23 +61,26 @@ def contents_below(
     try:
         while stack:
             frame = stack[-1]
-            dpath, names, dkey = frame.path, frame.names, frame.key
+            dpath, names, kept, read_here = frame.path, frame.names, frame.kept, frame.read
             prefix = dpath if dpath.endswith(b"/") else dpath + b"/"
             for name, kind in names:
                 if kind is file:
-                    path = prefix + name
-                    if keep is not None and not keep(name, path[cut:].lstrip(b"/")):
+                    if keep is not None and not keep(name, (prefix + name)[cut:].lstrip(b"/")):
                         continue
-                    try:
-                        data = read(
-                            path, None if dkey is None else (dev, ino, path[cut:]), dkey, frame.descriptor, name
-                        )
-                    except OSError as exc:
-                        errors.append(WalkError(path, exc.strerror or str(exc)))
-                        continue
+                    data = kept.get(name)
+                    if data is None:
+                        try:
+                            data = read(frame.fd if frame.fd != -1 else frame.descriptor(), name, prefix + name)
+                        except OSError as exc:
+                            errors.append(WalkError(prefix + name, exc.strerror or str(exc)))
+                            continue
+                        if read_here is not None:
+                            read_here.append((name, data))
+                    else:
+                        hits += 1
                     if (literal is not None and literal not in data) or (search is not None and search(data) is None):
                         continue
-                    yield path, data
+                    yield prefix + name, data
                 elif kind is folder:
                     path = prefix + name
                     if prune is not None and prune(name, path[cut:].lstrip(b"/")):
@@ -88,22 +92,55 @@ def contents_below(
             else:
                 stack.pop().close()
     finally:
+        fs.counters.cache_hits += hits
         for frame in stack:
             frame.close()
 
 
-class _Frame:
-    """A directory being walked: its listing, its cache key, and a descriptor opened when a file in it is read
-    (files are opened relative to it: one lookup each, not one per path component, which matters on a
-    filesystem that revalidates every component with its server)."""
+def names_below(
+    fs: Fs, root: bytes, st: os.stat_result, errors: list[WalkError], maxdepth: int | None = None
+) -> Iterator[tuple[bytes, bytes, Kind, int]]:
+    """(path, name, kind, depth) of `root` (depth 0) and everything under it, in `walk()` order, lean (find's)."""
+    yield root, root.rstrip(b"/").rsplit(b"/", 1)[-1] or b"/", kind_of_mode(st.st_mode), 0
+    if not stat.S_ISDIR(st.st_mode) or maxdepth == 0:
+        return
+    anchor = (st.st_dev, st.st_ino, len(root))
+    first = _open(fs, root, anchor, errors)
+    stack: list[tuple[_Frame, int]] = [] if first is None else [(first, 1)]
+    folder = Kind.DIR
+    try:
+        while stack:
+            frame, depth = stack[-1]
+            prefix = frame.path if frame.path.endswith(b"/") else frame.path + b"/"
+            for name, kind in frame.names:
+                path = prefix + name
+                yield path, name, kind, depth
+                if kind is folder and (maxdepth is None or depth < maxdepth):
+                    child = _open(fs, path, anchor, errors)
+                    if child is not None:
+                        stack.append((child, depth + 1))
+                        break
+            else:
+                stack.pop()[0].close()
+    finally:
+        for frame, _ in stack:
+            frame.close()
 
-    __slots__ = ("fd", "fs", "key", "names", "path", "root")
+
+class _Frame:
+    """A directory being walked: its listing, its kept file contents (when trusted) and the files read in it
+    to keep, and a descriptor opened when a file in it is read (files are opened relative to it: one lookup
+    each, not one per path component, which matters on a filesystem that revalidates every component)."""
+
+    __slots__ = ("fd", "fs", "key", "kept", "names", "path", "read", "root")
 
     def __init__(self, fs: Fs, path: bytes, names: Iterator[tuple[bytes, Kind]], key: _Key | None, root: bool) -> None:
         self.fs, self.path, self.names, self.key, self.root, self.fd = fs, path, names, key, root, -1
+        self.kept = fs.content.files_in(key) if key is not None else _NOTHING
+        self.read: list[tuple[bytes, bytes]] | None = [] if key is not None and fs.content.room() else None
 
     def descriptor(self) -> int:
-        """The directory's descriptor (opened on first use; -1 when it cannot be: files then go by path)."""
+        """The directory's descriptor (opened on first use; -2 when it cannot be: files then go by path)."""
         if self.fd == -1:
             try:
                 flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC | (0 if self.root else os.O_NOFOLLOW)
@@ -111,12 +148,18 @@ class _Frame:
                 self.fs.counters.open += 1
             except OSError:
                 self.fd = -2  # a race, or no read right: files go by path
-        return self.fd if self.fd >= 0 else -1
+        return self.fd
 
     def close(self) -> None:
         if self.fd >= 0:
             os.close(self.fd)
         self.fd = -1
+        if self.key is not None and self.read:
+            self.fs.defer(self.key, self.path, self.read)
+        self.read = None
+
+
+_NOTHING: dict[bytes, bytes] = {}
 
 
 def _open(fs: Fs, path: bytes, anchor: tuple[int, int, int], errors: list[WalkError]) -> _Frame | None:

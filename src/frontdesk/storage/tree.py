@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import fnmatch
 import math
+import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from frontdesk.errors import UserError
 from frontdesk.storage.fs import Entry, Fs, Kind, WalkError, roots_from, walk
 from frontdesk.storage.model import DirSummary, FoundPath, Item, Usage, text_of
+from frontdesk.storage.scan import names_below, stat_root
 
 __all__ = ["FindOptions", "Compare", "DuOptions", "du", "find", "tree"]
 
@@ -72,10 +74,41 @@ def _name_ok(opts: FindOptions, entry: Entry) -> bool:
     return all(fnmatch.fnmatchcase(name.lower(), p.lower()) for p in opts.inames)
 
 
+def _matcher(opts: FindOptions) -> Callable[[bytes], bool] | None:
+    """-name and -iname as one test of a name (fnmatch's own translation, compiled once); None: no test."""
+    tests = [re.compile(_translate(p)).match for p in opts.names]
+    tests += [re.compile(_translate(p), re.IGNORECASE).match for p in opts.inames]
+    if not tests:
+        return None
+    if len(tests) == 1:
+        one = tests[0]
+        return lambda name: one(name) is not None
+    return lambda name: all(t(name) is not None for t in tests)
+
+
+def _translate(pattern: bytes) -> bytes:
+    return fnmatch.translate(pattern.decode("latin-1")).encode("latin-1")  # as fnmatchcase does for bytes
+
+
+def _find_fast(fs: Fs, opts: FindOptions, errors: list[WalkError]) -> Iterator[tuple[bytes, Item]]:
+    """The first page of a find with no stat test: no Entry per name, patterns compiled once."""
+    ok, types, mindepth = _matcher(opts), opts.types, opts.mindepth
+    for root in opts.roots:
+        st = stat_root(fs, root, errors)
+        if st is None:
+            continue
+        for path, name, kind, depth in names_below(fs, root, st, errors, opts.maxdepth):
+            if depth >= mindepth and (not types or kind in types) and (ok is None or ok(name)):
+                yield path, FoundPath(text_of(path), kind.value, depth)
+
+
 def find(
     fs: Fs, opts: FindOptions, errors: list[WalkError], after: bytes | None = None
 ) -> Iterator[tuple[bytes, Item]]:
     """(path, FoundPath) in walk order for every entry that passes the tests."""
+    if after is None and not opts.needs_stat():
+        yield from _find_fast(fs, opts, errors)
+        return
     for root, resume in roots_from(opts.roots, after):
         for entry in walk(fs, root, errors, maxdepth=opts.maxdepth, after=resume):
             if entry.depth < opts.mindepth or (opts.types and entry.kind not in opts.types):
