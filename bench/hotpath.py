@@ -196,7 +196,8 @@ def cold_cases(gw: Gateway, job: int, shims: Path | None, slurm_env: dict[str, s
     }
     if shims is not None and slurm_env is not None:
         cases["squeue --me (real, Slurm lab)"] = (["squeue", "--me"], slurm_env, None)
-        cases["squeue --me (socket-only shim)"] = ([str(shims / "squeue"), "--me"], slurm_env, None)
+        cases["squeue --me (sh shim: the gateway's file)"] = ([str(shims / "squeue"), "--me"], slurm_env, None)
+        cases["squeue --me (socket-only client)"] = ([str(shims / ".full" / "squeue-socket"), "--me"], slurm_env, None)
         cases["squeue --me (full Python shim)"] = ([str(shims / ".full" / "squeue"), "--me"], slurm_env, None)
     return cases
 
