@@ -104,7 +104,12 @@ def run_hook(
         "budget": budget,
     }
     turn_id = payload.get("prompt_id") or payload.get("turn_id")  # issue 18: the turn, named by the harness
-    if isinstance(turn_id, str) and 0 < len(turn_id) <= 200 and turn_id.replace("-", "").isalnum():
+    if (
+        isinstance(turn_id, str)
+        and 0 < len(turn_id) <= 200
+        and turn_id.isascii()
+        and turn_id.replace("-", "").isalnum()
+    ):
         body["prompt_id"] = turn_id
     if event in ("Stop", "UserPromptSubmit", "SessionEnd", "PostToolUse"):  # issue 18: the last known plan
         from frontdesk.agents.campaign_plan import last_plan, plan_from_tool

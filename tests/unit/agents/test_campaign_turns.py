@@ -61,3 +61,35 @@ def test_whatever_hooks_are_lost_a_turn_with_an_id_gets_its_true_number(turns: l
             m = after_hook(m, e, f"p{n}" if e in with_ids else None)
         seen += 1 if with_ids else 0
         assert m.turn == seen
+
+
+class _Recorder:
+    """Takes the hook's one call to the gateway and answers that there is nothing to deliver."""
+
+    def __init__(self) -> None:
+        self.bodies: list[dict[str, object]] = []
+
+    def request(self, method: str, path: str, body: dict[str, object], timeout: float = 0) -> dict[str, object]:
+        self.bodies.append(body)
+        return {"delivery": None}
+
+
+def test_the_hook_sends_the_harness_turn_id_and_drops_a_malformed_one() -> None:
+    from frontdesk.agents.hooks import run_hook
+
+    sent = {}
+    for harness, payload in {
+        "claude": ("claude-code", {"session_id": "s", "prompt_id": "01b062d1-c2c5-46bd-95e8-38570fc05f00"}),
+        "codex": ("codex", {"session_id": "s", "turn_id": "01a23b30-6751-7341-ad6c-bbd8ac50e219"}),
+        "odd": ("claude-code", {"session_id": "s", "prompt_id": "é; rm -rf x"}),
+        "none": ("claude-code", {"session_id": "s"}),
+    }.items():
+        rec = _Recorder()
+        run_hook("prompt", payload[0], 10, payload[1], {}, rec)
+        sent[harness] = rec.bodies[0].get("prompt_id")
+    assert sent == {
+        "claude": "01b062d1-c2c5-46bd-95e8-38570fc05f00",
+        "codex": "01a23b30-6751-7341-ad6c-bbd8ac50e219",
+        "odd": None,
+        "none": None,
+    }
