@@ -111,7 +111,8 @@ class Soak:
         return self.home / "run" / "gateway.sock"
 
     def start(self) -> None:
-        env = {"FRONTDESK_PLUGINS": self.args.plugins}
+        # this tree's code, not whatever `frontdesk` the environment finds (a worktree measures itself)
+        env = {"FRONTDESK_PLUGINS": self.args.plugins, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
         self.proc, _ = start_gateway(self.home, extra_env=env, args=["--log-level", "warning"], timeout=120)
 
     async def call(self, method: str, path: str, body: Any = None, timeout: float = 60, retry: bool = True) -> Any:

@@ -276,6 +276,7 @@ class Gateway:
             faults.point("after_report_stored")
         for event in stored:
             self.bus.fanout(event)
+        await asyncio.sleep(0)  # the waiters just woken answer first: the rest of this end is nobody's wait
         self.store.update_job(job_id, report_pending=int(EndStage.DONE))
         self.waiting.ended(rec)  # the tick examines its dependents only (job_deps), not every waiting job
         self._wake.set()
