@@ -71,20 +71,19 @@ def contents_of(
 ) -> Iterator[tuple[bytes, bytes]]:
     """(path, contents) of the files named and of the regular files under the directories named.
 
-    A path named is opened first and then fstat'ed (one path lookup, as head and wc do), not stat'ed and
-    then opened: on a filesystem that revalidates every component with its server that halves the cost."""
+    A path named is opened and read at once (one path lookup and no stat, as head and wc do), not stat'ed
+    and then opened: on a filesystem that revalidates every component with its server that halves the cost."""
     for root, resume in roots_from(paths, after):
-        st = None
         if resume is None:
             try:
-                st, data = fs.read_named(root)
+                data = fs.read_named(root)
             except OSError as exc:
                 errors.append(WalkError(root, exc.strerror or str(exc)))
                 continue
             if data is not None:
                 yield root, data
                 continue
-        for entry in walk(fs, root, errors, prune=partial(globs.pruned, root=root), after=resume, st=st):
+        for entry in walk(fs, root, errors, prune=partial(globs.pruned, root=root), after=resume):
             named = entry.depth == 0 and entry.kind is not Kind.DIR  # as files_of
             if not named and not (entry.kind is Kind.FILE and globs.wanted(entry.path, root)):
                 continue
