@@ -142,21 +142,22 @@ def run_side(
         extra = ["--no-inotify"] if side == "op (no inotify)" else []
         proc = subprocess.Popen([*worker_argv(), *extra], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     out = []
-    for _ in range(passes):
-        row = []
-        for _name, tool, op in qs:
-            before, t0 = _meta(counts), time.perf_counter()
-            if proc is None:
-                subprocess.run(tool, capture_output=True)
-            else:
-                _ask(proc, op)
-            wall = time.perf_counter() - t0
-            row.append((_quiet(counts) - before, wall))
-        out.append(row)
-    if proc is not None:
-        assert proc.stdin is not None
-        proc.stdin.close()
-        proc.wait()
+    try:
+        for _ in range(passes):
+            row = []
+            for _name, tool, op in qs:
+                before, t0 = _meta(counts), time.perf_counter()
+                if proc is None:
+                    subprocess.run(tool, capture_output=True)
+                else:
+                    _ask(proc, op)
+                wall = time.perf_counter() - t0
+                row.append((_quiet(counts) - before, wall))
+            out.append(row)
+    finally:
+        if proc is not None:
+            proc.kill()  # it holds the mount busy otherwise
+            proc.wait()
     return out
 
 
@@ -189,9 +190,11 @@ def main() -> int:
         report(qs, sides, args.passes)
         print(f"load average {os.getloadavg()[0]:.2f} at the end")
     finally:
-        subprocess.run(["fusermount3", "-u", str(mnt)], capture_output=True)
+        if subprocess.run(["fusermount3", "-u", str(mnt)], capture_output=True).returncode != 0:
+            subprocess.run(["fusermount3", "-uz", str(mnt)], capture_output=True)  # lazily, when still busy
         server.join(10)
-        shutil.rmtree(base, ignore_errors=True)
+        if not os.path.ismount(mnt):
+            shutil.rmtree(base, ignore_errors=True)
     return 0
 
 
