@@ -5,8 +5,8 @@ answered by the real tools (find, grep -r, rg -uu if installed, head, wc: one pr
 agent's shell runs them) and by one storage worker (the process the gateway keeps per caller). Metadata
 system calls are counted the same way on both sides, by `strace -c -f` (openat, getdents64, the stat
 family, close, readlink, access), and wall time is measured without strace. Printed as ratios, per pass.
-No FUSE latency layer here: metadata cost is shown as syscall counts (multiply by the per-op latency of a
-network filesystem, e.g. 0.5 ms, to read them as time).
+Metadata cost is shown as syscall counts here; bench/fs_fuse.py runs the same questions behind a FUSE layer
+that injects a per-operation latency and counts what reaches it.
 
 Part 2: ten agents of one user, each its own session, ask through the storage plug-in's own code path
 (StoragePlugin.answer: budget → worker → charge); agent 0 runs `du -s` of the whole tree in a loop (a stat
