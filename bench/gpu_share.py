@@ -3,7 +3,8 @@
 Run: .venv/bin/python bench/gpu_share.py [--runs 5]
 No GPU needed: the stand-in tests/data/gpu/nvidia-smi (two 80 GiB devices) is put on PATH. Side by side in
 one run: the cost of one nvidia-smi call (the stand-in; a real one is usually 20-60 ms) beside `python -c
-pass`; one GpuWatch sample of a shared job (two calls); and, through a real LocalBackend and shepherd, the
+pass`; one GpuWatch sample of a shared job (two calls), and the same sample through NVML (ctypes, against the
+stand-in library tests/data/gpu/nvml_standin.c built with cc); and, through a real LocalBackend and shepherd, the
 time from a job's process taking more device memory than it asked to the job's end (OUT_OF_MEMORY), which
 the 1 s sampling bounds.
 """
@@ -38,6 +39,7 @@ def standin(tmp: Path) -> Path:
     (bindir / "nvidia-smi").chmod(0o755)
     devices = [{"index": i, "name": "NVIDIA A100-SXM4-80GB", "memory_mib": 81920} for i in (0, 1)]
     (bindir / "gpus.json").write_text(json.dumps(devices))
+    (bindir / "devices").write_text("".join(f"{d['index']} {d['memory_mib']} 0\n" for d in devices))  # NVML stand-in
     os.environ["PATH"] = f"{bindir}{os.pathsep}{os.environ['PATH']}"
     return bindir
 
@@ -51,10 +53,11 @@ def ms(argv: list[str], runs: int) -> float:
     return statistics.median(times)
 
 
-def sample_ms(runs: int) -> float:
+def sample_ms(runs: int, nvml: bool = False) -> float:
     times = []
     for _ in range(runs):
-        watch = GpuWatch("0", limit=20 * 2**30)
+        watch = GpuWatch("0", limit=20 * 2**30, nvml=nvml)
+        assert (watch.nvml is not None) == nvml
         t0 = time.perf_counter()
         watch.sample(time.time(), {os.getpid()})
         times.append((time.perf_counter() - t0) * 1000)
@@ -92,10 +95,22 @@ def main() -> int:
     floor = ms([sys.executable, "-c", "pass"], args.runs * 4)
     smi = ms(["nvidia-smi", "--query-compute-apps=pid,used_memory", "--format=csv,noheader,nounits"], args.runs * 4)
     sample = sample_ms(args.runs * 4)
+    cc = shutil.which("cc")
+    if cc:  # the NVML stand-in library, built next to the same device files
+        src = ROOT / "tests" / "data" / "gpu" / "nvml_standin.c"
+        lib = bindir / "libnvidia-ml.so.1"
+        subprocess.run([cc, "-shared", "-fPIC", "-O1", "-o", str(lib), str(src)], check=True)
+        os.environ["FRONTDESK_NVML_LIB"] = str(lib)
+        nvml_sample = sample_ms(args.runs * 4, nvml=True)
+        del os.environ["FRONTDESK_NVML_LIB"]
     lat = [asyncio.run(overrun_s(tmp, bindir / "apps", i)) for i in range(args.runs)]
     print(f"python -c pass                      {floor:7.1f} ms")
     print(f"stand-in nvidia-smi (one query)     {smi:7.1f} ms  ({smi / floor:.1f}x python -c pass)")
-    print(f"GpuWatch.sample of a shared job     {sample:7.1f} ms  (two queries; once a second)")
+    print(f"GpuWatch.sample of a shared job     {sample:7.1f} ms  (two nvidia-smi queries; once a second)")
+    if cc:
+        print(f"  the same sample through NVML      {nvml_sample:7.2f} ms  (ctypes, the stand-in library)")
+    else:
+        print("  the same sample through NVML      not measured: no cc to build the stand-in library")
     print(
         f"overrun -> OUT_OF_MEMORY             p50 {statistics.median(lat):.2f} s, max {max(lat):.2f} s"
         f" over {len(lat)} jobs (sampling every {GpuWatch.EVERY_LIMITED:g} s)"
