@@ -161,6 +161,19 @@ def _requested(res: dict[str, Any]) -> Requested:
     )
 
 
+def _used(usage: str | None) -> dict[str, int | float | None]:
+    """The usage figures the record holds; one that is not a number (a backend's bad reading) is unknown."""
+    used: dict[str, int | float | None] = dict.fromkeys(Used.model_fields)
+    try:
+        stored = json.loads(usage) if usage else {}
+    except ValueError:
+        stored = {}
+    for key, value in stored.items() if isinstance(stored, dict) else ():
+        if key in used and isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+            used[key] = value
+    return used
+
+
 def build_report(
     job: JobRecord,
     *,
@@ -181,13 +194,13 @@ def build_report(
     stdout_text, stderr_text = redact(stdout_text), redact(stderr_text)
     out_tail = tail_lines(stdout_text, lines)
     err_tail = tail_lines(stderr_text, lines)
-    used = {"cpu_seconds": None, "peak_rss_bytes": None, "gpu_util_percent": None, "gpu_mem_peak_bytes": None}
-    used.update({k: v for k, v in (json.loads(job.usage) if job.usage else {}).items() if k in used})
+    used = _used(job.usage)
+    peak = used["peak_rss_bytes"]
     cls = classify_end(
         job.state,
         job.exit_code,
         job.signal,
-        peak=used["peak_rss_bytes"],
+        peak=None if peak is None else int(peak),
         mem_req=res.get("memory"),
         run_s=run_s,
         wall_req=res.get("walltime"),

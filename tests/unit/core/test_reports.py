@@ -242,3 +242,25 @@ def test_a_report_is_frozen() -> None:
         rep.job_id = 8  # type: ignore[misc]
     amended = rep.with_next_step("ask for more")
     assert amended.classification.next_step == "ask for more" and rep.classification.next_step != "ask for more"
+
+
+@pytest.mark.parametrize(
+    "usage",
+    [
+        '{"peak_rss_bytes": "a lot", "cpu_seconds": true, "gpu_util_percent": NaN, "gpu_mem_peak_bytes": [1]}',
+        "[1, 2]",
+        "not json",
+    ],
+)
+def test_a_bad_usage_reading_is_unknown_never_a_lost_report(usage: str) -> None:
+    rec = job_record(**_job("FAILED", exit_code=1), usage=usage)
+    rep = build_report(rec, stdout_text="", stderr_text="boom\n", redact=lambda s: s)
+    assert rep.used.model_dump() == dict.fromkeys(rep.used.model_dump())
+    assert "cpus 4;" in render_text(rep)
+
+
+def test_usage_figures_keep_their_type() -> None:
+    rec = job_record(**_job("COMPLETED"), usage={"cpu_seconds": 12, "peak_rss_bytes": 2048.0, "extra": 1})
+    used = build_report(rec, stdout_text="", stderr_text="", redact=lambda s: s).wire()["used"]
+    assert used == {"cpu_seconds": 12, "peak_rss_bytes": 2048.0, "gpu_util_percent": None, "gpu_mem_peak_bytes": None}
+    assert isinstance(used["cpu_seconds"], int) and isinstance(used["peak_rss_bytes"], float)
