@@ -46,6 +46,11 @@ def _enriched(plugin: Plugin, rec: JobRecord, report: Report) -> Report:
     if not isinstance(out, Report):
         log.error("plug-in %s enriched the report of job %s with a %s", plugin.name, rec.id, type(out).__name__)
         return report
+    try:
+        out.wire()  # what is stored: a section that cannot be JSON is the plug-in's failure, not the job's
+    except Exception:
+        log.exception("plug-in %s added a section to the report of job %s that is not JSON", plugin.name, rec.id)
+        return report
     return out
 
 

@@ -80,8 +80,17 @@ class OldSeamPlugin:
         return {"lines": ["never shown"]}
 
 
+class NotJsonPlugin:
+    """Adds a section holding something JSON cannot say: dropped, so the report is still stored."""
+
+    name = "notjson"
+
+    def enrich(self, job: JobRecord, report: Report) -> Report:
+        return report.with_section(self.name, ReportSection(handle=object()))
+
+
 def _plugins() -> list[Plugin]:
-    return [FailingPlugin(), SitePlugin(), OldSeamPlugin(), AdvisingPlugin()]
+    return [FailingPlugin(), SitePlugin(), OldSeamPlugin(), NotJsonPlugin(), AdvisingPlugin()]
 
 
 def test_plugins_enrich_the_typed_report(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
@@ -96,6 +105,7 @@ def test_plugins_enrich_the_typed_report(tmp_path: Path, caplog: pytest.LogCaptu
     assert rep.text is not None and "site: billed to «user»" in rep.text  # rendered after enrich, then redacted
     assert "never shown" not in rep.text
     assert "the site database is down" in caplog.text and "enriched the report of job 42 with a dict" in caplog.text
+    assert "plug-in notjson added a section to the report of job 42 that is not JSON" in caplog.text
     assert rep.array_id is None and "array_id" not in rep.wire()
 
 
