@@ -266,6 +266,8 @@ def test_ssh_argv_quotes_the_remote_resume_and_claude_project_dir() -> None:
         "exec", "frontdesk", "sessions", "resume", "s 1", "--dir", "/scratch/my proj",
         "--headless", "--harness-args", "--allowedTools 'Bash Read'",
     ]  # fmt: skip
+    via = remote_command("t", "/p", True, [], True, "app-server")
+    assert via == "exec frontdesk sessions resume t --dir /p --headless --json --via app-server"
     argv = ssh_argv("me@login3", cmd, tty=False, env={"FRONTDESK_SSH": "ssh -F '/etc/my ssh'"})
     assert argv == [
         "ssh",
