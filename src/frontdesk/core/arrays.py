@@ -332,9 +332,8 @@ def report_of(gw: Gateway, rec: JobRecord) -> dict[str, Any]:
 def array_report(gw: Gateway, parent: JobRecord, *, early: bool = False) -> dict[str, Any]:
     """The array's one report, from its tasks' own reports (redacted there), within the report budget."""
     summaries = [_summary(t) for t in q.tasks(gw.store, parent.id)]
-    report = build_array_report(job_record(parent), summaries, early=early, max_bytes=gw.settings.report_max_bytes)
-    report["text"] = gw.redact(report["text"])
-    return report
+    report = build_array_report(parent, summaries, early=early, max_bytes=gw.settings.report_max_bytes)
+    return report.with_text(gw.redact(report.text)).wire()
 
 
 async def cancel(gw: Gateway, row: JobRecord) -> dict[str, Any]:

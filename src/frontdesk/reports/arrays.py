@@ -12,9 +12,10 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
 
+from frontdesk.jobs.record import JobRecord
 from frontdesk.jobs.state import JobState
+from frontdesk.reports.model import ArrayReport, ArraySummary, Classification, FailureGroup, MetricInfo, TaskRow
 from frontdesk.spec.units import format_bytes, format_duration
 
 __all__ = ["MAX_TASKS_JSON", "TaskSummary", "build_array_report", "index_ranges", "last_metric_line", "metrics_of"]
@@ -98,7 +99,7 @@ def _ranked(tasks: Sequence[TaskSummary], key: tuple[str, bool] | None) -> list[
     return sorted(scored, key=lambda p: (p[0] if lower else -p[0], p[1].index))
 
 
-def _failures(tasks: Sequence[TaskSummary]) -> list[dict[str, Any]]:
+def _failures(tasks: Sequence[TaskSummary]) -> list[FailureGroup]:
     groups: dict[str, list[TaskSummary]] = {}
     for t in tasks:
         if t.state != JobState.COMPLETED and JobState(t.state).terminal:
@@ -106,8 +107,8 @@ def _failures(tasks: Sequence[TaskSummary]) -> list[dict[str, Any]]:
     out = []
     for kind, members in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
         example = next((m.summary for m in members if m.summary), None)
-        out.append({"kind": kind, "count": len(members), "tasks": index_ranges([m.index for m in members]),
-                    "example": example})  # fmt: skip
+        out.append(FailureGroup(kind=kind, count=len(members), tasks=index_ranges([m.index for m in members]),
+                                example=example))  # fmt: skip
     return out
 
 
@@ -117,11 +118,11 @@ def _row(t: TaskSummary) -> str:
     return f"{t.index:>5} {t.state[:13]:<13} {run:>7} {peak:>6}  {t.metric or ''}".rstrip()
 
 
-def _head(parent: Mapping[str, Any], counts: Mapping[str, int], size: int, early: bool) -> str:
-    name = f" ({parent['name']})" if parent.get("name") else ""
+def _head(parent: JobRecord, counts: Mapping[str, int], size: int, early: bool) -> str:
+    name = f" ({parent.name})" if parent.name else ""
     shown = ", ".join(f"{n} {s}" for s, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
-    when = "first failure, others still running" if early else str(parent["state"])
-    return f"frontdesk array {parent['id']}{name}: {when}: {size} tasks, {shown}"
+    when = "first failure, others still running" if early else str(parent.state)
+    return f"frontdesk array {parent.id}{name}: {when}: {size} tasks, {shown}"
 
 
 def _order(tasks: Sequence[TaskSummary], best: list[TaskSummary], worst: list[TaskSummary]) -> list[TaskSummary]:
@@ -166,9 +167,9 @@ def _fit(fixed: list[str], ordered: Sequence[TaskSummary], total: int, max_bytes
 
 
 def build_array_report(
-    parent: Mapping[str, Any], tasks: Sequence[TaskSummary], *, early: bool = False, max_bytes: int = 2048
-) -> dict[str, Any]:
-    """The array's report (JSON form with `text`); `parent` is the array's public job record."""
+    parent: JobRecord, tasks: Sequence[TaskSummary], *, early: bool = False, max_bytes: int = 2048
+) -> ArrayReport:
+    """The array's report (with its `text`); `parent` is the array's own record."""
     counts = dict(Counter(t.state for t in tasks))
     key = _key_metric(tasks)
     ranked = _ranked(tasks, key)
@@ -182,8 +183,8 @@ def build_array_report(
         span = f"task run times {format_duration(min(runs))}-{format_duration(max(runs))}"
         fixed.append(span + (f", peak memory up to {format_bytes(max(peaks))}" if peaks else ""))
     for f in failures[:4]:
-        example = f": {f['example'][:100]}" if f.get("example") else ""
-        fixed.append(f"failed: {f['kind']} x{f['count']} (tasks {f['tasks'][:60]}){example}")
+        example = f": {f.example[:100]}" if f.example else ""
+        fixed.append(f"failed: {f.kind} x{f.count} (tasks {f.tasks[:60]}){example}")
     if len(failures) > 4:
         fixed.append(f"failed: {len(failures) - 4} more kinds")
     if key is not None and best:
@@ -193,30 +194,28 @@ def build_array_report(
             fixed.append("worst: " + ", ".join(_best(t, key[0]) for t in worst))
     ordered = _order(tasks, best, worst)
     kept = sorted(ordered[:MAX_TASKS_JSON], key=lambda t: t.index)
-    report: dict[str, Any] = {
-        "job_id": parent["id"],
-        "name": parent.get("name"),
-        "state": parent["state"],
-        "exit_code": parent.get("exit_code"),
-        "signal": None,
-        "session": parent.get("session"),
-        "backend": parent.get("backend"),
-        "array": {
-            "size": len(tasks),
-            "counts": counts,
-            "early": early,
-            "metric": None if key is None else {"name": key[0], "better": "lower" if key[1] else "higher"},
-            "best": [t.index for t in best],
-            "worst": [t.index for t in worst],
-            "failures": failures,
-            "tasks": [asdict(t) for t in kept],
-            "tasks_omitted": len(tasks) - len(kept),
-        },
-        "classification": _classification(failures, len(tasks)),
-        "extra": {},
-    }
-    report["text"] = _fit(fixed, ordered, len(tasks), max_bytes, int(parent["id"]))
-    return report
+    summary = ArraySummary(
+        size=len(tasks),
+        counts=counts,
+        early=early,
+        metric=None if key is None else MetricInfo(name=key[0], better="lower" if key[1] else "higher"),
+        best=tuple(t.index for t in best),
+        worst=tuple(t.index for t in worst),
+        failures=tuple(failures),
+        tasks=tuple(TaskRow(**asdict(t)) for t in kept),
+        tasks_omitted=len(tasks) - len(kept),
+    )
+    return ArrayReport(
+        job_id=parent.id,
+        name=parent.name,
+        state=parent.state,
+        exit_code=parent.exit_code,
+        session=parent.session,
+        backend=parent.backend,
+        array=summary,
+        classification=_classification(failures, len(tasks)),
+        text=_fit(fixed, ordered, len(tasks), max_bytes, parent.id),
+    )
 
 
 def _best(t: TaskSummary, name: str) -> str:
@@ -224,10 +223,10 @@ def _best(t: TaskSummary, name: str) -> str:
     return f"task {t.index} {name}={value:g}" if value is not None else f"task {t.index}"
 
 
-def _classification(failures: Sequence[Mapping[str, Any]], size: int) -> dict[str, str]:
+def _classification(failures: Sequence[FailureGroup], size: int) -> Classification:
     if not failures:
-        return {"kind": "ok", "summary": f"all {size} tasks completed", "next_step": "", "detail": ""}
-    bad = sum(int(f["count"]) for f in failures)
+        return Classification(kind="ok", summary=f"all {size} tasks completed", next_step="", detail="")
+    bad = sum(f.count for f in failures)
     top = failures[0]
-    summary = f"{bad} of {size} tasks did not complete; most: {top['kind']} (tasks {top['tasks'][:60]})"
-    return {"kind": str(top["kind"]), "summary": summary, "next_step": "", "detail": ""}
+    summary = f"{bad} of {size} tasks did not complete; most: {top.kind} (tasks {top.tasks[:60]})"
+    return Classification(kind=top.kind, summary=summary, next_step="", detail="")

@@ -12,14 +12,17 @@ field left unset is absent from its JSON, as it was when sections were plain dic
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, JsonValue, SerializeAsAny
 
 from frontdesk.jobs.state import JobState
 
 __all__ = [
+    "ArrayReport",
+    "ArraySummary",
     "Classification",
+    "FailureGroup",
     "GpuShared",
     "LessonSummary",
     "MemorySection",
@@ -29,7 +32,9 @@ __all__ = [
     "ReportSection",
     "Requested",
     "SECTIONS",
+    "MetricInfo",
     "SignatureInfo",
+    "TaskRow",
     "Used",
 ]
 
@@ -249,3 +254,74 @@ class Report(_Frozen):
             for name, value in (raw.items() if isinstance(raw, dict) else ())
         }
         return cls.model_validate({**data, "extra": extra})
+
+
+class TaskRow(_Frozen):
+    """One task of an array, as its array's report lists it."""
+
+    index: int
+    job_id: int
+    state: str
+    run_s: Number | None = None
+    peak_rss_bytes: Number | None = None
+    metric: str | None = None
+    kind: str | None = None
+    summary: str | None = None
+    exit_code: int | None = None
+
+
+class FailureGroup(_Frozen):
+    """Tasks that failed the same way: their kind, how many, which (`3,5-9`) and one example cause."""
+
+    kind: str
+    count: int
+    tasks: str
+    example: str | None = None
+
+
+class MetricInfo(_Frozen):
+    """The metric the array's tasks are ranked by."""
+
+    name: str
+    better: Literal["lower", "higher"]
+
+
+class ArraySummary(_Frozen):
+    """What the array's tasks did: counts by state, best and worst, failure groups, at most 200 task rows."""
+
+    size: int
+    counts: dict[str, int]
+    early: bool
+    metric: MetricInfo | None = None
+    best: tuple[int, ...] = ()
+    worst: tuple[int, ...] = ()
+    failures: tuple[FailureGroup, ...] = ()
+    tasks: tuple[TaskRow, ...] = ()
+    tasks_omitted: int = 0
+
+
+class ArrayReport(_Frozen):
+    """An array's one report (reports/arrays.py), told instead of each task's."""
+
+    job_id: int
+    name: str | None = None
+    state: JobState
+    exit_code: int | None = None
+    signal: int | None = None
+    session: str | None = None
+    backend: str | None = None
+    array: ArraySummary
+    classification: Classification
+    extra: Mapping[str, SerializeAsAny[ReportSection]] = Field(default_factory=dict)
+    text: str
+
+    def with_text(self, text: str) -> ArrayReport:
+        """This report with another text (redacted)."""
+        return self.model_copy(update={"text": text})
+
+    def wire(self) -> dict[str, JsonValue]:
+        """The JSON form (the key order is the stored one)."""
+        out = self.model_dump(mode="json", exclude={"extra", "text"})
+        out["extra"] = {name: section.wire() for name, section in self.extra.items()}
+        out["text"] = self.text
+        return out

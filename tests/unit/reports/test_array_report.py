@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from frontdesk.jobs.record import JobRecord
 from frontdesk.reports.arrays import (
     TaskSummary,
     build_array_report,
@@ -18,12 +19,14 @@ from frontdesk.reports.arrays import (
     last_metric_line,
     metrics_of,
 )
+from frontdesk.reports.model import ArrayReport
+from report_helpers import job_record
 
 GOLDEN = Path(__file__).parents[2] / "golden" / "reports"
 
 
-def _parent(size: int, state: str = "FAILED") -> dict[str, Any]:
-    return {"id": 40, "name": "sweep-lr", "state": state, "session": "s1", "backend": "local", "exit_code": None}
+def _parent(size: int, state: str = "FAILED") -> JobRecord:
+    return job_record(id=40, name="sweep-lr", state=state, session="s1", backend="local", array_size=size)
 
 
 def _task(i: int, state: str = "COMPLETED", **kw: Any) -> TaskSummary:
@@ -40,7 +43,7 @@ def _small() -> dict[str, Any]:
     tasks[3] = _task(3, "FAILED", kind="exit_error", exit_code=1, summary="exit code 1: ValueError: lr too big")
     tasks[6] = _task(6, "OUT_OF_MEMORY", kind="oom", summary="out of memory: peak 2G against a limit of 2G")
     tasks[7] = _task(7, "FAILED", kind="exit_error", exit_code=1, summary="exit code 1: ValueError: lr too big")
-    return build_array_report(_parent(8), tasks)
+    return build_array_report(_parent(8), tasks).wire()
 
 
 def _large() -> dict[str, Any]:
@@ -48,7 +51,7 @@ def _large() -> dict[str, Any]:
     for i in (17, 400, 401, 402, 999):
         tasks[i] = _task(i, "FAILED", kind="exit_error", exit_code=2, summary="exit code 2: cannot open data")
     tasks[500] = _task(500, "TIMEOUT", kind="timeout", summary="walltime ran out after 1h0m (limit 1h0m)")
-    return build_array_report(_parent(1000), tasks)
+    return build_array_report(_parent(1000), tasks).wire()
 
 
 @pytest.mark.parametrize(("name", "make"), [("array_small", _small), ("array_1000", _large)])
@@ -101,7 +104,7 @@ def test_any_array_fits_its_budget(rows: list[tuple[str, str, float | None]], bu
         TaskSummary(index=i, job_id=i + 1, state=s, metric=m or None, run_s=r, summary=m or None, kind="k")
         for i, (s, m, r) in enumerate(rows)
     ]
-    rep = build_array_report(_parent(len(tasks)), tasks, max_bytes=budget)
+    rep = build_array_report(_parent(len(tasks)), tasks, max_bytes=budget).wire()
     assert len(rep["text"].encode()) <= budget
     assert sum(rep["array"]["counts"].values()) == len(tasks)
 
@@ -116,6 +119,22 @@ def test_metric_lines_and_index_ranges() -> None:
 
 def test_an_early_report_says_others_still_run() -> None:
     tasks = [_task(0), _task(1, "FAILED", kind="exit_error", summary="exit code 1"), _task(2, "RUNNING")]
-    rep = build_array_report(_parent(3, "RUNNING"), tasks, early=True)
+    rep = build_array_report(_parent(3, "RUNNING"), tasks, early=True).wire()
     assert "first failure, others still running" in rep["text"].splitlines()[0]
     assert rep["array"]["early"] is True
+
+
+@pytest.mark.parametrize("name", ["array_small", "array_1000"])
+def test_the_typed_array_report_reads_its_json_back(name: str) -> None:
+    data = json.loads((GOLDEN / f"{name}.json").read_text())  # the golden JSON holds all but the text
+    text = (GOLDEN / f"{name}.txt").read_text().removesuffix("\n")
+    again = ArrayReport.model_validate({**data, "text": text}).wire()
+    assert json.dumps(again, sort_keys=True) == json.dumps({**data, "text": text}, sort_keys=True)
+    assert (
+        list(again)
+        == list(_small())
+        == [
+            *("job_id", "name", "state", "exit_code", "signal", "session", "backend"),
+            *("array", "classification", "extra", "text"),
+        ]
+    )  # the stored key order, as before the typed report
