@@ -6,7 +6,9 @@ socket (the kernel says who it is: it receives its own user's job ends, nobody e
 into a push hint (an immediate re-query of those ids). It checks the socket before it connects and the
 listener after (root, the site's service user or itself), keeps the last event id it handled in
 `<home>/facility-cursor.json` and resumes from it after either side restarts (the facility stores events
-before it sends them), reconnecting with a backoff of 0.2 s doubling to 5 s. The tick stays the safety net.
+before it sends them), reconnecting with a backoff of 0.2 s doubling to 5 s. On a host without the socket
+(the facility runs elsewhere), it uses the site's `url` over TCP, signed with a fresh MUNGE credential per
+connection, when the site says `munge = true`. The tick stays the safety net.
 Stdlib only: the backends import it.
 """
 
@@ -18,13 +20,14 @@ import json
 import logging
 import os
 from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from frontdesk.errors import FrontdeskError
 from frontdesk.paths import FACILITY_SOCKET, check_listener, check_rendezvous, site_gateway, trusted_uids
 
-__all__ = ["CURSOR_FILE", "Subscription", "facility_socket"]
+__all__ = ["CURSOR_FILE", "FacilityTarget", "Subscription", "facility_target"]
 
 log = logging.getLogger("frontdesk.facility")
 
@@ -35,7 +38,15 @@ SILENCE_S = 45.0
 """A stream quiet for this long (the facility sends a keep-alive every 15 s) is taken as dead."""
 
 
-def facility_socket(mode: str, own_socket: Path) -> Path | None:
+@dataclass(frozen=True)
+class FacilityTarget:
+    """Where the facility gateway is: its Unix socket, and its URL when the site signs TCP with MUNGE."""
+
+    socket: Path
+    url: str | None = None
+
+
+def facility_target(mode: str, own_socket: Path) -> FacilityTarget | None:
     """The facility gateway a per-user gateway subscribes to (the site config's), None when there is none."""
     if mode == "facility":
         return None
@@ -43,14 +54,19 @@ def facility_socket(mode: str, own_socket: Path) -> Path | None:
     if site.get("mode") != "facility":
         return None
     path = Path(str(site.get("socket") or FACILITY_SOCKET))
-    return None if path == own_socket else path
+    if path == own_socket:
+        return None
+    url = site.get("url") if site.get("munge") is True else None
+    return FacilityTarget(path, str(url) if isinstance(url, str) and url.startswith("http://") else None)
 
 
 class Subscription:
     """One subscription; `start()` runs it as a task until `stop()`."""
 
-    def __init__(self, socket: Path, home: Path, push: Callable[[Sequence[str]], None]) -> None:
+    def __init__(self, socket: Path, home: Path, push: Callable[[Sequence[str]], None], url: str | None = None) -> None:
         self.socket = socket
+        self.url = url
+        """Used (TCP, signed with a fresh MUNGE credential) while the socket does not exist on this host."""
         self.cursor_file = home / CURSOR_FILE
         self.push = push
         self.cursor = self._load()
@@ -102,18 +118,37 @@ class Subscription:
                     backoff = 0.2  # it was connected: the next try comes soon
             except (OSError, EOFError, TimeoutError, ValueError, FrontdeskError) as exc:
                 log.info("facility subscription %s: %s; retrying in %.1f s", self.socket, exc, backoff)
+            except Exception:  # never let the subscription die: the gateway would fall back to its tick silently
+                log.exception("facility subscription %s failed; retrying in %.1f s", self.socket, backoff)
             await asyncio.sleep(backoff)
             backoff = min(backoff * 2, MAX_BACKOFF_S)
 
+    async def _connect(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, str]:
+        """The Unix socket (checked before and after connecting), else TCP with MUNGE: (reader, writer, auth)."""
+        if self.url is None or os.path.lexists(self.socket):
+            trusted = trusted_uids()
+            check_rendezvous(self.socket, trusted)  # a squatted socket gets nothing, not even our uid
+            reader, writer = await asyncio.open_unix_connection(str(self.socket))
+            try:
+                check_listener(writer.get_extra_info("socket"), self.socket, trusted)
+            except FrontdeskError:
+                writer.close()
+                raise
+            return reader, writer, ""
+        from frontdesk.identity import munge_credential
+
+        host, _, port = self.url.split("://", 1)[1].split("/", 1)[0].rpartition(":")
+        cred = await asyncio.to_thread(munge_credential)  # one per connection: the facility refuses replays
+        reader, writer = await asyncio.open_connection(host.strip("[]"), int(port or 80))
+        return reader, writer, f"Authorization: MUNGE {cred}\r\n"
+
     async def _once(self) -> bool:
         """One connection: check, connect, stream until it ends. True when the stream was open."""
-        trusted = trusted_uids()
-        check_rendezvous(self.socket, trusted)  # a squatted socket gets nothing, not even our uid
-        reader, writer = await asyncio.open_unix_connection(str(self.socket))
+        reader, writer, auth = await self._connect()
         try:
-            check_listener(writer.get_extra_info("socket"), self.socket, trusted)
             query = "" if self.cursor is None else f"?since={self.cursor}"
-            writer.write(f"GET {PATH}{query} HTTP/1.0\r\nHost: frontdesk\r\nAccept: text/event-stream\r\n\r\n".encode())
+            request = f"GET {PATH}{query} HTTP/1.0\r\nHost: frontdesk\r\n{auth}Accept: text/event-stream\r\n\r\n"
+            writer.write(request.encode())
             await writer.drain()
             status = await _head(reader)
             if status != 200:
@@ -131,7 +166,8 @@ class Subscription:
         if fields.get("event") == "head":
             if self.cursor is None:  # a first subscription starts at the facility's journal head
                 self._save(seq)
-            log.info("facility subscription open at %s (journal head %d, cursor %s)", self.socket, seq, self.cursor)
+            where = self.socket if self.url is None or os.path.lexists(self.socket) else self.url
+            log.info("facility subscription open at %s (journal head %d, cursor %s)", where, seq, self.cursor)
             return
         event: Any = json.loads(fields.get("data", "{}"))
         if not isinstance(event, dict) or event.get("kind") != "slurm.ended" or seq < 0:

@@ -29,10 +29,13 @@ def _home(user: str) -> Path:
     return d
 
 
-def _subscribe(fac: Facility, user: str, home: Path, n: int) -> subprocess.Popen[str]:
-    """A subscriber run as `user`; returns once its subscription is open (its cursor is on disk)."""
+def _subscribe(fac: Facility, user: str, home: Path, n: int, *tcp: str) -> subprocess.Popen[str]:
+    """A subscriber run as `user`; returns once its subscription is open (its cursor is on disk). With `tcp`
+    (a missing socket path and the facility's URL) it subscribes over TCP with MUNGE."""
     script = Path(__file__).with_name("subscriber.py")
-    argv = ["runuser", "-u", user, "--", *user_env(user), SYSTEM_PY, str(script), str(fac.socket), str(home), str(n)]
+    where = list(tcp) if tcp else [str(fac.socket)]
+    argv = ["runuser", "-u", user, "--", *user_env(user), SYSTEM_PY, str(script), where[0], str(home), str(n)]
+    argv += where[1:]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd="/tmp")
     for _ in range(600):
         if (home / "facility-cursor.json").exists() or proc.poll() is not None:
@@ -112,3 +115,16 @@ def test_a_user_cannot_hoard_subscriptions(facility: Facility) -> None:
     got = json.loads(done.stdout)
     assert got["statuses"] == [200] * MAX_PER_USER + [429, 429]
     assert got["later"] == 200  # closed streams are given back
+
+
+def test_a_gateway_on_another_host_subscribes_over_tcp_with_munge(facility: Facility) -> None:
+    missing = str(facility.dir / "not-on-this-host" / "gateway.sock")  # the facility's socket is elsewhere
+    alice_home = _home("alice")
+    alice = _subscribe(facility, "alice", alice_home, 1, missing, facility.url)
+    _notify(facility, ["9401"], SLURM_JOB_USER="bob")  # stored first: had it leaked, it would be her first push
+    _notify(facility, ["9402"], SLURM_JOB_USER="alice")
+    assert _pushes(alice) == [["9402"]]  # her own job end, over TCP: MUNGE said who she is
+    # a new connection takes a fresh credential (the facility refuses a replayed one) and resumes from the cursor
+    _notify(facility, ["9403"], SLURM_JOB_USER="alice")
+    again = _subscribe(facility, "alice", alice_home, 1, missing, facility.url)
+    assert _pushes(again) == [["9403"]]

@@ -16,7 +16,7 @@ from typing import Any
 
 from frontdesk.backends.base import PushHint
 from frontdesk.backends.slurm.config import SlurmConfig, notify_dir_from
-from frontdesk.facility_subscribe import Subscription, facility_socket
+from frontdesk.facility_subscribe import Subscription, facility_target
 
 __all__ = ["PushIntake"]
 
@@ -34,9 +34,9 @@ class PushIntake:
 
     def start(self, push: PushHint) -> None:
         """Subscribe to the site's facility gateway, else register for `frontdesk notify --targets-dir`."""
-        facility = facility_socket(self.settings.mode, self.settings.socket)
+        facility = facility_target(self.settings.mode, self.settings.socket)
         if facility is not None:
-            self.subscription = Subscription(facility, self.settings.home, push).start()
+            self.subscription = Subscription(facility.socket, self.settings.home, push, facility.url).start()
         else:
             self._register()
 
