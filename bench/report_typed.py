@@ -61,6 +61,8 @@ LESSON = dict(
     next_step="install `flash_attn`",
 )
 POLICY = {"class": "training", "pool": "gpu", "class_reason": "asks a GPU", "trial": False}
+REC = job_record(**JOB)
+"""The ended job's record, as the store hands it to core/ending.make_report (both paths start from it)."""
 
 
 def _old_modules(rev: str) -> tuple[Callable[..., dict[str, Any]], Callable[..., str]]:
@@ -84,7 +86,7 @@ def _old_modules(rev: str) -> tuple[Callable[..., dict[str, Any]], Callable[...,
 
 
 def _new(log: str = LOG, err: str = ERR) -> str:
-    rep = build_report(job_record(**JOB), stdout_text=log, stderr_text=err, redact=lambda s: s)
+    rep = build_report(REC, stdout_text=log, stderr_text=err, redact=lambda s: s)
     memory = MemorySection(signature=None, lessons=(LessonSummary(**LESSON),), matched=())
     rep = rep.with_section("memory", memory).with_section("policy", PolicySection.model_validate(POLICY))
     rep = rep.with_text(render_text(rep))
@@ -92,8 +94,8 @@ def _new(log: str = LOG, err: str = ERR) -> str:
 
 
 def _old(build: Callable[..., dict[str, Any]], render: Callable[..., str], log: str = LOG, err: str = ERR) -> str:
-    job = {k: v for k, v in JOB.items() if k != "usage"} | {"attempt": 1}
-    rep = build(job, stdout_text=log, stderr_text=err, attempts=1, usage=JOB["usage"], redact=lambda s: s)
+    job, usage = REC.public(), json.loads(REC.usage or "null")  # what make_report did before
+    rep = build(job, stdout_text=log, stderr_text=err, attempts=REC.attempt, usage=usage, redact=lambda s: s)
     rep["extra"]["memory"] = {"signature": None, "lessons": [dict(LESSON)], "matched": []}
     rep["extra"]["policy"] = dict(POLICY)
     rep["text"] = render(rep)
