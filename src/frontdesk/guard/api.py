@@ -1,13 +1,16 @@
 """The guard's HTTP route, imported only by the server (FastAPI resolves these annotations at runtime)."""
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, Body, Request
+
+if TYPE_CHECKING:
+    from frontdesk.guard.plugin import GuardPlugin
 
 __all__ = ["verdicts_router"]
 
 
-def verdicts_router(plugin: Any) -> APIRouter:
+def verdicts_router(plugin: "GuardPlugin") -> APIRouter:
     """`POST /v1/guard/verdicts` → `{"seq": N}`: a hook's ask or deny, journalled with its principal."""
     router = APIRouter()
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
@@ -13,6 +13,9 @@ from frontdesk.memory.advice import advise
 from frontdesk.memory.classify import classify, load_catalog
 from frontdesk.memory.lesson import Lesson
 from frontdesk.memory.store import LessonStore
+
+if TYPE_CHECKING:
+    from frontdesk.memory.plugin import MemoryPlugin
 
 __all__ = ["build_router"]
 
@@ -80,7 +83,7 @@ def _hidden(store: LessonStore, lesson_id: int, request: Request, verb: str) -> 
     raise NotFound(f"no lesson {lesson_id}")
 
 
-def build_router(plugin: Any) -> APIRouter:
+def build_router(plugin: MemoryPlugin) -> APIRouter:
     """The router over one MemoryPlugin (mounted under /v1 by the API)."""
     r = APIRouter()
 
