@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import logging
 import os
 import pwd
@@ -69,7 +70,7 @@ class StorageAgent:
                     writer.write(await self.answer(line))
                 except Unauthenticated as exc:
                     log.warning("refused %s: %s", peer, exc.message)
-                    writer.write(b'{"error": "unauthenticated", "message": "%s"}\n' % exc.message.encode())
+                    writer.write(json.dumps({"error": "unauthenticated", "message": exc.message}).encode() + b"\n")
                     break
                 await writer.drain()
         except (ConnectionError, asyncio.LimitOverrunError, ValueError) as exc:
