@@ -116,3 +116,23 @@ def test_a_bad_forward_table_is_a_config_error(tmp_path: Path, section: dict[str
         section = {**section, "agent_key_file": str(key)}
     with pytest.raises(ConfigError):
         Forwarder.from_section(section, 1.0)
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--key-file", "/nonexistent/k"], "storage agent key /nonexistent/k: No such file or directory"),
+        (["--key-file", "K", "--listen", "nohost"], "--listen: expected HOST:PORT, got 'nohost'"),
+    ],
+)
+def test_the_agent_refuses_bad_flags_in_one_line(tmp_path: Path, args: list[str], says: str) -> None:
+    import subprocess
+    import sys
+
+    key = tmp_path / "k"
+    key.write_bytes(KEY)
+    key.chmod(0o600)
+    argv = [sys.executable, "-m", "frontdesk.storage.agent", *(str(key) if a == "K" else a for a in args)]
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr == f"frontdesk-storage-agent: {says}\n"
