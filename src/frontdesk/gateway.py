@@ -21,9 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from frontdesk import faults
-from frontdesk.backends.base import Backend, BackendJob
+from frontdesk.backends.base import Backend, BackendJob, BackendStatus
 from frontdesk.config import Settings
 from frontdesk.core import arrays
+from frontdesk.core import wait as core_wait
 from frontdesk.core.attempt import backend_job, job_dir
 from frontdesk.core.deps import Waiting
 from frontdesk.core.ending import end_events, stored_end_events
@@ -38,10 +39,9 @@ from frontdesk.core.submission import (
     tell_accepted,
     warnings,
 )
-from frontdesk.errors import Conflict, GatewayUnavailable, NotFound
+from frontdesk.errors import Conflict, NotFound
 from frontdesk.events.bus import Bus
 from frontdesk.events.models import Event
-from frontdesk.events.waiters import recheck_after
 from frontdesk.jobs.lifecycle import (
     NOTHING,
     Action,
@@ -211,20 +211,20 @@ class Gateway:
     async def refresh(self, backend_ids: Sequence[str] | None = None) -> int:
         """Query attempts (all active ones when None) in one batched call and apply the changes."""
         async with self._lock:
-            if backend_ids is None:
-                rows = self.store.handed_over()  # not the waiting jobs: 1,000 held ones were re-read every tick
+            if backend_ids is None:  # the safety net: every attempt a backend holds, its row read only on news
+                held = self.store.handed_over()  # (id, backend id, state, reason): no record built for 1,000 queued
+                statuses = await self.backend.query([bid for _, bid, _, _ in held]) if held else {}
+                news = [i for i, bid, st, why in held if _news(statuses.get(bid), st, why)]
+                rows = [r for r in (self.store.get(i) for i in news) if r is not None and not r.terminal]
             else:
-                rows = self.store.by_backend_ids(self.backend.name, backend_ids)
-                rows = [r for r in rows if not r.terminal]
-            pairs = [(r, r.backend_id) for r in rows if r.backend_id is not None]
-            if not pairs:
-                return 0
-            statuses = await self.backend.query([bid for _, bid in pairs])
+                rows = [r for r in self.store.by_backend_ids(self.backend.name, backend_ids) if not r.terminal]
+                asked = [r.backend_id for r in rows if r.backend_id is not None]
+                statuses = await self.backend.query(asked) if asked else {}
             changed = 0
-            for row, bid in pairs:
-                status = statuses.get(bid)
-                if status is not None:
-                    done = await self._step(self._fresh(row.id), BackendSaid(status))
+            for row in rows:
+                status = statuses.get(row.backend_id or "")
+                if status is not None and step(row, BackendSaid(status), time.time()) != NOTHING:
+                    done = await self._step(self._fresh(row.id), BackendSaid(status))  # unchanged: not re-read
                     changed += bool(done.changes or done.events)
             return changed
 
@@ -363,36 +363,13 @@ class Gateway:
         return json.loads(row.report) if row.report else None
 
     async def wait(self, ids: Sequence[int], mode: str, timeout: float | None) -> dict[str, Any]:
-        """Block until any/all of the jobs have reports, or the timeout; no client-side polling."""
-        for job_id in ids:
-            self.get_job(job_id)
-        deadline = None if timeout is None else time.monotonic() + timeout
-        flag = self.bus.waiters.watch(ids)  # woken only by events of these jobs (events/waiters.py)
-        try:
-            while True:
-                flag.clear()  # before the check: a report stored after it sets the flag again
-                reports = {i: self.report(i) for i in ids}
-                done_ids = [i for i, r in reports.items() if r is not None]
-                done = bool(done_ids) if mode == "any" else len(done_ids) == len(ids)
-                if self.closing and not done:
-                    raise GatewayUnavailable("the gateway is shutting down; wait again once it is back")
-                if done or (deadline is not None and time.monotonic() >= deadline):
-                    return {
-                        "done": done,
-                        "reports": [reports[i] for i in done_ids],
-                        "pending": [i for i in ids if reports[i] is None],
-                    }
-                pause = recheck_after()  # jittered: 5,000 waiters parked together never re-check together
-                remaining = pause if deadline is None else max(0.0, deadline - time.monotonic())
-                try:
-                    # asyncio.timeout, not wait_for: the flag resumes this task directly (wait_for's extra
-                    # task costs two more passes of the loop between a job's end and its waiter).
-                    async with asyncio.timeout(min(remaining, pause)):
-                        await flag.wait()
-                except TimeoutError:
-                    pass
-        finally:
-            self.bus.waiters.unwatch(ids, flag)
+        """Block until any/all of the jobs have reports, or the timeout; no client-side polling (core/wait.py)."""
+        return await core_wait.wait(self, ids, mode, timeout)
+
+
+def _news(status: BackendStatus | None, state: str, reason: str | None) -> bool:
+    """Whether a backend's answer may change a job's row (its state, or a pending job's reason)."""
+    return status is not None and (status.state.value != state or bool(status.reason and status.reason != reason))
 
 
 def _disk_full(exc: BaseException) -> bool:

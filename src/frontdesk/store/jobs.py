@@ -91,11 +91,12 @@ class JobStore:
         marks = ",".join("?" for _ in _UNFINISHED)
         return _records(self.conn.execute(f"SELECT * FROM jobs WHERE state IN ({marks}) ORDER BY id", _UNFINISHED))
 
-    def handed_over(self) -> list[JobRecord]:
-        """Unfinished jobs whose current attempt the backend holds (what the tick re-queries; not the waiting ones)."""
+    def handed_over(self) -> list[tuple[int, str, str, str | None]]:
+        """(id, backend id, state, reason) of each unfinished job whose attempt a backend holds (the tick's safety
+        net: four columns, no record built, so a queue of 1,000 costs little)."""
         marks = ",".join("?" for _ in _UNFINISHED)
-        sql = f"SELECT * FROM jobs WHERE state IN ({marks}) AND backend_id IS NOT NULL ORDER BY id"
-        return _records(self.conn.execute(sql, _UNFINISHED))
+        sql = f"SELECT id, backend_id, state, reason FROM jobs WHERE state IN ({marks}) AND backend_id IS NOT NULL"
+        return [(int(i), str(b), str(s), r) for i, b, s, r in self.conn.execute(sql + " ORDER BY id", _UNFINISHED)]
 
     def reports_pending(self) -> list[JobRecord]:
         """Ended jobs whose end did not get through (a crash between the terminal state and the fan-out)."""
