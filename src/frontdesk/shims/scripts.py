@@ -52,7 +52,7 @@ if [ -z "{env_test}" ]; then
   done
   if [ -n "$k" ] && [ ${{#k}} -le {max_name} ] && [ -O "$V/$k" ] && {{
     {{ read -r e; read -r b; }} <"$V/fresh" && read -r u _ </proc/uptime && read -r c </proc/sys/kernel/random/boot_id
-  }} 2>/dev/null && [ "$b" = "$c" ] && [ "${{u%.*}}" -lt "$e" ] 2>/dev/null; then
+  }} 2>/dev/null && [ "$b" = "$c" ] && [ "${{u%.*}}${{u#*.}}" -lt "$e" ] 2>/dev/null; then
     {{ exec cat <&3 3<&- 2>&4 4>&-; }} 4>&2 2>/dev/null 3<"$V/$k"
   fi
 fi

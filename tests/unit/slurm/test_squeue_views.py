@@ -50,7 +50,7 @@ def _serve(views: ViewFiles, argv: list[str], text: str, uid: int | None = None)
     reg = views.register(os.getuid() if uid is None else uid, argv, caller=None)
     assert reg is not None
     views.write(reg, text)
-    views.set_fresh(int(uptime()) + 30)
+    views.set_fresh(uptime() + 30)
 
 
 def test_a_fresh_file_is_served_as_it_is(tmp_path: Path) -> None:
@@ -66,21 +66,21 @@ def test_a_fresh_file_is_served_as_it_is(tmp_path: Path) -> None:
 def test_a_stale_or_missing_fresh_mark_goes_to_the_socket(tmp_path: Path) -> None:
     shim, views = _shim(tmp_path)
     _serve(views, ["--me"], "x\n")
-    views.set_fresh(int(uptime()) - 1)
+    views.set_fresh(uptime() - 0.05)
     assert _run(shim, "--me").stdout == "MISS --me\n"
     (views.directory / "fresh").unlink()
     out = _run(shim, "--me")
     assert (out.stdout, out.stderr) == ("MISS --me\n", "")  # no shell noise about the missing file
-    views.set_fresh(int(uptime()) + 30)
+    views.set_fresh(uptime() + 30)
     assert _run(shim, "--me").stdout == "x\n"
 
 
 def test_a_mark_from_another_boot_is_stale(tmp_path: Path) -> None:
     shim, views = _shim(tmp_path)
     _serve(views, ["--me"], "x\n")
-    (views.directory / "fresh").write_text(f"{int(uptime()) + 30}\n00000000-0000-0000-0000-000000000000\n")
+    (views.directory / "fresh").write_text(f"{int(uptime() * 100) + 3000}\n00000000-0000-0000-0000-000000000000\n")
     assert _run(shim, "--me").stdout == "MISS --me\n"
-    (views.directory / "fresh").write_text(f"{int(uptime()) + 30}\n{boot_id()}\n")
+    (views.directory / "fresh").write_text(f"{int(uptime() * 100) + 3000}\n{boot_id()}\n")
     assert _run(shim, "--me").stdout == "x\n"
 
 

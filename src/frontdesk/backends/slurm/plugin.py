@@ -299,22 +299,25 @@ class SlurmPlugin:
     async def _keep_views(self) -> None:
         """While the files are read: re-render them from each new snapshot, then move `fresh` on.
 
-        An interval in which no file was read stops it (no controller query for nobody); the next call
-        then goes through the socket, which writes its file and starts this again."""
+        A served file is at most refresh_seconds old (as a socket answer); snapshots are taken at 3/4 of
+        that, so a new one is in place before the last runs out. An interval in which no file was read
+        stops it (no controller query for nobody); the next call then goes through the socket, which
+        writes its file and starts this again."""
         assert self._views is not None
         backend, last = self._backend(), 0.0
         refresh = backend.config.refresh_seconds
+        early = refresh * 0.75
         while self._views.registrations:
             try:
-                records, as_of = await asyncio.wait_for(asyncio.shield(backend.view()), timeout=STALE_AFTER)
+                records, as_of = await asyncio.wait_for(asyncio.shield(backend.view(early)), timeout=STALE_AFTER)
             except (BackendError, TimeoutError):
-                as_of = time.time() - refresh + min(refresh, 1.0)  # `fresh` runs out: the shims ask the socket
+                as_of = time.time() - early + min(early, 1.0)  # `fresh` runs out: the shims ask the socket
             else:
                 if as_of != last:
                     last = as_of
                     await self._render_views(records, as_of)
-                    self._views.set_fresh(int(uptime() - (time.time() - as_of) + refresh + 1.0))
-            await asyncio.sleep(max(0.05, as_of + refresh - time.time()))
+                    self._views.set_fresh(uptime() - (time.time() - as_of) + refresh)
+            await asyncio.sleep(max(0.05, as_of + early - time.time()))
             if not self._views.expire(time.time()):
                 break
         self._keeper = None

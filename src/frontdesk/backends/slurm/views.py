@@ -4,19 +4,20 @@ A shim call costs the login node a `sh` and a `cat` (~1.6 ms of CPU) instead of 
 real squeue (~3 ms and two controller RPCs). Layout, next to the gateway's socket:
 
     <socket dir>/squeue-views/      0711, the gateway's: nobody else can list or write it
-        fresh                       the /proc/uptime second until which the files may be served, and the
-                                    boot id it counts from (a reboot makes every file stale)
+        fresh                       the /proc/uptime until which the files may be served (hundredths of a
+                                    second), and the boot id it counts from (a reboot makes every file stale)
         <uid>#<arg>#<arg>...        squeue's stdout for that user and command line; 0600, owned by that user
 
 A command line gets a file when a shim asks it through the socket (the fallback path) and the answer is
 plain (exit 0, nothing on stderr, no `-l` clock line, no SQUEUE_* variables). Every snapshot re-renders
 every file (written to a fresh temporary name, then renamed: never changed in place) before `fresh` moves
-on, so a file is at most `refresh_seconds + 1` s old when served. The gateway asks the controller for a new
-snapshot only after an interval in which some file was read (its atime), so polls no one makes cost no
-queries; a file not read for IDLE_DROP seconds is dropped. (On a noatime mount no read is seen: a file then
-lives one interval per socket call.) The shim serves a file only when it owns it (`test -O`) and `fresh`
-is ahead of /proc/uptime in the same boot; a stopped gateway removes `fresh`, a dead or stuck one lets it
-run out, and a controller that does not answer stops it moving: in each case the shim asks the socket.
+on to the snapshot's time + `refresh_seconds`, so a file is never older than a socket answer may be. The
+gateway asks the controller for a new snapshot only after an interval in which some file was read (its
+atime), so polls no one makes cost no queries; a file not read for IDLE_DROP seconds is dropped. (On a
+noatime mount no read is seen: a file then lives one interval per socket call.) The shim serves a file
+only when it owns it (`test -O`) and `fresh` is ahead of /proc/uptime in the same boot; a stopped gateway
+removes `fresh`, a dead or stuck one lets it run out, and a controller that does not answer stops it
+moving: in each case the shim asks the socket.
 """
 
 from __future__ import annotations
@@ -130,9 +131,10 @@ class ViewFiles:
         """Replace `reg`'s file with `text`, readable by its user only."""
         self._atomic(reg.name, text.encode(), 0o600, reg.uid)
 
-    def set_fresh(self, until: int) -> None:
-        """Let the shims serve the files until /proc/uptime reaches `until` (in this boot)."""
-        self._atomic(FRESH, b"%d\n%s\n" % (until, boot_id().encode()), 0o644, None)
+    def set_fresh(self, until: float) -> None:
+        """Let the shims serve the files until /proc/uptime reaches `until` (in this boot): written in
+        hundredths, /proc/uptime's own resolution, which the shim reads without its dot."""
+        self._atomic(FRESH, b"%d\n%s\n" % (int(until * 100), boot_id().encode()), 0o644, None)
 
     def drop(self, reg: Registration) -> None:
         """Stop rendering `reg` and remove its file."""
