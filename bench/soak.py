@@ -379,6 +379,24 @@ def by_window(s: Soak, window: float) -> str:
     )
 
 
+def since_restart(s: Soak) -> str:
+    """Wake p99 by how long after the last gateway restart the job ended (clean wakes only)."""
+    edges = [(RECONNECT_S, 30.0), (30.0, 60.0), (60.0, float("inf"))]
+    rows: dict[int, list[float]] = {i: [] for i in range(len(edges) + 1)}
+    for j in s.jobs:
+        if j.fate not in ("plain", "cancel", "shepherd_kill") or not (j.woke_at and j.ended_at):
+            continue
+        ended = float(j.ended_at)
+        if s.near_restart(ended, j.woke_at):
+            continue
+        ups = [up for _, up in s.restarts if up <= ended]
+        after = ended - max(ups) if ups else None
+        k = len(edges) if after is None else next((i for i, (a, b) in enumerate(edges) if a <= after < b), 0)
+        rows[k].append(j.woke_at - ended)
+    names = [f"{a:.0f}-{b:.0f} s".replace("-inf s", " s and later") for a, b in edges] + ["before the first kill"]
+    return ", ".join(f"{names[k]}: {pct(v, 99) * 1000:.0f} ms (n={len(v)})" for k, v in rows.items() if v)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--duration", type=float, default=1800.0, help="seconds of load (default 30 min)")
@@ -439,6 +457,7 @@ def main() -> int:
         f"p50 {pct(across, 50):.1f} s p99 {pct(across, 99):.1f} s"
     )
     print(f"wake p99 by {args.window:.0f} s window (when the job ended): {by_window(s, args.window)}")
+    print(f"wake p99 by time since the last gateway restart: {since_restart(s)}")
     print(f"load average at the end: {os.getloadavg()[0]:.1f} (2 cores, shared)")
     if s.rss:
         print(
