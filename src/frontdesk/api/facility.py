@@ -2,7 +2,9 @@
 
 Fan-out: a `POST /v1/notify` that the facility gateway takes from a notifier (root, SlurmUser) with the job's
 user in its `info` (`SLURM_JOB_UID`/`SLURM_JOB_USER`, set by Slurm in the epilog's environment) is stored as a
-`slurm.ended` event whose principal is that user, before anyone is told.
+`slurm.ended` event whose principal is that user, before anyone is told; only for users whose gateway has
+subscribed at least once (their uids are kept in `<home>/facility-subscribers.json`): a first subscription
+starts at the head anyway, so the ends of the site's other users' jobs would be stored for nobody.
 
 Subscription: `GET /v1/facility/slurm-events?since=N` is a server-sent stream of the `slurm.ended` events of
 the CALLER's own uid (the kernel's `SO_PEERCRED` on the Unix socket; admins get their own too, never others'):
@@ -16,9 +18,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
+import os
 import pwd
 import re
 from collections.abc import AsyncIterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter, Query, Request
@@ -29,9 +34,10 @@ from frontdesk.events.models import Event, EventKind
 from frontdesk.gateway import Gateway
 from frontdesk.identity import Caller
 
-__all__ = ["router", "fan_out", "SLURM_ID"]
+__all__ = ["router", "fan_out", "subscribers", "SLURM_ID", "Subscribers"]
 
 router = APIRouter(prefix="/v1/facility")
+log = logging.getLogger("frontdesk.facility")
 
 SLURM_ID = re.compile(r"^[0-9]{1,12}(_[0-9]{1,9})?$")
 """A Slurm job id as the epilog names it: `844`, or `844_3` for an array task."""
@@ -39,6 +45,46 @@ KEEP_ALIVE_S = 15.0
 MAX_PER_USER = 16
 """Open subscriptions per uid (a user's gateway holds one; a few more for restarts that overlap)."""
 _open: dict[int, int] = {}
+SUBSCRIBERS_FILE = "facility-subscribers.json"
+
+
+class Subscribers:
+    """The uids whose gateways have subscribed, kept in the state directory (0600) across restarts."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            found = json.loads(path.read_text())
+        except (OSError, ValueError):
+            found = []
+        self.uids = (
+            {u for u in found if isinstance(u, int) and not isinstance(u, bool)} if isinstance(found, list) else set()
+        )
+
+    def add(self, uid: int) -> None:
+        """Remember a subscriber (written at once, atomically)."""
+        if uid in self.uids:
+            return
+        self.uids.add(uid)
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+            with os.fdopen(fd, "w") as fh:
+                fh.write(json.dumps(sorted(self.uids)))
+            os.replace(tmp, self.path)
+        except OSError as exc:  # kept in memory: this gateway stores the user's job ends until it restarts
+            log.warning("cannot keep the facility's subscribers in %s: %s", self.path, exc)
+
+
+_subscribers: dict[Path, Subscribers] = {}
+
+
+def subscribers(gw: Gateway) -> Subscribers:
+    """This gateway's subscribers (read once per state directory)."""
+    path = gw.settings.home / SUBSCRIBERS_FILE
+    if path not in _subscribers:
+        _subscribers[path] = Subscribers(path)
+    return _subscribers[path]
 
 
 def _user_of(info: Mapping[str, Any]) -> tuple[int, str] | None:
@@ -57,7 +103,7 @@ def fan_out(gw: Gateway, backend: str, ids: Sequence[str], info: Mapping[str, An
         return None
     good = [i for i in ids if SLURM_ID.match(i)]
     user = _user_of(info)
-    if not good or user is None:
+    if not good or user is None or user[0] not in subscribers(gw).uids:
         return None
     exit_code = str(info.get("SLURM_JOB_EXIT_CODE2", ""))[:32]
     data = {"slurm_ids": good[:16], "uid": user[0], "exit_code": exit_code or None}
@@ -79,6 +125,7 @@ async def slurm_events(request: Request, since: int | None = Query(default=None,
         raise Forbidden("only a facility gateway fans Slurm job events out")
     if _open.get(caller.uid, 0) >= MAX_PER_USER:  # each stream holds a bus subscriber: a user cannot hoard them
         raise RateLimited(f"{caller.user} already has {MAX_PER_USER} subscriptions open")
+    subscribers(gw).add(caller.uid)  # from now on this user's job ends are stored for it
     head = gw.store.last_seq()
     start = head if since is None or since > head else since
     return StreamingResponse(_counted(caller.uid, _stream(gw, caller, start, head)), media_type="text/event-stream")

@@ -16,6 +16,8 @@ from typing import Any
 import pytest
 from facility_helpers import SYSTEM_PY, Facility, user_env
 
+ADMIN = "fdadmin-user"
+
 
 def _notify(fac: Facility, ids: list[str], **info: str) -> None:
     answer = fac.root_client().request("POST", "/v1/notify", {"backend": "slurm", "ids": ids, "info": info})
@@ -57,15 +59,19 @@ def _events(fac: Facility, since: int) -> list[dict[str, Any]]:
 
 
 def test_each_subscriber_gets_only_its_users_job_ends_and_resumes_from_its_cursor(facility: Facility) -> None:
+    first_bob = _subscribe(facility, "bob", _home("bob"), 1)  # bob's gateway has subscribed once: his ends are kept
+    _notify(facility, ["9100"], SLURM_JOB_USER="bob")
+    assert _pushes(first_bob) == [["9100"]]
     since = facility.root_client().health()["last_seq"]
-    alice_home, bob_home = _home("alice"), _home("bob")
+    alice_home = _home("alice")
     alice = _subscribe(facility, "alice", alice_home, 2)
     _notify(facility, ["9101"], SLURM_JOB_USER="alice", SLURM_JOB_UID=str(pwd.getpwnam("alice").pw_uid))
     _notify(facility, ["9102"], SLURM_JOB_USER="bob")
     _notify(facility, ["x;y", "../9"], SLURM_JOB_USER="alice")  # no valid id: nothing stored
     _notify(facility, ["9109"], SLURM_JOB_USER="fd-no-such-user")  # nobody's: nothing stored
+    _notify(facility, ["9108"], SLURM_JOB_USER=ADMIN)  # a user whose gateway never subscribed: kept for nobody
     _notify(facility, ["9103_4", "9110"], SLURM_JOB_USER="alice", SLURM_JOB_EXIT_CODE2="3:0")
-    assert _pushes(alice) == [["9101"], ["9103_4", "9110"]]
+    assert _pushes(alice) == [["9101"], ["9103_4", "9110"]]  # never bob's 9102
     stored = _events(facility, since)
     assert [(e["principal"], e["data"]["slurm_ids"]) for e in stored] == [
         ("alice", ["9101"]),
@@ -73,13 +79,16 @@ def test_each_subscriber_gets_only_its_users_job_ends_and_resumes_from_its_curso
         ("alice", ["9103_4", "9110"]),
     ]
     assert stored[2]["data"]["exit_code"] == "3:0"
+    subscribers = json.loads((facility.dir / "home" / "facility-subscribers.json").read_text())
+    assert {pwd.getpwnam(u).pw_uid for u in ("alice", "bob")} <= set(subscribers)
+    assert pwd.getpwnam(ADMIN).pw_uid not in subscribers
     # while alice's subscriber is down, her job ends are stored; she gets them from her cursor, nothing twice
     _notify(facility, ["9104"], SLURM_JOB_USER="bob")
     _notify(facility, ["9105"], SLURM_JOB_USER="alice")
     again = _subscribe(facility, "alice", alice_home, 1)
     assert _pushes(again) == [["9105"]]
-    # a first subscription starts at the journal's head: bob gets his new job end, not his old ones
-    bob = _subscribe(facility, "bob", bob_home, 1)
+    # a first subscription (no cursor) starts at the journal's head: bob's 9102 and 9104 are not replayed
+    bob = _subscribe(facility, "bob", _home("bob"), 1)
     _notify(facility, ["9106"], SLURM_JOB_USER="bob")
     assert _pushes(bob) == [["9106"]]
 
@@ -119,6 +128,9 @@ def test_a_user_cannot_hoard_subscriptions(facility: Facility) -> None:
 
 def test_a_gateway_on_another_host_subscribes_over_tcp_with_munge(facility: Facility) -> None:
     missing = str(facility.dir / "not-on-this-host" / "gateway.sock")  # the facility's socket is elsewhere
+    bob = _subscribe(facility, "bob", _home("bob"), 1)  # bob's gateway has subscribed: his job ends are stored
+    _notify(facility, ["9400"], SLURM_JOB_USER="bob")
+    assert _pushes(bob) == [["9400"]]
     alice_home = _home("alice")
     alice = _subscribe(facility, "alice", alice_home, 1, missing, facility.url)
     _notify(facility, ["9401"], SLURM_JOB_USER="bob")  # stored first: had it leaked, it would be her first push
