@@ -170,6 +170,11 @@ def main() -> int:
     if not os.path.exists("/dev/fuse") or not shutil.which("fusermount3"):
         print("no FUSE here (/dev/fuse and fusermount3 needed: apt-get install fuse3)")
         return 2
+    try:
+        import mfusepy  # noqa: F401
+    except ImportError:
+        print("the FUSE layer needs mfusepy (pip install mfusepy; libfuse 3 from apt-get install fuse3)")
+        return 2
     base = Path(tempfile.mkdtemp(prefix="fsfuse-"))
     src, mnt = base / "src", base / "mnt"
     src.mkdir()
