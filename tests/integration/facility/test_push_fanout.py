@@ -7,9 +7,11 @@ from __future__ import annotations
 import json
 import os
 import pwd
+import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +26,20 @@ def _notify(fac: Facility, ids: list[str], **info: str) -> None:
     assert answer["ok"] is True
 
 
+_HOMES: list[Path] = []
+
+
+@pytest.fixture(autouse=True)
+def _remove_homes() -> Iterator[None]:
+    yield
+    while _HOMES:
+        shutil.rmtree(_HOMES.pop(), ignore_errors=True)
+
+
 def _home(user: str) -> Path:
+    """A state directory of `user`'s (in /tmp: the user cannot enter pytest's root-owned tmp_path)."""
     d = Path(tempfile.mkdtemp(prefix=f"fdsub-{user}-", dir="/tmp"))
+    _HOMES.append(d)
     pw = pwd.getpwnam(user)
     os.chown(d, pw.pw_uid, pw.pw_gid)
     return d
