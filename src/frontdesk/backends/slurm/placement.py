@@ -160,7 +160,7 @@ def placement_for(
     """The placement of one attempt (None without GPUs, or on a cluster whose GPUs are not known)."""
     if job.gpus <= 0 or not inventory.gpus:
         return None
-    from frontdesk.policy.catalog import canonical, catalog
+    from frontdesk.spec.accelerators import canonical, catalog
 
     models = catalog()
 
