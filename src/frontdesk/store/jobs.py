@@ -17,7 +17,7 @@ __all__ = ["JobStore", "job_record"]
 
 _TERMINAL = tuple(s.value for s in TERMINAL_STATES)
 _UNFINISHED = tuple(s.value for s in JobState if s not in TERMINAL_STATES)
-_WAITING = "state='PENDING' AND backend_id IS NULL AND submitting=0 AND array_size IS NULL"
+_WAITING = f"state='{JobState.PENDING.value}' AND backend_id IS NULL AND submitting=0 AND array_size IS NULL"
 """A job not handed to a backend yet, held by its dependencies, a retry backoff or its array's `%N`."""
 
 
