@@ -9,13 +9,13 @@ shadow time or keeps off those nodes, so backfill never delays the head.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from frontdesk.policy.model import JobView, NodeView, Part, Placement, RunningView, apply
 
-__all__ = ["Placer", "Reservation", "backfill"]
+__all__ = ["AgentRules", "Placer", "Reservation", "backfill"]
 
 
 class Placer(Protocol):
@@ -40,6 +40,19 @@ class Reservation:
     nodes: frozenset[str]
 
 
+@dataclass(frozen=True)
+class AgentRules:
+    """How agent work shares a pool with batch jobs (hpc, training): per reserve key, `slices` cores kept for
+    agent work, and `fill`, the share of a reservation's cores agent work may hold when it ends before the
+    shadow time."""
+
+    is_agent: Callable[[JobView], bool]
+    slices: Mapping[str, float]
+    fill: Mapping[str, float]
+    caps: Mapping[str, float] = field(default_factory=dict)
+    """Per reserve key: the most cores agent work may hold at once (a lane bounded in size)."""
+
+
 def backfill(
     order: Sequence[JobView],
     nodes: Mapping[str, NodeView],
@@ -49,48 +62,197 @@ def backfill(
     reserve_key: Callable[[JobView], str] | None,
     depth: int = 200,
     may_reserve: Callable[[JobView], bool] | None = None,
+    heads: Sequence[Iterable[JobView]] = (),
+    agents: AgentRules | None = None,
 ) -> tuple[list[Placement], dict[str, Reservation]]:
     """Placements to start now, in `order`; `reserve_key=None` is strict FIFO. A blocked job for which
-    `may_reserve` is false gets no reservation (it only backfills; the next blocked job may reserve)."""
-    work = _CopyOnWrite(nodes)
-    planned: list[RunningView] = []
-    reservations: dict[str, Reservation] = {}
-    failed: set[Hashable] = set()
-    out: list[Placement] = []
-    index: dict[str, list[RunningView]] | None = None
-    excluded_failed: set[tuple[str, Hashable]] = set()
+    `may_reserve` is false gets no reservation (it only backfills; the next blocked job may reserve).
+
+    `heads` are queues in first-come order (EASY's): each is walked first, its jobs started while they fit,
+    and its first blocked job takes its key's reservation, whatever `may_reserve` says; so after the head
+    starts, the next oldest job holds the reservation, as in textbook EASY. Then `order` backfills, under
+    `agents`' slice and fill rules."""
+    p = _Pass(nodes, running, now, placer, reserve_key, agents)
+    done: set[str] = set()
+    for queue in heads:
+        for job in queue:
+            done.add(job.id)
+            if not p.start(job):
+                if p.lane_full(job):  # agent work held back by its lane, not by capacity: no reservation
+                    continue
+                p.reserve(job)
+                break
     for job in order[:depth]:
-        key = reserve_key(job) if reserve_key else ""
-        res = reservations.get(key)
-        sig = placer.signature(job)
-        # Planning only ever takes capacity, so what failed once in this pass fails again; and a job asking
-        # more than the whole cluster has free cannot be placed anywhere (checked before any node is scanned).
-        p = None if sig in failed or not work.may_fit(job) else placer.place(job, work.nodes, frozenset())
-        if p is None:
-            failed.add(sig)
-        elif res is not None and now + job.walltime_s > res.shadow and any(x.node in res.nodes for x in p.parts):
-            p = None if (key, sig) in excluded_failed else placer.place(job, work.nodes, res.nodes)
-            if p is None:
-                excluded_failed.add((key, sig))
-        if p is not None:
-            work.apply(p.parts, p.exclusive, 1)
-            out.append(p)
-            view = RunningView(job.id, p.parts, now + job.walltime_s, p.exclusive, job.job_class)
-            planned.append(view)
-            if index is not None:
-                for x in p.parts:
-                    index.setdefault(x.node, []).append(view)
+        if job.id in done or p.start(job):
             continue
         if reserve_key is None:
             break
-        if res is None and (may_reserve is None or may_reserve(job)):
-            if index is None:
-                index = {}
-                for r in [*running, *planned]:
-                    for x in r.parts:
-                        index.setdefault(x.node, []).append(r)
-            reservations[key] = _shadow(job, work.nodes, index, placer, now)
-    return out, reservations
+        if p.reservations.get(reserve_key(job)) is None and (may_reserve is None or may_reserve(job)):
+            p.reserve(job)
+    return p.out, p.reservations
+
+
+class _Pass:
+    """One backfill pass: the planning view, the placements made, the reservations held."""
+
+    def __init__(
+        self,
+        nodes: Mapping[str, NodeView],
+        running: Sequence[RunningView],
+        now: float,
+        placer: Placer,
+        reserve_key: Callable[[JobView], str] | None,
+        agents: AgentRules | None,
+    ) -> None:
+        self.work = _CopyOnWrite(nodes)
+        self.running, self.now, self.placer, self.key, self.agents = running, now, placer, reserve_key, agents
+        self.planned: list[RunningView] = []
+        self.reservations: dict[str, Reservation] = {}
+        self.out: list[Placement] = []
+        self.failed: set[Hashable] = set()
+        self.excluded_failed: set[tuple[str, Hashable]] = set()
+        self.index: dict[str, list[RunningView]] | None = None
+        self.held: dict[str, list[float]] = {}
+        """key -> agent cores on its reservation's nodes [until the shadow time, past it], the head's cores,
+        the slice cores the head leaves free"""
+        self.slice = _Slices(self.work.nodes, running, agents.slices if agents else {}, agents.caps if agents else {})
+
+    def _agent(self, job: JobView) -> bool:
+        return self.agents is not None and self.agents.is_agent(job)
+
+    def lane_full(self, job: JobView) -> bool:
+        """Agent work that its key's lane has no room for."""
+        return self._agent(job) and not self.slice.agent_fits(self.key(job) if self.key else "", job.cpus)
+
+    def start(self, job: JobView) -> bool:
+        """Start `job` now if it fits without delaying its key's reservation."""
+        key = self.key(job) if self.key else ""
+        res = self.reservations.get(key)
+        agent = self._agent(job)
+        if not (self.slice.agent_fits(key, job.cpus) if agent else self.slice.batch_fits(key, job.cpus)):
+            return False
+        sig = self.placer.signature(job)
+        # Planning only ever takes capacity, so what failed once in this pass fails again; and a job asking
+        # more than the whole cluster has free cannot be placed anywhere (checked before any node is scanned).
+        ok = sig not in self.failed and self.work.may_fit(job)
+        p = self.placer.place(job, self.work.nodes, frozenset()) if ok else None
+        if p is None:
+            self.failed.add(sig)
+        elif res is not None and any(x.node in res.nodes for x in p.parts) and not self._may_fill(job, res, p):
+            p = None if (key, sig) in self.excluded_failed else self.placer.place(job, self.work.nodes, res.nodes)
+            if p is None:
+                self.excluded_failed.add((key, sig))
+        if p is None:
+            return False
+        if res is not None and agent:
+            held = self.held[key]
+            held[0 if self.now + job.walltime_s <= res.shadow else 1] += sum(
+                x.cpus for x in p.parts if x.node in res.nodes
+            )
+        self.work.apply(p.parts, p.exclusive, 1)
+        self.slice.took(key, sum(x.cpus for x in p.parts), agent)
+        self.out.append(p)
+        view = RunningView(job.id, p.parts, self.now + job.walltime_s, p.exclusive, job.job_class, job.trial)
+        self.planned.append(view)
+        if self.index is not None:
+            for x in p.parts:
+                self.index.setdefault(x.node, []).append(view)
+        return True
+
+    def _may_fill(self, job: JobView, res: Reservation, p: Placement) -> bool:
+        """Whether `job` may run on `res`'s nodes. A batch job: when it ends before the shadow time. Agent
+        work: when it ends before the shadow time and agent work then holds no more than its `fill` share of
+        the head's cores until then; or, ending later, when agent work then holds no more of the reserved
+        cores past the shadow time than the slice the head leaves free."""
+        ends = self.now + job.walltime_s
+        before = ends <= res.shadow
+        if self.agents is None or not self.agents.is_agent(job):
+            return before
+        key = self.key(job) if self.key else ""
+        extra = sum(x.cpus for x in p.parts if x.node in res.nodes)
+        held = self.held[key]
+        if before:
+            return held[0] + extra <= self.agents.fill.get(key, 1.0) * held[2] + 1e-9
+        return held[1] + extra <= held[3] + 1e-9
+
+    def reserve(self, job: JobView) -> None:
+        """Give blocked `job` its key's reservation (at its shadow time, on the nodes it will use); a batch
+        head in a pool with an agent slice reserves the slice's cores too."""
+        if self.index is None:
+            self.index = {}
+            for r in [*self.running, *self.planned]:
+                for x in r.parts:
+                    self.index.setdefault(x.node, []).append(r)
+        key = self.key(job) if self.key else ""
+        spare = 0 if self._agent(job) else self.slice.spare(key, job.cpus)
+        need = replace(job, cpus=job.cpus + spare) if spare else job
+        res = _shadow(need, self.work.nodes, self.index, self.placer, self.now)
+        self.reservations[key] = Reservation(job.id, res.shadow, res.nodes)
+        if self.agents is not None:
+            trials = {r.id: r for n in res.nodes for r in self.index.get(n, ()) if r.trial}
+            held = [0.0, 0.0, float(job.cpus), float(spare)]
+            for r in trials.values():
+                held[0 if r.expected_end <= res.shadow else 1] += sum(x.cpus for x in r.parts if x.node in res.nodes)
+            self.held[key] = held
+
+
+class _Slices:
+    """Per reserve key (pool), the cores kept for agent work: a batch job starts only if the pool keeps
+    `size - (cores agent work holds)` cores free after it (never more than the job leaves of the pool)."""
+
+    def __init__(
+        self,
+        nodes: Mapping[str, NodeView],
+        running: Sequence[RunningView],
+        sizes: Mapping[str, float],
+        caps: Mapping[str, float],
+    ) -> None:
+        self.nodes, self.running, self.caps = nodes, running, caps
+        self.sizes = {k: v for k, v in sizes.items() if v > 0 or k in caps}
+        self.tally: dict[str, list[float]] = {}
+        """key -> [total cores, free cores, cores held by agent work], counted before anything is planned"""
+        for key in self.sizes:
+            self._of(key)
+
+    def _of(self, key: str) -> list[float] | None:
+        if key not in self.sizes:
+            return None
+        t = self.tally.get(key)
+        if t is None:
+            members = {n.name for n in self.nodes.values() if n.pool == key}
+            total = sum(n.cpus for n in self.nodes.values() if n.pool == key and not n.drained)
+            free = sum(
+                max(0.0, n.cpus - n.used_cpus)
+                for n in self.nodes.values()
+                if n.pool == key and not n.drained and not n.exclusive
+            )
+            agent = sum(x.cpus for r in self.running if r.trial for x in r.parts if x.node in members)
+            t = self.tally[key] = [float(total), free, agent]
+        return t
+
+    def spare(self, key: str, cpus: int) -> int:
+        """The slice a batch job of `cpus` must leave to agent work in `key`'s pool (free or agent-held)."""
+        t = self._of(key)
+        if t is None:
+            return 0
+        return max(0, math.ceil(min(self.sizes[key], t[0] - cpus) - 1e-9))
+
+    def batch_fits(self, key: str, cpus: int) -> bool:
+        """Whether a batch job of `cpus` leaves the slice free (less what agent work holds)."""
+        t = self._of(key)
+        return t is None or t[1] - cpus >= self.spare(key, cpus) - t[2] - 1e-9
+
+    def agent_fits(self, key: str, cpus: int) -> bool:
+        """Whether agent work of `cpus` stays within `key`'s lane cap (a job wider than the lane runs alone)."""
+        t = self._of(key)
+        return t is None or key not in self.caps or t[2] <= 0 or t[2] + cpus <= self.caps[key] + 1e-9
+
+    def took(self, key: str, cpus: float, agent: bool) -> None:
+        t = self._of(key)
+        if t is not None:
+            t[1] -= cpus
+            if agent:
+                t[2] += cpus
 
 
 class _CopyOnWrite:

@@ -70,8 +70,20 @@ class PoolConfig(_Model):
     cpus: int | None = None
     memory: int | None = None
     gpus: int | None = None
+    agent_cores: Annotated[int, Field(ge=0)] = 0
+    """A pool that takes agent work and batch classes: cores kept for agent work (granted trials). A batch job
+    starts only if the pool keeps this many cores free, less those agent work holds; agent work may use any
+    free core (beyond the slice only around the EASY head's reservation)."""
+    agent_max_cores: Annotated[int, Field(ge=1)] | None = None
+    """A mixed pool: the most cores agent work may hold at once (a lane bounded in size) while the pool is
+    congested (see `agent_lane_after`); None: no bound."""
+    agent_lane_after: Annotated[int, Field(ge=0)] = 3600
+    """The lane binds while a batch job has waited this long in the pool (a congested pool)."""
+    agent_fill: Annotated[float, Field(ge=0, le=1)] = 1.0
+    """The share of the EASY head's reserved cores agent work may hold when it ends before the shadow time."""
 
     _m = field_validator("memory", mode="before")(_mem)
+    _d = field_validator("agent_lane_after", mode="before")(_dur)
 
     @field_validator("classes")
     @classmethod

@@ -117,6 +117,8 @@ class RunningView:
     expected_end: float
     exclusive: bool = False
     job_class: str = ""
+    trial: bool = False
+    """Agent work (a granted trial): in a mixed pool it may hold only a bounded share of a reservation."""
 
 
 def apply(nodes: dict[str, NodeView], parts: tuple[Part, ...], exclusive: bool, sign: int = 1) -> None:

@@ -6,9 +6,9 @@
 from __future__ import annotations
 
 import heapq
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 
-from frontdesk.policy.backfill import Reservation, backfill
+from frontdesk.policy.backfill import AgentRules, Reservation, backfill
 from frontdesk.policy.catalog import Accelerator, GpuNeed, catalog, eligible, prefer_least_scarce
 from frontdesk.policy.config import BorrowRule, PolicyConfig
 from frontdesk.policy.model import JobView, NodeView, Placement, RunningView
@@ -139,31 +139,46 @@ def plan(
     placer = PoolPlacer(cfg, nodes, hour, models)
     if not cfg.easy_head:
         return backfill(order, nodes, running, now, placer, lambda j: j.pool, cfg.backfill_depth)
-    heads, mixed = _easy_heads(queue, cfg)
-    ids = {h.id for h in heads}
-    if heads:
-        order = [*heads, *(j for j in order if j.id not in ids)][: cfg.backfill_depth]
+    mixed = _mixed_pools(cfg)
 
     def may_reserve(job: JobView) -> bool:
-        return job.pool not in mixed or not _agent_work(job) or job.id in ids
+        return job.pool not in mixed or not _agent_work(job)
 
-    return backfill(order, nodes, running, now, placer, lambda j: j.pool, cfg.backfill_depth, may_reserve)
+    heads = [_first_come(queue, pool) for pool in sorted(mixed)]
+
+    def in_mixed(job: JobView) -> bool:
+        return job.pool in mixed and _agent_work(job)
+
+    pools = [p for p in cfg.pools if p.name in mixed]
+    # the lane binds only while the pool is congested: its oldest batch job has waited `agent_lane_after`
+    oldest = {p.name: now - p.agent_lane_after for p in pools if p.agent_max_cores}
+    waiting = {j.pool for j in queue if j.pool in oldest and not _agent_work(j) and j.queued_at <= oldest[j.pool]}
+    rules = AgentRules(
+        in_mixed,
+        {p.name: p.agent_cores for p in pools},
+        {p.name: p.agent_fill for p in pools},
+        {p.name: p.agent_max_cores for p in pools if p.agent_max_cores is not None and p.name in waiting},
+    )
+    return backfill(order, nodes, running, now, placer, lambda j: j.pool, cfg.backfill_depth, may_reserve, heads, rules)
 
 
 def _agent_work(job: JobView) -> bool:
     return job.trial
 
 
-def _easy_heads(queue: Sequence[JobView], cfg: PolicyConfig) -> tuple[list[JobView], set[str]]:
-    """The oldest queued job (EASY's head) of each pool that takes agent work and batch classes (hpc,
-    training) alike, and those pools. The heads go first (each starts, or holds its pool's reservation);
-    there, other agent work (granted trials) never holds the reservation: it only backfills into holes that
-    do not delay the head's. The rest keep their MLFQ order."""
-    mixed = {p.name for p in cfg.pools if "agent" in p.classes and {"hpc", "training"} & set(p.classes)}
-    heads: dict[str, JobView] = {}
-    for j in queue:
-        if j.pool in mixed:
-            h = heads.get(j.pool)
-            if h is None or (j.queued_at, j.id) < (h.queued_at, h.id):
-                heads[j.pool] = j
-    return list(heads.values()), mixed
+def _mixed_pools(cfg: PolicyConfig) -> set[str]:
+    """Pools that take agent work and batch classes (hpc, training) alike."""
+    return {p.name for p in cfg.pools if "agent" in p.classes and {"hpc", "training"} & set(p.classes)}
+
+
+def _first_come(queue: Sequence[JobView], pool: str) -> Iterator[JobView]:
+    """`pool`'s queued jobs, oldest first (EASY's order), sorted lazily: a pass reads only the first few.
+
+    In a mixed pool the oldest job goes first (EASY's head: it starts or holds the pool's reservation), and
+    while the head starts, the next oldest is the head: so the reservation always belongs to the oldest
+    blocked job, as in textbook EASY, and agent work (granted trials) only backfills into holes that do not
+    delay it. The rest keep their MLFQ order."""
+    heap = [(j.queued_at, j.id, k) for k, j in enumerate(queue) if j.pool == pool]
+    heapq.heapify(heap)
+    while heap:
+        yield queue[heapq.heappop(heap)[2]]

@@ -91,13 +91,26 @@ _GPU_POOLS: dict[str, Any] = {
 }
 
 
-def default_policy(cluster: str) -> PolicyConfig:
-    """frontdesk's shipped policy for a simulated cluster."""
+def default_policy(cluster: str, machine: Machine | None = None, agent_slice: int = 0) -> PolicyConfig:
+    """frontdesk's shipped policy for a simulated cluster; on an SWF machine, `agent_slice` cores kept for
+    agent work (0: none)."""
     raw = dict(_GPU_POOLS)
     if cluster == "swf":
         # The trace's own machine, one pool: no capacity is set aside for agents on a replayed HPC trace
         # (whatever the classifier guesses), so frontdesk differs from EASY only in its order and backfill.
-        raw = {"pools": [{"name": "all", "allocation": "spread", "nodes": ["*"]}]}
+        # While a batch job has waited over an hour, agent work may hold at most 1/32 of the machine (a lane
+        # bounded in size): unbounded, prioritised short trials take every hole the large jobs queued behind
+        # EASY's head would have started in (docs/policy.md).
+        procs = (machine or Machine(128)).procs
+        pool = {
+            "name": "all",
+            "allocation": "spread",
+            "nodes": ["*"],
+            "agent_max_cores": max(agent_slice, procs // 32, 1),
+        }
+        if agent_slice:
+            pool["agent_cores"] = agent_slice
+        raw = {"pools": [pool]}
     return parse_policy(raw, f"built-in policy for {cluster}")
 
 

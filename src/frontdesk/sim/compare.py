@@ -64,14 +64,16 @@ def _cluster(wl: Workload) -> tuple[str, Machine | None]:
 
 def make_policy(spec: str, wl: Workload) -> SimPolicy:
     """`fifo`, `easy`, `frontdesk`, or a frontdesk.toml whose `[policy]` table is frontdesk's policy."""
-    cluster, _ = _cluster(wl)
-    base = default_policy(cluster)
+    cluster, machine = _cluster(wl)
+    base = default_policy(cluster, machine, _slice(spec))
     if spec == "fifo":
         return BaselinePolicy("fifo", False, base.classify)
     if spec == "easy":
         return BaselinePolicy("easy", True, base.classify)
     if spec == "frontdesk":
         return FrontdeskPolicy(base)
+    if spec.startswith("frontdesk-slice"):
+        return FrontdeskPolicy(base, name=spec)
     import tomllib
 
     path = Path(spec)
@@ -81,6 +83,16 @@ def make_policy(spec: str, wl: Workload) -> SimPolicy:
         raise ValueError(f"{spec}: {exc.strerror}") from None
     cfg: PolicyConfig = parse_policy(data.get("policy", data), str(path))
     return FrontdeskPolicy(cfg, name=path.stem)
+
+
+def _slice(spec: str) -> int:
+    """`frontdesk-sliceN`: frontdesk's policy with N cores kept for agent work."""
+    if not spec.startswith("frontdesk-slice"):
+        return 0
+    n = spec.removeprefix("frontdesk-slice")
+    if not n.isdigit() or int(n) < 1:
+        raise ValueError(f"{spec}: write frontdesk-sliceN with N the cores kept for agent work (N >= 1)")
+    return int(n)
 
 
 def run(wl: Workload, spec: str) -> SimResult:
@@ -95,7 +107,7 @@ def run(wl: Workload, spec: str) -> SimResult:
             raise ValueError(f"{spec} replays SWF traces (a processor-pool machine), not {wl.name}")
         return replace(replay_slurm(wl, machine.procs, SLURM[spec], default_policy(cluster).classify), policy=spec)
     pol = make_policy(spec, wl)
-    cfg = getattr(pol, "cfg", None) or default_policy(cluster)
+    cfg = getattr(pol, "cfg", None) or default_policy(cluster, machine)
     return simulate(wl, assign_pools(build_cluster(cluster, machine), cfg), pol)
 
 

@@ -167,7 +167,7 @@ def simulate(
                 rec,
                 view,
                 p,
-                RunningView(job.id, p.parts, now + view.walltime_s, p.exclusive, view.job_class),
+                RunningView(job.id, p.parts, now + view.walltime_s, p.exclusive, view.job_class, view.trial),
                 now,
                 seq,
             )
