@@ -7,16 +7,14 @@ call does is the delivery service's (service.py); the routes parse, check the ow
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field
 
-from frontdesk.agents.campaign_service import CampaignService
-from frontdesk.agents.framing import frame_wake
 from frontdesk.agents.model import Session, TurnState
 from frontdesk.agents.service import DeliveryService, HookCall
-from frontdesk.errors import UserError
 
 __all__ = ["build_router"]
 
@@ -98,106 +96,92 @@ def _principal(request: Request) -> str:
 
 
 def build_router(plugin: DeliveryService) -> APIRouter:
-    """The routes, bound to one plug-in instance."""
+    """The routes, bound to one plug-in instance: each parses, checks the owner and calls the service."""
     r = APIRouter(prefix="/sessions", tags=["sessions"])
 
-    def store() -> Any:
-        if plugin.store is None:
-            raise UserError("the agents plug-in is not attached")
-        return plugin.store
-
-    def view(s: Session) -> dict[str, Any]:
-        return plugin.view(s)
-
-    def campaigns() -> CampaignService:
-        if plugin.campaigns is None:
-            raise UserError("the agents plug-in is not attached")
-        return plugin.campaigns
+    def owned(sid: str, request: Request) -> Session:
+        return plugin.attached().owned(sid, _principal(request))
 
     @r.post("")
     async def register(body: RegisterBody, request: Request) -> dict[str, Any]:
-        store()
+        plugin.attached()
         s = plugin.register(body.session, _principal(request), body.harness, body.cwd, body.reach)
         plugin.kick(s.id)
-        return view(s)
+        return plugin.view(s)
 
     @r.get("")
     async def list_sessions(request: Request, all: bool = False, node: str | None = None) -> list[dict[str, Any]]:
-        user = _principal(request)
-        rows = store().list_sessions(None if (all and user == "root") else user)
-        if node is not None:
-            rows = campaigns().on_node(rows, node)
+        rows = plugin.sessions_of(_principal(request), all, node)
         access, caller = getattr(request.app.state, "access", None), getattr(request.state, "caller", None)
         if access is not None and caller is not None:  # root listing others' sessions: journalled (access.admin)
             access.audit_list(caller, "sessions", [(s.id, s.user) for s in rows])
-        return [view(s) for s in rows]
-
-    @r.get("/{sid}/campaign")
-    async def campaign(sid: str, request: Request) -> dict[str, Any]:
-        """The session's campaign state and its one-paragraph summary (owner only)."""
-        from frontdesk.agents.campaign_summary import render_summary
-
-        c = campaigns().load(store().owned(sid, _principal(request)))
-        return {**c.to_dict(), "summary": render_summary(c)}
-
-    @r.post("/{sid}/campaign/resume")
-    async def resume(sid: str, body: ResumeBody, request: Request) -> dict[str, Any]:
-        """How to resume the session; with `commit`, a new incarnation and its reports handed over."""
-        s = store().owned(sid, _principal(request))
-        got = campaigns().resume(
-            s, directory=body.dir, headless=body.headless, harness_args=body.harness_args, commit=body.commit
-        )
-        if body.commit and got.upto_seq is not None:
-            plugin.acknowledge(s, got.upto_seq, "resume")
-        return got.to_dict()
-
-    @r.post("/{sid}/campaign/suspend")
-    async def suspend(sid: str, request: Request) -> dict[str, Any]:
-        """Record that the harness was ended on purpose (the CLI signals it); the jobs run on."""
-        return campaigns().suspended(store().owned(sid, _principal(request))).to_dict()
+        return [plugin.view(s) for s in rows]
 
     @r.get("/{sid}")
     async def get_session(sid: str, request: Request) -> dict[str, Any]:
-        return view(store().owned(sid, _principal(request)))
+        return plugin.view(owned(sid, request))
 
     @r.get("/{sid}/unread")
     async def unread(sid: str, request: Request) -> dict[str, Any]:
-        s = store().owned(sid, _principal(request))
-        reps = store().unread(s.id)
-        return {"session": s.id, "reports": [r.__dict__ for r in reps], "text": frame_wake(reps)}
+        return plugin.unread_view(owned(sid, request))
 
     @r.post("/{sid}/ack")
     async def ack(sid: str, body: AckBody, request: Request) -> dict[str, Any]:
-        s = store().owned(sid, _principal(request))
-        upto = body.upto
-        if upto is None:
-            seqs = [r.seq for r in store().unread(s.id) if r.job_id in set(body.jobs)]
-            upto = max(seqs) if seqs else None
-        if upto is None:
-            return {"acked": []}
-        return {"acked": plugin.acknowledge(s, upto, body.channel)}
+        return {"acked": plugin.ack_jobs(owned(sid, request), body.jobs, body.upto, body.channel)}
 
     @r.post("/{sid}/read")
     async def read(sid: str, body: ReadBody, request: Request) -> dict[str, Any]:
-        s = store().owned(sid, _principal(request))
+        s = owned(sid, request)
         return {"session": s.id, "marked": plugin.mark_read(s, body.jobs, body.via)}
 
     @r.post("/{sid}/turn")
     async def turn(sid: str, body: TurnBody, request: Request) -> dict[str, Any]:
-        s = store().owned(sid, _principal(request))
+        s = owned(sid, request)
         plugin.set_turn(s, body.state, reset_blocks=body.state is TurnState.IN_TURN)
         return {"session": s.id, "turn_state": str(body.state)}
 
     @r.post("/{sid}/hook")
     async def hook(sid: str, body: HookBody, request: Request) -> dict[str, Any]:
         """What a hook run needs in one round trip; may long-poll (Stop, rewake)."""
-        store()
-        reach = {**body.reach, "hooks_seen": True}
-        s = plugin.register(sid, _principal(request), body.harness, body.cwd, reach)
-        plan = [(p.text, p.status) for p in body.plan] if body.plan is not None else None
-        campaigns().on_hook(s, body.event, plan, body.plan_source, body.prompt_id)  # issue 18: before a long-poll
-        if body.event == "PostToolUse":  # only the plan: the turn goes on
-            return {"session": s.id, "delivery": None}
-        return await plugin.on_hook(s, HookCall(body.event, body.budget, body.stop_hook_active))
+        return await plugin.hook_run(sid, _principal(request), _hook_call(body))
 
+    _campaign_routes(r, plugin, owned)
     return r
+
+
+def _hook_call(body: HookBody) -> HookCall:
+    plan = [(p.text, p.status) for p in body.plan] if body.plan is not None else None
+    return HookCall(
+        body.event,
+        body.budget,
+        body.stop_hook_active,
+        harness=body.harness,
+        cwd=body.cwd,
+        reach=body.reach,
+        plan=plan,
+        plan_source=body.plan_source,
+        prompt_id=body.prompt_id,
+    )
+
+
+def _campaign_routes(r: APIRouter, plugin: DeliveryService, owned: Callable[[str, Request], Session]) -> None:
+    """`/{sid}/campaign`: the campaign state, its resume plan and the suspend record (issue 18)."""
+
+    @r.get("/{sid}/campaign")
+    async def campaign(sid: str, request: Request) -> dict[str, Any]:
+        """The session's campaign state and its one-paragraph summary (owner only)."""
+        from frontdesk.agents.campaign_summary import render_summary
+
+        c = plugin.campaign_service().load(owned(sid, request))
+        return {**c.to_dict(), "summary": render_summary(c)}
+
+    @r.post("/{sid}/campaign/resume")
+    async def resume(sid: str, body: ResumeBody, request: Request) -> dict[str, Any]:
+        """How to resume the session; with `commit`, a new incarnation and its reports handed over."""
+        s = owned(sid, request)
+        return plugin.resume(s, body.dir, body.headless, body.harness_args, body.commit).to_dict()
+
+    @r.post("/{sid}/campaign/suspend")
+    async def suspend(sid: str, request: Request) -> dict[str, Any]:
+        """Record that the harness was ended on purpose (the CLI signals it); the jobs run on."""
+        return plugin.campaign_service().suspended(owned(sid, request)).to_dict()

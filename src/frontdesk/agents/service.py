@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from frontdesk.agents.batching import Batcher
@@ -23,9 +23,11 @@ from frontdesk.agents.framing import frame_wake
 from frontdesk.agents.model import AgentSettings, Session, TurnState
 from frontdesk.agents.procinfo import start_time, with_start
 from frontdesk.agents.store import SessionStore
+from frontdesk.errors import UserError
 from frontdesk.events.models import Event, EventKind
 
 if TYPE_CHECKING:
+    from frontdesk.agents.campaign_resume import ResumePlan
     from frontdesk.plugins import GatewayHandle
 
 __all__ = ["DeliveryService", "HookCall"]
@@ -35,11 +37,17 @@ log = logging.getLogger("frontdesk.agents")
 
 @dataclass(frozen=True)
 class HookCall:
-    """One hook run, as the route parsed it."""
+    """One hook run, as the route parsed it (the session's registration and plan with it)."""
 
     event: str
     budget: float
     stop_hook_active: bool = False
+    harness: str | None = None
+    cwd: str | None = None
+    reach: dict[str, Any] = field(default_factory=dict)
+    plan: list[tuple[str, str]] | None = None
+    plan_source: str | None = None
+    prompt_id: str | None = None
 
 
 def _process_gone(s: Session) -> bool:
@@ -256,6 +264,55 @@ class DeliveryService:
             self.kick(s.id)
 
     # -- what the routes call -------------------------------------------------------------------------
+    def attached(self) -> SessionStore:
+        """The session store; a UserError before the plug-in is attached."""
+        if self.store is None:
+            raise UserError("the agents plug-in is not attached")
+        return self.store
+
+    def campaign_service(self) -> CampaignService:
+        """The campaign service; a UserError before the plug-in is attached."""
+        if self.campaigns is None:
+            raise UserError("the agents plug-in is not attached")
+        return self.campaigns
+
+    def sessions_of(self, user: str, everyone: bool, node: str | None) -> list[Session]:
+        """The user's sessions (everyone's for root asking for all), those on `node` only if given."""
+        rows = self.attached().list_sessions(None if (everyone and user == "root") else user)
+        return rows if node is None else self.campaign_service().on_node(rows, node)
+
+    def unread_view(self, s: Session) -> dict[str, Any]:
+        """The session's unread reports and the text a wake would carry."""
+        reps = self.attached().unread(s.id)
+        return {"session": s.id, "reports": [r.__dict__ for r in reps], "text": frame_wake(reps)}
+
+    def ack_jobs(self, s: Session, jobs: Sequence[int], upto: int | None, channel: str) -> list[int]:
+        """Acknowledge up to `upto`, or up to the latest unread report of `jobs` when no cursor is given."""
+        if upto is None:
+            seqs = [r.seq for r in self.attached().unread(s.id) if r.job_id in set(jobs)]
+            upto = max(seqs) if seqs else None
+        return [] if upto is None else self.acknowledge(s, upto, channel)
+
+    def resume(
+        self, s: Session, directory: str | None, headless: bool, args: Sequence[str], commit: bool
+    ) -> ResumePlan:
+        """The campaign's resume plan; a committed one hands the session's reports over to the new incarnation."""
+        got = self.campaign_service().resume(
+            s, directory=directory, headless=headless, harness_args=args, commit=commit
+        )
+        if commit and got.upto_seq is not None:
+            self.acknowledge(s, got.upto_seq, "resume")
+        return got
+
+    async def hook_run(self, sid: str, user: str, call: HookCall) -> dict[str, Any]:
+        """One hook run: the session registered, the campaign checkpointed (before a long-poll), then on_hook."""
+        self.attached()
+        s = self.register(sid, user, call.harness, call.cwd, {**call.reach, "hooks_seen": True})
+        self.campaign_service().on_hook(s, call.event, call.plan, call.plan_source, call.prompt_id)  # issue 18
+        if call.event == "PostToolUse":  # only the plan: the turn goes on
+            return {"session": s.id, "delivery": None}
+        return await self.on_hook(s, call)
+
     def register(self, sid: str, user: str, harness: str | None, cwd: str | None, reach: dict[str, Any]) -> Session:
         """Register or refresh a session (its pid with its start time); a new one is a `session.registered` event."""
         assert self.store is not None

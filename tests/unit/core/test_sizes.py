@@ -19,7 +19,6 @@ LONG_MODULES: dict[str, str] = {
 
 LONG_FUNCTIONS: dict[str, str] = {
     # "path:function": owner (to be split)
-    "agents/api.py:build_router": "H3: delivery service out of the routes",
     "backends/shepherd.py:run": "H8: the shepherd split into steps",
     "policy/backfill.py:_shadow": "policy owner",
     "server.py:serve": "H6",
