@@ -2,6 +2,7 @@
 """The shield at 10, 50 and 200 agents, and the gateway's own controller load, on the Slurm lab, in one run.
 
     .venv/bin/python bench/slurm_scale.py [--agents 10,50,200] [--period 2] [--duration 20] [--idle 30]
+        [--poll me|job]
 
 Needs root and the lab. Prints, side by side:
 1. for each agent count, real `squeue --me -h` against the shim: controller RPCs (sdiag deltas, job-info
@@ -57,12 +58,12 @@ def queries(gw: Gateway) -> int:
 
 def phase(n: int, env: dict[str, str], args: argparse.Namespace, gw_pid: int, gw: Gateway) -> dict[str, Any]:
     before, c0, g0, q0 = sdiag(), children_cpu(), proc_cpu(gw_pid), queries(gw)
-    calls = agents(
-        n,
-        args.period,
-        args.duration,
-        lambda: subprocess.run(["squeue", "--me", "-h"], env=env, capture_output=True, check=False) and None,
-    )
+
+    def poll(i: int) -> None:
+        argv = ["squeue", "--me", "-h"] if args.poll == "me" else ["squeue", "-j", args.job_ids[i], "-h", "-o", "%T"]
+        subprocess.run(argv, env=env, capture_output=True, check=False)
+
+    calls = agents(n, args.period, args.duration, poll, indexed=True)
     after = sdiag()
     delta = {k: after.get(k, 0) - before.get(k, 0) for k in after}
     return {
@@ -118,6 +119,13 @@ def main() -> int:
     p.add_argument("--duration", type=float, default=20.0, help="seconds per phase")
     p.add_argument("--idle", type=float, default=30.0, help="seconds of idle measurement")
     p.add_argument("--storm", type=int, default=50)
+    p.add_argument(
+        "--poll",
+        choices=("me", "job"),
+        default="me",
+        help="me: every agent runs `squeue --me -h` (one answer for all); job: each agent polls its own held job, "
+        "`squeue -j ID -h -o %%T` (a command line, and a file, per agent)",
+    )
     args = p.parse_args()
     if os.geteuid() != 0:
         print("slurm_scale: needs root for the lab cluster (scripts/slurm-lab up)")
@@ -136,7 +144,22 @@ def main() -> int:
         real_env = {**gw.env}
         shim_env = {**gw.env, "PATH": f"{shim_dir}:{os.environ['PATH']}"}
         print(f"# load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-        print(f"# each agent runs `squeue --me -h` every {args.period:g} s for {args.duration:g} s")
+        args.job_ids = []
+        if args.poll == "job":
+            most = max(int(x) for x in args.agents.split(",") if x.strip())
+            args.job_ids = [
+                subprocess.run(
+                    ["sbatch", "--parsable", "--hold", "-p", "test", "-J", f"poll{i}", "--wrap", "true"],
+                    env=real_env,
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                ).stdout.strip()
+                for i in range(most)
+            ]
+            time.sleep(2.5)  # past the shield's refresh: the gateway's view holds them
+        what = "`squeue --me -h`" if args.poll == "me" else "`squeue -j <its own held job> -h -o %T`"
+        print(f"# each agent runs {what} every {args.period:g} s for {args.duration:g} s")
         print(
             "agents | calls real/shim | job-info RPCs real/shim (ratio) | client CPU s real/shim (shim/real) "
             "| gateway CPU s (shim) | gateway's own queries (shim)"
@@ -204,6 +227,8 @@ def main() -> int:
         )
         print(f"# load average after: {os.getloadavg()[0]:.1f}")
     finally:
+        if getattr(args, "job_ids", None):
+            subprocess.run(["scancel", *args.job_ids], capture_output=True, check=False)
         gw.stop()
     return 0
 

@@ -105,8 +105,9 @@ class Gateway:
         shutil.rmtree(self.home, ignore_errors=True)
 
 
-def agents(n: int, period: float, duration: float, call: Callable[[], None]) -> int:
-    """n threads calling `call` every `period` s for `duration` s (staggered starts); total calls."""
+def agents(n: int, period: float, duration: float, call: Callable[..., None], indexed: bool = False) -> int:
+    """n threads calling `call` (with the agent's index when `indexed`) every `period` s for `duration` s
+    (staggered starts); total calls."""
     stop_at = time.monotonic() + duration
     counts = [0] * n
 
@@ -116,7 +117,7 @@ def agents(n: int, period: float, duration: float, call: Callable[[], None]) -> 
             time.sleep(max(0.0, next_at - time.monotonic()))
             if time.monotonic() >= stop_at:
                 return
-            call()
+            call(i) if indexed else call()
             counts[i] += 1
             next_at += period
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import re
 import sys
@@ -309,10 +310,15 @@ class Passthrough(Exception):
     """This command line needs the real squeue (a flag the view cannot answer)."""
 
 
+@functools.lru_cache(maxsize=4096)
+def _parse(args_in: tuple[str, ...]) -> argparse.Namespace:
+    """Parsed once per command line: the gateway re-renders the same ones every snapshot (read only)."""
+    return _parser().parse_args(list(args_in))
+
+
 def has_clock(args_in: Sequence[str]) -> bool:
     """Whether the answer prints the current time (`-l` without `-h`): never kept rendered in a file."""
-    args = _parser().parse_args(list(args_in))
-    return bool(args.long and not args.noheader)
+    return bool(_parse(tuple(args_in)).long and not _parse(tuple(args_in)).noheader)
 
 
 def answer(
@@ -323,7 +329,7 @@ def answer(
     With `view=None` only the command line is checked (Passthrough or nothing); the gateway formats with
     the same function for the socket-only client."""
     try:
-        args = _parser().parse_args(list(args_in))
+        args = _parse(tuple(args_in))
     except ShimArgs as exc:
         raise Passthrough(str(exc)) from None
     if args.jobs_positional:  # squeue takes no positionals: let the real one say so

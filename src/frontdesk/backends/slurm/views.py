@@ -50,7 +50,7 @@ SEPARATOR = "#"
 """Between the arguments in a file name: not in SAFE, so each command line has one name."""
 MAX_NAME = 200
 """Longest file name (bytes); longer command lines go to the socket."""
-MAX_PER_USER = 32
+MAX_PER_USER = 256
 """Command lines one user may have rendered at once (each costs the gateway a rendering per snapshot); more
 are answered through the socket, as before."""
 IDLE_DROP = 60.0
