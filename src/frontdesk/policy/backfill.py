@@ -115,6 +115,7 @@ class _Pass:
         self.held: dict[str, list[float]] = {}
         """key -> agent cores on its reservation's nodes [until the shadow time, past it], the head's cores,
         the slice cores the head leaves free"""
+        self.head: dict[str, tuple[float, float]] = {}
         self.slice = _Slices(self.work.nodes, running, agents.slices if agents else {}, agents.caps if agents else {})
 
     def _agent(self, job: JobView) -> bool:
@@ -144,7 +145,7 @@ class _Pass:
                 self.excluded_failed.add((key, sig))
         if p is None:
             return False
-        if res is not None and agent:
+        if res is not None and agent and key in self.held:
             held = self.held[key]
             held[0 if self.now + job.walltime_s <= res.shadow else 1] += sum(
                 x.cpus for x in p.parts if x.node in res.nodes
@@ -170,7 +171,7 @@ class _Pass:
             return before
         key = self.key(job) if self.key else ""
         extra = sum(x.cpus for x in p.parts if x.node in res.nodes)
-        held = self.held[key]
+        held = self.held.get(key) or self._held(key, res)
         if before:
             return held[0] + extra <= self.agents.fill.get(key, 1.0) * held[2] + 1e-9
         return held[1] + extra <= held[3] + 1e-9
@@ -188,12 +189,17 @@ class _Pass:
         need = replace(job, cpus=job.cpus + spare) if spare else job
         res = _shadow(need, self.work.nodes, self.index, self.placer, self.now)
         self.reservations[key] = Reservation(job.id, res.shadow, res.nodes)
-        if self.agents is not None:
-            trials = {r.id: r for n in res.nodes for r in self.index.get(n, ()) if r.trial}
-            held = [0.0, 0.0, float(job.cpus), float(spare)]
-            for r in trials.values():
-                held[0 if r.expected_end <= res.shadow else 1] += sum(x.cpus for x in r.parts if x.node in res.nodes)
-            self.held[key] = held
+        self.head[key] = (float(job.cpus), float(spare))
+        self.held.pop(key, None)
+
+    def _held(self, key: str, res: Reservation) -> list[float]:
+        """Counted when agent work first asks for reserved nodes (planned trials are in the index too)."""
+        trials = {r.id: r for n in res.nodes for r in (self.index or {}).get(n, ()) if r.trial}
+        held = [0.0, 0.0, *self.head[key]]
+        for r in trials.values():
+            held[0 if r.expected_end <= res.shadow else 1] += sum(x.cpus for x in r.parts if x.node in res.nodes)
+        self.held[key] = held
+        return held
 
 
 class _Slices:

@@ -144,22 +144,27 @@ def make_picker(
         nodes = build_nodes(cfg, free, False)
         run_cfg = _shared_cfg(cfg)
         views = [to_view(cfg, j, meta.get(j.job_id)) for j in queued]
+        ran = [(r, to_view(cfg, r, meta.get(r.job_id))) for r in getattr(free, "running", ())]
         running = [
             RunningView(
                 r.backend_id,
                 (Part(next(iter(nodes)), float(r.cpus), r.memory_bytes, _whole_gpus(r)),),
                 (getattr(r, "started_at", None) or r.queued_at) + float(r.walltime_seconds or 24 * 3600),
+                job_class=v.job_class,
+                trial=v.trial,
             )
-            for r in getattr(free, "running", ())
+            for r, v in ran
         ]
         if _sliced(cfg):
             running = [
                 RunningView(
                     r.backend_id,
-                    (Part(to_view(cfg, r, meta.get(r.job_id)).pool, float(r.cpus), r.memory_bytes, _whole_gpus(r)),),
+                    (Part(v.pool, float(r.cpus), r.memory_bytes, _whole_gpus(r)),),
                     (getattr(r, "started_at", None) or r.queued_at) + float(r.walltime_seconds or 24 * 3600),
+                    job_class=v.job_class,
+                    trial=v.trial,
                 )
-                for r in getattr(free, "running", ())
+                for r, v in ran
             ]
         placements, _ = plan(views, nodes, running, now, hour_of(now), run_cfg, shares)
         return _device_fit([p.job_id for p in placements], queued, free)
