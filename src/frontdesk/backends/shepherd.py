@@ -19,10 +19,11 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from frontdesk import faults
 from frontdesk.backends.gpuwatch import GpuWatch, parse_gpu_sample
+from frontdesk.backends.outputcap import OutputCap
 from frontdesk.backends.tracking import (
     TAG_VAR,
     JobCgroup,
@@ -32,6 +33,9 @@ from frontdesk.backends.tracking import (
     nothing_left,
     set_child_subreaper,
 )
+
+if TYPE_CHECKING:
+    import resource
 
 __all__ = ["main", "memory_cgroup_root", "parse_gpu_sample", "write_json"]
 
@@ -133,75 +137,31 @@ def _store_result(job_dir: Path, result: dict[str, Any]) -> None:
             delay = min(delay * 2, 5.0)
 
 
-class _OutputCap:
-    """Keeps each output file under `output_max_bytes` (a site setting): past it, the older half is cut
-    and a line says how much; the result counts the bytes cut and stderr's last line says so."""
+class _Cancel:
+    """Set by SIGTERM/SIGINT (the gateway's cancel): the watch loop ends the job."""
 
-    def __init__(self, launch: dict[str, Any]) -> None:
-        self.limit = int(launch.get("output_max_bytes") or 0)
-        self.paths = {"stdout": Path(launch["stdout"]), "stderr": Path(launch["stderr"])}
-        self.cut = {"stdout": 0, "stderr": 0}
+    def __init__(self) -> None:
+        self.flag = False
+        signal.signal(signal.SIGTERM, self.on_signal)
+        signal.signal(signal.SIGINT, self.on_signal)
 
-    def check(self) -> None:
-        if not self.limit:
-            return
-        for name, path in self.paths.items():
-            try:
-                size = path.stat().st_size
-                if size <= self.limit:
-                    continue
-                keep = self.limit // 2
-                with open(path, "r+b") as fh:
-                    fh.seek(size - keep)
-                    tail = fh.read(keep)
-                    fh.seek(0)
-                    fh.truncate(0)
-                    self.cut[name] += size - len(tail)
-                    fh.write(
-                        f"frontdesk: {self.cut[name]} bytes of {name} cut (output limit {self.limit} bytes)\n".encode()
-                    )
-                    fh.write(tail)
-            except OSError:
-                continue
-
-    def result(self) -> dict[str, Any]:
-        self.check()
-        if not any(self.cut.values()):
-            return {}
-        note = ", ".join(f"{n} {c} bytes" for n, c in self.cut.items() if c)
-        try:
-            with open(self.paths["stderr"], "ab") as fh:
-                fh.write(f"frontdesk: output was cut at the site limit of {self.limit} bytes ({note})\n".encode())
-        except OSError:
-            pass
-        return {"output_cut_bytes": {n: c for n, c in self.cut.items() if c}}
+    def on_signal(self, signum: int, frame: Any) -> None:
+        self.flag = True
 
 
-def run(job_dir: Path) -> int:
-    """Run the attempt described in job_dir/launch.json to its end; returns 0."""
-    cancelled = {"flag": False}
-
-    def on_term(signum: int, frame: Any) -> None:
-        cancelled["flag"] = True
-
-    signal.signal(signal.SIGTERM, on_term)
-    signal.signal(signal.SIGINT, on_term)
-    launch = json.loads((job_dir / "launch.json").read_text())
+def _claim(job_dir: Path) -> bool:
+    """Take the attempt (O_EXCL pid file); False when another shepherd owns it: never start a job twice."""
     try:
         fd = os.open(job_dir / "shepherd.pid", os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
     except FileExistsError:
-        return 0  # another shepherd owns this attempt: never start a job twice
+        return False
     os.write(fd, str(os.getpid()).encode())
     os.close(fd)
+    return True
 
-    if cancelled["flag"] or (job_dir / "cancel").exists():
-        write_json(job_dir / "result.json", {"state": "CANCELLED", "ended_at": time.time(), "reason": "cancelled"})
-        _notify(launch)
-        return 0
-    limit = launch.get("memory_bytes")
-    tag = str(launch.get("cgroup") or launch["backend_id"])
-    set_child_subreaper()  # escapers (setsid, double fork) re-parent here, also where no cgroup can be made
-    cgroup = _make_cgroup(tag, int(limit) if limit else None)
+
+def _start(launch: dict[str, Any], tag: str, cgroup: JobCgroup | None) -> subprocess.Popen[bytes] | str:
+    """Start the job in its own session (cgroup joined, its user, Landlock); or why it could not start."""
     writable = launch.get("landlock_writable")
     from frontdesk.backends.runas import RunAs, become, job_argv, open_output
 
@@ -217,8 +177,6 @@ def run(job_dir: Path) -> int:
 
             restrict_writes(list(writable))
 
-    started = time.time()
-    result: dict[str, Any] = {"started_at": started}
     with open_output(launch["stdout"], who) as out, open_output(launch["stderr"], who) as err:
         if writable:
             from frontdesk.backends.landlock import describe
@@ -228,7 +186,7 @@ def run(job_dir: Path) -> int:
         try:
             if not os.path.isdir(launch["cwd"]):
                 raise FileNotFoundError(2, f"the working directory {launch['cwd']} does not exist", launch["cwd"])
-            child = subprocess.Popen(
+            return subprocess.Popen(
                 argv,
                 cwd=launch["cwd"],
                 env={**launch["env"], TAG_VAR: tag},
@@ -243,95 +201,142 @@ def run(job_dir: Path) -> int:
             msg = _start_error(launch, exc)
             err.write(f"frontdesk: {msg}\n".encode())
             err.flush()
-            result.update(state="FAILED", exit_code=127, signal=None, ended_at=time.time(), reason=msg)
-            if cgroup is not None:
-                cgroup.remove()  # a failed start leaves no cgroup behind
-            _store_result(job_dir, result)
-            _notify(launch)
-            return 0
-    try:
-        write_json(
-            job_dir / "started.json",
-            {
-                "pid": child.pid,
-                "started_at": started,
-                "enforcement": cgroup.kind if cgroup else ("rss" if limit else None),
-            },
-        )
-    except OSError:
-        pass  # a full disk: the gateway still sees the shepherd alive (RUNNING); the result is what matters
-    faults.point("shepherd_started")
-    cap = _OutputCap(launch)
-    pidfd = os.pidfd_open(child.pid)
-    walltime = launch.get("walltime_seconds")
-    gpus = GpuWatch(launch["env"].get("CUDA_VISIBLE_DEVICES", ""), launch.get("gpu_memory_limit"))
-    peak, why, deadline_kill, gpu_over = 0, None, None, None
-    status: int | None = None
-    rusage = None
-    while status is None:
-        select.select([pidfd], [], [], SAMPLE_SECONDS)
-        pid, st, ru = os.wait4(child.pid, os.WNOHANG)
-        if pid:
-            status, rusage = st, ru
-            break
-        now = time.time()
-        _reap_adopted(child.pid)
-        tree = attempt_pids(pgid=child.pid, cgroup=cgroup, ancestor=os.getpid())
+            return msg
+
+
+def _enforcement(cgroup: JobCgroup | None, limit: Any) -> str | None:
+    return cgroup.kind if cgroup else ("rss" if limit else None)
+
+
+class _Watch:
+    """The watch loop over the running job: samples, the output cap, and the first reason to end it."""
+
+    def __init__(self, launch: dict[str, Any], pid: int, cgroup: JobCgroup | None, started: float) -> None:
+        self.launch, self.pid, self.cgroup, self.started = launch, pid, cgroup, started
+        self.limit, self.walltime = launch.get("memory_bytes"), launch.get("walltime_seconds")
+        self.cap = OutputCap(launch)
+        self.gpus = GpuWatch(launch["env"].get("CUDA_VISIBLE_DEVICES", ""), launch.get("gpu_memory_limit"))
+        self.peak, self.status = 0, 0
+        self.why: str | None = None
+        self.gpu_over: str | None = None
+        self.deadline_kill: float | None = None
+        self.rusage: resource.struct_rusage | None = None
+
+    def run(self, cancel: _Cancel) -> None:
+        """Until the job's main process exits (wait4); its status and rusage are kept."""
+        pidfd = os.pidfd_open(self.pid)
+        while True:
+            select.select([pidfd], [], [], SAMPLE_SECONDS)
+            pid, st, ru = os.wait4(self.pid, os.WNOHANG)
+            if pid:
+                self.status, self.rusage = st, ru
+                break
+            self.tick(time.time(), cancel.flag)
+        os.close(pidfd)
+
+    def tick(self, now: float, cancelled: bool) -> None:
+        _reap_adopted(self.pid)
+        tree = attempt_pids(pgid=self.pid, cgroup=self.cgroup, ancestor=os.getpid())
         rss = sum(tree.values())
-        peak = max(peak, rss)
-        over = gpus.sample(now, tree)
-        cap.check()
-        if why is None:
-            if cancelled["flag"]:
-                why = "CANCELLED"
-            elif walltime and now - started > walltime:
-                why = "TIMEOUT"
-            elif over or (limit and cgroup is None and rss > int(limit)):
-                why, gpu_over = "OUT_OF_MEMORY", over  # a shared GPU's cap, or host memory without a cgroup
+        self.peak = max(self.peak, rss)
+        over = self.gpus.sample(now, tree)
+        self.cap.check()
+        if self.why is None:
+            if cancelled:
+                self.why = "CANCELLED"
+            elif self.walltime and now - self.started > self.walltime:
+                self.why = "TIMEOUT"
+            elif over or (self.limit and self.cgroup is None and rss > int(self.limit)):
+                self.why, self.gpu_over = "OUT_OF_MEMORY", over  # a shared GPU's cap, or host memory without a cgroup
                 if over:
-                    _say(launch, f"frontdesk: {over}; the job was ended (a shared GPU holds only what was asked)")
-            if why:
-                _kill_tree(child.pid, child.pid, cgroup, signal.SIGKILL if why == "OUT_OF_MEMORY" else signal.SIGTERM)
-                deadline_kill = now + KILL_GRACE_SECONDS
-        elif deadline_kill and now > deadline_kill:
-            _kill_tree(child.pid, child.pid, cgroup, signal.SIGKILL)
-            deadline_kill = None
-    os.close(pidfd)
-    faults.point("shepherd_job_exited")
-    # Leftovers of the tree (daemons the job started, setsid/double-fork escapers) die with it, confirmed.
-    gone = nothing_left(child.pid, cgroup) or kill_all(  # the common case answered without a /proc scan
-        lambda: attempt_pids(pgid=child.pid, cgroup=cgroup, ancestor=os.getpid(), tag=None if cgroup else tag)
+                    _say(self.launch, f"frontdesk: {over}; the job was ended (a shared GPU holds only what was asked)")
+            if self.why:
+                sig = signal.SIGKILL if self.why == "OUT_OF_MEMORY" else signal.SIGTERM
+                _kill_tree(self.pid, self.pid, self.cgroup, sig)
+                self.deadline_kill = now + KILL_GRACE_SECONDS
+        elif self.deadline_kill and now > self.deadline_kill:
+            _kill_tree(self.pid, self.pid, self.cgroup, signal.SIGKILL)
+            self.deadline_kill = None
+
+
+def _fence(pid: int, cgroup: JobCgroup | None, tag: str) -> bool:
+    """Leftovers of the tree (daemons the job started, setsid/double-fork escapers) die with it, confirmed."""
+    return nothing_left(pid, cgroup) or kill_all(  # the common case answered without a /proc scan
+        lambda: attempt_pids(pgid=pid, cgroup=cgroup, ancestor=os.getpid(), tag=None if cgroup else tag)
     )
+
+
+def _outcome(w: _Watch, gone: bool) -> dict[str, Any]:
+    """The result's fields from what the watch saw: state, exit, usage, reason, enforcement."""
     ended = time.time()
-    code = os.waitstatus_to_exitcode(status)
+    code = os.waitstatus_to_exitcode(w.status)
     exit_code, sig = (code, None) if code >= 0 else (128 - code, -code)
-    cpu = (rusage.ru_utime + rusage.ru_stime) if rusage else None
-    peak = max(peak, (rusage.ru_maxrss * 1024) if rusage else 0, (cgroup.peak() or 0) if cgroup else 0)
+    cgroup, ru = w.cgroup, w.rusage
+    peak = max(w.peak, (ru.ru_maxrss * 1024) if ru else 0, (cgroup.peak() or 0) if cgroup else 0)
+    why = w.why
     if why is None and cgroup is not None and cgroup.oom_killed():
         why = "OUT_OF_MEMORY"
     state = why or ("COMPLETED" if code == 0 else "FAILED")
     reason = {
-        "TIMEOUT": f"walltime {walltime}s reached",
-        "OUT_OF_MEMORY": gpu_over or f"memory limit {limit} bytes exceeded",
+        "TIMEOUT": f"walltime {w.walltime}s reached",
+        "OUT_OF_MEMORY": w.gpu_over or f"memory limit {w.limit} bytes exceeded",
         "CANCELLED": "cancelled",
     }.get(state)
-    result.update(
+    return dict(
         state=state,
         exit_code=exit_code,
         signal=sig,
         ended_at=ended,
-        cpu_seconds=cpu,
+        cpu_seconds=(ru.ru_utime + ru.ru_stime) if ru else None,
         peak_rss_bytes=peak or None,
         reason=reason,
-        enforcement=cgroup.kind if cgroup else ("rss" if limit else None),
+        enforcement=_enforcement(cgroup, w.limit),
         tracking="cgroup" if cgroup else "subreaper",
         leftovers_killed=gone,
-        **cap.result(),
-        **gpus.result(),
+        **w.cap.result(),
+        **w.gpus.result(),
     )
+
+
+def _finish(job_dir: Path, result: dict[str, Any], cgroup: JobCgroup | None) -> None:
+    """The cgroup removed (a failed start leaves none behind either), result.json stored (waiting out a full disk)."""
     if cgroup is not None:
         cgroup.remove()
     _store_result(job_dir, result)
+
+
+def run(job_dir: Path) -> int:
+    """Run the attempt described in job_dir/launch.json to its end (start, watch, fence, finish); returns 0."""
+    cancel = _Cancel()
+    launch = json.loads((job_dir / "launch.json").read_text())
+    if not _claim(job_dir):
+        return 0
+    if cancel.flag or (job_dir / "cancel").exists():
+        write_json(job_dir / "result.json", {"state": "CANCELLED", "ended_at": time.time(), "reason": "cancelled"})
+        _notify(launch)
+        return 0
+    limit = launch.get("memory_bytes")
+    tag = str(launch.get("cgroup") or launch["backend_id"])
+    set_child_subreaper()  # escapers (setsid, double fork) re-parent here, also where no cgroup can be made
+    cgroup = _make_cgroup(tag, int(limit) if limit else None)
+    started = time.time()
+    child = _start(launch, tag, cgroup)
+    if isinstance(child, str):
+        failed = dict(state="FAILED", exit_code=127, signal=None, ended_at=time.time(), reason=child)
+        _finish(job_dir, {"started_at": started, **failed}, cgroup)
+        _notify(launch)
+        return 0
+    try:
+        started_file = {"pid": child.pid, "started_at": started, "enforcement": _enforcement(cgroup, limit)}
+        write_json(job_dir / "started.json", started_file)
+    except OSError:
+        pass  # a full disk: the gateway still sees the shepherd alive (RUNNING); the result is what matters
+    faults.point("shepherd_started")
+    watch = _Watch(launch, child.pid, cgroup, started)
+    watch.run(cancel)
+    faults.point("shepherd_job_exited")
+    gone = _fence(child.pid, cgroup, tag)
+    _finish(job_dir, {"started_at": started, **_outcome(watch, gone)}, cgroup)
     faults.point("shepherd_result_written")
     _notify(launch)
     return 0

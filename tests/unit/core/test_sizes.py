@@ -19,7 +19,6 @@ LONG_MODULES: dict[str, str] = {
 
 LONG_FUNCTIONS: dict[str, str] = {
     # "path:function": owner (to be split)
-    "backends/shepherd.py:run": "H8: the shepherd split into steps",
     "policy/backfill.py:_shadow": "policy owner",
     "server.py:serve": "H6",
     "sim/engine.py:simulate": "policy owner",
