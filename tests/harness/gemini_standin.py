@@ -9,11 +9,11 @@ Stdlib only; run in a thread by the tests.
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from loopback import Exchange, Loopback
 
 __all__ = ["GeminiStandIn", "request_text"]
 
@@ -31,56 +31,25 @@ def request_text(body: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
-class GeminiStandIn:
+class GeminiStandIn(Loopback):
     """`with GeminiStandIn(["reply 1", "reply 2"]) as api:` → `api.url`, `api.loop_requests`."""
+
+    http_version = "HTTP/1.0"
 
     def __init__(self, script: list[str], on_request: Callable[[int], None] | None = None) -> None:
         self.script = list(script)
         self.on_request = on_request
         self.loop_requests: list[dict[str, Any]] = []
         self.lock = threading.Lock()
-        standin = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                raw = self.rfile.read(int(self.headers.get("content-length") or 0))
-                try:
-                    body = json.loads(raw or b"{}")
-                except ValueError:
-                    body = {}
-                if ":streamGenerateContent" in self.path:
-                    with standin.lock:
-                        standin.loop_requests.append(body)
-                        n = len(standin.loop_requests)
-                        text = standin.script[n - 1] if n <= len(standin.script) else "done"
-                    if standin.on_request is not None:
-                        standin.on_request(n)  # e.g. let a job finish once the turn is under way
-                    self.send_response(200)
-                    self.send_header("content-type", "text/event-stream")
-                    self.end_headers()
-                    self.wfile.write(f"data: {json.dumps(_chunk(text))}\n\n".encode())
-                    self.wfile.flush()
-                    self.close_connection = True
-                    return
-                payload = json.dumps(_chunk("ok")).encode()
-                self.send_response(200)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self) -> GeminiStandIn:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+    def post(self, exchange: Exchange, body: dict[str, Any]) -> None:
+        if ":streamGenerateContent" not in exchange.path:
+            exchange.send_json(_chunk("ok"))
+            return
+        with self.lock:
+            self.loop_requests.append(body)
+            n = len(self.loop_requests)
+            text = self.script[n - 1] if n <= len(self.script) else "done"
+        if self.on_request is not None:
+            self.on_request(n)  # e.g. let a job finish once the turn is under way
+        exchange.send_events([(None, _chunk(text))])

@@ -14,6 +14,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +26,7 @@ NODE = HARNESS / "node"
 sys.path.insert(0, str(HARNESS))
 
 from anthropic_standin import MessagesStandIn  # noqa: E402
-from live.responses_standin import input_text  # noqa: E402
-from responses_script import ScriptedResponses  # noqa: E402
+from live.responses_standin import ResponsesStandIn, input_text  # noqa: E402
 
 pytestmark = [pytest.mark.harness, pytest.mark.slow]
 
@@ -74,6 +75,42 @@ def _job_ids(text: str) -> list[int]:
     return [int(line) for line in text.split() if line.isdigit()]
 
 
+@contextmanager
+def _harness(argv: list[str], cwd: Path, env: dict[str, str], log: Any, **popen: Any) -> Iterator[Any]:
+    """The harness in its own process group, which is killed -9 on the way out (with its tool call, mid-turn)."""
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stderr=log, start_new_session=True, **popen)
+    try:
+        yield proc
+    finally:
+        with suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def _after_the_crash(gw: Any) -> tuple[str, dict[str, Any], dict[str, int]]:
+    """kill -9 the gateway and start it again; wait until both jobs of the one campaign completed and their two
+    reports are stored unread. (session id, the campaign then, job ids by name)."""
+    gw.kill9()
+    gw.start()
+    sessions = gw.client.request("GET", "/v1/sessions")
+    assert len(sessions) == 1, sessions
+    sid = sessions[0]["id"]
+    jobs = {j["name"]: j["id"] for j in gw.client.request("GET", f"/v1/sessions/{sid}/campaign")["jobs"]}
+    assert set(jobs) == {"first", "second"}, jobs
+    for job in jobs.values():
+        gw.wait_state(job, {"COMPLETED"}, timeout=60)
+    _until(lambda: len(gw.client.request("GET", f"/v1/sessions/{sid}/campaign")["unread"]) == 2, 30, "two reports")
+    camp = gw.client.request("GET", f"/v1/sessions/{sid}/campaign")
+    assert camp["turn_state"] == "in_turn" and camp["turn"] == 1, camp
+    return sid, camp, jobs
+
+
+def _nothing_ran_twice(said: str, jobs: dict[str, int], runs: Path) -> None:
+    """The replayed submission (its output: `said`) returned the job it made before; each job ran once."""
+    assert f"job {jobs['second']}: already submitted with the same idempotency key" in said, said
+    assert sorted(runs.read_text().split()) == ["first", "second"]
+
+
 def _killed_campaign(gw: Any, claude_bin: Path, project: Path, home: Path, runs: Path) -> tuple[str, dict[str, int]]:
     """Run a campaign that submits two jobs, kill -9 the harness in its third tool call and the gateway; restart
     the gateway and wait until both jobs ended and their reports are stored unread. (session id, job ids)."""
@@ -81,35 +118,14 @@ def _killed_campaign(gw: Any, claude_bin: Path, project: Path, home: Path, runs:
     home.mkdir(exist_ok=True)
     assert gw.cli("hooks", "install", "claude", "--project", "--dir", str(project), "--no-guard").returncode == 0
     script = [("bash", FIRST.format(runs=runs)), ("bash", SECOND.format(runs=runs)), ("bash", "sleep 600")]
+    argv = [str(claude_bin), "-p", "run the campaign", "--allowedTools", TOOLS, "--output-format", "json"]
     with MessagesStandIn(script) as api, open(project.parent / "claude.log", "wb") as log:
-        argv = [str(claude_bin), "-p", "run the campaign", "--allowedTools", TOOLS, "--output-format", "json"]
-        proc = subprocess.Popen(
-            argv,
-            cwd=project,
-            env=_env(gw, api.url, home),
-            stdout=subprocess.DEVNULL,
-            stderr=log,
-            start_new_session=True,
-        )
-        try:
+        with _harness(argv, project, _env(gw, api.url, home), log, stdout=subprocess.DEVNULL) as proc:
             _until(lambda: len(api.loop_requests) >= 3 or proc.poll() is not None, 180, "the third model request")
             assert proc.poll() is None, (project.parent / "claude.log").read_text()[-2000:]
             submitted = _job_ids(MessagesStandIn.last_user_text(api.loop_requests[2]))
-        finally:
-            os.killpg(proc.pid, signal.SIGKILL)  # the harness and its tool call, mid-turn
-            proc.wait()
-    gw.kill9()
-    gw.start()
-    sessions = gw.client.request("GET", "/v1/sessions")
-    assert len(sessions) == 1
-    sid = sessions[0]["id"]
-    jobs = {j["name"]: j["id"] for j in gw.client.request("GET", f"/v1/sessions/{sid}/campaign")["jobs"]}
-    assert set(jobs) == {"first", "second"} and jobs["second"] in submitted
-    for job in jobs.values():
-        gw.wait_state(job, {"COMPLETED"}, timeout=60)
-    _until(lambda: len(gw.client.request("GET", f"/v1/sessions/{sid}/campaign")["unread"]) == 2, 30, "two reports")
-    camp = gw.client.request("GET", f"/v1/sessions/{sid}/campaign")
-    assert camp["turn_state"] == "in_turn" and camp["turn"] == 1 and camp["resume_handle"] == sid
+    sid, camp, jobs = _after_the_crash(gw)
+    assert jobs["second"] in submitted and camp["resume_handle"] == sid
     return sid, jobs
 
 
@@ -154,10 +170,8 @@ def test_claude_campaign_resumes_on_a_copied_tree_and_runs_nothing_twice(
     assert -1 not in reports and max(reports) < prompt.index("Campaign summary"), prompt[:1500]
     assert "run the campaign" in json.dumps(loop[0]["messages"][0])  # the resumed transcript came along
     said = MessagesStandIn.last_user_text(loop[1])
-    replayed = _job_ids(said)
-    assert f"job {jobs['second']}: already submitted with the same idempotency key" in said
-    assert replayed == [jobs["second"]]  # the replayed submission returned the job it made before
-    assert sorted(runs.read_text().split()) == ["first", "second"]  # nothing ran twice
+    _nothing_ran_twice(said, jobs, runs)
+    assert _job_ids(said) == [jobs["second"]]  # the replayed submission returned the job it made before
     after = gw.client.request("GET", f"/v1/sessions/{sid}/campaign")
     assert len(after["jobs"]) == 2 and after["unread"] == [] and after["incarnation"] == 1
     assert after["cwd"] == str(copy)
@@ -172,17 +186,9 @@ def test_suspend_ends_the_real_harness_and_its_job_runs_on(
     home.mkdir()
     assert gw.cli("hooks", "install", "claude", "--project", "--dir", str(project), "--no-guard").returncode == 0
     script = [("bash", f"frontdesk run --name long -- sh -c 'sleep 3; echo long >> {runs}'"), ("bash", "sleep 600")]
+    argv = [str(claude_bin), "-p", "run it", "--allowedTools", TOOLS, "--output-format", "json"]
     with MessagesStandIn(script) as api, open(tmp_path / "claude.log", "wb") as log:
-        argv = [str(claude_bin), "-p", "run it", "--allowedTools", TOOLS, "--output-format", "json"]
-        proc = subprocess.Popen(
-            argv,
-            cwd=project,
-            env=_env(gw, api.url, home),
-            stdout=subprocess.DEVNULL,
-            stderr=log,
-            start_new_session=True,
-        )
-        try:
+        with _harness(argv, project, _env(gw, api.url, home), log, stdout=subprocess.DEVNULL) as proc:
             _until(lambda: len(api.loop_requests) >= 2 or proc.poll() is not None, 180, "the second model request")
             sid = gw.client.request("GET", "/v1/sessions")[0]["id"]
             res = gw.cli("sessions", "suspend", sid, "--json")
@@ -190,12 +196,6 @@ def test_suspend_ends_the_real_harness_and_its_job_runs_on(
             got = json.loads(res.stdout)
             assert got["signalled"] and got["exited"] and got["pid"] == proc.pid
             assert proc.wait(timeout=30) != 0  # ended by the signal, not by finishing its turn
-        finally:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)  # what is left of the test's own process group (its tool call)
-            except ProcessLookupError:
-                pass
-            proc.wait()
     camp = gw.client.request("GET", f"/v1/sessions/{sid}/campaign")
     assert camp["suspended_at"] is not None and [j["name"] for j in camp["jobs"]] == ["long"]
     gw.wait_state(camp["jobs"][0]["id"], {"COMPLETED"}, timeout=60)  # the job ran on without its harness
@@ -254,34 +254,40 @@ def test_codex_campaign_resumes_on_a_copied_tree_and_runs_nothing_twice(gateway_
     steps = [{"step": "run first", "status": "completed"}, {"step": "run second", "status": "in_progress"}]
     script = [("plan", json.dumps({"plan": steps})), ("shell", _codex_cmd(FIRST, runs))]
     script += [("shell", _codex_cmd(SECOND, runs)), ("shell", "sleep 600")]
-    with ScriptedResponses(script) as api, open(tmp_path / "codex.log", "wb") as log:
+    argv = [str(CODEX), "exec", "--skip-git-repo-check", *CODEX_ARGS.split(), "--json", "run the campaign"]
+    with ResponsesStandIn(script) as api, open(tmp_path / "codex.log", "wb") as log:
         env = {**_env(gw, "", home), **_codex_home(home, api.url)}
-        argv = [str(CODEX), "exec", "--skip-git-repo-check", *CODEX_ARGS.split(), "--json", "run the campaign"]
-        proc = subprocess.Popen(
-            argv, cwd=project, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True
-        )
-        try:
+        with _harness(argv, project, env, log, stdin=subprocess.DEVNULL, stdout=log) as proc:
             _until(lambda: len(api.requests) >= 4 or proc.poll() is not None, 180, "the fourth model request")
             assert proc.poll() is None, (tmp_path / "codex.log").read_text()[-2000:]
-        finally:
-            os.killpg(proc.pid, signal.SIGKILL)  # the harness and its shell call, mid-turn
-            proc.wait()
-    gw.kill9()
-    gw.start()
-    sid = gw.client.request("GET", "/v1/sessions")[0]["id"]
-    camp = gw.client.request("GET", f"/v1/sessions/{sid}/campaign")
-    jobs = {j["name"]: j["id"] for j in camp["jobs"]}
-    assert camp["harness"] == "codex" and camp["turn_state"] == "in_turn" and set(jobs) == {"first", "second"}
-    assert camp["turn"] == 1 and camp["resume_handle"] == sid  # the thread id, from Codex's hooks
-    for job in jobs.values():
-        gw.wait_state(job, {"COMPLETED"}, timeout=60)
-    _until(lambda: len(gw.client.request("GET", f"/v1/sessions/{sid}/campaign")["unread"]) == 2, 30, "two reports")
+    sid, camp, jobs = _after_the_crash(gw)
+    assert camp["harness"] == "codex" and camp["resume_handle"] == sid  # the thread id, from Codex's hooks
+    _codex_resumed(gw, sid, tmp_path, home, runs, jobs, CODEX_ARGS)
+    after = gw.client.request("GET", f"/v1/sessions/{sid}/campaign")
+    assert len(after["jobs"]) == 2 and after["unread"] == [] and after["incarnation"] == 1
+    # Codex's update_plan, read from the rollout file its hooks name (the resumed turn's hooks read it)
+    assert after["plan"] == [{"text": s["step"], "status": s["status"]} for s in steps]
+    assert after["plan_source"] == "update_plan" and "/.codex/sessions/" in after["transcript_path"]
+
+
+def _codex_resumed(
+    gw: Any,
+    sid: str,
+    tmp_path: Path,
+    home: Path,
+    runs: Path,
+    jobs: dict[str, int],
+    harness_args: str,
+    trusted: bool = False,
+) -> subprocess.CompletedProcess[str]:
+    """Copy the tree to node2, `frontdesk sessions resume --headless` the thread there against a stand-in that
+    replays the second submission; both reports come first in its first request, and nothing ran twice."""
     copy = tmp_path / "node2" / "proj"
-    shutil.copytree(project, copy)
+    shutil.copytree(tmp_path / "node1" / "proj", copy)  # the tree as another node sees it
     replay = [("shell", _codex_cmd(SECOND, runs)), ("text", "Both runs are done.")]
-    with ScriptedResponses(replay, first_id=100) as api2:
-        env = {**_env(gw, "", home), **_codex_home(home, api2.url)}
-        args = ["sessions", "resume", sid, "--dir", str(copy), "--headless", "--harness-args", CODEX_ARGS]
+    with ResponsesStandIn(replay, first_id=100) as api2:
+        env = {**_env(gw, "", home), **_codex_home(home, api2.url, trusted=copy if trusted else None)}
+        args = ["sessions", "resume", sid, "--dir", str(copy), "--headless", "--harness-args", harness_args]
         res = subprocess.run(
             [sys.executable, "-m", "frontdesk.cli.main", *args],
             env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=240,
@@ -291,14 +297,8 @@ def test_codex_campaign_resumes_on_a_copied_tree_and_runs_nothing_twice(gateway_
     text = input_text(api2.requests[0])
     reports = [text.rfind(f"{jobs['first']} (first) COMPLETED"), text.rfind(f"{jobs['second']} (second) COMPLETED")]
     assert text.index("run the campaign") < min(reports) and max(reports) < text.rindex("Campaign summary")
-    said = ScriptedResponses.outputs(api2.requests[1])[-1]
-    assert f"job {jobs['second']}: already submitted with the same idempotency key" in said, said
-    assert sorted(runs.read_text().split()) == ["first", "second"]  # nothing ran twice
-    after = gw.client.request("GET", f"/v1/sessions/{sid}/campaign")
-    assert len(after["jobs"]) == 2 and after["unread"] == [] and after["incarnation"] == 1
-    # Codex's update_plan, read from the rollout file its hooks name (the resumed turn's hooks read it)
-    assert after["plan"] == [{"text": s["step"], "status": s["status"]} for s in steps]
-    assert after["plan_source"] == "update_plan" and "/.codex/sessions/" in after["transcript_path"]
+    _nothing_ran_twice(ResponsesStandIn.outputs(api2.requests[1])[-1], jobs, runs)
+    return res
 
 
 def _trust_hooks(server: Any, home: Path, project: Path) -> None:
@@ -317,7 +317,7 @@ def _app_server_campaign(gw: Any, project: Path, home: Path, runs: Path, log: Pa
     from frontdesk.agents.codex_appserver import AppServer
 
     script = [("shell", _codex_cmd(FIRST, runs)), ("shell", _codex_cmd(SECOND, runs)), ("shell", "sleep 600")]
-    with ScriptedResponses(script) as api, open(log, "wb") as err:
+    with ResponsesStandIn(script) as api, open(log, "wb") as err:
         env = {**_env(gw, "", home), **_codex_home(home, api.url, trusted=project)}
         server = AppServer([str(CODEX), "app-server", *APP_ARGS], str(project), err, env=env, own_group=True)
         try:
@@ -346,35 +346,12 @@ def test_codex_thread_started_by_the_app_server_resumes_through_it(gateway_facto
     project.mkdir(parents=True)
     assert gw.cli("hooks", "install", "codex", "--project", "--dir", str(project)).returncode == 0
     thread = _app_server_campaign(gw, project, home, runs, tmp_path / "codex.log")
-    gw.kill9()
-    gw.start()
-    camp = gw.client.request("GET", f"/v1/sessions/{thread}/campaign")
-    jobs = {j["name"]: j["id"] for j in camp["jobs"]}
-    assert camp["harness"] == "codex" and set(jobs) == {"first", "second"}, camp
-    assert camp["turn_state"] == "in_turn" and camp["turn"] == 1, camp  # the hooks ran under the app server
-    for job in jobs.values():
-        gw.wait_state(job, {"COMPLETED"}, timeout=60)
-    _until(lambda: len(gw.client.request("GET", f"/v1/sessions/{thread}/campaign")["unread"]) == 2, 30, "reports")
-    copy = tmp_path / "node2" / "proj"
-    shutil.copytree(project, copy)
-    replay = [("shell", _codex_cmd(SECOND, runs)), ("text", "Both runs are done.")]
-    with ScriptedResponses(replay, first_id=100) as api2:
-        env = {**_env(gw, "", home), **_codex_home(home, api2.url, trusted=copy)}
-        args = ["sessions", "resume", thread, "--dir", str(copy), "--headless", "--harness-args", shlex.join(APP_ARGS)]
-        res = subprocess.run(
-            [sys.executable, "-m", "frontdesk.cli.main", *args],
-            env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=240,
-        )  # fmt: skip
-    assert res.returncode == 0, res.stderr[-3000:]
+    sid, camp, jobs = _after_the_crash(gw)
+    assert sid == thread and camp["harness"] == "codex", camp  # turn 1, in turn: the hooks ran under the app server
+    res = _codex_resumed(gw, thread, tmp_path, home, runs, jobs, shlex.join(APP_ARGS), trusted=True)
     assert "through codex app-server" in res.stderr  # chosen from the rollout: an app-server client started it
     assert res.stdout.strip().splitlines()[-1] == "Both runs are done."  # the agent's message, from the server
-    assert len(api2.requests) == 2, [input_text(b)[-300:] for b in api2.requests]
-    text = input_text(api2.requests[0])
-    reports = [text.rfind(f"{jobs['first']} (first) COMPLETED"), text.rfind(f"{jobs['second']} (second) COMPLETED")]
-    assert text.index("run the campaign") < min(reports) and max(reports) < text.rindex("Campaign summary")
-    said = ScriptedResponses.outputs(api2.requests[1])[-1]
-    assert f"job {jobs['second']}: already submitted with the same idempotency key" in said, said
-    assert sorted(runs.read_text().split()) == ["first", "second"]  # nothing ran twice
+    copy = tmp_path / "node2" / "proj"
     after = gw.client.request("GET", f"/v1/sessions/{thread}/campaign")
     assert after["unread"] == [] and after["incarnation"] == 1 and after["cwd"] == str(copy)
     dry = gw.cli("sessions", "resume", thread, "--via", "exec", "--headless", "--dry-run", "--json")

@@ -1,22 +1,32 @@
 """A stand-in for the OpenAI Responses API on loopback, for driving the real Codex binary offline.
 
-Codex sends `POST /v1/responses` with `"stream": true`; every request is recorded and answered with one
-assistant message (`Done.`) as the event stream `response.created`, `response.output_item.added`,
-`response.output_item.done`, `response.completed`. Stdlib only.
+Codex sends `POST /v1/responses` with `"stream": true`; every request is recorded and answered as the event
+stream `response.created`, `response.output_item.added`, (`response.output_text.delta`),
+`response.output_item.done`, `response.completed`. The answers come from a script, one reply a request:
+`("shell", CMD)` (a `function_call` of Codex's shell tool `exec_command` with `{"cmd": CMD}`), `("plan", JSON)`
+(its `update_plan` tool) or `("text", TEXT)` (an assistant message); past the script (or with none) it answers
+the assistant message `reply` ("Done."). Stdlib only.
 """
 
 from __future__ import annotations
 
-import itertools
 import json
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from loopback import Exchange, Loopback
+
 __all__ = ["ResponsesStandIn", "input_text"]
+
+_USAGE = {
+    "input_tokens": 10,
+    "input_tokens_details": {"cached_tokens": 0},
+    "output_tokens": 2,
+    "output_tokens_details": {"reasoning_tokens": 0},
+    "total_tokens": 12,
+}
 
 
 def input_text(body: dict[str, Any]) -> str:
@@ -34,101 +44,61 @@ def input_text(body: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
-@dataclass
-class ResponsesStandIn:
-    """The server; `url` is the provider's base_url (ends in /v1)."""
+def _item(reply: tuple[str, str], n: int) -> dict[str, Any]:
+    kind, value = reply
+    if kind in ("shell", "plan"):  # plan: Codex's update_plan tool, value = JSON {"plan": [{step, status}]}
+        name, args = ("exec_command", json.dumps({"cmd": value})) if kind == "shell" else ("update_plan", value)
+        return {"type": "function_call", "id": f"fc_{n}", "call_id": f"call_{n}", "name": name,
+                "arguments": args, "status": "completed"}  # fmt: skip
+    text = {"type": "output_text", "text": value, "annotations": []}
+    return {"type": "message", "id": f"msg_{n}", "role": "assistant", "status": "completed", "content": [text]}
 
-    reply: str = "Done."
-    seen: list[tuple[float, dict[str, Any]]] = field(default_factory=list)
-    _server: ThreadingHTTPServer | None = None
-    _ids: Any = field(default_factory=lambda: itertools.count(1))
-    _cond: threading.Condition = field(default_factory=threading.Condition)
+
+def _events(reply: tuple[str, str], n: int) -> list[dict[str, Any]]:
+    item, rid = _item(reply, n), f"resp_{n}"
+    created = {"id": rid, "object": "response", "status": "in_progress", "output": []}
+    events: list[dict[str, Any]] = [{"type": "response.created", "response": created}]
+    if item["type"] == "message":
+        added = {**item, "status": "in_progress", "content": []}
+        delta = {"type": "response.output_text.delta", "output_index": 0, "item_id": item["id"],
+                 "content_index": 0, "delta": reply[1]}  # fmt: skip
+        events += [{"type": "response.output_item.added", "output_index": 0, "item": added}, delta]
+    else:
+        events.append(
+            {"type": "response.output_item.added", "output_index": 0, "item": {**item, "status": "in_progress"}}
+        )
+    done = {"id": rid, "object": "response", "status": "completed", "output": [item], "usage": _USAGE}
+    return [*events, {"type": "response.output_item.done", "output_index": 0, "item": item},
+            {"type": "response.completed", "response": done}]  # fmt: skip
+
+
+class ResponsesStandIn(Loopback):
+    """`with ResponsesStandIn(script, first_id=1) as api:` (or `.start()`/`.stop()`) → `api.url` (ends in /v1),
+    `api.requests` (the bodies), `api.seen` (with the time each came), `api.wait_for(...)`."""
+
+    path = "/v1"
+    listing = {"object": "list", "data": [], "models": []}
+
+    def __init__(self, script: list[tuple[str, str]] | None = None, first_id: int = 1, reply: str = "Done.") -> None:
+        """`first_id`: the number of the first response / call id (a resumed thread already holds lower ones)."""
+        self.script = list(script or [])
+        self.first_id = first_id
+        self.reply = reply
+        self.seen: list[tuple[float, dict[str, Any]]] = []
+        self._cond = threading.Condition()
 
     @property
-    def url(self) -> str:
-        assert self._server is not None
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+    def requests(self) -> list[dict[str, Any]]:
+        with self._cond:
+            return [body for _, body in self.seen]
 
-    def start(self) -> ResponsesStandIn:
-        standin = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def do_GET(self) -> None:
-                data = json.dumps({"object": "list", "data": [], "models": []}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                try:
-                    body = json.loads(self.rfile.read(length) or b"{}")
-                except ValueError:
-                    body = {}
-                with standin._cond:
-                    standin.seen.append((time.time(), body))
-                    standin._cond.notify_all()
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Connection", "close")
-                self.end_headers()
-                for event in standin._events():
-                    self.wfile.write(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode())
-                self.wfile.flush()
-                self.close_connection = True
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-
-    def _events(self) -> list[dict[str, Any]]:
-        n = next(self._ids)
-        rid, mid = f"resp_{n}", f"msg_{n}"
-        text = {"type": "output_text", "text": self.reply, "annotations": []}
-        done = {"type": "message", "id": mid, "role": "assistant", "status": "completed", "content": [text]}
-        usage = {
-            "input_tokens": 10,
-            "input_tokens_details": {"cached_tokens": 0},
-            "output_tokens": 2,
-            "output_tokens_details": {"reasoning_tokens": 0},
-            "total_tokens": 12,
-        }
-        return [
-            {
-                "type": "response.created",
-                "response": {"id": rid, "object": "response", "status": "in_progress", "output": []},
-            },
-            {
-                "type": "response.output_item.added",
-                "output_index": 0,
-                "item": {**done, "status": "in_progress", "content": []},
-            },
-            {
-                "type": "response.output_text.delta",
-                "output_index": 0,
-                "item_id": mid,
-                "content_index": 0,
-                "delta": self.reply,
-            },
-            {"type": "response.output_item.done", "output_index": 0, "item": done},
-            {
-                "type": "response.completed",
-                "response": {"id": rid, "object": "response", "status": "completed", "output": [done], "usage": usage},
-            },
-        ]
+    def post(self, exchange: Exchange, body: dict[str, Any]) -> None:
+        with self._cond:
+            self.seen.append((time.time(), body))
+            self._cond.notify_all()
+            n = len(self.seen)
+            reply = self.script[n - 1] if n <= len(self.script) else ("text", self.reply)
+        exchange.send_events((e["type"], e) for e in _events(reply, n + self.first_id - 1))
 
     def wait_for(self, pred: Callable[[dict[str, Any]], bool], timeout: float, after: int = 0) -> dict[str, Any]:
         """The first request after the first `after` whose body satisfies `pred`."""
@@ -142,3 +112,13 @@ class ResponsesStandIn:
                 if left <= 0:
                     raise AssertionError(f"no matching request in {timeout}s ({len(self.seen)} seen)")
                 self._cond.wait(left)
+
+    @staticmethod
+    def outputs(body: dict[str, Any]) -> list[str]:
+        """The shell outputs (function_call_output) the request carries, in order."""
+        out = []
+        for item in body.get("input") or []:
+            if isinstance(item, dict) and item.get("type") == "function_call_output":
+                raw = item.get("output")
+                out.append(raw if isinstance(raw, str) else json.dumps(raw))
+        return out

@@ -10,13 +10,14 @@ is recorded, so a test can assert what reached the model and when. Stdlib only; 
 from __future__ import annotations
 
 import itertools
-import json
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from anthropic_standin import last_user_text, message, message_events
+from loopback import Exchange, Loopback
 
 __all__ = ["Rule", "Seen", "StandIn"]
 
@@ -44,42 +45,13 @@ class Seen:
     """Whether it carries tools (the agent loop), as opposed to side calls (titles, summaries)."""
 
 
-def _text_of(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    out: list[str] = []
-    for block in content or []:
-        if not isinstance(block, dict):
-            continue
-        if block.get("type") == "text":
-            out.append(str(block.get("text", "")))
-        elif block.get("type") == "tool_result":
-            out.append(_text_of(block.get("content")))
-    return "\n".join(out)
-
-
-def last_user_text(body: dict[str, Any]) -> str:
-    """The text of the last user-role message (tool results included)."""
-    for msg in reversed(body.get("messages") or []):
-        if msg.get("role") == "user":
-            return _text_of(msg.get("content"))
-    return ""
-
-
-def all_user_text(body: dict[str, Any]) -> str:
-    """Every user-role message's text, joined (to count how often something reached the model)."""
-    msgs = body.get("messages") or []
-    return "\n".join(_text_of(m.get("content")) for m in msgs if m.get("role") == "user")
-
-
 @dataclass
-class StandIn:
+class StandIn(Loopback):
     """The server; `start()` binds 127.0.0.1 on a free port; `url` is the ANTHROPIC_BASE_URL."""
 
     rules: list[Rule] = field(default_factory=list)
     default_text: str = "Done."
     seen: list[Seen] = field(default_factory=list)
-    _server: ThreadingHTTPServer | None = None
     _ids: Any = field(default_factory=lambda: itertools.count(1))
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _changed: threading.Condition = field(init=False)
@@ -87,79 +59,25 @@ class StandIn:
     def __post_init__(self) -> None:
         self._changed = threading.Condition(self._lock)
 
-    @property
-    def url(self) -> str:
-        assert self._server is not None
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def start(self) -> StandIn:
-        standin = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def do_GET(self) -> None:
-                self._json(200, {"data": [], "has_more": False})
-
-            def do_HEAD(self) -> None:
-                self.send_response(200)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length) if length else b"{}"
-                try:
-                    body = json.loads(raw or b"{}")
-                except ValueError:
-                    body = {}
-                if "count_tokens" in self.path:
-                    self._json(200, {"input_tokens": 10})
-                    return
-                if not self.path.startswith("/v1/messages"):
-                    err = {"type": "not_found_error", "message": self.path}
-                    self._json(404, {"type": "error", "error": err})
-                    return
-                rule = standin._record(body)
-                if rule is not None and rule.delay_s:
-                    time.sleep(rule.delay_s)
-                blocks = standin._blocks(rule, body)
-                if body.get("stream"):
-                    self._stream(blocks, body)
-                else:
-                    self._json(200, standin._message(blocks, body))
-
-            def _json(self, code: int, obj: Any) -> None:
-                data = json.dumps(obj).encode()
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def _stream(self, blocks: list[dict[str, Any]], body: dict[str, Any]) -> None:
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Cache-Control", "no-cache")
-                self.send_header("Connection", "close")
-                self.end_headers()
-                for event in standin._events(blocks, body):
-                    self.wfile.write(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode())
-                    self.wfile.flush()
-                self.close_connection = True
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+    def post(self, exchange: Exchange, body: dict[str, Any]) -> None:
+        if "count_tokens" in exchange.path:
+            exchange.send_json({"input_tokens": 10})
+            return
+        if not exchange.path.startswith("/v1/messages"):
+            exchange.send_json({"type": "error", "error": {"type": "not_found_error", "message": exchange.path}}, 404)
+            return
+        rule = self._record(body)
+        if rule is not None and rule.delay_s:
+            time.sleep(rule.delay_s)
+        blocks, msg_id, model = (
+            self._blocks(rule, body),
+            f"msg_{next(self._ids):06d}",
+            body.get("model", "claude-standin"),
+        )
+        if body.get("stream"):
+            exchange.send_events(((e["type"], e) for e in message_events(blocks, msg_id, model)), flush_each=True)
+        else:
+            exchange.send_json(message(blocks, msg_id, model))
 
     # -- scripting --------------------------------------------------------------------------------
     def _record(self, body: dict[str, Any]) -> Rule | None:
@@ -190,51 +108,6 @@ class StandIn:
         if not body.get("tools"):
             text = "Session"  # titles and other side calls
         return [{"type": "text", "text": text}]
-
-    def _message(self, blocks: list[dict[str, Any]], body: dict[str, Any]) -> dict[str, Any]:
-        stop = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
-        return {
-            "id": f"msg_{next(self._ids):06d}",
-            "type": "message",
-            "role": "assistant",
-            "model": body.get("model", "claude-standin"),
-            "content": blocks,
-            "stop_reason": stop,
-            "stop_sequence": None,
-            "usage": {"input_tokens": 10, "output_tokens": 5},
-        }
-
-    def _events(self, blocks: list[dict[str, Any]], body: dict[str, Any]) -> list[dict[str, Any]]:
-        msg = self._message([], body)
-        stop = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
-        events: list[dict[str, Any]] = [{"type": "message_start", "message": msg}]
-        for i, block in enumerate(blocks):
-            if block["type"] == "text":
-                empty = {"type": "text", "text": ""}
-                events += [
-                    {"type": "content_block_start", "index": i, "content_block": empty},
-                    {"type": "content_block_delta", "index": i, "delta": {"type": "text_delta", "text": block["text"]}},
-                ]
-            else:
-                start = {**block, "input": {}}
-                events += [
-                    {"type": "content_block_start", "index": i, "content_block": start},
-                    {
-                        "type": "content_block_delta",
-                        "index": i,
-                        "delta": {"type": "input_json_delta", "partial_json": json.dumps(block["input"])},
-                    },
-                ]
-            events.append({"type": "content_block_stop", "index": i})
-        events += [
-            {
-                "type": "message_delta",
-                "delta": {"stop_reason": stop, "stop_sequence": None},
-                "usage": {"output_tokens": 5},
-            },
-            {"type": "message_stop"},
-        ]
-        return events
 
     # -- assertions -------------------------------------------------------------------------------
     def main_requests(self) -> list[Seen]:
