@@ -15,10 +15,15 @@ import socket
 import stat
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from frontdesk.config import Settings, load_settings
 from frontdesk.errors import ConfigError, Conflict, UserError
+
+if TYPE_CHECKING:
+    import uvicorn
+
+    from frontdesk.gateway import Gateway
 
 __all__ = ["serve", "bind_unix", "socket_dir"]
 
@@ -101,21 +106,10 @@ def _lock(settings: Settings) -> Any:
     return fh
 
 
-def serve(
-    config: str | None = None,
-    backend: str | None = None,
-    listen: str | None = None,
-    token: str | None = None,
-    log_level: str = "warning",
-    announce_json: bool = False,
-    facility: bool = False,
-) -> int:
-    """Run until stopped; returns the exit code."""
-    import uvicorn
-
-    from frontdesk.api.app import create_app
-    from frontdesk.gateway import Gateway
-
+def _settings(
+    config: str | None, backend: str | None, listen: str | None, token: str | None, facility: bool
+) -> Settings:
+    """The gateway's settings, refusing a token on the command line and a TCP listener without authentication."""
     if token is not None:
         raise ConfigError(
             "--token would show the token to every user (ps): put it in FRONTDESK_TOKEN, or its sha256 in "
@@ -131,19 +125,17 @@ def serve(
                 "--listen needs a bearer token (FRONTDESK_TOKEN, [gateway] tokens_file or [gateway.tokens]) "
                 "or MUNGE ([gateway] munge = true)"
             )
-    logging.basicConfig(
-        level=log_level.upper(), stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
-    lock = _lock(settings)
-    sockets = [bind_unix(settings.socket, settings.mode == "facility")]
-    if settings.listen:
-        sockets.append(_bind_tcp(settings.listen))
-    from frontdesk.guard.secrets import redact
+    return settings
 
-    gw = Gateway(settings, redact=redact)  # the composition root hands the core its redactor
-    app = create_app(gw)
+
+def _server(gw: Gateway, log_level: str) -> uvicorn.Server:
+    """Uvicorn over the gateway's app; a stop signal begins the gateway's shutdown first."""
+    import uvicorn
+
+    from frontdesk.api.app import create_app
     from frontdesk.api.auth import peer_protocol
 
+    app = create_app(gw)
     cfg = uvicorn.Config(
         app,
         http=peer_protocol(),
@@ -159,25 +151,56 @@ def serve(
                 gw.loop.call_soon_threadsafe(gw.begin_shutdown)
             super().handle_exit(sig, frame)
 
-    server = _Server(cfg)
-    info = {
-        "socket": str(settings.socket),
-        "listen": settings.listen,
-        "backend": settings.backend,
-        "mode": settings.mode,
-        "home": str(settings.home),
-        "pid": os.getpid(),
-    }
+    return _Server(cfg)
+
+
+def _announce(settings: Settings, announce_json: bool) -> None:
+    """Where the gateway listens: one JSON line on stdout (--announce-json), or one line on stderr."""
     if announce_json:
+        info = {
+            "socket": str(settings.socket),
+            "listen": settings.listen,
+            "backend": settings.backend,
+            "mode": settings.mode,
+            "home": str(settings.home),
+            "pid": os.getpid(),
+        }
         print(json.dumps(info), flush=True)
-    else:
-        print(
-            f"frontdesk gateway on {settings.socket}"
-            + (f" and {settings.listen}" if settings.listen else "")
-            + f" (backend {settings.backend}, state {settings.home})",
-            file=sys.stderr,
-            flush=True,
-        )
+        return
+    print(
+        f"frontdesk gateway on {settings.socket}"
+        + (f" and {settings.listen}" if settings.listen else "")
+        + f" (backend {settings.backend}, state {settings.home})",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def serve(
+    config: str | None = None,
+    backend: str | None = None,
+    listen: str | None = None,
+    token: str | None = None,
+    log_level: str = "warning",
+    announce_json: bool = False,
+    facility: bool = False,
+) -> int:
+    """Run until stopped (settings, lock, sockets, gateway, server); returns the exit code."""
+    from frontdesk.gateway import Gateway
+
+    settings = _settings(config, backend, listen, token, facility)
+    logging.basicConfig(
+        level=log_level.upper(), stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    lock = _lock(settings)
+    sockets = [bind_unix(settings.socket, settings.mode == "facility")]
+    if settings.listen:
+        sockets.append(_bind_tcp(settings.listen))
+    from frontdesk.guard.secrets import redact
+
+    gw = Gateway(settings, redact=redact)  # the composition root hands the core its redactor
+    server = _server(gw, log_level)
+    _announce(settings, announce_json)
     try:
         server.run(sockets=sockets)
     finally:
