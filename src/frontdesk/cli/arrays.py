@@ -62,7 +62,8 @@ def task_ids(client: Any, texts: list[str]) -> list[int | str]:
 def cmd_retry(args: argparse.Namespace) -> int:
     """Submit again, now: an array's tasks that did not complete as a new array (same sweep points, same %N), or
     one job or task as a new job; dependencies are dropped (the retry runs now)."""
-    from frontdesk.cli.jobs import _client, _context, _submitted
+    from frontdesk.cli.jobs import _context, _submitted
+    from frontdesk.cli.parsing import client as _client
     from frontdesk.errors import Conflict
     from frontdesk.jobs.state import JobState
 

@@ -15,6 +15,8 @@ import sys
 import time
 from typing import Any
 
+from frontdesk.cli.parsing import client as _client
+
 __all__ = ["register_campaigns"]
 
 
@@ -57,12 +59,6 @@ def register_campaigns(sp: Any) -> None:
     p.add_argument("--all", action="store_true")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_list)
-
-
-def _client() -> Any:
-    from frontdesk.client import Client
-
-    return Client()
 
 
 def _sid(raw: str) -> str:

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from frontdesk.cli.output import emit
+from frontdesk.cli.parsing import client as _client
 
 TYPE_CHECKING = False  # typing costs a fresh process ~1.5 ms: annotations only (the CLI's hot path)
 if TYPE_CHECKING:
@@ -14,12 +15,6 @@ if TYPE_CHECKING:
     from typing import Any
 
 __all__ = ["register"]
-
-
-def _client(timeout: float = 30.0) -> Any:
-    from frontdesk.client import Client
-
-    return Client(timeout=timeout)
 
 
 def _context(source: str) -> dict[str, Any]:
@@ -247,7 +242,7 @@ def cmd_wait(args: argparse.Namespace) -> int:
     from frontdesk.client import _jid
 
     c = _client()
-    ids = [_jid(i) for i in task_ids(c, args.ids)]
+    ids: list[int | str] = [_jid(i) for i in task_ids(c, args.ids)]
     return _print_wait(args, c.wait(ids, args.mode, args.timeout))
 
 

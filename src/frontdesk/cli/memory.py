@@ -12,21 +12,14 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from frontdesk.cli.output import emit
+from frontdesk.cli.parsing import client, group
 
 __all__ = ["register"]
 
 
-def _client() -> Any:
-    from frontdesk.client import Client
-
-    return Client()
-
-
 def register(sub: Any) -> None:
     """Add the `memory` command group."""
-    p = sub.add_parser("memory", help="failure memory: classify logs, search and share lessons, advice")
-    msub = p.add_subparsers(dest="memory_command", metavar="SUBCOMMAND", parser_class=type(p))
-    p.set_defaults(func=lambda args: (p.print_help(sys.stderr), 2)[1])
+    p, msub = group(sub, "memory", "failure memory: classify logs, search and share lessons, advice", "memory_command")
 
     c = msub.add_parser("classify", help="classify a log file offline: class, signature, matched line")
     c.add_argument("logfile", help="a log file, or - for stdin")
@@ -111,14 +104,14 @@ def cmd_search(args: argparse.Namespace) -> int:
     params = {"q": " ".join(args.text), "limit": args.limit, "all": "true" if args.all else "false"}
     params.update({k: v for k in ("state", "kind", "command") if (v := getattr(args, k))})
     q = urlencode(params)
-    res = _client().request("GET", f"/v1/memory/search?{q}")
+    res = client().request("GET", f"/v1/memory/search?{q}")
     emit(args.json, res, lambda: "\n".join(_lesson_text(x) for x in res["lessons"]) or "no lessons")
     return 0
 
 
 def cmd_show(args: argparse.Namespace) -> int:
     """Show one lesson."""
-    res = _client().request("GET", f"/v1/memory/lessons/{args.id}")
+    res = client().request("GET", f"/v1/memory/lessons/{args.id}")
     emit(args.json, res, lambda: _lesson_text(res))
     return 0
 
@@ -126,14 +119,14 @@ def cmd_show(args: argparse.Namespace) -> int:
 def cmd_promote(args: argparse.Namespace) -> int:
     """Promote a lesson to a wider scope."""
     body = {"scope": args.scope, **({"name": args.name} if args.name else {})}
-    res = _client().request("POST", f"/v1/memory/lessons/{args.id}/promote", body)
+    res = client().request("POST", f"/v1/memory/lessons/{args.id}/promote", body)
     emit(args.json, res, lambda: f"promoted as lesson {res['id']}\n" + _lesson_text(res))
     return 0
 
 
 def cmd_forget(args: argparse.Namespace) -> int:
     """Forget a lesson."""
-    res = _client().request("DELETE", f"/v1/memory/lessons/{args.id}")
+    res = client().request("DELETE", f"/v1/memory/lessons/{args.id}")
     emit(args.json, res, f"forgot lesson {res['forgotten']}")
     return 0
 
@@ -141,7 +134,7 @@ def cmd_forget(args: argparse.Namespace) -> int:
 def cmd_advice(args: argparse.Namespace) -> int:
     """Resource advice from finished jobs."""
     path = "/v1/memory/advice" + (f"?template={quote(args.template)}" if args.template else "")
-    res = _client().request("GET", path)
+    res = client().request("GET", path)
 
     def text() -> str:
         out = []

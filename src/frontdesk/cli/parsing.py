@@ -1,4 +1,6 @@
-"""The CLI's argparse classes, imported only when a command line needs parsing (`--version` does not).
+"""The CLI's argparse classes, imported only when a command line needs parsing (`--version` does not), and the
+preamble every command group shares: `group` (a command with subcommands) and `client` (the gateway's client,
+imported only by the commands that talk to it).
 
 argparse itself imports gettext, which imports locale (~1 ms of a fresh process) for translations argparse
 never has: `_argparse()` imports it with gettext's two functions standing in, then lets the real gettext be
@@ -14,7 +16,9 @@ TYPE_CHECKING = False  # typing itself costs a fresh process ~1.5 ms
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["Formatter", "Parser"]
+    from frontdesk.client import Client
+
+__all__ = ["Formatter", "Parser", "client", "group"]
 
 
 def _gettext_stand_in() -> object:
@@ -64,3 +68,18 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         sys.stderr.write(f"frontdesk: {message}\n")
         raise SystemExit(2)
+
+
+def group(sub: Any, name: str, help: str, dest: str) -> tuple[Any, Any]:
+    """Add the command `name` with subcommands (its parser, and their subparsers); alone it prints its help."""
+    parser = sub.add_parser(name, help=help)
+    subparsers = parser.add_subparsers(dest=dest, metavar="SUBCOMMAND", parser_class=type(parser))
+    parser.set_defaults(func=lambda args: (parser.print_help(sys.stderr), 2)[1])
+    return parser, subparsers
+
+
+def client(timeout: float = 30.0) -> Client:
+    """The gateway's client (frontdesk.client is imported here, by the commands that need it, not at start)."""
+    from frontdesk.client import Client
+
+    return Client(timeout=timeout)

@@ -6,19 +6,13 @@
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from typing import Any
 
 from frontdesk.cli.output import emit
+from frontdesk.cli.parsing import client, group
 
 __all__ = ["register"]
-
-
-def _client() -> Any:
-    from frontdesk.client import Client
-
-    return Client()
 
 
 def register(sub: Any) -> None:
@@ -27,9 +21,7 @@ def register(sub: Any) -> None:
     c.add_argument("--json", action="store_true")
     c.set_defaults(func=cmd_cluster)
 
-    p = sub.add_parser("policy", help="the scheduling policy: show, history, rollback, reload")
-    psub = p.add_subparsers(dest="policy_command", metavar="SUBCOMMAND", parser_class=type(p))
-    p.set_defaults(func=lambda args: (p.print_help(sys.stderr), 2)[1])
+    p, psub = group(sub, "policy", "the scheduling policy: show, history, rollback, reload", "policy_command")
     for name, helptext, func in (
         ("show", "the policy in force", cmd_show),
         ("history", "every policy version the gateway loaded", cmd_history),
@@ -128,7 +120,7 @@ def _render_cluster(data: dict[str, Any]) -> str:
 
 def cmd_cluster(args: argparse.Namespace) -> int:
     """Show what the gateway schedules onto."""
-    data = _client().request("GET", "/v1/cluster")
+    data = client().request("GET", "/v1/cluster")
     emit(args.json, data, lambda: _render_cluster(data))
     return 0
 
@@ -137,14 +129,14 @@ def cmd_show(args: argparse.Namespace) -> int:
     """The policy in force."""
     import json
 
-    data = _client().request("GET", "/v1/policy")
+    data = client().request("GET", "/v1/policy")
     emit(args.json, data, lambda: f"policy version {data['version']}\n" + json.dumps(data["config"], indent=2))
     return 0
 
 
 def cmd_history(args: argparse.Namespace) -> int:
     """Every version, with the active one marked."""
-    data = _client().request("GET", "/v1/policy/history")
+    data = client().request("GET", "/v1/policy/history")
 
     def text() -> str:
         out = []
@@ -159,14 +151,14 @@ def cmd_history(args: argparse.Namespace) -> int:
 
 def cmd_rollback(args: argparse.Namespace) -> int:
     """Put an earlier version back in force."""
-    data = _client().request("POST", "/v1/policy/rollback", {"version": args.version})
+    data = client().request("POST", "/v1/policy/rollback", {"version": args.version})
     emit(args.json, data, f"policy version {data['from']} is in force again (as version {data['version']})")
     return 0
 
 
 def cmd_reload(args: argparse.Namespace) -> int:
     """Re-read [policy] now; an invalid one is refused and the old one stays."""
-    data = _client().request("POST", "/v1/policy/reload", {})
+    data = client().request("POST", "/v1/policy/reload", {})
     emit(args.json, data, f"policy version {data['version']} in force")
     return 0
 

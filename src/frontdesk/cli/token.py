@@ -13,21 +13,14 @@ from typing import Any
 from urllib.parse import urlencode
 
 from frontdesk.cli.output import emit
+from frontdesk.cli.parsing import client, group
 
 __all__ = ["register"]
 
 
-def _client() -> Any:
-    from frontdesk.client import Client
-
-    return Client()
-
-
 def register(sub: Any) -> None:
     """Add the `token` command group."""
-    p = sub.add_parser("token", help="bearer tokens for TCP clients: create, list, revoke (admins)")
-    tsub = p.add_subparsers(dest="token_command", metavar="SUBCOMMAND", parser_class=type(p))
-    p.set_defaults(func=lambda args: (p.print_help(sys.stderr), 2)[1])
+    p, tsub = group(sub, "token", "bearer tokens for TCP clients: create, list, revoke (admins)", "token_command")
 
     c = tsub.add_parser("create", help="a new token for a Unix user, shown once")
     c.add_argument("--principal", required=True, help="the Unix user the token acts as")
@@ -76,7 +69,7 @@ def cmd_create(args: argparse.Namespace) -> int:
     """Make (or register) a token; a made one is printed once."""
     token = _given_token(args)
     body = {"principal": args.principal, **({"token": token} if token is not None else {})}
-    res = _client().request("POST", "/v1/tokens", body)
+    res = client().request("POST", "/v1/tokens", body)
 
     def text() -> str:
         head = f"token {res['id']} for {res['principal']}"
@@ -91,7 +84,7 @@ def cmd_create(args: argparse.Namespace) -> int:
 def cmd_list(args: argparse.Namespace) -> int:
     """List tokens by id."""
     query = f"?{urlencode({'principal': args.principal})}" if args.principal else ""
-    res = _client().request("GET", f"/v1/tokens{query}")
+    res = client().request("GET", f"/v1/tokens{query}")
 
     def text() -> str:
         rows = [
@@ -106,6 +99,6 @@ def cmd_list(args: argparse.Namespace) -> int:
 def cmd_revoke(args: argparse.Namespace) -> int:
     """Revoke tokens."""
     body = {"principal": args.principal, **({"id": args.id} if args.id else {})}
-    res = _client().request("POST", "/v1/tokens/revoke", body)
+    res = client().request("POST", "/v1/tokens/revoke", body)
     emit(args.json, res, f"revoked {len(res['revoked'])} token(s) of {res['principal']}: {', '.join(res['revoked'])}")
     return 0
