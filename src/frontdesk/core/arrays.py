@@ -9,9 +9,12 @@ Each task is a job row of its own (its own attempts, retries, logs and report), 
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
 
 from frontdesk.backends.base import SubmitsArrays
 from frontdesk.errors import SpecError
@@ -30,6 +33,7 @@ from frontdesk.jobs.record import EndStage, JobRecord, Scalar
 from frontdesk.jobs.state import JobState
 from frontdesk.plugins import Admission, SubmitContext
 from frontdesk.reports.arrays import TaskSummary, build_array_report, last_metric_line
+from frontdesk.reports.model import Report
 from frontdesk.spec.arrays import parse_array, render_argv, render_script, sweep_env, sweep_points
 from frontdesk.spec.model import JobSpec
 from frontdesk.store import arrays as q
@@ -37,6 +41,8 @@ from frontdesk.store.jobs import job_record
 
 if TYPE_CHECKING:
     from frontdesk.gateway import Gateway
+
+log = logging.getLogger("frontdesk.gateway")
 
 __all__ = [
     "accept_array",
@@ -299,23 +305,37 @@ def _first_failure(gw: Gateway, parent: JobRecord) -> None:
     gw.publish(event)
 
 
+def _task_report(task: JobRecord) -> Report | None:
+    """The task's stored report, typed; None before it is built (or where what is stored is not a report)."""
+    data = task.report_data()
+    if data is None:
+        return None
+    try:
+        return Report.from_wire(data)
+    except ValidationError as exc:
+        log.warning(
+            "job %s: its stored report is not one (%s); the array report lists the task without it", task.id, exc
+        )
+        return None
+
+
 def _summary(task: JobRecord) -> TaskSummary:
-    rep = task.report_data() or {}
-    used = rep.get("used") or {}
-    cls = rep.get("classification") or {}
-    lines = [*(rep.get("stdout_tail") or []), *(rep.get("stderr_tail") or [])]
-    run_s = rep.get("run_s")
+    rep = _task_report(task)
+    out, err = (list(rep.stdout_tail), list(rep.stderr_tail)) if rep is not None else ([], [])
+    run_s = rep.run_s if rep is not None else None
     if run_s is None and task.started_at and task.ended_at:
         run_s = round(task.ended_at - task.started_at, 3)
+    peak = rep.used.peak_rss_bytes if rep is not None else None
+    cls = rep.classification if rep is not None else None
     return TaskSummary(
         index=int(task.array_index or 0),
         job_id=task.id,
         state=task.state.value,
         run_s=run_s,
-        peak_rss_bytes=used.get("peak_rss_bytes"),
-        metric=last_metric_line([str(x) for x in rep.get("stdout_tail") or []]) or last_metric_line(lines),
-        kind=cls.get("kind"),
-        summary=cls.get("summary") if task.state is not JobState.COMPLETED else None,
+        peak_rss_bytes=round(peak) if isinstance(peak, float) else peak,  # a byte count is whole
+        metric=last_metric_line(out) or last_metric_line([*out, *err]),
+        kind=cls.kind if cls is not None else None,
+        summary=cls.summary if cls is not None and task.state is not JobState.COMPLETED else None,
         exit_code=task.exit_code,
     )
 
