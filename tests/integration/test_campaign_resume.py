@@ -244,13 +244,19 @@ def _codex_home(home: Path, url: str, trusted: Path | None = None) -> dict[str, 
     return {"HOME": str(home), "CODEX_HOME": str(home / ".codex"), "STANDIN_API_KEY": "k"}
 
 
-def test_codex_campaign_resumes_on_a_copied_tree_and_runs_nothing_twice(gateway_factory: Any, tmp_path: Path) -> None:
+def _codex_gateway(gateway_factory: Any, tmp_path: Path) -> tuple[Any, Path, Path, Path]:
+    """A gateway that resumes Codex, and node1's project with Codex's hooks installed. (gateway, project, runs, home)"""
     if not CODEX.exists():
         pytest.skip("the pinned Codex binary is not installed (npm ci --prefix tests/harness/node)")
     gw = gateway_factory(config=f'[agents]\nbatch_window_s = 0.3\nchannels = ["hooks"]\ncodex_bin = "{CODEX}"\n')
     project, runs, home = tmp_path / "node1" / "proj", tmp_path / "runs.txt", tmp_path / "home"
     project.mkdir(parents=True)
     assert gw.cli("hooks", "install", "codex", "--project", "--dir", str(project)).returncode == 0
+    return gw, project, runs, home
+
+
+def test_codex_campaign_resumes_on_a_copied_tree_and_runs_nothing_twice(gateway_factory: Any, tmp_path: Path) -> None:
+    gw, project, runs, home = _codex_gateway(gateway_factory, tmp_path)
     steps = [{"step": "run first", "status": "completed"}, {"step": "run second", "status": "in_progress"}]
     script = [("plan", json.dumps({"plan": steps})), ("shell", _codex_cmd(FIRST, runs))]
     script += [("shell", _codex_cmd(SECOND, runs)), ("shell", "sleep 600")]
@@ -339,12 +345,7 @@ APP_ARGS: list[str] = []
 
 
 def test_codex_thread_started_by_the_app_server_resumes_through_it(gateway_factory: Any, tmp_path: Path) -> None:
-    if not CODEX.exists():
-        pytest.skip("the pinned Codex binary is not installed (npm ci --prefix tests/harness/node)")
-    gw = gateway_factory(config=f'[agents]\nbatch_window_s = 0.3\nchannels = ["hooks"]\ncodex_bin = "{CODEX}"\n')
-    project, runs, home = tmp_path / "node1" / "proj", tmp_path / "runs.txt", tmp_path / "home"
-    project.mkdir(parents=True)
-    assert gw.cli("hooks", "install", "codex", "--project", "--dir", str(project)).returncode == 0
+    gw, project, runs, home = _codex_gateway(gateway_factory, tmp_path)
     thread = _app_server_campaign(gw, project, home, runs, tmp_path / "codex.log")
     sid, camp, jobs = _after_the_crash(gw)
     assert sid == thread and camp["harness"] == "codex", camp  # turn 1, in turn: the hooks ran under the app server

@@ -9,7 +9,6 @@ drained every job (dependents included) has ended.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -32,39 +31,12 @@ from frontdesk.jobs.lifecycle import (
 )
 from frontdesk.jobs.record import EndStage, JobRecord, Scalar
 from frontdesk.jobs.state import JobState
+from report_helpers import job_record
 
 
 def new_record(job_id: int, spec: dict[str, Any]) -> JobRecord:
-    return JobRecord(
-        id=job_id,
-        name=None,
-        spec=json.dumps(spec),
-        context="{}",
-        state=JobState.PENDING,
-        reason="Queued",
-        backend="model",
-        backend_id=None,
-        attempt=1,
-        submitting=False,
-        principal="p",
-        session=None,
-        job_class=None,
-        class_reason=None,
-        partition=None,
-        priority=0,
-        qos=None,
-        idempotency_key=None,
-        exit_code=None,
-        signal=None,
-        submitted_at=0.0,
-        eligible_at=None,
-        started_at=None,
-        ended_at=None,
-        usage=None,
-        stdout_path=None,
-        stderr_path=None,
-        report=None,
-    )
+    return job_record(id=job_id, spec=spec, state=JobState.PENDING, reason="Queued", backend="model", principal="p",
+                      submitted_at=0.0)  # fmt: skip
 
 
 def apply(rec: JobRecord, changes: dict[str, Scalar]) -> JobRecord:
