@@ -59,15 +59,10 @@ class FsGateway:
         return resp.status, {k.lower(): v for k, v in resp.getheaders()}, data
 
 
-@pytest.fixture(scope="module")
-def fsgw(facility_users: dict[str, int]) -> Iterator[FsGateway]:
-    d = Path(tempfile.mkdtemp(prefix="fdfs-", dir="/tmp"))
-    d.chmod(0o755)
+def start_fs_gateway(d: Path, storage: str) -> tuple[subprocess.Popen[bytes], FsGateway]:
+    """A facility gateway with the storage plug-in in `d` (`storage`: the site config's [storage] part), answering."""
     gw = FsGateway(d)
-    gw.site.write_text(
-        f'[gateway]\nmode = "facility"\nsocket = "{gw.socket}"\nplugins = ["storage"]\n\n'
-        "[storage]\nrate = 1\nburst = 400\n"
-    )
+    gw.site.write_text(f'[gateway]\nmode = "facility"\nsocket = "{gw.socket}"\nplugins = ["storage"]\n\n{storage}')
     gw.site.chmod(0o644)
     env = {k: v for k, v in os.environ.items() if not k.startswith("FRONTDESK_")}
     env.update(FRONTDESK_HOME=str(d / "home"), FRONTDESK_SITE_CONFIG=str(gw.site))
@@ -80,10 +75,17 @@ def fsgw(facility_users: dict[str, int]) -> Iterator[FsGateway]:
     while True:
         try:
             Client(socket_path=gw.socket, timeout=10).health()
-            break
+            return proc, gw
         except GatewayUnavailable:
             assert proc.poll() is None and time.monotonic() < deadline, (d / "gateway.log").read_text()[-3000:]
             time.sleep(0.05)
+
+
+@pytest.fixture(scope="module")
+def fsgw(facility_users: dict[str, int]) -> Iterator[FsGateway]:
+    d = Path(tempfile.mkdtemp(prefix="fdfs-", dir="/tmp"))
+    d.chmod(0o755)
+    proc, gw = start_fs_gateway(d, "[storage]\nrate = 1\nburst = 400\n")
     yield gw
     proc.send_signal(signal.SIGTERM)
     proc.wait(15)

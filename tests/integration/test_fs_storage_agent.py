@@ -28,10 +28,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).with_name("facility")))
 sys.path.insert(0, str(Path(__file__).parent))
 from facility_helpers import facility_users  # noqa: E402
-from test_fs_gateway import FsGateway  # noqa: E402
+from test_fs_gateway import FsGateway, start_fs_gateway  # noqa: E402
 
-from frontdesk.client import Client  # noqa: E402
-from frontdesk.errors import GatewayUnavailable  # noqa: E402
 from frontdesk.storage.channel import seal_request  # noqa: E402
 
 __all__ = ["facility_users"]
@@ -57,28 +55,11 @@ def _start_agent(d: Path, log: Path) -> tuple[subprocess.Popen[bytes], str]:
 
 
 def _start_gateway(d: Path, agent: str) -> tuple[subprocess.Popen[bytes], FsGateway]:
-    gw = FsGateway(d)
-    gw.site.write_text(
-        f'[gateway]\nmode = "facility"\nsocket = "{gw.socket}"\nplugins = ["storage"]\n\n'
+    return start_fs_gateway(
+        d,
         f'[storage]\nagent_key_file = "{d / "agent.key"}"\n\n'
-        f'[[storage.forward]]\nprefix = "{d / "mnt"}"\nagent = "{agent}"\n'
+        f'[[storage.forward]]\nprefix = "{d / "mnt"}"\nagent = "{agent}"\n',
     )
-    gw.site.chmod(0o644)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FRONTDESK_")}
-    env.update(FRONTDESK_HOME=str(d / "home"), FRONTDESK_SITE_CONFIG=str(gw.site))
-    with open(d / "gateway.log", "ab") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "frontdesk.cli.main", "serve"], env=env, stdout=log, stderr=log,
-            start_new_session=True,
-        )  # fmt: skip
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            Client(socket_path=gw.socket, timeout=10).health()
-            return proc, gw
-        except GatewayUnavailable:
-            assert proc.poll() is None and time.monotonic() < deadline, (d / "gateway.log").read_text()[-3000:]
-            time.sleep(0.05)
 
 
 @pytest.fixture(scope="module")
