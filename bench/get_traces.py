@@ -10,6 +10,10 @@ Known sources (checked 2026-12-03; only the blobs a mirror actually holds are co
   model, 256 nodes, 10k jobs each). Its HPC2N, SDSC-SP2/BLUE, CTC, ... files are too large
   to be kept in the stored snapshot: get them from https://www.cs.huji.ac.il/labs/parallel/workload/ by hand.
 - github:cloudsimplus/cloudsimplus: src/test/resources/NASA-iPSC-1993-3.1-cln.swf.zip (128 nodes, 18k jobs).
+- github:vaibhi/research (checked 2026-12-03): HPC2N-2002-2.2-cln.swf.gz (240 procs, 202k jobs after cleaning),
+  SDSC-BLUE-2000-4.2-cln.swf.gz (1,152 procs on 144 nodes) and CTC-SP2-1996-3.1-cln.swf.gz (338 procs), the
+  Archive's compressed files as published; the uncompressed copies beside them are not stored.
+  SDSC-SP2-1998-4.2-cln was found in no stored repository (looked up by file name, .swf and .swf.gz).
 The traces stay out of the repository (do not commit them).
 """
 

@@ -151,7 +151,9 @@ def plan(
 
     pools = [p for p in cfg.pools if p.name in mixed]
     # the lane binds only while the pool is congested: its oldest batch job has waited `agent_lane_after`
-    oldest = {p.name: now - p.agent_lane_after for p in pools if p.agent_max_cores}
+    # (and only matters while agent work is queued there: the lane never holds back a batch job)
+    queued = {j.pool for j in queue if _agent_work(j)}
+    oldest = {p.name: now - p.agent_lane_after for p in pools if p.agent_max_cores and p.name in queued}
     waiting = {j.pool for j in queue if j.pool in oldest and not _agent_work(j) and j.queued_at <= oldest[j.pool]}
     rules = AgentRules(
         in_mixed,
