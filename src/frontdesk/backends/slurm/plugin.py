@@ -17,7 +17,7 @@ import asyncio
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import Request, Response
 
@@ -27,7 +27,15 @@ from frontdesk.backends.slurm.options import OptionError, validate_passthrough
 from frontdesk.backends.slurm.parse import JobRecord
 from frontdesk.backends.slurm.views import ViewFiles, uptime
 from frontdesk.errors import BackendError, Conflict, SpecError
-from frontdesk.plugins import GatewayHandle
+from frontdesk.identity import Caller
+from frontdesk.plugins import Admission, GatewayHandle, Json, SubmitContext
+
+if TYPE_CHECKING:
+    from fastapi import APIRouter
+
+    from frontdesk.config import Settings
+    from frontdesk.plugins import Admits, Attaches, Routes, ShowsCluster, Stops
+    from frontdesk.spec.model import JobSpec
 
 __all__ = ["OTHERS_HIDDEN", "SlurmPlugin", "STALE_AFTER", "VIEW_FIELDS", "for_caller", "parse_private_data", "view_row"]
 
@@ -76,9 +84,9 @@ def _user_of(row: Mapping[str, Any]) -> str:
     return str(row.get("UserId", "")).split("(", 1)[0]
 
 
-def for_caller(view: Mapping[str, Any], caller: Any, private_data: frozenset[str]) -> dict[str, Any]:
-    """The view as `caller` (an identity.Caller, None for in-process use) may see it (pure)."""
-    if caller is None or getattr(caller, "admin", False):
+def for_caller(view: Mapping[str, Any], caller: Caller | None, private_data: frozenset[str]) -> dict[str, Any]:
+    """The view as `caller` (None for in-process use) may see it (pure)."""
+    if caller is None or caller.admin:
         return dict(view)
     me = str(caller.user)
     jobs = []
@@ -122,13 +130,13 @@ class SlurmPlugin:
 
     name = "slurm"
 
-    def __init__(self, settings: Any) -> None:
+    def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.config = SlurmConfig.from_settings(settings) if settings.backend == "slurm" else None
         self.gateway: GatewayHandle | None = None
         self.served = 0
         """Shim answers served (each would have been a real squeue: two controller RPCs)."""
-        given = settings.section("access").get("slurm_private_data") if hasattr(settings, "section") else None
+        given = settings.section("access").get("slurm_private_data")
         self._private: frozenset[str] | None = None if given is None else parse_private_data(str(given))
         """Slurm's PrivateData on this site (read once from the controller when not set)."""
         sock = getattr(settings, "socket", None)
@@ -141,9 +149,9 @@ class SlurmPlugin:
         """Remember the gateway (its backend holds the shared JobTable)."""
         self.gateway = gateway
 
-    def admit(self, spec: Any, ctx: Any) -> None:
+    def admit(self, spec: JobSpec, ctx: SubmitContext) -> Admission | None:
         """Check a job's sbatch options (spec.slurm) before anything is stored; SpecError names the bad one."""
-        given = getattr(spec, "slurm", None)
+        given = spec.slurm
         if given is None:
             return None
         if self.config is None:
@@ -172,7 +180,7 @@ class SlurmPlugin:
                 return frozenset({"jobs"})  # asked again next time
         return self._private
 
-    async def squeue_view(self, history: bool = False, caller: Any = None) -> dict[str, Any]:
+    async def squeue_view(self, history: bool = False, caller: Caller | None = None) -> dict[str, Any]:
         """Every job the controller holds, from a snapshot at most refresh_seconds old, as `caller` may see it."""
         backend = self._backend()
         stale = None
@@ -188,7 +196,7 @@ class SlurmPlugin:
         if history:
             out["history"] = self._history(records)
             out["usage"] = self._usage()
-        if caller is None or getattr(caller, "admin", False):
+        if caller is None or caller.admin:
             return out
         return for_caller(out, caller, await self.private_data())
 
@@ -249,7 +257,7 @@ class SlurmPlugin:
                 out[str(bid)] = data
         return out
 
-    async def squeue_text(self, body: bytes, caller: Any = None) -> Response:
+    async def squeue_text(self, body: bytes, caller: Caller | None = None) -> Response:
         """squeue's text for the socket-only client: body `uid=N\\0[SQUEUE_*=v\\0...]--\\0argv...`.
 
         200 with stdout as the body, `X-Exit` and `X-Stderr-Hex`; 409 when the real squeue must answer."""
@@ -278,9 +286,9 @@ class SlurmPlugin:
         headers = {"X-Exit": str(rc), "X-Stderr-Hex": err.encode().hex()}
         return Response(out, media_type="text/plain", headers=headers)
 
-    def _keep(self, argv: list[str], caller: Any, out: str) -> None:
+    def _keep(self, argv: list[str], caller: Caller | None, out: str) -> None:
         """Keep this plain answer rendered in the caller's file from now on (views.py)."""
-        uid = getattr(caller, "uid", None)
+        uid = caller.uid if caller is not None else None
         from frontdesk.shims.squeue import has_clock
 
         if self._views is None or uid is None or has_clock(argv):
@@ -349,11 +357,11 @@ class SlurmPlugin:
         if self._views is not None:
             self._views.close()
 
-    def cluster_info(self) -> dict[str, Any]:
+    def cluster_info(self) -> dict[str, Json]:
         """Shield counters for /v1/cluster."""
         backend = getattr(self.gateway, "backend", None)
         queries = backend.table.queries if isinstance(backend, SlurmBackend) else 0
-        calls = dict(backend.runner.calls) if isinstance(backend, SlurmBackend) else {}
+        calls: dict[str, Json] = dict(backend.runner.calls) if isinstance(backend, SlurmBackend) else {}
         return {
             "shim_answers": self.served,
             "controller_queries": queries,
@@ -361,7 +369,7 @@ class SlurmPlugin:
             "refresh_seconds": self.config.refresh_seconds if self.config else None,
         }
 
-    def router(self) -> Any:
+    def router(self) -> APIRouter:
         """GET /v1/slurm/squeue[?history=true]."""
         from fastapi import APIRouter
 
@@ -376,3 +384,9 @@ class SlurmPlugin:
             return await self.squeue_text(await request.body(), getattr(request.state, "caller", None))
 
         return r
+
+
+if TYPE_CHECKING:  # mypy checks that the plug-in fits each hook of the gateway's seam (frontdesk.plugins)
+
+    def _fits(p: SlurmPlugin) -> tuple[Attaches, Admits, Routes, ShowsCluster, Stops]:
+        return p, p, p, p, p
