@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "harness"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from anthropic_standin import MessagesStandIn  # noqa: E402
-from test_campaign_resume import TOOLS, _env, _job_ids, _until, claude_bin  # noqa: E402, F401
+from test_campaign_resume import TOOLS, _env, _job_ids, _until  # noqa: E402
 
 pytestmark = [pytest.mark.harness, pytest.mark.slow]
 
@@ -35,7 +35,7 @@ def _claude(binary: Path, prompt: str, sid: str | None) -> list[str]:
 
 def test_a_prompt_hook_lost_while_the_gateway_is_down_shifts_no_turn(
     gateway_factory: Any,
-    claude_bin: Path,  # noqa: F811 (the fixture imported above)
+    claude_bin: Path,
     tmp_path: Path,
 ) -> None:
     gw = gateway_factory(config=f'[agents]\nchannels = ["hooks"]\nclaude_bin = "{claude_bin}"\n')

@@ -30,23 +30,9 @@ from live.responses_standin import ResponsesStandIn, input_text  # noqa: E402
 
 pytestmark = [pytest.mark.harness, pytest.mark.slow]
 
-CLAUDE = NODE / "node_modules" / ".bin" / "claude"
 FIRST = "frontdesk run --name first -- sh -c 'echo first >> {runs}'"
 SECOND = "frontdesk run --name second -- sh -c 'sleep 2; echo second >> {runs}'"
 TOOLS = "Bash"  # 2.1.332 offers no TodoWrite under -p: the plan path is covered by tests/unit/agents
-
-
-@pytest.fixture(scope="module")
-def claude_bin() -> Path:
-    """The pinned binary (installed by tests/integration/test_hooks_claude_real.py's fixture or `npm ci`)."""
-    if not CLAUDE.exists():
-        npm = shutil.which("npm")
-        if npm is None:
-            pytest.skip("npm is not installed: cannot install @anthropic-ai/claude-code")
-        subprocess.run([npm, "ci", "--prefix", str(NODE), "--no-audit", "--no-fund"], check=True, timeout=600)
-    out = subprocess.run([str(CLAUDE), "--version"], capture_output=True, text=True, timeout=60)
-    assert out.stdout.startswith("2.1.332"), out.stdout + out.stderr
-    return CLAUDE
 
 
 def _env(gw: Any, url: str, home: Path) -> dict[str, str]:
@@ -244,19 +230,19 @@ def _codex_home(home: Path, url: str, trusted: Path | None = None) -> dict[str, 
     return {"HOME": str(home), "CODEX_HOME": str(home / ".codex"), "STANDIN_API_KEY": "k"}
 
 
-def _codex_gateway(gateway_factory: Any, tmp_path: Path) -> tuple[Any, Path, Path, Path]:
+def _codex_gateway(gateway_factory: Any, tmp_path: Path, codex_bin: Path) -> tuple[Any, Path, Path, Path]:
     """A gateway that resumes Codex, and node1's project with Codex's hooks installed. (gateway, project, runs, home)"""
-    if not CODEX.exists():
-        pytest.skip("the pinned Codex binary is not installed (npm ci --prefix tests/harness/node)")
-    gw = gateway_factory(config=f'[agents]\nbatch_window_s = 0.3\nchannels = ["hooks"]\ncodex_bin = "{CODEX}"\n')
+    gw = gateway_factory(config=f'[agents]\nbatch_window_s = 0.3\nchannels = ["hooks"]\ncodex_bin = "{codex_bin}"\n')
     project, runs, home = tmp_path / "node1" / "proj", tmp_path / "runs.txt", tmp_path / "home"
     project.mkdir(parents=True)
     assert gw.cli("hooks", "install", "codex", "--project", "--dir", str(project)).returncode == 0
     return gw, project, runs, home
 
 
-def test_codex_campaign_resumes_on_a_copied_tree_and_runs_nothing_twice(gateway_factory: Any, tmp_path: Path) -> None:
-    gw, project, runs, home = _codex_gateway(gateway_factory, tmp_path)
+def test_codex_campaign_resumes_on_a_copied_tree_and_runs_nothing_twice(
+    gateway_factory: Any, codex_bin: Path, tmp_path: Path
+) -> None:
+    gw, project, runs, home = _codex_gateway(gateway_factory, tmp_path, codex_bin)
     steps = [{"step": "run first", "status": "completed"}, {"step": "run second", "status": "in_progress"}]
     script = [("plan", json.dumps({"plan": steps})), ("shell", _codex_cmd(FIRST, runs))]
     script += [("shell", _codex_cmd(SECOND, runs)), ("shell", "sleep 600")]
@@ -344,8 +330,10 @@ def _app_server_campaign(gw: Any, project: Path, home: Path, runs: Path, log: Pa
 APP_ARGS: list[str] = []
 
 
-def test_codex_thread_started_by_the_app_server_resumes_through_it(gateway_factory: Any, tmp_path: Path) -> None:
-    gw, project, runs, home = _codex_gateway(gateway_factory, tmp_path)
+def test_codex_thread_started_by_the_app_server_resumes_through_it(
+    gateway_factory: Any, codex_bin: Path, tmp_path: Path
+) -> None:
+    gw, project, runs, home = _codex_gateway(gateway_factory, tmp_path, codex_bin)
     thread = _app_server_campaign(gw, project, home, runs, tmp_path / "codex.log")
     sid, camp, jobs = _after_the_crash(gw)
     assert sid == thread and camp["harness"] == "codex", camp  # turn 1, in turn: the hooks ran under the app server

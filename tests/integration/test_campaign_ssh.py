@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from anthropic_standin import MessagesStandIn  # noqa: E402
 from sshd_lab import PrivateSshd  # noqa: E402
-from test_campaign_resume import SECOND, TOOLS, _env, _job_ids, _killed_campaign, claude_bin  # noqa: E402, F401
+from test_campaign_resume import SECOND, TOOLS, _env, _job_ids, _killed_campaign  # noqa: E402
 
 VENV_BIN = str(Path(sys.executable).parent)
 
@@ -72,7 +72,7 @@ def _resume(gw: Any, *args: str, env: dict[str, str]) -> subprocess.CompletedPro
 @pytest.mark.slow
 def test_resume_on_another_host_runs_the_harness_there_over_ssh(
     gateway_factory: Any,
-    claude_bin: Path,  # noqa: F811 (the fixture imported above)
+    claude_bin: Path,
     sshd: Any,
     tmp_path: Path,
 ) -> None:

@@ -20,10 +20,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "harness"))
 
 from anthropic_standin import MessagesStandIn  # noqa: E402
-from test_hooks_claude_real import _claude_env, claude_bin  # noqa: E402
+from test_hooks_claude_real import _claude_env  # noqa: E402
 
 pytestmark = [pytest.mark.harness, pytest.mark.slow]
-__all__ = ["claude_bin"]
 
 
 def _all_text(body: dict[str, Any]) -> str:

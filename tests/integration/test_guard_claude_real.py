@@ -4,7 +4,6 @@ never runs, the reason reaches the model, and the verdict lands in the gateway's
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,28 +12,11 @@ from typing import Any
 import pytest
 
 HARNESS = Path(__file__).resolve().parents[1] / "harness"
-NODE = HARNESS / "node"
 sys.path.insert(0, str(HARNESS))
 
 from anthropic_standin import MessagesStandIn  # noqa: E402
 
 pytestmark = [pytest.mark.harness, pytest.mark.slow]
-
-
-@pytest.fixture(scope="session")
-def claude_bin() -> Path:
-    exe = NODE / "node_modules" / ".bin" / "claude"
-    if not exe.exists():
-        npm = shutil.which("npm")
-        if npm is None:
-            pytest.skip("npm is not installed: cannot install @anthropic-ai/claude-code")
-        subprocess.run(
-            [npm, "ci", "--prefix", str(NODE), "--no-audit", "--no-fund"],
-            check=True,
-            capture_output=True,
-            timeout=600,
-        )
-    return exe
 
 
 def _frontdesk_exe() -> str:

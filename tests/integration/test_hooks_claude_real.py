@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import uuid
@@ -18,28 +17,11 @@ from typing import Any
 import pytest
 
 HARNESS = Path(__file__).resolve().parents[1] / "harness"
-NODE = HARNESS / "node"
 sys.path.insert(0, str(HARNESS))
 
 from anthropic_standin import MessagesStandIn  # noqa: E402
 
 pytestmark = [pytest.mark.harness, pytest.mark.slow]
-
-
-@pytest.fixture(scope="session")
-def claude_bin() -> Path:
-    """The pinned binary, installed into tests/harness/node when missing."""
-    exe = NODE / "node_modules" / ".bin" / "claude"
-    if not exe.exists():
-        npm = shutil.which("npm")
-        if npm is None:
-            pytest.skip("npm is not installed: cannot install @anthropic-ai/claude-code")
-        subprocess.run(
-            [npm, "ci", "--prefix", str(NODE), "--no-audit", "--no-fund"], check=True, capture_output=True, timeout=600
-        )
-    out = subprocess.run([str(exe), "--version"], capture_output=True, text=True, timeout=60)
-    assert out.stdout.startswith("2.1.332"), out.stdout + out.stderr
-    return exe
 
 
 def _frontdesk_exe() -> str:

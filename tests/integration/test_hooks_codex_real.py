@@ -22,28 +22,11 @@ from typing import Any
 import pytest
 
 HARNESS = Path(__file__).resolve().parents[1] / "harness"
-NODE = HARNESS / "node"
 sys.path.insert(0, str(HARNESS))
 
 from live.responses_standin import ResponsesStandIn, input_text  # noqa: E402
 
 pytestmark = [pytest.mark.harness, pytest.mark.slow]
-
-
-@pytest.fixture(scope="session")
-def codex_bin() -> Path:
-    """The pinned binary, installed into tests/harness/node when missing."""
-    exe = NODE / "node_modules" / ".bin" / "codex"
-    if not exe.exists():
-        npm = shutil.which("npm")
-        if npm is None:
-            pytest.skip("npm is not installed: cannot install @openai/codex")
-        subprocess.run(
-            [npm, "ci", "--prefix", str(NODE), "--no-audit", "--no-fund"], check=True, capture_output=True, timeout=600
-        )
-    out = subprocess.run([str(exe), "--version"], capture_output=True, text=True, timeout=60)
-    assert out.stdout.strip() == "codex-cli 0.171.0", out.stdout + out.stderr
-    return exe
 
 
 @pytest.fixture

@@ -16,23 +16,11 @@ from typing import Any
 import pytest
 
 HARNESS = Path(__file__).resolve().parents[1] / "harness"
-NODE = HARNESS / "node"
 sys.path.insert(0, str(HARNESS))
 
 from gemini_standin import GeminiStandIn, request_text  # noqa: E402
 
 pytestmark = [pytest.mark.harness, pytest.mark.slow]
-
-
-@pytest.fixture(scope="session")
-def gemini_bin() -> Path:
-    """The pinned binary, installed into tests/harness/node when missing."""
-    exe = NODE / "node_modules" / ".bin" / "gemini"
-    if not exe.exists():
-        subprocess.run(["npm", "ci", "--prefix", str(NODE), "--no-audit", "--no-fund"], check=True, timeout=600)
-    out = subprocess.run([str(exe), "--version"], capture_output=True, text=True, timeout=60)
-    assert out.stdout.strip() == "0.61.0", out.stdout + out.stderr
-    return exe
 
 
 def test_after_agent_hook_brings_the_report_to_gemini(gateway_factory: Any, gemini_bin: Path, tmp_path: Path) -> None:
