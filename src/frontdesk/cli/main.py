@@ -77,7 +77,16 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one command; print one line and exit non-zero on error, never a traceback."""
+    """Run one command; print one line and exit non-zero on error, never a traceback.
+
+    A process's own command line (argv None) of a hot command tries frontdesk.cli.fast first (no argparse).
+    """
+    if argv is None and sys.argv[1:2] and sys.argv[1] in ("status", "report", "logs", "wait"):
+        from frontdesk.cli.fast import run
+
+        code = run(sys.argv[1:])
+        if code is not None:
+            return code
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv == ["--version"]:  # without building any parser
         from frontdesk import __version__

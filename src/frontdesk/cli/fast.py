@@ -1,0 +1,281 @@
+"""The CLI's fast path (issue 21): the commands agents call in loops, answered without argparse, re, json or socket.
+
+`status ID`, `report ID`, `logs ID [--stderr]` and `wait ID... ` (each with or without `--json`), with plain
+numeric ids, on the user's Unix socket, are recognised here by hand, sent with `_socket` and rendered with the
+C halves of json (`_json`), byte for byte as the full CLI renders them (tests/integration/test_cli_fast_path.py
+runs both). Anything else returns None and the full CLI runs instead: any other flag or form, `--help`, an
+array task id (12_3), FRONTDESK_URL / FRONTDESK_TOKEN_FILE / a site config, a socket that fails the rendezvous
+checks, no gateway (the full path autostarts one or says why not), and every answer but HTTP 200 (the full path
+prints its error). Nothing is written before the answer is known to be good, so falling back repeats at most one
+read-only request (or the wait, which has then already ended).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+TYPE_CHECKING = False  # typing costs a fresh process ~1.5 ms: annotations only (the CLI's hot path)
+if TYPE_CHECKING:
+    from typing import Any
+
+__all__ = ["HOT", "run"]
+
+HOT = frozenset(("status", "report", "logs", "wait"))
+"""The commands this module may answer (main.py imports it only for these)."""
+
+_FLAGS = {"status": ("--json",), "report": ("--json",), "logs": ("--json", "--stderr"), "wait": ("--json",)}
+_SESSION_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._:-")
+_HEADER = f"{'ID':>6}  {'NAME':<24} {'STATE':<13} {'CLASS':<9} REASON"
+
+
+class _Fallback(Exception):
+    """Let the full CLI answer."""
+
+
+def run(argv: list[str]) -> int | None:
+    """The exit code of a hot command answered here, or None: run the full CLI (nothing was printed)."""
+    try:
+        parsed = _parse(argv)
+        if parsed is None:
+            return None
+        command, ids, flags = parsed
+        path = _socket_path()
+        sid = _session()
+        if command == "wait":
+            return _wait(path, ids, "--json" in flags, sid)
+        data = _get(path, _url(command, ids[0], flags), 30.0)
+        if not isinstance(data, dict):
+            raise _Fallback
+        text = _text(command, data)
+    except _Fallback:
+        return None
+    except KeyboardInterrupt:
+        sys.stderr.write("frontdesk: interrupted\n")
+        return 130
+    try:
+        _emit("--json" in flags, data, text)
+        if command == "report" and sid:
+            _mark_read(path, sid, [data], "report")
+    except BrokenPipeError:
+        return 0
+    return 0
+
+
+def _parse(argv: list[str]) -> tuple[str, list[str], set[str]] | None:
+    """(command, ids, flags) for the simple forms this module answers, else None."""
+    if not argv or argv[0] not in _FLAGS:
+        return None
+    command, ids, flags = argv[0], [], set()
+    for arg in argv[1:]:
+        if arg in _FLAGS[command]:
+            flags.add(arg)
+        elif arg.isascii() and arg.isdigit():
+            ids.append(arg)
+        else:
+            return None  # another flag, --help, an abbreviation, 12_3, a bad id: the full CLI says what it is
+    if len(ids) != 1 and (command != "wait" or not ids):
+        return None
+    return command, ids, flags
+
+
+def _socket_path() -> str:
+    """The user's own gateway socket (paths.socket_path_from_env), or _Fallback where the full client differs."""
+    env = os.environ
+    if env.get("FRONTDESK_URL") or env.get("FRONTDESK_TOKEN_FILE"):
+        raise _Fallback
+    if os.path.isfile(env.get("FRONTDESK_SITE_CONFIG") or "/etc/frontdesk/frontdesk.toml"):
+        raise _Fallback  # the site's [gateway] table decides: the full client reads it
+    if env.get("FRONTDESK_SOCKET"):
+        return env["FRONTDESK_SOCKET"]
+    if env.get("FRONTDESK_HOME"):
+        return os.path.join(env["FRONTDESK_HOME"], "run", "gateway.sock")
+    xdg = env.get("XDG_RUNTIME_DIR")
+    return os.path.join(xdg, "frontdesk", "gateway.sock") if xdg else f"/tmp/frontdesk-{os.getuid()}/gateway.sock"
+
+
+def _session() -> str | None:
+    """readmark.session_of(); an id that is not a plain token goes the full way."""
+    e = os.environ
+    sid = e.get("FRONTDESK_SESSION") or e.get("CLAUDE_CODE_SESSION_ID") or e.get("CODEX_THREAD_ID") or None
+    if sid is not None and not set(sid) <= _SESSION_CHARS:
+        raise _Fallback
+    return sid
+
+
+def _url(command: str, job: str, flags: set[str]) -> str:
+    if command == "status":
+        return f"/v1/jobs/{int(job)}"
+    if command == "report":
+        return f"/v1/jobs/{int(job)}/report"
+    return f"/v1/jobs/{int(job)}/logs?tail=50&stream={'stderr' if '--stderr' in flags else 'stdout'}"
+
+
+def _text(command: str, data: dict[str, Any]) -> str | None:
+    """What `emit` prints without --json (checked now, so that nothing is printed before a fallback)."""
+    if command == "status":
+        return _HEADER + "\n" + _row(data)
+    if command == "logs":
+        lines = data.get("lines")
+        if not (isinstance(lines, list) and all(isinstance(x, str) for x in lines)):
+            raise _Fallback
+        return "\n".join(lines)
+    text = data.get("text")
+    if not isinstance(text, str):
+        raise _Fallback
+    return text
+
+
+def _row(job: dict[str, Any]) -> str:
+    """cli/jobs.py's _row for a job that is not an array (an array's line goes the full way)."""
+    if job.get("array") or job.get("array_id") is not None:
+        raise _Fallback
+    try:
+        name = (job.get("name") or job.get("spec", {}).get("name") or "-")[:24]
+        reason = job.get("reason") or ""
+        return f"{job['id']!s:>6}  {name:<24} {job['state']:<13} {job.get('job_class') or '-':<9} {reason}"
+    except (KeyError, TypeError, AttributeError, ValueError):
+        raise _Fallback from None
+
+
+def _wait(path: str, ids: list[str], as_json: bool, sid: str | None) -> int | None:
+    body = '{"ids": [' + ", ".join(str(int(i)) for i in ids) + '], "mode": "all", "timeout": null}'
+    res = _request(path, "POST", "/v1/wait", body, 10.0**7)
+    if not isinstance(res, dict) or res.get("done") is not True or not isinstance(res.get("reports"), list):
+        raise _Fallback  # not ended (only with a timeout, which goes the full way) or an odd answer
+    reports = res["reports"]
+    if not all(isinstance(r, dict) and isinstance(r.get("text"), str) for r in reports):
+        raise _Fallback
+    try:
+        if as_json:
+            _emit(True, res, None)
+        else:
+            sys.stdout.write("".join(r["text"] + "\n\n" for r in reports))
+            sys.stdout.flush()
+        if sid:
+            _mark_read(path, sid, reports, "wait")
+    except BrokenPipeError:
+        return 0
+    bad = [r for r in reports if r.get("state") != "COMPLETED"]
+    return 1 if bad and len(bad) == len(reports) else 0
+
+
+def _emit(as_json: bool, data: Any, text: str | None) -> None:
+    """cli/output.emit."""
+    out = _dumps(data) + "\n" if as_json else text
+    if out:
+        sys.stdout.write(out if out.endswith("\n") else out + "\n")
+    sys.stdout.flush()
+
+
+def _dumps(data: Any) -> str:
+    """json.dumps(data, sort_keys=True, default=str), from the C encoder json itself uses."""
+    import _json
+
+    encode = _json.make_encoder({}, str, _json.encode_basestring_ascii, None, ": ", ", ", True, False, True)
+    return "".join(encode(data, 0))
+
+
+class _Decoder:
+    """What _json's scanner reads from json.JSONDecoder()."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    parse_constant = {"-Infinity": float("-inf"), "Infinity": float("inf"), "NaN": float("nan")}.__getitem__
+
+
+def _loads(raw: bytes) -> Any:
+    """json.loads of a whole answer; _Fallback on anything it would not take."""
+    import _json
+
+    try:
+        text = raw.decode()
+        obj, end = _json.make_scanner(_Decoder())(text, 0)  # type: ignore[arg-type]
+    except (UnicodeDecodeError, StopIteration, ValueError):
+        raise _Fallback from None
+    if text[end:].strip(" \t\n\r"):
+        raise _Fallback
+    return obj
+
+
+def _get(path: str, url: str, timeout: float) -> Any:
+    return _request(path, "GET", url, None, timeout)
+
+
+def _request(path: str, method: str, url: str, body: str | None, timeout: float) -> Any:
+    """One request as client.Client sends it; the decoded answer of an HTTP 200, else _Fallback."""
+    data = b"" if body is None else body.encode()
+    head = f"{method} {url} HTTP/1.1\r\nHost: localhost\r\nAccept: application/json\r\nConnection: close\r\n"
+    head += f"Content-Length: {len(data)}\r\n" + ("" if body is None else "Content-Type: application/json\r\n")
+    sock = _connect(path, timeout)
+    try:
+        sock.sendall(head.encode() + b"\r\n" + data)
+        chunks = []
+        while chunk := sock.recv(65536):
+            chunks.append(chunk)
+    except OSError:
+        raise _Fallback from None
+    finally:
+        sock.close()
+    raw = b"".join(chunks)
+    head_end = raw.find(b"\r\n\r\n")
+    if not raw.startswith((b"HTTP/1.1 200 ", b"HTTP/1.0 200 ")) or head_end < 0:
+        raise _Fallback
+    length = -1
+    for line in raw[:head_end].split(b"\r\n")[1:]:
+        key, _, value = line.partition(b":")
+        key = key.strip().lower()
+        if key == b"transfer-encoding":
+            raise _Fallback
+        if key == b"content-length":
+            length = int(value.strip()) if value.strip().isdigit() else -2
+    payload = raw[head_end + 4 :]
+    if length != len(payload):
+        raise _Fallback
+    return _loads(payload)
+
+
+def _connect(path: str, timeout: float) -> Any:
+    """A connected socket after paths.check_rendezvous and check_listener passed, else _Fallback (nothing sent)."""
+    import _socket
+    import stat
+
+    trusted = (os.getuid(), 0)
+    try:
+        dst = os.stat(os.path.dirname(path) or ".")
+        sst = os.lstat(path)
+    except OSError:
+        raise _Fallback from None
+    if dst.st_uid not in trusted or sst.st_uid not in trusted or not stat.S_ISSOCK(sst.st_mode):
+        raise _Fallback
+    if dst.st_mode & 0o022 and not (dst.st_mode & stat.S_ISVTX and dst.st_uid == 0):
+        raise _Fallback
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        sock.settimeout(timeout)
+        sock.connect(path)
+        raw = sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)
+        if int.from_bytes(raw[4:8], sys.byteorder, signed=True) not in trusted:
+            raise _Fallback
+    except OSError:
+        sock.close()
+        raise _Fallback from None
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+def _mark_read(path: str, sid: str, reports: list[Any], via: str) -> None:
+    """readmark.mark_read: tell the gateway this session read these reports (never raises)."""
+    jobs = sorted({int(r["job_id"]) for r in reports if isinstance(r.get("job_id"), int)})
+    if not jobs:
+        return
+    body = '{"jobs": [' + ", ".join(str(j) for j in jobs) + '], "via": "' + via + '"}'
+    try:
+        _request(path, "POST", f"/v1/sessions/{sid}/read", body, 5.0)
+    except _Fallback:
+        pass

@@ -1,0 +1,133 @@
+"""The CLI's fast path (frontdesk.cli.fast) prints what the full argparse CLI prints, byte for byte, with its exit code.
+
+Each command form runs twice as a real process against a real gateway: once as a process's own command line
+(`main()`, which tries the fast path) and once with argv passed in (`main(argv)`, always the full path); stdout,
+stderr and the exit code must be equal. The forms the fast path is meant to answer must have been answered
+without argparse (so the comparison is not the full path against itself); the rest must fall back.
+That `report` and `wait` in an agent session mark the report read is tested through the fast path by
+tests/integration/test_hooks_read_once.py (its `gw.cli` is a process's own command line).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+PY = sys.executable
+RUN = (
+    "import os, sys\n"
+    "from frontdesk.cli.main import main\n"
+    "try:\n"
+    "    rc = main({argv})\n"
+    "finally:\n"
+    "    open(os.environ['FD_T21_MARK'], 'w').write('full' if 'argparse' in sys.modules else 'fast')\n"
+    "sys.exit(rc)\n"
+)
+FAST, FULL = RUN.format(argv=""), RUN.format(argv="sys.argv[1:]")
+
+
+def both(gw: Any, args: list[str], tmp: Path, **env: str) -> tuple[str, subprocess.CompletedProcess[bytes]]:
+    """Run `args` both ways; assert equal output; which way the fast process went, and its result."""
+    mark = tmp / "mark"
+    runs = []
+    for script in (FAST, FULL):
+        runs.append(
+            subprocess.run(
+                [PY, "-c", script, *args],
+                env={**gw.env, "FD_T21_MARK": str(mark), **env},
+                capture_output=True,
+                timeout=120,
+            )
+        )
+        if script is FAST:
+            went = mark.read_text()
+    fast, full = runs
+    assert (fast.returncode, fast.stdout, fast.stderr) == (full.returncode, full.stdout, full.stderr), args
+    assert b"Traceback" not in fast.stderr
+    return went, fast
+
+
+@pytest.fixture
+def jobs(gateway: Any) -> dict[str, str]:
+    ok = gateway.client.submit(spec={"command": ["sh", "-c", "echo hello; echo 'é ünïcode'"]}, context={"cwd": "/tmp"})
+    bad = gateway.client.submit(spec={"command": ["sh", "-c", "echo oops >&2; exit 3"]}, context={"cwd": "/tmp"})
+    gateway.client.wait([ok["id"], bad["id"]], "all", 60)
+    long = gateway.client.submit(spec={"command": ["sleep", "600"]}, context={"cwd": "/tmp"})
+    gateway.wait_state(long["id"], {"RUNNING"})
+    return {"ok": str(ok["id"]), "bad": str(bad["id"]), "running": str(long["id"])}
+
+
+FAST_FORMS = [
+    ["status", "{ok}", "--json"],
+    ["status", "{ok}"],
+    ["status", "--json", "{bad}"],
+    ["status", "{running}"],
+    ["report", "{ok}"],
+    ["report", "{bad}", "--json"],
+    ["logs", "{ok}"],
+    ["logs", "{ok}", "--json"],
+    ["logs", "{bad}", "--stderr"],
+    ["logs", "{bad}", "--stderr", "--json"],
+    ["wait", "{ok}", "--json"],
+    ["wait", "{ok}"],
+    ["wait", "{bad}"],
+    ["wait", "{ok}", "{bad}", "--json"],
+    ["wait", "{bad}", "{ok}"],
+]
+FALLBACK_FORMS = [
+    ["status", "999999", "--json"],  # a missing job: the gateway's 404, printed by the full path
+    ["status", "999999"],
+    ["report", "999999"],
+    ["logs", "999999", "--json"],
+    ["wait", "999999", "--json"],
+    ["report", "{running}"],  # no report yet
+    ["status", "abc"],  # a bad id
+    ["status", "12_x", "--json"],
+    ["report", "-1"],
+    ["status", "{ok}", "--js"],  # argparse's abbreviation
+    ["status", "{ok}", "--tasks"],
+    ["logs", "{ok}", "--tail", "1"],
+    ["wait", "{ok}", "--any"],
+    ["report"],
+    ["status", "{ok}", "--help"],
+]
+
+
+def _fill(form: list[str], ids: dict[str, str]) -> list[str]:
+    return [a.format(**ids) for a in form]
+
+
+def test_hot_forms_are_answered_fast_and_identically(gateway: Any, jobs: dict[str, str], tmp_path: Path) -> None:
+    for form in FAST_FORMS:
+        args = _fill(form, jobs)
+        went, done = both(gateway, args, tmp_path)
+        assert went == "fast", args
+        assert done.stdout, args
+    went, done = both(gateway, ["wait", jobs["bad"]], tmp_path)
+    assert done.returncode == 1
+    went, done = both(gateway, ["status", jobs["ok"], "--json"], tmp_path, FRONTDESK_SESSION="t21-session")
+    assert went == "fast"
+
+
+def test_other_forms_fall_back_with_the_same_error(gateway: Any, jobs: dict[str, str], tmp_path: Path) -> None:
+    for form in FALLBACK_FORMS:
+        args = _fill(form, jobs)
+        went, done = both(gateway, args, tmp_path)
+        assert went == "full", args
+        if not set(args) & {"--js", "--tasks", "--tail", "--any", "--help"}:  # the rest are errors
+            assert done.returncode != 0 and done.stderr.startswith(b"frontdesk: "), args
+
+
+def test_no_gateway_falls_back_with_the_same_error(gateway: Any, jobs: dict[str, str], tmp_path: Path) -> None:
+    gateway.stop()
+    for args in (["status", jobs["ok"], "--json"], ["report", jobs["ok"]], ["wait", jobs["ok"], "--json"]):
+        went, done = both(gateway, args, tmp_path)
+        assert went == "full" and done.returncode == 69, (args, done.stderr)
+    os.makedirs(tmp_path / "elsewhere", exist_ok=True)
+    went, done = both(gateway, ["status", "1"], tmp_path, FRONTDESK_SOCKET=str(tmp_path / "elsewhere" / "gw.sock"))
+    assert went == "full" and done.returncode == 69
