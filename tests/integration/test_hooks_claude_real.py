@@ -114,14 +114,20 @@ def test_project_hooks_are_silent_on_a_machine_without_frontdesk(
     assert "hook" not in run.stderr.lower(), run.stderr  # SessionEnd's failure would be printed here
 
 
-def test_a_report_read_with_run_wait_is_not_brought_again_by_the_stop_hook(
-    gateway_factory: Any, claude_bin: Path, tmp_path: Path
-) -> None:
-    """Issue 19, defect 2: the model read the report in its Bash result; the Stop hook lets the turn end."""
+def _hooked_project(gateway_factory: Any, tmp_path: Path) -> tuple[Any, Path]:
+    """A gateway, and a project where `frontdesk hooks install claude --project` wrote its hooks."""
     gw = gateway_factory(config="[agents]\nbatch_window_s = 0.5\n")
     project = tmp_path / "project"
     project.mkdir()
     assert gw.cli("hooks", "install", "claude", "--project", "--dir", str(project)).returncode == 0
+    return gw, project
+
+
+def test_a_report_read_with_run_wait_is_not_brought_again_by_the_stop_hook(
+    gateway_factory: Any, claude_bin: Path, tmp_path: Path
+) -> None:
+    """Issue 19, defect 2: the model read the report in its Bash result; the Stop hook lets the turn end."""
+    gw, project = _hooked_project(gateway_factory, tmp_path)
     marker = f"waited-{uuid.uuid4().hex[:8]}"
     script = [("bash", f"frontdesk run --wait -- sh -c 'sleep 1; echo {marker}'"), ("text", "Read it; done.")]
     with MessagesStandIn(script) as api:
@@ -147,10 +153,7 @@ def test_mcp_report_reaches_the_model_as_readable_text_once(
     gateway_factory: Any, claude_bin: Path, tmp_path: Path
 ) -> None:
     """Issue 19, defect 4: the model gets the report text (no JSON in a string); it is not delivered again."""
-    gw = gateway_factory(config="[agents]\nbatch_window_s = 0.5\n")
-    project = tmp_path / "project"
-    project.mkdir()
-    assert gw.cli("hooks", "install", "claude", "--project", "--dir", str(project)).returncode == 0
+    gw, project = _hooked_project(gateway_factory, tmp_path)
     mcp = {"mcpServers": {"frontdesk": {"command": sys.executable, "args": ["-m", "frontdesk.cli.main", "mcp"]}}}
     (project / "mcp.json").write_text(json.dumps(mcp))
     marker = f"mcp-line-{uuid.uuid4().hex[:8]}"
