@@ -7,7 +7,6 @@ and aftercorr task by task; cancel of one task (`ID_INDEX`) and of the array; th
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import uuid
@@ -17,6 +16,7 @@ from typing import Any
 import pytest
 
 from frontdesk.errors import SpecError
+from golden_helpers import check_shape
 
 PY = sys.executable
 CONFIG = "[agents]\nbatch_window_s = 0.5\nlease_s = 5\n"
@@ -273,15 +273,6 @@ def test_an_array_survives_a_kill9_and_ends_once(gw: Any, workdir: Path) -> None
     assert len(told) == 1
 
 
-def _shape(value: Any) -> Any:
-    """Keys and types, not values (as tests/integration/test_cli_json_golden.py pins the job commands)."""
-    if isinstance(value, dict):
-        return {k: _shape(v) for k, v in sorted(value.items())}
-    if isinstance(value, list):
-        return [_shape(v) for v in value[:1]]
-    return None if value is None else type(value).__name__
-
-
 def test_array_json_forms_are_pinned(gw: Any, workdir: Path) -> None:
     golden = Path(__file__).parents[1] / "golden" / "cli"
     job = _run(
@@ -291,8 +282,4 @@ def test_array_json_forms_are_pinned(gw: Any, workdir: Path) -> None:
     task = json.loads(gw.cli("status", f"{job['id']}_1", "--json").stdout)
     listed = json.loads(gw.cli("jobs", "--json").stdout)
     for name, data in [("array-run", job), ("array-wait", waited), ("array-task", task), ("array-jobs", listed)]:
-        path = golden / f"{name}.json"
-        rendered = json.dumps(_shape(data), indent=2, sort_keys=True) + "\n"
-        if os.environ.get("FRONTDESK_REGEN_GOLDEN"):
-            path.write_text(rendered)
-        assert rendered == path.read_text(), f"{name} --json schema changed; regenerate on purpose and review"
+        check_shape(golden / f"{name}.json", data)

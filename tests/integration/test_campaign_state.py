@@ -9,25 +9,14 @@ import os
 from pathlib import Path
 from typing import Any
 
+from golden_helpers import check_shape
+
 HOST = os.uname().nodename
 GOLDEN = Path(__file__).parents[1] / "golden" / "agents"
 
 
-def _shape(value: Any) -> Any:
-    """Keys and types; values that change from run to run dropped (as tests/integration/test_cli_json_golden.py)."""
-    if isinstance(value, dict):
-        return {k: _shape(v) for k, v in sorted(value.items())}
-    if isinstance(value, list):
-        return [_shape(v) for v in value[:1]]
-    return None if value is None else type(value).__name__
-
-
 def _golden_shape(name: str, data: Any) -> None:
-    path = GOLDEN / f"{name}.json"
-    rendered = json.dumps(_shape(data), indent=2, sort_keys=True) + "\n"
-    if os.environ.get("FRONTDESK_REGEN_GOLDEN"):
-        path.write_text(rendered)
-    assert rendered == path.read_text(), f"{name} --json schema changed; regenerate on purpose and review"
+    check_shape(GOLDEN / f"{name}.json", data)
 
 
 def _hook(gw: Any, sid: str, event: str, cwd: Path, **extra: Any) -> Any:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from golden_helpers import check_shape
 
 GOLDEN = Path(__file__).parents[1] / "golden" / "cli"
 
@@ -17,23 +18,8 @@ def _core_only(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FRONTDESK_PLUGINS", "none")
 
 
-def _shape(value: Any) -> Any:
-    """Keep keys and types, drop values that change from run to run."""
-    if isinstance(value, dict):
-        return {k: _shape(v) for k, v in sorted(value.items())}
-    if isinstance(value, list):
-        return [_shape(v) for v in value[:1]]
-    if value is None:
-        return None
-    return type(value).__name__
-
-
 def _check(name: str, data: Any) -> None:
-    path = GOLDEN / f"{name}.json"
-    rendered = json.dumps(_shape(data), indent=2, sort_keys=True) + "\n"
-    if os.environ.get("FRONTDESK_REGEN_GOLDEN"):
-        path.write_text(rendered)
-    assert rendered == path.read_text(), f"{name} --json schema changed; regenerate on purpose and review"
+    check_shape(GOLDEN / f"{name}.json", data)
 
 
 def test_job_commands_json_schema(gateway, workdir: Path) -> None:
