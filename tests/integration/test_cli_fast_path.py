@@ -114,6 +114,30 @@ def test_hot_forms_are_answered_fast_and_identically(gateway: Any, jobs: dict[st
     assert went == "fast"
 
 
+def test_cancel_is_answered_fast_and_an_ended_job_falls_back(
+    gateway: Any, jobs: dict[str, str], tmp_path: Path
+) -> None:
+    mark = tmp_path / "mark"
+    runs = []
+    for script in (FAST, FULL):  # cancel changes state: one fresh running job for each way
+        job = gateway.client.submit(spec={"command": ["sleep", "600"]}, context={"cwd": "/tmp"})["id"]
+        gateway.wait_state(job, {"RUNNING"})
+        for args in (["cancel", str(job)], ["cancel", str(job), "--json"]):  # the second once it has ended
+            env = {**gateway.env, "FD_T21_MARK": str(mark)}
+            done = subprocess.run([PY, "-c", script, *args], env=env, capture_output=True, timeout=120)
+            out, err = (b.replace(str(job).encode(), b"ID") for b in (done.stdout, done.stderr))
+            runs.append((mark.read_text(), done.returncode, out, err))
+            gateway.wait_state(job, {"CANCELLED"})
+    fast, full = runs[:2], runs[2:]
+    assert fast[0][0] == "fast" and fast[0][1:] == full[0][1:] == (0, b"cancelling ID\n", b"")
+    assert fast[1][0] == "full" and fast[1][1:] == full[1][1:]  # the second cancel: an ended job, the full path
+    assert fast[1][1] != 0 and fast[1][3].startswith(b"frontdesk: ")
+    went, done = both(gateway, ["cancel", jobs["ok"], "--json"], tmp_path)
+    assert went == "full" and done.returncode != 0
+    went, done = both(gateway, ["cancel", "999999"], tmp_path)
+    assert went == "full" and done.returncode == 3
+
+
 def test_other_forms_fall_back_with_the_same_error(gateway: Any, jobs: dict[str, str], tmp_path: Path) -> None:
     for form in FALLBACK_FORMS:
         args = _fill(form, jobs)

@@ -1,13 +1,13 @@
 """The CLI's fast path (issue 21): the commands agents call in loops, answered without argparse, re, json or socket.
 
-`status ID`, `report ID`, `logs ID [--stderr]` and `wait ID... ` (each with or without `--json`), with plain
-numeric ids, on the user's Unix socket, are recognised here by hand, sent with `_socket` and rendered with the
-C halves of json (`_json`), byte for byte as the full CLI renders them (tests/integration/test_cli_fast_path.py
-runs both). Anything else returns None and the full CLI runs instead: any other flag or form, `--help`, an
-array task id (12_3), FRONTDESK_URL / FRONTDESK_TOKEN_FILE / a site config, a socket that fails the rendezvous
-checks, no gateway (the full path autostarts one or says why not), and every answer but HTTP 200 (the full path
-prints its error). Nothing is written before the answer is known to be good, so falling back repeats at most one
-read-only request (or the wait, which has then already ended).
+`status ID`, `report ID`, `logs ID [--stderr]`, `cancel ID` and `wait ID...` (each with or without `--json`),
+with plain numeric ids, on the user's Unix socket, are recognised here by hand, sent with `_socket` and rendered
+with the C halves of json (`_json`), byte for byte as the full CLI renders them (tests/integration/
+test_cli_fast_path.py runs both). Anything else returns None and the full CLI runs instead: any other flag or form,
+`--help`, an array task id (12_3), FRONTDESK_URL / FRONTDESK_TOKEN_FILE / a site config, a socket that fails the
+rendezvous checks, no gateway (the full path autostarts one or says why not), and every answer but HTTP 200 (the
+full path prints its error). Nothing is written before the answer is known to be good, so falling back repeats at
+most one request that changed nothing (a read, a wait that has ended, a cancel the gateway refused).
 """
 
 from __future__ import annotations
@@ -21,10 +21,16 @@ if TYPE_CHECKING:
 
 __all__ = ["HOT", "run"]
 
-HOT = frozenset(("status", "report", "logs", "wait"))
+HOT = frozenset(("status", "report", "logs", "wait", "cancel"))
 """The commands this module may answer (main.py imports it only for these)."""
 
-_FLAGS = {"status": ("--json",), "report": ("--json",), "logs": ("--json", "--stderr"), "wait": ("--json",)}
+_FLAGS = {
+    "status": ("--json",),
+    "report": ("--json",),
+    "logs": ("--json", "--stderr"),
+    "wait": ("--json",),
+    "cancel": ("--json",),
+}
 _SESSION_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._:-")
 _HEADER = f"{'ID':>6}  {'NAME':<24} {'STATE':<13} {'CLASS':<9} REASON"
 
@@ -44,6 +50,8 @@ def run(argv: list[str]) -> int | None:
         sid = _session()
         if command == "wait":
             return _wait(path, ids, "--json" in flags, sid)
+        if command == "cancel":
+            return _cancel(path, ids[0], "--json" in flags)
         data = _get(path, _url(command, ids[0], flags), 30.0)
         if not isinstance(data, dict):
             raise _Fallback
@@ -158,6 +166,19 @@ def _wait(path: str, ids: list[str], as_json: bool, sid: str | None) -> int | No
         return 0
     bad = [r for r in reports if r.get("state") != "COMPLETED"]
     return 1 if bad and len(bad) == len(reports) else 0
+
+
+def _cancel(path: str, job: str, as_json: bool) -> int:
+    """One job cancelled (HTTP 200); any error (409: it has ended) goes the full way, which asks again (nothing was
+    cancelled) and prints what cli/jobs.cmd_cancel prints, with readmark.cancel_once's rule for replayed turns."""
+    res = _request(path, "POST", f"/v1/jobs/{int(job)}/cancel", "{}", 30.0)
+    if not isinstance(res, dict) or "id" not in res or "error" in res or res.get("already_ended"):
+        raise _Fallback
+    try:
+        _emit(as_json, [res], f"cancelling {res['id']}")
+    except BrokenPipeError:
+        pass
+    return 0
 
 
 def _emit(as_json: bool, data: Any, text: str | None) -> None:

@@ -81,7 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     A process's own command line (argv None) of a hot command tries frontdesk.cli.fast first (no argparse).
     """
-    if argv is None and sys.argv[1:2] and sys.argv[1] in ("status", "report", "logs", "wait"):
+    if argv is None and sys.argv[1:2] and sys.argv[1] in ("status", "report", "logs", "wait", "cancel"):
         from frontdesk.cli.fast import run
 
         code = run(sys.argv[1:])
