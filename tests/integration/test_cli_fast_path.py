@@ -155,3 +155,16 @@ def test_no_gateway_falls_back_with_the_same_error(gateway: Any, jobs: dict[str,
     os.makedirs(tmp_path / "elsewhere", exist_ok=True)
     went, done = both(gateway, ["status", "1"], tmp_path, FRONTDESK_SOCKET=str(tmp_path / "elsewhere" / "gw.sock"))
     assert went == "full" and done.returncode == 69
+
+
+def test_an_array_is_fast_in_json_and_its_status_line_goes_the_full_way(gateway: Any, tmp_path: Path) -> None:
+    array = gateway.client.submit(spec={"command": ["true"], "array": "0-1"}, context={"cwd": "/tmp"})["id"]
+    gateway.client.wait([array], "all", 60)
+    for args, way in (
+        (["status", str(array), "--json"], "fast"),
+        (["status", str(array)], "full"),  # the array's one line (its task counts) is cli/jobs.py's alone
+        (["status", f"{array}_1", "--json"], "full"),
+        (["wait", str(array), "--json"], "fast"),
+    ):
+        went, done = both(gateway, args, tmp_path)
+        assert (went, done.returncode) == (way, 0), (args, done.stderr)

@@ -55,7 +55,7 @@ def run(argv: list[str]) -> int | None:
         data = _get(path, _url(command, ids[0], flags), 30.0)
         if not isinstance(data, dict):
             raise _Fallback
-        text = _text(command, data)
+        text = None if "--json" in flags else _text(command, data)  # (an array's status line: the full way)
     except _Fallback:
         return None
     except KeyboardInterrupt:
