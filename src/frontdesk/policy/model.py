@@ -32,7 +32,7 @@ class JobView:
     """A share of one GPU (`gpus` is then 0 here): it needs a node with GPUs; the backend picks the device."""
 
 
-@dataclass
+@dataclass(slots=True)
 class NodeView:
     """One node (or one slice of the embedded machine) and what is in use on it."""
 
@@ -87,7 +87,7 @@ class NodeView:
         )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Part:
     """What one job holds on one node."""
 
@@ -108,7 +108,7 @@ class Placement:
     """The lending pool, when the job runs under a borrowing rule."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RunningView:
     """A running job: where it is and when it is expected to end (start + requested walltime)."""
 
