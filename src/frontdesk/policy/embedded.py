@@ -122,10 +122,15 @@ def to_view(cfg: PolicyConfig, job: Any, meta: JobMeta | None) -> JobView:
     )
 
 
+_AGENT_FIELDS = ("agent_cores", "agent_max_cores", "agent_lane_after", "agent_fill")
+
+
 def _shared_cfg(cfg: PolicyConfig) -> PolicyConfig:
     if _sliced(cfg):
         return cfg
-    return cfg.model_copy(update={"pools": [PoolConfig(name=SHARED, allocation="pack")], "borrow": []})
+    # one configured pool: its agent lane and slice hold on the shared machine too
+    agent = {k: getattr(cfg.pools[0], k) for k in _AGENT_FIELDS} if len(cfg.pools) == 1 else {}
+    return cfg.model_copy(update={"pools": [PoolConfig(name=SHARED, allocation="pack", **agent)], "borrow": []})
 
 
 def make_picker(

@@ -90,3 +90,14 @@ def test_pool_slices_of_the_one_machine() -> None:
         q("b2", 2, cpus=4, cls="hpc", partition="batch", wall=7200),
     ]
     assert pick(queued, free(6, (0, 1), running), 0.0) == ["b2"]  # the agent slice is full
+
+
+def test_one_pool_s_agent_slice_holds_on_the_shared_machine() -> None:
+    """One configured pool with a slice of 2 cores: on 8 free cores the 6-core hpc job starts and leaves 2;
+    the next 1-core hpc job would leave 1, so it waits (without the slice both start)."""
+    meta = {1: JobMeta("hpc", "default", False, "u"), 2: JobMeta("hpc", "default", False, "u")}
+    queued = [q("b1", 1, cpus=6, cls="hpc", wall=7200), q("b2", 2, cpus=1, cls="hpc", at=5.0)]
+    for pool, expected in (({}, ["b1", "b2"]), ({"agent_cores": 2}, ["b1"])):
+        cfg = parse_policy({"pools": [{"name": "all", **pool}]})
+        pick = make_picker(lambda cfg=cfg: cfg, meta, FairshareLedger(), lambda now: 12.0, lambda: False)
+        assert pick(queued, free(8, (0, 1)), 10.0) == expected
