@@ -3,8 +3,8 @@ preamble every command group shares: `group` (a command with subcommands) and `c
 imported only by the commands that talk to it).
 
 argparse itself imports gettext, which imports locale (~1 ms of a fresh process) for translations argparse
-never has: `_argparse()` imports it with gettext's two functions standing in, then lets the real gettext be
-imported as usual by anything later.
+never has: this module imports argparse with `_gettext_stand_in()` (gettext's two functions) in gettext's place,
+then lets the real gettext be imported as usual by anything later.
 """
 
 from __future__ import annotations
