@@ -11,8 +11,10 @@ tests/integration/test_hooks_read_once.py (its `gw.cli` is a process's own comma
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -168,3 +170,53 @@ def test_an_array_is_fast_in_json_and_its_status_line_goes_the_full_way(gateway:
     ):
         went, done = both(gateway, args, tmp_path)
         assert (went, done.returncode) == (way, 0), (args, done.stderr)
+
+
+def _one_answer(path: Path, answer: bytes) -> threading.Thread:
+    """A stand-in gateway that answers one connection with `answer` (asking again finds nobody)."""
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind(str(path))
+    srv.listen(1)
+
+    def serve() -> None:
+        conn, _ = srv.accept()
+        conn.recv(65536)
+        conn.sendall(answer)
+        conn.close()
+        srv.close()
+        path.unlink()
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    return t
+
+
+ANSWERS = [
+    b'HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{"id": 1',  # cut off
+    b'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n20\r\n{"id": 1',  # cut off, chunked
+    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",  # a bad chunk size
+    b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n{oops",  # not JSON
+    # whole, chunked (answered by the fast path: asking again would find nobody)
+    b'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1f\r\n{"id": 1, "state": "COMPLETED"}\r\n0\r\n\r\n',
+]
+
+
+@pytest.mark.parametrize("answer", ANSWERS, ids=range(len(ANSWERS)))
+def test_a_broken_200_is_told_alike_without_asking_again(answer: bytes, tmp_path: Path) -> None:
+    d = Path(__import__("tempfile").mkdtemp(prefix="fdt21-", dir="/tmp"))  # short: a socket path's limit
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FRONTDESK_")}
+    env.update(FRONTDESK_SOCKET=str(d / "gw.sock"), FRONTDESK_NO_AUTOSTART="1", FD_T21_MARK=str(tmp_path / "m"))
+    try:
+        for args in (["status", "1"], ["status", "1", "--json"], ["cancel", "1"], ["cancel", "1", "--json"]):
+            got = []
+            for script in (FAST, FULL):
+                t = _one_answer(d / "gw.sock", answer)
+                done = subprocess.run([PY, "-c", script, *args], env=env, capture_output=True, timeout=60)
+                t.join(5)
+                got.append((done.returncode, done.stdout, done.stderr))
+            assert got[0] == got[1], args
+            assert b"Traceback" not in got[0][2]
+    finally:
+        import shutil
+
+        shutil.rmtree(d, ignore_errors=True)

@@ -6,7 +6,8 @@ with the C halves of json (`_json`), byte for byte as the full CLI renders them 
 test_cli_fast_path.py runs both). Anything else returns None and the full CLI runs instead: any other flag or form,
 `--help`, an array task id (12_3), FRONTDESK_URL / FRONTDESK_TOKEN_FILE / a site config, a socket that fails the
 rendezvous checks, no gateway (the full path autostarts one or says why not), and every answer but HTTP 200 (the
-full path prints its error). Nothing is written before the answer is known to be good, so falling back repeats at
+full path prints its error; an HTTP 200 cut off or not JSON gets the full client's error line here, since asking
+again could meet another answer). Nothing is written before the answer is known to be good, so falling back repeats at
 most one request that changed nothing (a read, a wait that has ended, a cancel the gateway refused).
 """
 
@@ -39,6 +40,10 @@ class _Fallback(Exception):
     """Let the full CLI answer."""
 
 
+class _Broken(Exception):
+    """An HTTP 200 cut off or not JSON: the full client's one-line error here (asking again could differ)."""
+
+
 def run(argv: list[str]) -> int | None:
     """The exit code of a hot command answered here, or None: run the full CLI (nothing was printed)."""
     try:
@@ -58,6 +63,8 @@ def run(argv: list[str]) -> int | None:
         text = None if "--json" in flags else _text(command, data)  # (an array's status line: the full way)
     except _Fallback:
         return None
+    except _Broken as exc:
+        return _broken(str(exc), argv)
     except KeyboardInterrupt:
         sys.stderr.write("frontdesk: interrupted\n")
         return 130
@@ -68,6 +75,21 @@ def run(argv: list[str]) -> int | None:
     except BrokenPipeError:
         return 0
     return 0
+
+
+def _broken(message: str, argv: list[str]) -> int:
+    """What cli/main.py (or, for one id, cli/jobs.cmd_cancel) prints for client.request's GatewayUnavailable."""
+    from frontdesk.cli.output import emit, emit_error
+    from frontdesk.errors import GatewayUnavailable
+
+    exc, as_json = GatewayUnavailable(message), "--json" in argv
+    if argv[0] != "cancel":
+        emit_error(as_json, exc.to_payload())
+        return exc.exit_code
+    sys.stderr.write(f"frontdesk: {exc.message}\n")
+    ident = next(a for a in argv[1:] if a != "--json")
+    emit(as_json, [{"id": ident, **exc.to_payload()}], "")
+    return exc.exit_code
 
 
 def _parse(argv: list[str]) -> tuple[str, list[str], set[str]] | None:
@@ -215,7 +237,7 @@ def _loads(raw: bytes) -> Any:
     try:
         text = raw.decode()
         obj, end = _json.make_scanner(_Decoder())(text, 0)  # type: ignore[arg-type]
-    except (UnicodeDecodeError, StopIteration, ValueError):
+    except Exception:  # (the C scanner's own errors need json.decoder, not imported: SystemError)
         raise _Fallback from None
     if text[end:].strip(" \t\n\r"):
         raise _Fallback
@@ -245,18 +267,48 @@ def _request(path: str, method: str, url: str, body: str | None, timeout: float)
     head_end = raw.find(b"\r\n\r\n")
     if not raw.startswith((b"HTTP/1.1 200 ", b"HTTP/1.0 200 ")) or head_end < 0:
         raise _Fallback
-    length = -1
+    length, chunked = -1, False
     for line in raw[:head_end].split(b"\r\n")[1:]:
-        key, _, value = line.partition(b":")
+        key, _, value = line.decode("latin-1").partition(":")
         key = key.strip().lower()
-        if key == b"transfer-encoding":
-            raise _Fallback
-        if key == b"content-length":
-            length = int(value.strip()) if value.strip().isdigit() else -2
-    payload = raw[head_end + 4 :]
-    if length != len(payload):
-        raise _Fallback
-    return _loads(payload)
+        if key == "transfer-encoding":
+            chunked = "chunked" in value.lower()
+        elif key == "content-length":
+            if not value.strip().isdigit():
+                raise _Fallback
+            length = int(value.strip())
+    payload = _body(raw[head_end + 4 :], length, chunked)
+    if not payload:
+        raise _Fallback  # (the full client makes None of it)
+    try:
+        return _loads(payload)
+    except _Fallback:
+        raise _Broken("the gateway sent a broken answer (HTTP 200)") from None
+
+
+def _body(rest: bytes, length: int, chunked: bool) -> bytes:
+    """client._Response.read() of what followed the head; _Broken with its message where that raises."""
+    cut = "the gateway went away mid-answer: the answer was cut off mid-body"
+    if not chunked:
+        if length >= 0 and len(rest) < length:
+            raise _Broken(f"{cut} ({len(rest)} of {length} bytes)")
+        return rest[:length] if length >= 0 else rest
+    out: list[bytes] = []
+    while True:
+        line, sep, rest = rest.partition(b"\n")
+        if not sep:
+            raise _Broken(cut)
+        try:
+            size = int(line.split(b";")[0].strip() or b"0", 16)
+        except ValueError as exc:
+            raise _Broken(f"the gateway went away mid-answer: {exc}") from None
+        data, rest = rest[:size], rest[size:]
+        end, sep, rest = rest.partition(b"\n")
+        if len(data) < size or not sep:
+            raise _Broken(cut)
+        if not size:
+            return b"".join(out)
+        out.append(data)
 
 
 def _connect(path: str, timeout: float) -> Any:
@@ -298,5 +350,5 @@ def _mark_read(path: str, sid: str, reports: list[Any], via: str) -> None:
     body = '{"jobs": [' + ", ".join(str(j) for j in jobs) + '], "via": "' + via + '"}'
     try:
         _request(path, "POST", f"/v1/sessions/{sid}/read", body, 5.0)
-    except _Fallback:
+    except (_Fallback, _Broken):
         pass
