@@ -177,6 +177,24 @@ def test_listen_without_token_is_refused(gateway_factory) -> None:
     assert r.returncode == 2 and "token" in r.stderr and r.stderr.count("\n") == 1
 
 
+def _until_parked(proc: subprocess.Popen[str], timeout: float = 30.0) -> None:
+    """Until the waiter has connected and sleeps in its read (a loaded machine can take over a second to start a
+    fresh CLI; stopping the gateway before then tests a refused connection, not a parked waiter)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, "the waiter ended before it parked"
+        try:
+            fds = [os.readlink(f"/proc/{proc.pid}/fd/{fd}") for fd in os.listdir(f"/proc/{proc.pid}/fd")]
+            state = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            fds, state = [], ""
+        if any(fd.startswith("socket:") for fd in fds) and state == "S":
+            time.sleep(0.3)  # its request reaches the gateway's wait (a local socket write: well under this)
+            return
+        time.sleep(0.05)
+    raise AssertionError("the waiter never parked")
+
+
 def test_stopping_gateway_answers_waiters_with_503(gateway, workdir: Path) -> None:
     job = gateway.client.submit(spec={"command": ["sleep", "30"]}, context={"cwd": str(workdir)})["id"]
     waiter = subprocess.Popen(
@@ -186,7 +204,7 @@ def test_stopping_gateway_answers_waiters_with_503(gateway, workdir: Path) -> No
         stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(1.0)
+    _until_parked(waiter)
     gateway.stop()
     out, err = waiter.communicate(timeout=20)
     assert waiter.returncode == 69, err
