@@ -6,13 +6,13 @@ scheduler, health, embedded. The gateway edge: plugin, api, history (database), 
 """
 
 from frontdesk.policy.backfill import Reservation, backfill
-from frontdesk.policy.catalog import CATALOG, Accelerator, GpuNeed, eligible, prefer_least_scarce
 from frontdesk.policy.classify import classify
 from frontdesk.policy.config import PolicyConfig, parse_policy
 from frontdesk.policy.model import JobView, NodeView, Part, Placement, RunningView
 from frontdesk.policy.priority import FairshareLedger, level, rank
 from frontdesk.policy.scheduler import plan
 from frontdesk.policy.trial import Revocation, TrialLedger, TrialVerdict
+from frontdesk.spec.accelerators import CATALOG, Accelerator, GpuNeed, eligible, prefer_least_scarce
 
 __all__ = [
     "CATALOG",

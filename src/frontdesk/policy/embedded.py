@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from frontdesk.backends.local import take_gpus
-from frontdesk.policy.catalog import GpuNeed, canonical, match_model
 from frontdesk.policy.config import PolicyConfig, PoolConfig
 from frontdesk.policy.model import JobView, NodeView, Part, RunningView
 from frontdesk.policy.priority import FairshareLedger
 from frontdesk.policy.scheduler import plan
+from frontdesk.spec.accelerators import GpuNeed, canonical, match_model
 
 __all__ = ["JobMeta", "build_nodes", "make_picker", "to_view"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from frontdesk.policy.catalog import GpuNeed
+from frontdesk.spec.accelerators import GpuNeed
 
 __all__ = ["JobView", "NodeView", "Part", "Placement", "RunningView"]
 

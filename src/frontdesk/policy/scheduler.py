@@ -9,11 +9,11 @@ import heapq
 from collections.abc import Hashable, Iterator, Mapping, Sequence
 
 from frontdesk.policy.backfill import AgentRules, Reservation, backfill
-from frontdesk.policy.catalog import Accelerator, GpuNeed, catalog, eligible, prefer_least_scarce
 from frontdesk.policy.config import BorrowRule, PolicyConfig
 from frontdesk.policy.model import JobView, NodeView, Placement, RunningView
 from frontdesk.policy.placement import place
 from frontdesk.policy.priority import FairshareLedger, rank
+from frontdesk.spec.accelerators import Accelerator, GpuNeed, catalog, eligible, prefer_least_scarce
 
 __all__ = ["PoolPlacer", "borrow_active", "plan"]
 

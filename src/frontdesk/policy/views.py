@@ -6,9 +6,9 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from frontdesk.plugins import Json, Panel
-from frontdesk.policy.catalog import CATALOG, match_model
 from frontdesk.policy.config import PolicyConfig
 from frontdesk.policy.health import Verdict
+from frontdesk.spec.accelerators import CATALOG, match_model
 
 if TYPE_CHECKING:
     from frontdesk.identity import Caller

@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from frontdesk.policy.backfill import backfill
-from frontdesk.policy.catalog import GpuNeed, catalog, eligible
 from frontdesk.policy.classify import classify
 from frontdesk.policy.config import ClassifyConfig, PolicyConfig
 from frontdesk.policy.model import JobView, NodeView, Placement, RunningView
@@ -16,6 +15,7 @@ from frontdesk.policy.priority import FairshareLedger
 from frontdesk.policy.scheduler import PoolPlacer, plan
 from frontdesk.policy.trial import Revocation, TrialLedger
 from frontdesk.sim.workload import SimJob
+from frontdesk.spec.accelerators import GpuNeed, catalog, eligible
 
 __all__ = ["BaselinePolicy", "FrontdeskPolicy", "SimPolicy"]
 

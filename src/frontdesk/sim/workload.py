@@ -9,8 +9,8 @@ import random
 from dataclasses import dataclass, field
 from statistics import NormalDist
 
-from frontdesk.policy.catalog import GpuNeed
 from frontdesk.sim.swf import Cleaning, Machine, SwfReport, clean_swf, machine_of, parse_rows, read_header
+from frontdesk.spec.accelerators import GpuNeed
 
 __all__ = ["AgentMix", "SimJob", "Workload", "agent_day", "parse_swf", "validation_mix"]
 

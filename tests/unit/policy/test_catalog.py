@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from frontdesk.policy.catalog import CATALOG, GpuNeed, catalog, eligible, match_model, prefer_least_scarce
+from frontdesk.spec.accelerators import CATALOG, GpuNeed, catalog, eligible, match_model, prefer_least_scarce
 
 GB = 1000**3
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from frontdesk.policy.backfill import backfill
-from frontdesk.policy.catalog import GpuNeed
 from frontdesk.policy.config import parse_policy
 from frontdesk.policy.model import JobView, NodeView, RunningView, apply
 from frontdesk.policy.placement import place
 from frontdesk.policy.scheduler import PoolPlacer, plan
+from frontdesk.spec.accelerators import GpuNeed
 
 GiB = 1024**3
 
