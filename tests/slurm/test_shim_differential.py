@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from frontdesk.shims.squeue import Passthrough, answer
+from frontdesk.backends.slurm.squeue_text import Passthrough, answer
 
 pytestmark = pytest.mark.slurm
 

@@ -15,18 +15,9 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from frontdesk.shims.common import (
-    LONG_STATES,
-    ShimArgs,
-    current_user,
-    exec_real,
-    fetch_view,
-    fmt_duration,
-    gateway_down,
-    split_list,
-    user_name,
-)
-from frontdesk.shims.parser import ShimParser
+from frontdesk.backends.slurm.cliparser import ShimParser
+from frontdesk.backends.slurm.clitext import LONG_STATES, ShimArgs, fmt_duration, split_list, user_name
+from frontdesk.shims.common import current_user, exec_real, fetch_view, gateway_down
 
 __all__ = ["main", "format_sacct", "rows_from_view", "DEFAULT_FIELDS"]
 

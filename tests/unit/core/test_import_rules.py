@@ -28,7 +28,6 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 
 ALLOWED: dict[tuple[str, str], str] = {
     # (importer, imported): why it is still there and who removes it.
-    ("backends.slurm.plugin", "shims.squeue"): "H4: the squeue formatting the shim and the plug-in share moves down",
 }
 
 

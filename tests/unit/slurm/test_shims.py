@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from frontdesk.shims.common import ShimArgs, fmt_duration, short_state
+from frontdesk.backends.slurm.clitext import ShimArgs, fmt_duration, short_state
+from frontdesk.backends.slurm.squeue_text import DEFAULT_FORMAT, LONG_FORMAT, _parser, _states, format_rows, select_rows
 from frontdesk.shims.sacct import format_sacct, rows_from_view
-from frontdesk.shims.squeue import DEFAULT_FORMAT, LONG_FORMAT, _parser, _states, format_rows, select_rows
 
 
 def _job(jid: str, state: str, **kw: str) -> dict[str, str]:

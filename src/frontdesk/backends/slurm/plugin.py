@@ -263,7 +263,7 @@ class SlurmPlugin:
         200 with stdout as the body, `X-Exit` and `X-Stderr-Hex`; 409 when the real squeue must answer."""
         import pwd
 
-        from frontdesk.shims.squeue import Passthrough, answer
+        from frontdesk.backends.slurm.squeue_text import Passthrough, answer
 
         items = body.decode("utf-8", "surrogateescape").split("\0")
         cut = items.index("--") if "--" in items else len(items)
@@ -289,7 +289,7 @@ class SlurmPlugin:
     def _keep(self, argv: list[str], caller: Caller | None, out: str) -> None:
         """Keep this plain answer rendered in the caller's file from now on (views.py)."""
         uid = caller.uid if caller is not None else None
-        from frontdesk.shims.squeue import has_clock
+        from frontdesk.backends.slurm.squeue_text import has_clock
 
         if self._views is None or uid is None or has_clock(argv):
             return
@@ -331,7 +331,7 @@ class SlurmPlugin:
         self._keeper = None
 
     async def _render_views(self, records: Mapping[str, JobRecord], as_of: float) -> None:
-        from frontdesk.shims.squeue import Passthrough, answer
+        from frontdesk.backends.slurm.squeue_text import Passthrough, answer
 
         assert self._views is not None
         base = self._base_view(records, as_of, None)

@@ -1,11 +1,12 @@
-"""The argument parser the squeue, sacct and sbatch shims share (scancel needs none: it stays lighter)."""
+"""The argument parser the squeue, sacct and sbatch shims (and the gateway rendering squeue) share; scancel needs
+none, so it stays lighter."""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
-from frontdesk.shims.common import ShimArgs
+from frontdesk.backends.slurm.clitext import ShimArgs
 
 __all__ = ["ShimParser"]
 
