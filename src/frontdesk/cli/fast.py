@@ -186,7 +186,9 @@ def _wait(path: str, ids: list[str], as_json: bool, sid: str | None) -> int | No
             _mark_read(path, sid, reports, "wait")
     except BrokenPipeError:
         return 0
-    bad = [r for r in reports if r.get("state") != "COMPLETED"]
+    from frontdesk.jobs.state import JobState  # (enum: already imported by the console script's `re`)
+
+    bad = [r for r in reports if r.get("state") != JobState.COMPLETED]
     return 1 if bad and len(bad) == len(reports) else 0
 
 

@@ -19,7 +19,6 @@ ALLOWED: dict[str, int] = {
     "backends/shepherd.py": 12,  # H8
     "backends/slurm/backend.py": 1,  # H4
     "cli/jobs.py": 1,  # H5
-    "cli/fast.py": 1,  # T21cli: wait's exit code as cli/jobs.py computes it, without importing enum on the fast path
     "demo.py": 6,  # lead
     "shims/common.py": 24,  # H4 (Slurm's own spellings in squeue/sacct output)
     "shims/sbatch.py": 3,  # H4 (Slurm's own spellings in squeue/sacct output)
