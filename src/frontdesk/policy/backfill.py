@@ -308,20 +308,63 @@ def _shadow(
     placer: Placer,
     now: float,
 ) -> Reservation:
+    """When and where `job` could start if the running jobs on its candidate nodes end as expected."""
     names = [n for n in placer.candidates(job) if n in work]
     sim = _CopyOnWrite({n: work[n] for n in names})
+    groups = _release_groups(names, index)
+    lo = _first_possible(job, names, work, groups, sim.nodes)
+
+    # More releases never make a placement impossible: gallop forward from `lo`, then bisect. Each probe is a
+    # copy-on-write layer over the state it starts from, so only the nodes a release touches are copied.
+    state = _CopyOnWrite(sim.nodes)
+    _release(groups, state, 0, lo - 1)
+    done, step = lo - 1, 1
+    p: Placement | None = None
+    while p is None:
+        target = min(len(groups) - 1, done + step)
+        if target <= done:
+            return Reservation(job.id, math.inf, frozenset())
+        probe = _CopyOnWrite(state.nodes)
+        _release(groups, probe, done + 1, target)
+        p = placer.place(job, probe.nodes, frozenset())
+        if p is None:
+            state, done, step = probe, target, step * 2
+    lo, hi = done + 1, target
+    while lo < hi:
+        mid = (lo + hi) // 2
+        probe = _CopyOnWrite(state.nodes)
+        _release(groups, probe, done + 1, mid)
+        got = placer.place(job, probe.nodes, frozenset())
+        if got is None:
+            lo = mid + 1
+        else:
+            hi, p = mid, got
+    return Reservation(job.id, max(now, groups[hi][0]), frozenset(x.node for x in p.parts))
+
+
+def _release_groups(names: list[str], index: Mapping[str, list[RunningView]]) -> list[tuple[float, list[RunningView]]]:
+    """The running jobs on these nodes, grouped by expected end, earliest first."""
     seen: dict[str, RunningView] = {}
     for n in names:
         for r in index.get(n, ()):
             seen[r.id] = r
-    releases = sorted(seen.values(), key=lambda r: r.expected_end)
     groups: list[tuple[float, list[RunningView]]] = []
-    for r in releases:
+    for r in sorted(seen.values(), key=lambda r: r.expected_end):
         if groups and groups[-1][0] == r.expected_end:
             groups[-1][1].append(r)
         else:
             groups.append((r.expected_end, [r]))
-    # Cheap necessary condition first: enough cores and GPUs back in the candidate nodes.
+    return groups
+
+
+def _first_possible(
+    job: JobView,
+    names: list[str],
+    work: Mapping[str, NodeView],
+    groups: list[tuple[float, list[RunningView]]],
+    nodes: Mapping[str, NodeView],
+) -> int:
+    """The first release group after which enough cores and GPUs are back (a cheap necessary condition)."""
     free_cpus = free_gpus = 0.0
     for name in names:  # the properties, inlined: this loop runs over every candidate node
         node = work[name]
@@ -334,40 +377,15 @@ def _shadow(
     while lo < len(groups) and (free_cpus + 1e-9 < need_cpus or free_gpus < job.gpus):
         for r in groups[lo][1]:
             for x in r.parts:
-                if x.node in sim.nodes:
+                if x.node in nodes:
                     free_cpus += x.cpus
                     free_gpus += x.gpus
         lo += 1
-    lo = max(0, lo - 1)
+    return max(0, lo - 1)
 
-    def release(state: _CopyOnWrite, first: int, last: int) -> None:
-        for _, rs in groups[first : last + 1]:
-            for r in rs:
-                state.apply(r.parts, r.exclusive, -1)
 
-    # More releases never make a placement impossible: gallop forward from `lo`, then bisect. Each probe is a
-    # copy-on-write layer over the state it starts from, so only the nodes a release touches are copied.
-    state = _CopyOnWrite(sim.nodes)
-    release(state, 0, lo - 1)
-    done, step = lo - 1, 1
-    p: Placement | None = None
-    while p is None:
-        target = min(len(groups) - 1, done + step)
-        if target <= done:
-            return Reservation(job.id, math.inf, frozenset())
-        probe = _CopyOnWrite(state.nodes)
-        release(probe, done + 1, target)
-        p = placer.place(job, probe.nodes, frozenset())
-        if p is None:
-            state, done, step = probe, target, step * 2
-    lo, hi = done + 1, target
-    while lo < hi:
-        mid = (lo + hi) // 2
-        probe = _CopyOnWrite(state.nodes)
-        release(probe, done + 1, mid)
-        got = placer.place(job, probe.nodes, frozenset())
-        if got is None:
-            lo = mid + 1
-        else:
-            hi, p = mid, got
-    return Reservation(job.id, max(now, groups[hi][0]), frozenset(x.node for x in p.parts))
+def _release(groups: list[tuple[float, list[RunningView]]], state: _CopyOnWrite, first: int, last: int) -> None:
+    """Take the release groups first..last (inclusive) off `state`."""
+    for _, rs in groups[first : last + 1]:
+        for r in rs:
+            state.apply(r.parts, r.exclusive, -1)

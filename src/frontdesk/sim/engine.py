@@ -67,131 +67,146 @@ def simulate(
     workload: Workload, nodes: list[NodeView], policy: SimPolicy, start_hour: float = 0.0, trace: bool = False
 ) -> SimResult:
     """Replay `workload` on `nodes` under `policy`; time 0 is `start_hour` o'clock."""
-    state = {n.name: n.copy() for n in nodes}
-    heap: list[tuple[float, int, int, object]] = []
-    seq = 0
-    for job in workload.jobs:
-        heap.append((job.submit, ARRIVE, seq, job))
-        seq += 1
-    heapq.heapify(heap)
-    queue: dict[str, tuple[SimJob, JobView]] = {}
-    running: dict[str, _Running] = {}
-    records: dict[str, JobRecord] = {}
-    w0 = workload.start
-    w1 = workload.end
-    gpu_s = cpu_s = 0.0
-    busy_g = busy_c = 0.0
-    last = heap[0][0] if heap else 0.0
-    passes = 0
-    samples: list[tuple[float, float, float]] = []
-    cpu_total = sum(n.cpus for n in nodes if not n.drained)
-    window: int | None = getattr(policy, "window", None)
-    costs: list[tuple[float, str]] = []
-    """(least cores, job id) of queued jobs: a heap, started ones dropped lazily."""
-    gpu_total = sum(n.gpus for n in nodes if not n.drained)
+    sim = _Sim(workload, nodes, policy, start_hour, trace)
+    sim.run()
+    return sim.result()
 
-    def integrate(t: float) -> None:
-        nonlocal gpu_s, cpu_s, last
-        a, b = max(last, w0), t if w1 is None else min(t, w1)
+
+class _Sim:
+    """One replay's state: the event heap, the queue, what runs, and the busy-resource integrals."""
+
+    def __init__(
+        self, workload: Workload, nodes: list[NodeView], policy: SimPolicy, start_hour: float, trace: bool
+    ) -> None:
+        self.workload, self.nodes, self.policy, self.start_hour, self.trace = workload, nodes, policy, start_hour, trace
+        self.state = {n.name: n.copy() for n in nodes}
+        self.heap: list[tuple[float, int, int, object]] = [
+            (job.submit, ARRIVE, seq, job) for seq, job in enumerate(workload.jobs)
+        ]
+        self.seq = len(self.heap)
+        heapq.heapify(self.heap)
+        self.queue: dict[str, tuple[SimJob, JobView]] = {}
+        self.running: dict[str, _Running] = {}
+        self.records: dict[str, JobRecord] = {}
+        self.w0, self.w1 = workload.start, workload.end
+        self.gpu_s = self.cpu_s = self.busy_g = self.busy_c = 0.0
+        self.last = self.heap[0][0] if self.heap else 0.0
+        self.passes = 0
+        self.samples: list[tuple[float, float, float]] = []
+        self.cpu_total = sum(n.cpus for n in nodes if not n.drained)
+        self.gpu_total = sum(n.gpus for n in nodes if not n.drained)
+        self.window: int | None = getattr(policy, "window", None)
+        self.costs: list[tuple[float, str]] = []
+        """(least cores, job id) of queued jobs: a heap, started ones dropped lazily."""
+
+    def integrate(self, t: float) -> None:
+        a, b = max(self.last, self.w0), t if self.w1 is None else min(t, self.w1)
         if b > a:
-            gpu_s += busy_g * (b - a)
-            cpu_s += busy_c * (b - a)
-        last = t
+            self.gpu_s += self.busy_g * (b - a)
+            self.cpu_s += self.busy_c * (b - a)
+        self.last = t
 
-    while heap:
-        now = heap[0][0]
-        integrate(now)
-        dirty = False
-        while heap and heap[0][0] == now:
-            _, kind, _, item = heapq.heappop(heap)
-            if kind == ARRIVE:
-                assert isinstance(item, SimJob)
-                view = policy.admit(item, now)
-                rec = records.get(item.id) or JobRecord(item, view.job_class, view.trial, now)
-                rec.free_at_submit = not any(v.pool == view.pool for _, v in queue.values()) and policy.fits_now(
-                    view, state, (start_hour + now / 3600) % 24
-                )
-                records[item.id] = rec
-                queue[item.id] = (item, view)
-                heapq.heappush(costs, (_cost(view), item.id))
-                dirty = True
+    def run(self) -> None:
+        heap = self.heap
+        while heap:
+            now = heap[0][0]
+            self.integrate(now)
+            dirty = False
+            while heap and heap[0][0] == now:
+                _, kind, _, item = heapq.heappop(heap)
+                if kind == ARRIVE:
+                    assert isinstance(item, SimJob)
+                    self.arrive(item, now)
+                    dirty = True
+                else:
+                    assert isinstance(item, tuple)
+                    dirty = self.release(kind, item, now) or dirty
+            if dirty and self.queue:
+                self.schedule(now)
+            if self.trace:
+                self.samples.append((now, self.busy_g, self.busy_c))
+
+    def arrive(self, item: SimJob, now: float) -> None:
+        view = self.policy.admit(item, now)
+        rec = self.records.get(item.id) or JobRecord(item, view.job_class, view.trial, now)
+        rec.free_at_submit = not any(v.pool == view.pool for _, v in self.queue.values()) and self.policy.fits_now(
+            view, self.state, (self.start_hour + now / 3600) % 24
+        )
+        self.records[item.id] = rec
+        self.queue[item.id] = (item, view)
+        heapq.heappush(self.costs, (_cost(view), item.id))
+
+    def release(self, kind: int, item: tuple[str, int], now: float) -> bool:
+        """A run's end or reclaim; False for a stale event (the run it names is gone)."""
+        job_id, token = item
+        run = self.running.get(job_id)
+        if run is None or run.token != token:
+            return False
+        del self.running[job_id]
+        apply(self.state, run.placement.parts, run.placement.exclusive, -1)
+        self.busy_g -= sum(p.gpus for p in run.placement.parts)
+        self.busy_c -= sum(p.cpus for p in run.placement.parts)
+        if kind == END:
+            run.record.end = now
+            self.policy.finished(run.record.job, run.view, run.start, now)
+        else:  # reclaimed by the lending pool: requeued, or ended as preempted
+            run.record.preempted += 1
+            if _reclaim(self.policy, run.placement)[1] == "requeue":
+                run.record.start = None
+                self.queue[job_id] = (run.record.job, run.view)
+                heapq.heappush(self.costs, (_cost(run.view), job_id))
             else:
-                assert isinstance(item, tuple)
-                job_id, token = item
-                run = running.get(job_id)
-                if run is None or run.token != token:
-                    continue
-                del running[job_id]
-                apply(state, run.placement.parts, run.placement.exclusive, -1)
-                busy_g -= sum(p.gpus for p in run.placement.parts)
-                busy_c -= sum(p.cpus for p in run.placement.parts)
-                if kind == END:
-                    run.record.end = now
-                    policy.finished(run.record.job, run.view, run.start, now)
-                else:  # reclaimed by the lending pool: requeued, or ended as preempted
-                    run.record.preempted += 1
-                    if _reclaim(policy, run.placement)[1] == "requeue":
-                        run.record.start = None
-                        queue[job_id] = (run.record.job, run.view)
-                        heapq.heappush(costs, (_cost(run.view), job_id))
-                    else:
-                        run.record.end = now
-                dirty = True
-        if not dirty or not queue:
-            if trace:
-                samples.append((now, busy_g, busy_c))
-            continue
+                run.record.end = now
+        return True
+
+    def schedule(self, now: float) -> None:
+        """One pass, unless nothing queued could fit in all the free capacity (a pass would start nothing)."""
+        costs, queue = self.costs, self.queue
         while costs[0][1] not in queue:  # lazily drop started jobs from the cost heap
             heapq.heappop(costs)
-        if costs[0][0] > cpu_total - busy_c + 1e-6:
-            views = []
-        else:  # a policy that only ever looks at the first `window` queued jobs gets only those
-            views = [v for _, v in itertools.islice(queue.values(), window)]
-        if not any(_may_fit(v, cpu_total - busy_c, gpu_total - busy_g) for v in views):
-            if trace:  # nothing queued fits in all the free capacity: a pass would start nothing
-                samples.append((now, busy_g, busy_c))
-            continue
-        hour = (start_hour + now / 3600) % 24
-        passes += 1
-        starts = policy.schedule(views, state, [r.runtime_view for r in running.values()], now, hour)
-        for p in starts:
-            job, view = queue.pop(p.job_id)
-            apply(state, p.parts, p.exclusive)
-            busy_g += sum(x.gpus for x in p.parts)
-            busy_c += sum(x.cpus for x in p.parts)
-            rec = records[job.id]
-            rec.start = now
-            rec.borrowed = p.borrowed_from is not None
-            seq += 1
-            running[job.id] = _Running(
-                rec,
-                view,
-                p,
-                RunningView(job.id, p.parts, now + view.walltime_s, p.exclusive, view.job_class, view.trial),
-                now,
-                seq,
-            )
-            heapq.heappush(heap, (now + min(job.runtime, job.walltime), END, seq, (job.id, seq)))
-            if p.borrowed_from is not None:
-                heapq.heappush(heap, (now + _reclaim(policy, p)[0], RECLAIM, seq, (job.id, seq)))
-        if trace:
-            samples.append((now, busy_g, busy_c))
-    end = w1 if w1 is not None else last
-    gpus = sum(n.gpus for n in nodes)
-    cpus = sum(n.cpus for n in nodes)
-    return SimResult(
-        policy.name,
-        workload.name,
-        [r for r in records.values() if r.submit >= w0],
-        (w0, end),
-        gpu_s,
-        cpu_s,
-        gpus,
-        cpus,
-        list(policy.revocations),
-        passes,
-        samples,
-    )
+        free_c, free_g = self.cpu_total - self.busy_c, self.gpu_total - self.busy_g
+        if costs[0][0] > free_c + 1e-6:
+            return
+        # a policy that only ever looks at the first `window` queued jobs gets only those
+        views = [v for _, v in itertools.islice(queue.values(), self.window)]
+        if not any(_may_fit(v, free_c, free_g) for v in views):
+            return
+        hour = (self.start_hour + now / 3600) % 24
+        self.passes += 1
+        for p in self.policy.schedule(views, self.state, [r.runtime_view for r in self.running.values()], now, hour):
+            self.start(p, now)
+
+    def start(self, p: Placement, now: float) -> None:
+        job, view = self.queue.pop(p.job_id)
+        apply(self.state, p.parts, p.exclusive)
+        self.busy_g += sum(x.gpus for x in p.parts)
+        self.busy_c += sum(x.cpus for x in p.parts)
+        rec = self.records[job.id]
+        rec.start = now
+        rec.borrowed = p.borrowed_from is not None
+        self.seq += 1
+        seq = self.seq
+        runtime = RunningView(job.id, p.parts, now + view.walltime_s, p.exclusive, view.job_class, view.trial)
+        self.running[job.id] = _Running(rec, view, p, runtime, now, seq)
+        heapq.heappush(self.heap, (now + min(job.runtime, job.walltime), END, seq, (job.id, seq)))
+        if p.borrowed_from is not None:
+            heapq.heappush(self.heap, (now + _reclaim(self.policy, p)[0], RECLAIM, seq, (job.id, seq)))
+
+    def result(self) -> SimResult:
+        end = self.w1 if self.w1 is not None else self.last
+        return SimResult(
+            self.policy.name,
+            self.workload.name,
+            [r for r in self.records.values() if r.submit >= self.w0],
+            (self.w0, end),
+            self.gpu_s,
+            self.cpu_s,
+            sum(n.gpus for n in self.nodes),
+            sum(n.cpus for n in self.nodes),
+            list(self.policy.revocations),
+            self.passes,
+            self.samples,
+        )
 
 
 def _cost(view: JobView) -> float:

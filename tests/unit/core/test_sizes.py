@@ -19,8 +19,6 @@ LONG_MODULES: dict[str, str] = {
 
 LONG_FUNCTIONS: dict[str, str] = {
     # "path:function": owner (to be split)
-    "policy/backfill.py:_shadow": "policy owner",
-    "sim/engine.py:simulate": "policy owner",
 }
 
 
