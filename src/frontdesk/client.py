@@ -14,6 +14,7 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 from frontdesk.errors import Forbidden, FrontdeskError, GatewayUnavailable, from_payload
+from frontdesk.wire import request_head
 
 TYPE_CHECKING = False  # typing costs a fresh process ~1.5 ms: annotations only (the CLI's hot path)
 if TYPE_CHECKING:
@@ -162,24 +163,17 @@ class Client:
 
     def _open(self, method: str, path: str, body: Any, timeout: float | None) -> _Response:
         data = b"" if body is None else json.dumps(body).encode()
-        head = [
-            f"{method} {path} HTTP/1.1",
-            "Host: localhost",
-            "Accept: application/json",
-            "Connection: close",
-            f"Content-Length: {len(data)}",
-        ]
-        if body is not None:
-            head.append("Content-Type: application/json")
+        auth = None
         if self.url and self.munge:
             from frontdesk.identity import munge_credential
 
-            head.append(f"Authorization: MUNGE {munge_credential()}")
+            auth = f"MUNGE {munge_credential()}"
         elif self.token and self.url:  # on the Unix socket the kernel says who we are: no token needed
-            head.append(f"Authorization: Bearer {self.token}")
+            auth = f"Bearer {self.token}"
+        head = request_head(method, path, len(data), json_body=body is not None, auth=auth)
         sock = self._connect(timeout)
         try:
-            sock.sendall(("\r\n".join(head) + "\r\n\r\n").encode() + data)
+            sock.sendall(head + data)
             return _Response(sock)
         except BaseException:
             sock.close()

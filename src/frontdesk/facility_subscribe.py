@@ -26,6 +26,7 @@ from typing import Any
 
 from frontdesk.errors import FrontdeskError
 from frontdesk.paths import FACILITY_SOCKET, check_listener, check_rendezvous, site_gateway, trusted_uids
+from frontdesk.wire import request_head
 
 __all__ = ["CURSOR_FILE", "FacilityTarget", "Subscription", "facility_target"]
 
@@ -124,7 +125,9 @@ class Subscription:
             backoff = min(backoff * 2, MAX_BACKOFF_S)
 
     async def _connect(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, str]:
-        """The Unix socket (checked before and after connecting), else TCP with MUNGE: (reader, writer, auth)."""
+        """The Unix socket (checked before and after connecting), else TCP with MUNGE.
+
+        (reader, writer, the Authorization header's value or "")."""
         if self.url is None or os.path.lexists(self.socket):
             trusted = trusted_uids()
             check_rendezvous(self.socket, trusted)  # a squatted socket gets nothing, not even our uid
@@ -140,15 +143,15 @@ class Subscription:
         host, _, port = self.url.split("://", 1)[1].split("/", 1)[0].rpartition(":")
         cred = await asyncio.to_thread(munge_credential)  # one per connection: the facility refuses replays
         reader, writer = await asyncio.open_connection(host.strip("[]"), int(port or 80))
-        return reader, writer, f"Authorization: MUNGE {cred}\r\n"
+        return reader, writer, f"MUNGE {cred}"
 
     async def _once(self) -> bool:
         """One connection: check, connect, stream until it ends. True when the stream was open."""
         reader, writer, auth = await self._connect()
         try:
             query = "" if self.cursor is None else f"?since={self.cursor}"
-            request = f"GET {PATH}{query} HTTP/1.0\r\nHost: frontdesk\r\n{auth}Accept: text/event-stream\r\n\r\n"
-            writer.write(request.encode())
+            head = request_head("GET", PATH + query, auth=auth or None, accept="text/event-stream", http10=True)
+            writer.write(head)
             await writer.drain()
             status = await _head(reader)
             if status != 200:

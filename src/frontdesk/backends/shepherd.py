@@ -33,6 +33,7 @@ from frontdesk.backends.tracking import (
     nothing_left,
     set_child_subreaper,
 )
+from frontdesk.wire import request_head
 
 if TYPE_CHECKING:
     import resource
@@ -62,10 +63,7 @@ def _notify(launch: dict[str, Any]) -> None:
     if not path:
         return
     body = json.dumps({"backend": "local", "ids": [launch["backend_id"]]}).encode()
-    req = (
-        f"POST /v1/notify HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
-        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
-    ).encode() + body
+    req = request_head("POST", "/v1/notify", len(body), json_body=True) + body
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
             sock.settimeout(2.0)

@@ -79,25 +79,23 @@ def http_get(path: str, timeout: float = 10.0) -> Any:
     import json
 
     from frontdesk.errors import FrontdeskError, GatewayUnavailable, from_payload
+    from frontdesk.wire import CutOff, parse_answer, request_head
 
     token = os.environ.get("FRONTDESK_TOKEN") if os.environ.get("FRONTDESK_URL") else None  # never over a socket
-    head = f"GET {path} HTTP/1.0\r\nHost: localhost\r\nAccept: application/json\r\n"
-    if token:
-        head += f"Authorization: Bearer {token}\r\n"
+    head = request_head("GET", path, auth=f"Bearer {token}" if token else None, http10=True)
     try:
         with _connect(timeout) as sock:
-            sock.sendall((head + "\r\n").encode())
+            sock.sendall(head)
             chunks = []
             while chunk := sock.recv(65536):
                 chunks.append(chunk)
     except OSError as exc:
         raise GatewayUnavailable(f"cannot reach the gateway: {exc.strerror or exc}") from None
-    raw = b"".join(chunks)
-    header, _, body = raw.partition(b"\r\n\r\n")
     try:
-        status = int(header.split(b" ", 2)[1])
-        payload = json.loads(body) if body else None
-    except (IndexError, ValueError):
+        answer = parse_answer(b"".join(chunks))
+        status = answer.status
+        payload = json.loads(answer.body) if answer.body else None
+    except (CutOff, ValueError):
         raise FrontdeskError("the gateway sent an answer the shim cannot read") from None
     if status >= 400:
         if isinstance(payload, dict) and "error" in payload:
