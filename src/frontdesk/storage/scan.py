@@ -14,6 +14,7 @@ import re
 import stat
 from collections.abc import Callable, Iterator
 
+from frontdesk.storage.ahead import Reader
 from frontdesk.storage.fs import Fs, Kind, WalkError, kind_of_mode
 
 __all__ = ["NameTest", "contents_below", "names_below", "stat_root"]
@@ -52,8 +53,9 @@ def contents_below(
     prune, keep = globs
     literal = needle if isinstance(needle, bytes) else None
     search = needle.search if isinstance(needle, re.Pattern) else None
-    read, hits = fs.read_at, 0
+    hits = 0
     stack: list[_Frame] = []
+    reader = Reader(fs, stack, keep, cut)  # type: ignore[arg-type]
     frame = _open(fs, root, anchor, errors)
     if frame is not None:
         stack.append(frame)
@@ -62,6 +64,7 @@ def contents_below(
         while stack:
             frame = stack[-1]
             dpath, names, kept, read_here = frame.path, frame.names, frame.kept, frame.read
+            read = reader.fn  # fs.read_at, timed for the first files; read-ahead when they were slow
             prefix = dpath if dpath.endswith(b"/") else dpath + b"/"
             for name, kind in names:
                 if kind is file:
@@ -90,8 +93,10 @@ def contents_below(
                         stack.append(child)
                         break
             else:
+                reader.drain()
                 stack.pop().close()
     finally:
+        reader.drain()
         fs.counters.cache_hits += hits
         for frame in stack:
             frame.close()
@@ -132,10 +137,13 @@ class _Frame:
     to keep, and a descriptor opened when a file in it is read (files are opened relative to it: one lookup
     each, not one per path component, which matters on a filesystem that revalidates every component)."""
 
-    __slots__ = ("fd", "fs", "key", "kept", "names", "path", "read", "root")
+    __slots__ = ("fd", "fs", "key", "kept", "listing", "names", "path", "read", "root")
 
-    def __init__(self, fs: Fs, path: bytes, names: Iterator[tuple[bytes, Kind]], key: _Key | None, root: bool) -> None:
-        self.fs, self.path, self.names, self.key, self.root, self.fd = fs, path, names, key, root, -1
+    def __init__(
+        self, fs: Fs, path: bytes, listing: tuple[tuple[bytes, Kind], ...], key: _Key | None, root: bool
+    ) -> None:
+        self.fs, self.path, self.listing, self.names, self.key, self.root = fs, path, listing, iter(listing), key, root
+        self.fd = -1
         self.kept = fs.content.files_in(key) if key is not None else _NOTHING
         self.read: list[tuple[bytes, bytes]] | None = [] if key is not None and fs.content.room() else None
 
@@ -169,4 +177,4 @@ def _open(fs: Fs, path: bytes, anchor: tuple[int, int, int], errors: list[WalkEr
         errors.append(WalkError(path, exc.strerror or str(exc)))
         return None
     key = (anchor[0], anchor[1], path[anchor[2] :])
-    return _Frame(fs, path, iter(listing), key if fs.trusted(key) else None, len(path) == anchor[2])
+    return _Frame(fs, path, listing, key if fs.trusted(key) else None, len(path) == anchor[2])
