@@ -9,13 +9,17 @@ importing this costs nothing on the hot path; each caller keeps its own socket.
 
 from __future__ import annotations
 
-__all__ = ["Answer", "CutOff", "parse_answer", "request_head"]
+__all__ = ["Answer", "BadHead", "CutOff", "parse_answer", "request_head"]
 
 CUT = "the answer was cut off mid-body"
 
 
 class CutOff(Exception):
     """The answer ended before its body did (or its framing does not parse): the message says how."""
+
+
+class BadHead(CutOff):
+    """Not an HTTP answer's head at all (no status line, a Content-Length that is not a number)."""
 
 
 class Answer:
@@ -59,11 +63,11 @@ def parse_answer(raw: bytes) -> Answer:
     """The answer in `raw` (everything read until the gateway closed); CutOff when it is not a whole one."""
     head_end = raw.find(b"\r\n\r\n")
     if head_end < 0 or not raw.startswith(b"HTTP/"):
-        raise CutOff("not an HTTP answer")
+        raise BadHead("not an HTTP answer")
     lines = raw[:head_end].split(b"\r\n")
     parts = lines[0].split(None, 2)
     if len(parts) < 2 or not parts[1].isdigit():
-        raise CutOff("not an HTTP answer")
+        raise BadHead("not an HTTP answer")
     headers: dict[str, str] = {}
     for line in lines[1:]:
         key, _, value = line.decode("latin-1").partition(":")
@@ -75,7 +79,7 @@ def parse_answer(raw: bytes) -> Answer:
     if not length:
         return Answer(int(parts[1]), headers, rest)
     if not length.isdigit():
-        raise CutOff(f"a bad Content-Length ({length[:20]!r})")
+        raise BadHead(f"a bad Content-Length ({length[:20]!r})")
     n = int(length)
     if len(rest) < n:
         raise CutOff(f"{CUT} ({len(rest)} of {n} bytes)")

@@ -86,7 +86,6 @@ FALLBACK_FORMS = [
     ["status", "999999"],
     ["report", "999999"],
     ["logs", "999999", "--json"],
-    ["wait", "999999", "--json"],
     ["report", "{running}"],  # no report yet
     ["status", "abc"],  # a bad id
     ["status", "12_x", "--json"],
@@ -114,6 +113,15 @@ def test_hot_forms_are_answered_fast_and_identically(gateway: Any, jobs: dict[st
     assert done.returncode == 1
     went, done = both(gateway, ["status", jobs["ok"], "--json"], tmp_path, FRONTDESK_SESSION="t21-session")
     assert went == "fast"
+
+
+def test_a_wait_the_gateway_refuses_is_told_fast_and_alike(gateway: Any, jobs: dict[str, str], tmp_path: Path) -> None:
+    """A wait is never asked twice: the gateway's error answer (here a 404) is printed by the fast path itself,
+    byte for byte as the full CLI prints it (and the 503 of a stopping gateway: test_core_restart)."""
+    for form in (["wait", "999999", "--json"], ["wait", "999999"], ["wait", jobs["ok"], "999999"]):
+        went, done = both(gateway, form, tmp_path)
+        assert went == "fast", form
+        assert done.returncode != 0, form
 
 
 def test_cancel_is_answered_fast_and_an_ended_job_falls_back(

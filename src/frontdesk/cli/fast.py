@@ -6,9 +6,11 @@ with the C halves of json (`_json`), byte for byte as the full CLI renders them 
 test_cli_fast_path.py runs both). Anything else returns None and the full CLI runs instead: any other flag or form,
 `--help`, an array task id (12_3), FRONTDESK_URL / FRONTDESK_TOKEN_FILE / a site config, a socket that fails the
 rendezvous checks, no gateway (the full path autostarts one or says why not), and every answer but HTTP 200 (the
-full path prints its error; an HTTP 200 cut off or not JSON gets the full client's error line here, since asking
-again could meet another answer). Nothing is written before the answer is known to be good, so falling back repeats at
-most one request that changed nothing (a read, a wait that has ended, a cancel the gateway refused).
+full path prints its error), except to a wait: the gateway's error answer to a wait (a 503 while it stops) is
+printed here as the full CLI prints it, and so is an HTTP 200 cut off or not JSON, since asking again could meet
+another answer. The request and the answer's framing are frontdesk.wire's, as for every client. Nothing is
+written before the answer is known to be good, so falling back repeats at most one request that changed nothing
+(a read, a cancel the gateway refused).
 """
 
 from __future__ import annotations
@@ -38,6 +40,14 @@ _HEADER = f"{'ID':>6}  {'NAME':<24} {'STATE':<13} {'CLASS':<9} REASON"
 
 class _Fallback(Exception):
     """Let the full CLI answer."""
+
+
+class _NotOk(_Fallback):
+    """The gateway answered, but not with HTTP 200 (status and body kept: a wait must not be asked twice)."""
+
+    def __init__(self, status: int, body: bytes) -> None:
+        super().__init__(status)
+        self.status, self.body = status, body
 
 
 class _Broken(Exception):
@@ -170,7 +180,10 @@ def _row(job: dict[str, Any]) -> str:
 
 def _wait(path: str, ids: list[str], as_json: bool, sid: str | None) -> int | None:
     body = '{"ids": [' + ", ".join(str(int(i)) for i in ids) + '], "mode": "all", "timeout": null}'
-    res = _request(path, "POST", "/v1/wait", body, 10.0**7)
+    try:
+        res = _request(path, "POST", "/v1/wait", body, 10.0**7)
+    except _NotOk as exc:  # (a wait the gateway refused, e.g. 503 while it stops: asking again would differ)
+        return _error_answer(exc, as_json)
     if not isinstance(res, dict) or res.get("done") is not True or not isinstance(res.get("reports"), list):
         raise _Fallback  # not ended (only with a timeout, which goes the full way) or an odd answer
     reports = res["reports"]
@@ -251,13 +264,14 @@ def _get(path: str, url: str, timeout: float) -> Any:
 
 
 def _request(path: str, method: str, url: str, body: str | None, timeout: float) -> Any:
-    """One request as client.Client sends it; the decoded answer of an HTTP 200, else _Fallback."""
+    """One request as client.Client sends it (frontdesk.wire); the decoded answer of an HTTP 200, else _NotOk
+    (any other status, carrying the answer) or _Fallback."""
+    from frontdesk.wire import BadHead, CutOff, parse_answer, request_head
+
     data = b"" if body is None else body.encode()
-    head = f"{method} {url} HTTP/1.1\r\nHost: localhost\r\nAccept: application/json\r\nConnection: close\r\n"
-    head += f"Content-Length: {len(data)}\r\n" + ("" if body is None else "Content-Type: application/json\r\n")
     sock = _connect(path, timeout)
     try:
-        sock.sendall(head.encode() + b"\r\n" + data)
+        sock.sendall(request_head(method, url, len(data), json_body=body is not None) + data)
         chunks = []
         while chunk := sock.recv(65536):
             chunks.append(chunk)
@@ -266,51 +280,35 @@ def _request(path: str, method: str, url: str, body: str | None, timeout: float)
     finally:
         sock.close()
     raw = b"".join(chunks)
-    head_end = raw.find(b"\r\n\r\n")
-    if not raw.startswith((b"HTTP/1.1 200 ", b"HTTP/1.0 200 ")) or head_end < 0:
-        raise _Fallback
-    length, chunked = -1, False
-    for line in raw[:head_end].split(b"\r\n")[1:]:
-        key, _, value = line.decode("latin-1").partition(":")
-        key = key.strip().lower()
-        if key == "transfer-encoding":
-            chunked = "chunked" in value.lower()
-        elif key == "content-length":
-            if not value.strip().isdigit():
-                raise _Fallback
-            length = int(value.strip())
-    payload = _body(raw[head_end + 4 :], length, chunked)
-    if not payload:
+    try:
+        answer = parse_answer(raw)
+    except BadHead:
+        raise _Fallback from None
+    except CutOff as exc:
+        if raw.startswith((b"HTTP/1.1 200 ", b"HTTP/1.0 200 ")):
+            raise _Broken(f"the gateway went away mid-answer: {exc}") from None
+        raise _Fallback from None
+    if answer.status != 200:
+        raise _NotOk(answer.status, answer.body)
+    if not answer.body:
         raise _Fallback  # (the full client makes None of it)
     try:
-        return _loads(payload)
+        return _loads(answer.body)
     except _Fallback:
         raise _Broken("the gateway sent a broken answer (HTTP 200)") from None
 
 
-def _body(rest: bytes, length: int, chunked: bool) -> bytes:
-    """client._Response.read() of what followed the head; _Broken with its message where that raises."""
-    cut = "the gateway went away mid-answer: the answer was cut off mid-body"
-    if not chunked:
-        if length >= 0 and len(rest) < length:
-            raise _Broken(f"{cut} ({len(rest)} of {length} bytes)")
-        return rest[:length] if length >= 0 else rest
-    out: list[bytes] = []
-    while True:
-        line, sep, rest = rest.partition(b"\n")
-        if not sep:
-            raise _Broken(cut)
-        try:
-            size = int(line.split(b";")[0].strip() or b"0", 16)
-        except ValueError as exc:
-            raise _Broken(f"the gateway went away mid-answer: {exc}") from None
-        data, rest = rest[:size], rest[size:]
-        end, sep, rest = rest.partition(b"\n")
-        if len(data) < size or not sep:
-            raise _Broken(cut)
-        if not size:
-            return b"".join(out)
-        out.append(data)
+def _error_answer(exc: _NotOk, as_json: bool) -> int:
+    """What cli/main.py prints for the gateway's error answer (its FrontdeskError); _Fallback for any other."""
+    payload = _loads(exc.body) if exc.body else None
+    if exc.status < 400 or not isinstance(payload, dict) or "error" not in payload:
+        raise _Fallback
+    from frontdesk.cli.output import emit_error
+    from frontdesk.errors import from_payload
+
+    err = from_payload(payload)
+    emit_error(as_json, err.to_payload())
+    return err.exit_code
 
 
 def _connect(path: str, timeout: float) -> Any:
