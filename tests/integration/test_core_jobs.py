@@ -281,6 +281,15 @@ def test_wait_any_returns_first(gateway, workdir: Path) -> None:
     c.cancel(slow["id"])
 
 
+def test_a_job_named_twice_in_a_wait_is_one_job(gateway, workdir: Path) -> None:
+    """`wait 5 5` ends when job 5 does, with its one report (it used to wait for a second report forever)."""
+    job = gateway.client.submit(spec={"command": ["true"]}, context={"cwd": str(workdir)})
+    r = gateway.cli("wait", str(job["id"]), str(job["id"]), "--json", "--timeout", "60")
+    assert r.returncode == 0, r.stderr
+    res = json.loads(r.stdout)
+    assert res["done"] and [x["job_id"] for x in res["reports"]] == [job["id"]] and res["pending"] == []
+
+
 def test_logs_tail_and_secret_redaction(gateway, workdir: Path) -> None:
     token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
     cmd = f"for i in $(seq 1 30); do echo line $i; done; echo using token {token}; echo err >&2"

@@ -20,7 +20,10 @@ __all__ = ["wait"]
 
 
 async def wait(gw: Gateway, ids: Sequence[int], mode: str, timeout: float | None) -> dict[str, Any]:
-    """Block until any/all of the jobs have reports, or the timeout; no client-side polling."""
+    """Block until any/all of the jobs have reports, or the timeout; no client-side polling.
+
+    An id named twice is one job (one report): `wait 5 5` must end when job 5 does."""
+    ids = list(dict.fromkeys(ids))
     for job_id in ids:
         gw.get_job(job_id)
     deadline = None if timeout is None else time.monotonic() + timeout
