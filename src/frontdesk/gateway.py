@@ -162,8 +162,8 @@ class Gateway:
             return await arrays.accept_array(self, spec, ctx, columns, admission, deps)
         try:
             with self.store.transaction():  # the row and its events in one commit, sent once stored
-                job_id = self.store.insert_job(**columns, backend=self.backend.name)
-                stored = [self.store.append_event(e) for e in submitted_events(job_id, spec, ctx, admission)]
+                rec = self.store.insert_job_record(**columns, backend=self.backend.name)
+                stored = [self.store.append_event(e) for e in submitted_events(rec.id, spec, ctx, admission)]
         except sqlite3.IntegrityError:
             row = self.store.by_idempotency_key(spec.idempotency_key or "")
             if row is None:
@@ -171,13 +171,13 @@ class Gateway:
             return {**job_record(row), "warnings": [], "duplicate": True}
         for event in stored:
             self.bus.fanout(event)
-        tell_accepted(self.plugins, [self._fresh(job_id)])
+        tell_accepted(self.plugins, [rec])  # the row as stored (plug-ins keep what they need, write nothing)
         if not deps:
-            await self._dispatch(self._fresh(job_id))
+            await self._dispatch(rec)
         else:
-            await self._advance([self._fresh(job_id)], time.time())
-        said = warnings(admission.notices)
-        return {**job_record(self._fresh(job_id)), "warnings": said, "notices": notice_list(admission.notices)}
+            await self._advance([rec], time.time())
+        said = warnings(admission.notices)  # dispatching may have changed the row: the answer reads it once
+        return {**job_record(self._fresh(rec.id)), "warnings": said, "notices": notice_list(admission.notices)}
 
     # -- dispatch -------------------------------------------------------------------------------------
     def job_dir(self, job_id: int, attempt: int) -> Path:
@@ -317,8 +317,7 @@ class Gateway:
             ids = tuple(int(d) for d in row.spec_data().get("depends_on", []))
             for dep_id in ids:
                 if dep_id not in seen:
-                    dep = self.store.get(dep_id)
-                    seen[dep_id] = dep.state if dep else None
+                    seen[dep_id] = self.store.state_of(dep_id)
             signal = DepsSeen(tuple(seen[d] for d in ids), ids)
             if step(row, signal, now) == NOTHING:  # pure: a job that keeps waiting is neither re-read nor written
                 self.waiting.kept_waiting(row, now)

@@ -147,9 +147,9 @@ def _may_depend(request: Request, spec: JobSpec) -> None:
     refs = [*spec.depends_on, *([spec.aftercorr] if spec.aftercorr is not None else [])]
     for dep in refs:
         if isinstance(dep, int) or str(dep).isdigit():
-            row = gw.store.get(int(dep))
-            if row is not None:
-                access.job(caller, int(dep), owner_of(row), Action.LIST, "depend on")
+            found, owner = gw.store.owner_of(int(dep))  # the owner alone: no record built
+            if found:
+                access.job(caller, int(dep), owner, Action.LIST, "depend on")
 
 
 def _own_duplicate(request: Request, result: dict[str, Any]) -> None:

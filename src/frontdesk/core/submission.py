@@ -75,12 +75,13 @@ def resolve_deps(store: JobStore, deps: Sequence[int | str], principal: str) -> 
     out = []
     for dep in deps:
         if isinstance(dep, int) or str(dep).isdigit():
-            rec = store.get(int(dep))
+            found: int | None = int(dep) if store.state_of(int(dep)) is not None else None  # no record built
         else:
             rec = store.by_name(str(dep), principal)
-        if rec is None:
+            found = None if rec is None else rec.id
+        if found is None:
             raise SpecError(f"depends_on: no job {dep!r}", field="depends_on")
-        out.append(rec.id)
+        out.append(found)
     return out
 
 

@@ -44,6 +44,13 @@ class JobStore:
         cur = self.conn.execute(f"INSERT INTO jobs ({cols}) VALUES ({marks})", tuple(fields.values()))
         return int(cur.lastrowid or 0)
 
+    def insert_job_record(self, **fields: Any) -> JobRecord:
+        """Insert a job row; returns it as stored (`RETURNING *`: no second read). IntegrityError as insert_job."""
+        cols = ", ".join(fields)
+        marks = ", ".join("?" for _ in fields)
+        rows = self.conn.execute(f"INSERT INTO jobs ({cols}) VALUES ({marks}) RETURNING *", tuple(fields.values()))
+        return JobRecord.from_row(rows.fetchall()[0])  # fetched to the end: the statement is done before COMMIT
+
     def update_job(self, job_id: int, **fields: Any) -> None:
         """Set some columns of one job."""
         sets = ", ".join(f"{k}=?" for k in fields)
@@ -67,6 +74,16 @@ class JobStore:
     def get(self, job_id: int) -> JobRecord | None:
         """One job by id."""
         return self._one("SELECT * FROM jobs WHERE id=?", (job_id,))
+
+    def state_of(self, job_id: int) -> JobState | None:
+        """One job's state (None: no such job), without building its record."""
+        row = self.conn.execute("SELECT state FROM jobs WHERE id=?", (job_id,)).fetchone()
+        return None if row is None else JobState(row[0])
+
+    def owner_of(self, job_id: int) -> tuple[bool, str | None]:
+        """(found, principal) of one job, without building its record."""
+        row = self.conn.execute("SELECT principal FROM jobs WHERE id=?", (job_id,)).fetchone()
+        return (False, None) if row is None else (True, None if row[0] is None else str(row[0]))
 
     def by_idempotency_key(self, key: str) -> JobRecord | None:
         """The job submitted earlier with this key."""
