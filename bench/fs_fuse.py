@@ -15,7 +15,7 @@ First, the uncached pass side by side: the same `grep -n` question for `rg -uu -
 worker (inotify on and off). The tools cache nothing (kernel caches off), so by default they run one pass
 and their later passes repeat it (`--tool-passes` to run them again).
 
-    python bench/fs_fuse.py [--files 2000] [--latency-ms 0.5] [--passes 3] [--tool-passes 1]
+    python bench/fs_fuse.py [--files 2000] [--latency-ms 0.5] [--passes 3] [--tool-passes 1] [--first-only]
 """
 
 from __future__ import annotations
@@ -37,6 +37,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from fs_ops import make_tree, questions, worker_argv  # noqa: E402
+
+from frontdesk.storage.ahead import WINDOW  # noqa: E402
 
 META_OPS = ("getattr", "opendir", "readdir", "releasedir", "open", "release", "readlink", "access", "statfs")
 SLOTS = {name: i for i, name in enumerate((*META_OPS, "read"))}
@@ -148,7 +150,11 @@ def first_pass(mnt: Path, counts: Any) -> dict[str, tuple[int, float, int]]:
     Per contender: (metadata ops seen by the layer, wall s, output lines)."""
     r = str(mnt)
     out: dict[str, tuple[int, float, int]] = {}
-    tools = {"rg -uu -n": ["rg", "-uu", "-n", "NEEDLE_LOSS", r], "grep -rIn": ["grep", "-rIn", "NEEDLE_LOSS", r]}
+    tools = {
+        "rg -uu -n": ["rg", "-uu", "-n", "NEEDLE_LOSS", r],  # rg's threads: one per core, at most 12
+        f"rg -uu -n -j{WINDOW}": ["rg", "-uu", "-n", f"-j{WINDOW}", "NEEDLE_LOSS", r],  # as many as the read-ahead
+        "grep -rIn": ["grep", "-rIn", "NEEDLE_LOSS", r],
+    }
     for name, argv in tools.items():
         if not shutil.which(argv[0]):
             continue
@@ -203,6 +209,7 @@ def main() -> int:
     ap.add_argument("--latency-ms", type=float, default=0.5)
     ap.add_argument("--passes", type=int, default=3)
     ap.add_argument("--tool-passes", type=int, default=1, help="passes run for the tools (they cache nothing)")
+    ap.add_argument("--first-only", action="store_true", help="only the first-pass comparison")
     args = ap.parse_args()
     args.tool_passes = max(1, min(args.tool_passes, args.passes))
     if not os.path.exists("/dev/fuse") or not shutil.which("fusermount3"):
@@ -233,6 +240,8 @@ def main() -> int:
         first = first_pass(mnt, counts)
         report_first(first)
         print(f"  ({time.perf_counter() - t0:.0f} s for the first-pass block)", flush=True)
+        if args.first_only:
+            return 0
         tools = run_side(qs, counts, args.tool_passes, "tools")
         tools += [tools[-1]] * (args.passes - args.tool_passes)  # no cache: every pass costs what the last did
         sides = {
