@@ -15,6 +15,7 @@ from typing import Any, TextIO
 
 from frontdesk.client import Client
 from frontdesk.errors import GatewayUnavailable
+from frontdesk.jobs.state import JobState
 
 __all__ = ["run_demo", "start_gateway", "CAMPAIGN"]
 
@@ -63,7 +64,7 @@ CAMPAIGN: list[dict[str, Any]] = [
     },
     {
         "name": "flaky-eval",
-        "retry": {"count": 1, "on": ["FAILED"]},
+        "retry": {"count": 1, "on": [JobState.FAILED.value]},
         "command": [
             "/bin/sh",
             "-c",
@@ -130,7 +131,13 @@ def run_demo(keep: bool = False, as_json: bool = False, out: TextIO = sys.stdout
                 out.write((json.dumps(rep) if as_json else "\n" + rep["text"]) + "\n")
                 out.flush()
             pending = [i for i in pending if i not in seen]
-        expected = ["COMPLETED", "COMPLETED", "OUT_OF_MEMORY", "TIMEOUT", "COMPLETED"]
+        expected = [
+            JobState.COMPLETED,
+            JobState.COMPLETED,
+            JobState.OUT_OF_MEMORY,
+            JobState.TIMEOUT,
+            JobState.COMPLETED,
+        ]
         got = [seen[i] for i in ids]
         out.write(f"\nfrontdesk demo: {len(ids)} jobs, end states {got}\n")
         return 0 if got == expected else 1

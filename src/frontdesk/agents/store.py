@@ -17,6 +17,7 @@ from typing import Any
 from frontdesk.agents.framing import PendingReport
 from frontdesk.agents.model import Harness, Session, TurnState
 from frontdesk.errors import Forbidden, NotFound
+from frontdesk.jobs.state import JobState
 from frontdesk.store.db import register_schema
 
 __all__ = ["SessionStore", "MIGRATIONS"]
@@ -57,7 +58,8 @@ MIGRATIONS = [
 ]
 register_schema("agents", MIGRATIONS)
 
-_ACTIVE = ("PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "SUSPENDED", "REQUEUED", "RESIZING")
+_ACTIVE = tuple(s.value for s in JobState if not s.terminal)
+"""The states of a job that has not ended (the core table stores only JobState values)."""
 
 
 def _row_to_session(row: sqlite3.Row) -> Session:

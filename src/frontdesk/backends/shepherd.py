@@ -33,6 +33,7 @@ from frontdesk.backends.tracking import (
     nothing_left,
     set_child_subreaper,
 )
+from frontdesk.jobs.state import JobState
 from frontdesk.wire import request_head
 
 if TYPE_CHECKING:
@@ -215,7 +216,7 @@ class _Watch:
         self.cap = OutputCap(launch)
         self.gpus = GpuWatch(launch["env"].get("CUDA_VISIBLE_DEVICES", ""), launch.get("gpu_memory_limit"))
         self.peak, self.status = 0, 0
-        self.why: str | None = None
+        self.why: JobState | None = None
         self.gpu_over: str | None = None
         self.deadline_kill: float | None = None
         self.rusage: resource.struct_rusage | None = None
@@ -241,15 +242,16 @@ class _Watch:
         self.cap.check()
         if self.why is None:
             if cancelled:
-                self.why = "CANCELLED"
+                self.why = JobState.CANCELLED
             elif self.walltime and now - self.started > self.walltime:
-                self.why = "TIMEOUT"
+                self.why = JobState.TIMEOUT
             elif over or (self.limit and self.cgroup is None and rss > int(self.limit)):
-                self.why, self.gpu_over = "OUT_OF_MEMORY", over  # a shared GPU's cap, or host memory without a cgroup
+                # a shared GPU's cap, or host memory without a cgroup
+                self.why, self.gpu_over = JobState.OUT_OF_MEMORY, over
                 if over:
                     _say(self.launch, f"frontdesk: {over}; the job was ended (a shared GPU holds only what was asked)")
             if self.why:
-                sig = signal.SIGKILL if self.why == "OUT_OF_MEMORY" else signal.SIGTERM
+                sig = signal.SIGKILL if self.why == JobState.OUT_OF_MEMORY else signal.SIGTERM
                 _kill_tree(self.pid, self.pid, self.cgroup, sig)
                 self.deadline_kill = now + KILL_GRACE_SECONDS
         elif self.deadline_kill and now > self.deadline_kill:
@@ -273,15 +275,15 @@ def _outcome(w: _Watch, gone: bool) -> dict[str, Any]:
     peak = max(w.peak, (ru.ru_maxrss * 1024) if ru else 0, (cgroup.peak() or 0) if cgroup else 0)
     why = w.why
     if why is None and cgroup is not None and cgroup.oom_killed():
-        why = "OUT_OF_MEMORY"
-    state = why or ("COMPLETED" if code == 0 else "FAILED")
+        why = JobState.OUT_OF_MEMORY
+    state = why or (JobState.COMPLETED if code == 0 else JobState.FAILED)
     reason = {
-        "TIMEOUT": f"walltime {w.walltime}s reached",
-        "OUT_OF_MEMORY": w.gpu_over or f"memory limit {w.limit} bytes exceeded",
-        "CANCELLED": "cancelled",
+        JobState.TIMEOUT: f"walltime {w.walltime}s reached",
+        JobState.OUT_OF_MEMORY: w.gpu_over or f"memory limit {w.limit} bytes exceeded",
+        JobState.CANCELLED: "cancelled",
     }.get(state)
     return dict(
-        state=state,
+        state=state.value,
         exit_code=exit_code,
         signal=sig,
         ended_at=ended,
@@ -310,7 +312,9 @@ def run(job_dir: Path) -> int:
     if not _claim(job_dir):
         return 0
     if cancel.flag or (job_dir / "cancel").exists():
-        write_json(job_dir / "result.json", {"state": "CANCELLED", "ended_at": time.time(), "reason": "cancelled"})
+        write_json(
+            job_dir / "result.json", {"state": JobState.CANCELLED.value, "ended_at": time.time(), "reason": "cancelled"}
+        )
         _notify(launch)
         return 0
     limit = launch.get("memory_bytes")
@@ -320,7 +324,7 @@ def run(job_dir: Path) -> int:
     started = time.time()
     child = _start(launch, tag, cgroup)
     if isinstance(child, str):
-        failed = dict(state="FAILED", exit_code=127, signal=None, ended_at=time.time(), reason=child)
+        failed = dict(state=JobState.FAILED.value, exit_code=127, signal=None, ended_at=time.time(), reason=child)
         _finish(job_dir, {"started_at": started, **failed}, cgroup)
         _notify(launch)
         return 0

@@ -233,7 +233,9 @@ def _print_wait(args: argparse.Namespace, res: dict[str, Any], submitted: dict[s
     mark_read(_client(5), res["reports"], "run" if submitted else "wait")  # read here: no hook brings it again
     if not res["done"]:
         raise WaitTimeout(f"still running after the timeout: {', '.join(str(i) for i in res['pending'])}")
-    bad = [r for r in res["reports"] if r["state"] != "COMPLETED"]
+    from frontdesk.jobs.state import JobState
+
+    bad = [r for r in res["reports"] if r["state"] != JobState.COMPLETED]
     return 1 if bad and len(bad) == len(res["reports"]) else 0
 
 

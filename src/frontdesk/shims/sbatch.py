@@ -24,6 +24,7 @@ from typing import Any
 
 from frontdesk.backends.slurm.options import Kind, OptionError, SbatchOption, split_command_line
 from frontdesk.durations import parse_slurm_clock
+from frontdesk.jobs.state import JobState
 from frontdesk.shims.common import exec_real
 
 __all__ = ["SbatchError", "Submission", "build_spec", "main", "parse_directives", "slurm_memory", "slurm_time"]
@@ -276,7 +277,7 @@ def _slurm_id(client: Any, record: dict[str, Any]) -> str | None:
         return task_id.split("_", 1)[0] if task_id else None
     deadline = time.monotonic() + 10
     while not record.get("backend_id") and time.monotonic() < deadline:
-        if record.get("state") not in ("PENDING", None):
+        if record.get("state") not in (JobState.PENDING, None):
             break
         time.sleep(0.1)
         record = client.job(record["id"])
@@ -299,7 +300,7 @@ def _submit(sub: Submission) -> int:
             job = client.job(record["id"])
             reason = job.get("reason") or job.get("state")
             sys.stderr.write(f"sbatch: error: Batch job submission failed: {reason}\n")
-            if job.get("state") == "PENDING":  # never handed to Slurm: do not let it run later
+            if job.get("state") == JobState.PENDING:  # never handed to Slurm: do not let it run later
                 client.cancel(record["id"])
             return 1
         if not sub.quiet:
@@ -312,7 +313,7 @@ def _submit(sub: Submission) -> int:
     except FrontdeskError as exc:
         sys.stderr.write(f"sbatch: error: frontdesk: {exc.message}\n")
         return exc.exit_code
-    if job["state"] == "COMPLETED":
+    if job["state"] == JobState.COMPLETED:
         return 0
     return int(job.get("exit_code") or 1)
 

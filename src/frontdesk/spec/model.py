@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from frontdesk.errors import SpecError
+from frontdesk.jobs.state import JobState
 from frontdesk.spec.arrays import ArrayRange, SweepValue, parse_array, sweep_points
 from frontdesk.spec.bounds import (
     MAX_ALIASES,
@@ -34,7 +35,18 @@ __all__ = [
     "parse_spec_text",
 ]
 
-_RETRYABLE = {"FAILED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "CANCELLED"}
+_RETRYABLE = {
+    s.value
+    for s in (
+        JobState.FAILED,
+        JobState.TIMEOUT,
+        JobState.OUT_OF_MEMORY,
+        JobState.NODE_FAIL,
+        JobState.PREEMPTED,
+        JobState.BOOT_FAIL,
+        JobState.CANCELLED,
+    )
+}
 
 
 class JobType(StrEnum):
@@ -119,7 +131,7 @@ class RetryPolicy(_Strict):
     """Resubmit an attempt that ended in one of `on`, up to `count` times."""
 
     count: Annotated[int, Field(ge=0, le=20)] = 0
-    on: list[str] = Field(default_factory=lambda: ["FAILED", "NODE_FAIL"])
+    on: list[str] = Field(default_factory=lambda: [JobState.FAILED.value, JobState.NODE_FAIL.value])
     backoff: int = 0
 
     @field_validator("on", mode="before")
