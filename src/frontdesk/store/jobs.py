@@ -45,7 +45,11 @@ class JobStore:
         return int(cur.lastrowid or 0)
 
     def insert_job_record(self, **fields: Any) -> JobRecord:
-        """Insert a job row; returns it as stored (`RETURNING *`: no second read). IntegrityError as insert_job."""
+        """Insert a job row; returns it as stored (`RETURNING *`: no second read). IntegrityError as insert_job.
+
+        RETURNING gives the values as bound: an int given to a REAL column (`submitted_at`, `eligible_at`)
+        comes back an int where a later read gives a float, so pass floats there (time.time() does).
+        """
         cols = ", ".join(fields)
         marks = ", ".join("?" for _ in fields)
         rows = self.conn.execute(f"INSERT INTO jobs ({cols}) VALUES ({marks}) RETURNING *", tuple(fields.values()))
