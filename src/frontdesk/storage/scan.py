@@ -48,18 +48,14 @@ def contents_below(
 
     `globs`: (prune a directory, keep a file). `needle`: a file whose contents do not contain it (bytes) or
     match it (a pattern) is read but not yielded: the prefilter runs here, with no Python frame per file."""
-    dev, ino, cut = st.st_dev, st.st_ino, len(root)
-    anchor = (dev, ino, cut)
-    prune, keep = globs
+    cut, (prune, keep) = len(root), globs
+    anchor = (st.st_dev, st.st_ino, cut)
     literal = needle if isinstance(needle, bytes) else None
     search = needle.search if isinstance(needle, re.Pattern) else None
-    hits = 0
-    stack: list[_Frame] = []
+    first = _open(fs, root, anchor, errors)
+    stack: list[_Frame] = [] if first is None else [first]
     reader = Reader(fs, stack, keep, cut)  # type: ignore[arg-type]
-    frame = _open(fs, root, anchor, errors)
-    if frame is not None:
-        stack.append(frame)
-    file, folder = Kind.FILE, Kind.DIR
+    file, folder, hits = Kind.FILE, Kind.DIR, 0
     try:
         while stack:
             frame = stack[-1]
