@@ -51,7 +51,10 @@ class JournalCollector(Collector):
             yield from self._shield(self.shield)
 
     def _shield(self, shield: ShieldCounters) -> Iterator[Metric]:
-        answers = CounterMetricFamily("frontdesk_shield_answers", "Scheduler queries the shims answered from cache")
+        answers = CounterMetricFamily(
+            "frontdesk_shield_answers",
+            "Scheduler queries the shims answered from cache over the socket (reads of view files are not seen)",
+        )
         answers.add_metric([], shield.answers)
         saved = CounterMetricFamily(
             "frontdesk_controller_rpcs_saved", "Controller RPCs the shield's answers spared (two per squeue)"
