@@ -77,7 +77,9 @@ def test_a_prompt_hook_lost_while_the_gateway_is_down_shifts_no_turn(
     keys = {j["name"]: j["idempotency_key"] for j in camp["jobs"]}
     jobs = {j["name"]: j["id"] for j in camp["jobs"]}
     assert ":turn1:" in keys["a"] and ":turn2:" in keys["b"], keys  # the true turn numbers, not shifted
-    assert submitted == [jobs["b"]] and camp["turn"] == 2 and camp["turn_inferred"], camp
+    # Turn 2 is opened by its submission (turn_inferred) or by another hook of turn 2 carrying its prompt id,
+    # whichever reaches the restarted gateway first: both give it its true number.
+    assert submitted == [jobs["b"]] and camp["turn"] == 2, camp
     gw.wait_state(jobs["b"], {"COMPLETED"}, timeout=60)
 
     with MessagesStandIn([("bash", second), ("text", "b is done.")], first_id=100) as api2:
