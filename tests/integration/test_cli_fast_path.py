@@ -11,14 +11,14 @@ tests/integration/test_hooks_read_once.py (its `gw.cli` is a process's own comma
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
-import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from stub_gateway import one_answer
 
 PY = sys.executable
 RUN = (
@@ -180,25 +180,6 @@ def test_an_array_is_fast_in_json_and_its_status_line_goes_the_full_way(gateway:
         assert (went, done.returncode) == (way, 0), (args, done.stderr)
 
 
-def _one_answer(path: Path, answer: bytes) -> threading.Thread:
-    """A stand-in gateway that answers one connection with `answer` (asking again finds nobody)."""
-    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    srv.bind(str(path))
-    srv.listen(1)
-
-    def serve() -> None:
-        conn, _ = srv.accept()
-        conn.recv(65536)
-        conn.sendall(answer)
-        conn.close()
-        srv.close()
-        path.unlink()
-
-    t = threading.Thread(target=serve, daemon=True)
-    t.start()
-    return t
-
-
 ANSWERS = [
     b'HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{"id": 1',  # cut off
     b'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n20\r\n{"id": 1',  # cut off, chunked
@@ -218,7 +199,7 @@ def test_a_broken_200_is_told_alike_without_asking_again(answer: bytes, tmp_path
         for args in (["status", "1"], ["status", "1", "--json"], ["cancel", "1"], ["cancel", "1", "--json"]):
             got = []
             for script in (FAST, FULL):
-                t = _one_answer(d / "gw.sock", answer)
+                t = one_answer(d / "gw.sock", answer)
                 done = subprocess.run([PY, "-c", script, *args], env=env, capture_output=True, timeout=60)
                 t.join(5)
                 got.append((done.returncode, done.stdout, done.stderr))

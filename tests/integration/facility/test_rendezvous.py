@@ -10,7 +10,6 @@ import stat
 import subprocess
 import sys
 import tempfile
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from facility_helpers import SYSTEM_PY, Facility, run_as, user_env
 
 from frontdesk.errors import RendezvousRefused
 from frontdesk.identity import check_inbox_socket
+from stub_gateway import one_answer
 
 HERE = Path(__file__).resolve().parent
 
@@ -186,23 +186,6 @@ def test_a_config_holding_tokens_must_be_0600(gateway_factory: Any) -> None:
     )
 
 
-def _fake_gateway(path: Path, answer: bytes) -> threading.Thread:
-    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    srv.bind(str(path))
-    srv.listen(1)
-
-    def serve() -> None:
-        conn, _ = srv.accept()
-        conn.recv(65536)
-        conn.sendall(answer)
-        conn.close()
-        srv.close()
-
-    t = threading.Thread(target=serve, daemon=True)
-    t.start()
-    return t
-
-
 @pytest.mark.parametrize(
     ("answer", "why"),
     [
@@ -213,7 +196,7 @@ def _fake_gateway(path: Path, answer: bytes) -> threading.Thread:
 def test_a_200_cut_off_mid_body_is_exit_69_in_one_line(tmp_path: Path, answer: bytes, why: str) -> None:
     d = Path(tempfile.mkdtemp(prefix="fdcut-", dir="/tmp"))
     try:
-        t = _fake_gateway(d / "gw.sock", answer)
+        t = one_answer(d / "gw.sock", answer)
         env = {k: v for k, v in os.environ.items() if not k.startswith("FRONTDESK_")}
         env["FRONTDESK_SOCKET"] = str(d / "gw.sock")
         r = subprocess.run(

@@ -1,0 +1,29 @@
+"""A stand-in gateway for tests of what clients do with an odd answer: it answers one connection, then is gone."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+from pathlib import Path
+
+
+def one_answer(path: Path, answer: bytes) -> threading.Thread:
+    """Listen on the Unix socket `path`, answer the first connection with `answer` (raw bytes, head and body),
+    then close and remove the socket (asking again finds nobody). Join the returned thread to wait for it."""
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind(str(path))
+    srv.listen(1)
+
+    def serve() -> None:
+        conn, _ = srv.accept()
+        conn.recv(65536)
+        conn.sendall(answer)
+        conn.close()
+        srv.close()
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    return t
