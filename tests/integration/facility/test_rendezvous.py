@@ -108,14 +108,21 @@ def test_a_squatters_socket_in_tmp_is_refused(facility_users: dict[str, int], sq
 
 def test_the_default_tmp_path_squatted_before_the_victim_arrives(facility_users: dict[str, int], squat: Any) -> None:
     target = Path(f"/tmp/frontdesk-{facility_users['alice']}")  # alice's default without XDG_RUNTIME_DIR
+    if target.is_dir() and not target.is_symlink() and target.stat().st_uid == facility_users["carol"]:
+        run_as(
+            "carol", ["rm", "-rf", "--", str(target)]
+        ).check_returncode()  # this test's own squat, left by a killed run
     if target.exists() or target.is_symlink():
         pytest.skip(f"{target} already exists (alice's own gateway from another suite)")
     run_as("carol", ["mkdir", "-m", "0755", str(target)]).check_returncode()
-    s = squat(target / "gateway.sock")
-    r = _run_as_alice({})
-    assert r.returncode == 69 and r.stdout == "" and s.received() == b""
-    assert r.stderr.startswith(f"frontdesk: refusing the socket directory {target}: it belongs to uid ")
-    assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+    try:
+        s = squat(target / "gateway.sock")
+        r = _run_as_alice({})
+        assert r.returncode == 69 and r.stdout == "" and s.received() == b""
+        assert r.stderr.startswith(f"frontdesk: refusing the socket directory {target}: it belongs to uid ")
+        assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+    finally:
+        run_as("carol", ["rm", "-rf", "--", str(target)])
 
 
 def test_a_server_refuses_a_directory_someone_else_owns(facility_users: dict[str, int]) -> None:
