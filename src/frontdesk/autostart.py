@@ -51,21 +51,10 @@ _BOOT = "import os, sys; os.chdir(sys.argv[1]); from frontdesk.cli.main import m
 
 
 def _spawn(home: Path, log: Path) -> int:
-    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    try:
-        return os.posix_spawn(
-            sys.executable,
-            [sys.executable, "-P", "-c", _BOOT, str(home)],
-            {k: v for k, v in os.environ.items() if k != "FRONTDESK_TOKEN"},
-            file_actions=[
-                (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-                (os.POSIX_SPAWN_DUP2, fd, 1),
-                (os.POSIX_SPAWN_DUP2, fd, 2),
-            ],
-            setsid=True,
-        )
-    finally:
-        os.close(fd)
+    from frontdesk.spawn import spawn_detached
+
+    env = {k: v for k, v in os.environ.items() if k != "FRONTDESK_TOKEN"}
+    return spawn_detached([sys.executable, "-P", "-c", _BOOT, str(home)], env, log)
 
 
 def _exited(pid: int) -> bool:

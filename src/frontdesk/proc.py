@@ -1,6 +1,7 @@
 """The one place frontdesk runs subprocesses: argv lists only, never a shell, always a timeout.
 
-A failure raises CommandFailed with argv, exit code and the end of stderr.
+A failure raises CommandFailed with argv, exit code and the end of stderr. Daemons (a shepherd, an autostarted
+gateway) start through `frontdesk.spawn.spawn_detached` instead, which a client's first call imports.
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from frontdesk.jobenv import shepherd_env
+from frontdesk.spawn import spawn_detached
 
 __all__ = ["alive", "exited", "mem_total", "spawn_shepherd"]
 
@@ -42,20 +43,6 @@ def exited(pid: int) -> bool:
 
 def spawn_shepherd(adir: Path) -> int:
     """Start the shepherd of the attempt in `adir`, detached (its own session), logging to shepherd.log."""
-    log = os.open(adir / "shepherd.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    try:
-        # posix_spawn (vfork) keeps launching cheap even when the gateway process is large.
-        return os.posix_spawn(
-            sys.executable,
-            # -P: never the gateway's working directory on the import path (the shepherd may run as root).
-            [sys.executable, "-P", "-m", "frontdesk.backends.shepherd", str(adir)],
-            shepherd_env(),
-            file_actions=[
-                (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-                (os.POSIX_SPAWN_DUP2, log, 1),
-                (os.POSIX_SPAWN_DUP2, log, 2),
-            ],
-            setsid=True,
-        )
-    finally:
-        os.close(log)
+    # -P: never the gateway's working directory on the import path (the shepherd may run as root).
+    argv = [sys.executable, "-P", "-m", "frontdesk.backends.shepherd", str(adir)]
+    return spawn_detached(argv, shepherd_env(), adir / "shepherd.log")
