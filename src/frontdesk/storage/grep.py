@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from functools import partial
 
 from frontdesk.storage.fs import Anchor, Entry, Fs, Kind, WalkError, roots_from, walk
+from frontdesk.storage.literals import lines_safe, required_literals
 from frontdesk.storage.model import FileCount, Item, LineItem, LineKind, text_of
-from frontdesk.storage.scan import contents_below, stat_root
+from frontdesk.storage.scan import Needle, contents_below, stat_root
 
 __all__ = ["GrepOptions", "Globs", "grep"]
 
@@ -98,11 +99,24 @@ class GrepOptions:
             return None if b"\n" in self.pattern else self.pattern
         return self.pattern if _PLAIN.fullmatch(self.pattern) else None
 
-    def regex(self) -> re.Pattern[bytes]:
+    def source(self) -> tuple[bytes, int]:
+        """The regular expression searched (with -F and -w applied) and its flags."""
         pat = re.escape(self.pattern) if self.fixed else self.pattern
         if self.word:
             pat = rb"(?<!\w)(?:" + pat + rb")(?!\w)"
-        flags = re.MULTILINE | (re.IGNORECASE if self.ignore_case else 0)
+        return pat, re.MULTILINE | (re.IGNORECASE if self.ignore_case else 0)
+
+    def prefilter(self) -> bytes | tuple[bytes, ...] | None:
+        """What a file must contain to be worth a regex search: the pattern itself when it is plain bytes,
+        else the literals every match holds (one of them); None when nothing is known (or with -v)."""
+        literal = self.literal()
+        if literal is not None or self.invert:
+            return literal
+        found = required_literals(*self.source())
+        return found[0] if found is not None and len(found) == 1 else found
+
+    def regex(self) -> re.Pattern[bytes]:
+        pat, flags = self.source()
         try:
             return re.compile(pat, flags)
         except re.error as exc:
@@ -112,7 +126,7 @@ class GrepOptions:
 
 
 def _contents(
-    fs: Fs, opts: GrepOptions, errors: list[WalkError], after: bytes | None, needle: bytes | re.Pattern[bytes] | None
+    fs: Fs, opts: GrepOptions, errors: list[WalkError], after: bytes | None, needle: Needle
 ) -> Iterator[tuple[bytes, bytes]]:
     """(path, contents) of every file searched that may match `needle`, in walk order."""
     globs = opts.globs
@@ -139,9 +153,29 @@ def _read(
         errors.append(WalkError(path, exc.strerror or str(exc)))
 
 
-def _matching_lines(lines: list[bytes], rx: re.Pattern[bytes], opts: GrepOptions) -> list[int]:
-    hits = [i for i, line in enumerate(lines) if (rx.search(line) is not None) != opts.invert]
+def _matching_lines(lines: list[bytes], rx: re.Pattern[bytes], opts: GrepOptions, data: bytes | None) -> list[int]:
+    """Indices of the selected lines. With `data` (a pattern `lines_safe`, no -v): one finditer over the
+    whole file, each match's line; a match that spans a newline sends it back to a search per line."""
+    hits = None if data is None else _lines_of_matches(data, len(lines), rx)
+    if hits is None:
+        hits = [i for i, line in enumerate(lines) if (rx.search(line) is not None) != opts.invert]
     return hits if opts.max_count is None else hits[: opts.max_count]
+
+
+def _lines_of_matches(data: bytes, count: int, rx: re.Pattern[bytes]) -> list[int] | None:
+    hits: list[int] = []
+    line, seen = 0, 0
+    for m in rx.finditer(data):
+        start, end = m.span()
+        if data.find(b"\n", start, end) >= 0:
+            return None
+        line += data.count(b"\n", seen, start)
+        seen = start
+        if line >= count:
+            break  # an empty match after the last newline: no line there
+        if not hits or hits[-1] != line:
+            hits.append(line)
+    return hits
 
 
 def _with_context(path: str, lines: list[bytes], hits: list[int], opts: GrepOptions, last_nl: bool) -> Iterator[Item]:
@@ -161,7 +195,9 @@ def grep(
     """(path, item) in walk order: matching lines (with context), or one FileCount per matching file."""
     rx = opts.regex()
     literal = opts.literal()
-    needle = None if opts.invert else rx if literal is None else literal
+    prefilter = opts.prefilter()
+    needle = None if opts.invert else rx if prefilter is None else prefilter
+    whole = not opts.invert and lines_safe(*opts.source())
     for path, data in _contents(fs, opts, errors, after, needle):
         if literal is not None and data.find(literal) < 0:
             continue
@@ -175,7 +211,7 @@ def grep(
         lines = data.split(b"\n")
         if last_nl or not data:
             lines.pop()
-        hits = _matching_lines(lines, rx, opts)
+        hits = _matching_lines(lines, rx, opts, data if whole else None)
         if not hits:
             continue
         name = text_of(path)

@@ -17,10 +17,13 @@ from collections.abc import Callable, Iterator
 from frontdesk.storage.ahead import Reader
 from frontdesk.storage.fs import Fs, Kind, WalkError, kind_of_mode
 
-__all__ = ["NameTest", "contents_below", "names_below", "stat_root"]
+__all__ = ["NameTest", "Needle", "contents_below", "names_below", "stat_root"]
 
 NameTest = Callable[[bytes, bytes], bool]
 """(name, path below the root) -> bool: a glob test."""
+
+Needle = bytes | tuple[bytes, ...] | re.Pattern[bytes] | None
+"""What a file must hold to be yielded: bytes, one of several byte strings, a match of a pattern; None: any."""
 
 _Key = tuple[int, int, bytes]
 
@@ -42,16 +45,16 @@ def contents_below(
     st: os.stat_result,
     errors: list[WalkError],
     globs: tuple[NameTest | None, NameTest | None] = (None, None),
-    needle: bytes | re.Pattern[bytes] | None = None,
+    needle: Needle = None,
 ) -> Iterator[tuple[bytes, bytes]]:
     """(path, contents) of each regular file under the directory `root` (`st` its stat), in walk order.
 
-    `globs`: (prune a directory, keep a file). `needle`: a file whose contents do not contain it (bytes) or
-    match it (a pattern) is read but not yielded: the prefilter runs here, with no Python frame per file."""
+    `globs`: (prune a directory, keep a file). `needle`: a file whose contents do not contain it (bytes, or
+    none of a tuple of bytes) or match it (a pattern) is read but not yielded: the prefilter runs here."""
     cut, (prune, keep) = len(root), globs
     anchor = (st.st_dev, st.st_ino, cut)
     literal = needle if isinstance(needle, bytes) else None
-    search = needle.search if isinstance(needle, re.Pattern) else None
+    search = needle.search if isinstance(needle, re.Pattern) else _any_of(needle) if isinstance(needle, tuple) else None
     first = _open(fs, root, anchor, errors)
     stack: list[_Frame] = [] if first is None else [first]
     reader = Reader(fs, stack, keep, cut)  # type: ignore[arg-type]
@@ -98,11 +101,30 @@ def contents_below(
             frame.close()
 
 
+def _any_of(literals: tuple[bytes, ...]) -> Callable[[bytes], object | None]:
+    """A test like a pattern's `search`: None when `data` holds none of `literals` (`in` runs in C)."""
+    if len(literals) == 2:
+        a, b = literals
+        return lambda data: True if a in data or b in data else None
+    return lambda data: True if any(lit in data for lit in literals) else None
+
+
 def names_below(
-    fs: Fs, root: bytes, st: os.stat_result, errors: list[WalkError], maxdepth: int | None = None
-) -> Iterator[tuple[bytes, bytes, Kind, int]]:
-    """(path, name, kind, depth) of `root` (depth 0) and everything under it, in `walk()` order, lean (find's)."""
-    yield root, root.rstrip(b"/").rsplit(b"/", 1)[-1] or b"/", kind_of_mode(st.st_mode), 0
+    fs: Fs,
+    root: bytes,
+    st: os.stat_result,
+    errors: list[WalkError],
+    maxdepth: int | None = None,
+    want: tuple[Callable[[bytes], object] | None, frozenset[Kind], int] = (None, frozenset(), 0),
+) -> Iterator[tuple[bytes, Kind, int]]:
+    """(path, kind, depth) of `root` (depth 0) and everything under it, in `walk()` order, lean (find's).
+
+    `want`: (a name test, the kinds wanted or none for all, the least depth): only the entries that pass are
+    yielded, tested inside the walk (no path built, no frame per entry for the others)."""
+    match, types, mindepth = want
+    name, kind = root.rstrip(b"/").rsplit(b"/", 1)[-1] or b"/", kind_of_mode(st.st_mode)
+    if mindepth == 0 and (not types or kind in types) and (match is None or match(name)):
+        yield root, kind, 0
     if not stat.S_ISDIR(st.st_mode) or maxdepth == 0:
         return
     anchor = (st.st_dev, st.st_ino, len(root))
@@ -113,11 +135,13 @@ def names_below(
         while stack:
             frame, depth = stack[-1]
             prefix = frame.path if frame.path.endswith(b"/") else frame.path + b"/"
+            shown = depth >= mindepth
+            deeper = maxdepth is None or depth < maxdepth
             for name, kind in frame.names:
-                path = prefix + name
-                yield path, name, kind, depth
-                if kind is folder and (maxdepth is None or depth < maxdepth):
-                    child = _open(fs, path, anchor, errors)
+                if shown and (not types or kind in types) and (match is None or match(name)):
+                    yield prefix + name, kind, depth
+                if kind is folder and deeper:
+                    child = _open(fs, prefix + name, anchor, errors)
                     if child is not None:
                         stack.append((child, depth + 1))
                         break

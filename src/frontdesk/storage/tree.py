@@ -74,16 +74,23 @@ def _name_ok(opts: FindOptions, entry: Entry) -> bool:
     return all(fnmatch.fnmatchcase(name.lower(), p.lower()) for p in opts.inames)
 
 
-def _matcher(opts: FindOptions) -> Callable[[bytes], bool] | None:
-    """-name and -iname as one test of a name (fnmatch's own translation, compiled once); None: no test."""
-    tests = [re.compile(_translate(p)).match for p in opts.names]
-    tests += [re.compile(_translate(p), re.IGNORECASE).match for p in opts.inames]
+def _matcher(opts: FindOptions) -> Callable[[bytes], object] | None:
+    """-name and -iname as one test of a name (fnmatch's own translation, compiled once): a match object or
+    None, like a pattern's `match`; None: no test."""
+    tests = [_name_test(p, 0) for p in opts.names] + [_name_test(p, re.IGNORECASE) for p in opts.inames]
     if not tests:
         return None
     if len(tests) == 1:
-        one = tests[0]
-        return lambda name: one(name) is not None
-    return lambda name: all(t(name) is not None for t in tests)
+        return tests[0]
+    return lambda name: all(t(name) is not None for t in tests) or None
+
+
+def _name_test(pattern: bytes, flags: int) -> Callable[[bytes], object]:
+    """`*SUFFIX` (the common -name '*.py') as a search for the suffix at the end: no `.*` to backtrack."""
+    rest = pattern[1:]
+    if pattern.startswith(b"*") and rest and not any(c in rest for c in b"*?["):
+        return re.compile(re.escape(rest) + rb"\Z", flags).search
+    return re.compile(_translate(pattern), flags).match
 
 
 def _translate(pattern: bytes) -> bytes:
@@ -92,14 +99,13 @@ def _translate(pattern: bytes) -> bytes:
 
 def _find_fast(fs: Fs, opts: FindOptions, errors: list[WalkError]) -> Iterator[tuple[bytes, Item]]:
     """The first page of a find with no stat test: no Entry per name, patterns compiled once."""
-    ok, types, mindepth = _matcher(opts), opts.types, opts.mindepth
+    want = (_matcher(opts), opts.types, opts.mindepth)
     for root in opts.roots:
         st = stat_root(fs, root, errors)
         if st is None:
             continue
-        for path, name, kind, depth in names_below(fs, root, st, errors, opts.maxdepth):
-            if depth >= mindepth and (not types or kind in types) and (ok is None or ok(name)):
-                yield path, FoundPath(text_of(path), kind.value, depth)
+        for path, kind, depth in names_below(fs, root, st, errors, opts.maxdepth, want):
+            yield path, FoundPath(text_of(path), kind.value, depth)
 
 
 def find(

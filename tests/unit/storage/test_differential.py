@@ -128,6 +128,12 @@ CASES = [
         ["grep", "-rI", "-n", "--include=*.txt", "--exclude-dir=sub", "ba[rz]", "t"],
         ["-n", "--include=*.txt", "--exclude-dir=sub", "ba[rz]", "t"],
     ),
+    # regexes: the required-literal prefilter, the whole-file line search, and its per-line fallback when a
+    # match spans a newline ([^x] and \s match one in Python, never in grep's lines)
+    (["grep", "-rI", "-n", "-E", "fo+ ba|zz+", "t"], ["-n", "fo+ ba|zz+", "t"]),
+    (["grep", "-rI", "-n", "-E", "foo[^x]*bar", "t"], ["-n", "foo[^x]*bar", "t"]),
+    (["grep", "-rI", "-n", "-E", "(foo|baz)[[:space:]]*q?", "t"], ["-n", "(foo|baz)\\s*q?", "t"]),
+    (["grep", "-rI", "-w", "-l", "-E", "foo|qux", "t"], ["-w", "-l", "foo|qux", "t"]),
 ]
 
 
