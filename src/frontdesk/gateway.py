@@ -28,6 +28,7 @@ from frontdesk.core import wait as core_wait
 from frontdesk.core.attempt import backend_job, job_dir
 from frontdesk.core.deps import Waiting
 from frontdesk.core.ending import end_events, stored_end_events
+from frontdesk.core.journal import Pruner
 from frontdesk.core.submission import (
     admit,
     job_columns,
@@ -78,6 +79,7 @@ class Gateway:
         faults.arm()  # FRONTDESK_FAULT, read once: kill points for the fault-injection tests
         self.plugins = load_plugins(settings)  # first: importing a plug-in registers its schema
         self.store = JobStore(open_db(settings.db_path))
+        self.pruner = Pruner(settings)  # [journal] retention, validated here: a bad value stops the start
         self.backend = backend or make_backend(settings)
         self.bus = Bus()
         self.redact = redact
@@ -100,9 +102,11 @@ class Gateway:
         await self.backend.start(self._push_hint)
         await self._recover()
         self._tick_task = self.loop.create_task(self._ticker())
+        self.pruner.start()
 
     async def stop(self) -> None:
         """Stop the tick, the plug-ins and the backend (running jobs keep running)."""
+        await self.pruner.stop()
         if self._tick_task:
             self._tick_task.cancel()
             try:

@@ -19,6 +19,7 @@ from frontdesk.agents.model import Harness, Session, TurnState
 from frontdesk.errors import Forbidden, NotFound
 from frontdesk.jobs.state import JobState
 from frontdesk.store.db import register_schema
+from frontdesk.store.retention import register_keep
 
 __all__ = ["SessionStore", "MIGRATIONS"]
 
@@ -57,6 +58,11 @@ MIGRATIONS = [
     """,
 ]
 register_schema("agents", MIGRATIONS)
+register_keep(  # the journal keeps a session's events while it has reports it has not acknowledged
+    "agents",
+    "session IN (SELECT r.session FROM agent_reports r JOIN agent_sessions s ON s.id = r.session"
+    " WHERE r.seq > s.ack_seq)",
+)
 
 _ACTIVE = tuple(s.value for s in JobState if not s.terminal)
 """The states of a job that has not ended (the core table stores only JobState values)."""

@@ -1,0 +1,144 @@
+"""The journal's retention: old events are deleted in bounded batches; events still needed never are.
+
+An event goes when it is older than `max_age` (`audit_max_age` for the audit kinds), or, oldest first, while
+the journal holds more than `max_events`. Never pruned, whatever their age: the events of a job that has not
+ended or whose end is not finished (its report, its wake-ups: `report_pending`), and whatever a component
+declared with `register_keep` (the agents plug-in keeps the events of sessions with unacknowledged reports).
+A pass runs on its own connection (WAL: readers never wait) and deletes `batch` rows per transaction, pausing
+between them, so the gateway's writers wait at most one short batch.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from frontdesk.errors import ConfigError
+from frontdesk.events.models import EventKind
+from frontdesk.jobs.state import JobState
+from frontdesk.spec.units import parse_duration
+
+__all__ = ["AUDIT_KINDS", "KEEP", "Retention", "prune", "prune_file", "register_keep"]
+
+DAY = 86400
+
+AUDIT_KINDS: frozenset[EventKind] = frozenset(
+    {
+        EventKind.ACCESS_DENIED,
+        EventKind.ACCESS_ADMIN,
+        EventKind.ACCESS_UNAUTHENTICATED,
+        EventKind.GUARD_VERDICT,
+        EventKind.POLICY_LOADED,
+        EventKind.POLICY_TRIAL_REVOKED,
+    }
+)
+"""Who was refused, who used an admin's rights, what the guard stopped, which policy ruled: kept longer."""
+
+_LIVE_STATES = ",".join(f"'{s.value}'" for s in JobState if not s.terminal)
+
+KEEP: dict[str, str] = {
+    "core": f"job_id IN (SELECT id FROM jobs WHERE state IN ({_LIVE_STATES}) OR report_pending != 0)",
+}
+"""Per component, an SQL condition over an `events` row that keeps it whatever its age."""
+
+
+def register_keep(component: str, condition: str) -> None:
+    """Declare events a component still needs (an SQL condition over an `events` row); registered at import."""
+    KEEP[component] = condition
+
+
+@dataclass(frozen=True)
+class Retention:
+    """The `[journal]` section: how long events are kept and how many at the most (0: no such limit)."""
+
+    max_age_s: int = 30 * DAY
+    audit_max_age_s: int = 365 * DAY
+    max_events: int = 1_000_000
+    interval_s: int = 600
+    batch: int = 1000
+    pause_s: float = 0.005
+
+    @classmethod
+    def from_section(cls, raw: Mapping[str, object], where: str = "[journal]") -> Retention:
+        """Validate a raw `[journal]` table; a bad key or value is one ConfigError line."""
+        known = {"max_age", "audit_max_age", "max_events", "interval", "batch"}
+        unknown = sorted(set(raw) - known)
+        if unknown:
+            raise ConfigError(f"{where}: unknown key {unknown[0]!r} (known: {', '.join(sorted(known))})")
+        out = cls()
+        for key, field in (("max_age", "max_age_s"), ("audit_max_age", "audit_max_age_s"), ("interval", "interval_s")):
+            if key in raw:
+                out = replace(out, **{field: _duration(raw[key], f"{where} {key}")})
+        for key in ("max_events", "batch"):
+            if key in raw:
+                out = replace(out, **{key: _count(raw[key], f"{where} {key}")})
+        if out.interval_s < 1 or out.batch < 1:
+            raise ConfigError(f"{where}: interval and batch must be at least 1")
+        return out
+
+
+def _duration(value: object, where: str) -> int:
+    if not isinstance(value, str | int) or isinstance(value, bool):
+        raise ConfigError(f"{where}: expected a duration such as 30d, got {value!r}")
+    if value in (0, "0"):
+        return 0  # no such limit
+    try:
+        return parse_duration(value)
+    except ValueError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+
+
+def _count(value: object, where: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 2**62:
+        raise ConfigError(f"{where}: expected a whole number of at least 0, got {value!r}")
+    return value
+
+
+def _kept() -> str:
+    return " AND ".join(f"NOT coalesce(({cond}), 0)" for _, cond in sorted(KEEP.items()))
+
+
+def _delete(conn: sqlite3.Connection, where: str, args: tuple[object, ...], limit: int) -> int:
+    sql = f"DELETE FROM events WHERE seq IN (SELECT seq FROM events WHERE {where} AND {_kept()} ORDER BY seq LIMIT ?)"
+    return conn.execute(sql, (*args, limit)).rowcount
+
+
+def prune(conn: sqlite3.Connection, policy: Retention, now: float, max_batches: int = 100) -> int:
+    """One pass: delete what the policy lets go, at most `max_batches` batches; the number of events deleted."""
+    audit = ",".join(f"'{k.value}'" for k in sorted(AUDIT_KINDS))
+    steps: list[tuple[str, tuple[object, ...]]] = []
+    if policy.max_age_s:
+        steps.append((f"ts < ? AND kind NOT IN ({audit})", (now - policy.max_age_s,)))
+    if policy.audit_max_age_s:
+        steps.append((f"ts < ? AND kind IN ({audit})", (now - policy.audit_max_age_s,)))
+    deleted, batches = 0, 0
+    for where, args in steps:
+        while batches < max_batches:
+            batches += 1
+            n = _delete(conn, where, args, policy.batch)
+            deleted += n
+            if n < policy.batch:
+                break
+            time.sleep(policy.pause_s)
+    over = conn.execute("SELECT COUNT(*) FROM events").fetchone()[0] - policy.max_events if policy.max_events else 0
+    while over > 0 and batches < max_batches:
+        batches += 1
+        n = _delete(conn, "1", (), min(over, policy.batch))
+        deleted, over = deleted + n, over - n
+        if n == 0:
+            break  # everything left is kept
+        time.sleep(policy.pause_s)
+    return deleted
+
+
+def prune_file(db: Path, policy: Retention, now: float | None = None) -> int:
+    """`prune` on a connection of its own (for a worker thread); the number of events deleted."""
+    conn = sqlite3.connect(db, isolation_level=None, timeout=30)
+    try:
+        conn.execute("PRAGMA busy_timeout=30000")
+        return prune(conn, policy, time.time() if now is None else now)
+    finally:
+        conn.close()
