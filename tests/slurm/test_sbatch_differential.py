@@ -36,6 +36,9 @@ ROWS: list[tuple[str, list[str], str | None]] = [
     ("no shebang", ["plain.sh"], "echo no shebang\n"),
     ("unknown option", ["--bogus-option", "--wrap", "true"], None),
     ("missing script", ["does-not-exist.sh"], None),
+    ("dos line breaks", ["plain.sh"], "#!/bin/bash\r\necho dos\r\n"),
+    ("empty script", ["plain.sh"], ""),
+    ("array with a step", ["--array=0-4:2", "-o", "st-%a.txt", "--wrap", "echo $SLURM_ARRAY_TASK_STEP"], None),
 ]
 FIELDS = ("JobState", "ExitCode", "JobName", "NumNodes", "NumTasks", "NumCPUs", "Partition", "MinMemoryCPU")
 

@@ -40,6 +40,10 @@ _NOT_SCRIPT = (
     "sbatch: error: line must start with #! followed by the path to an interpreter.\n"
     "sbatch: error: For instance: #!/bin/sh\n"
 )
+_DOS = (
+    "sbatch: error: Batch script contains DOS line breaks (\\r\\n)\n"
+    "sbatch: error: instead of expected UNIX line breaks (\\n)."
+)
 
 
 class SbatchError(Exception):
@@ -187,15 +191,26 @@ def _script(opts: dict[str, str | None], rest: list[str], cwd: str, stdin: Any) 
         if rest:
             raise SbatchError("sbatch: error: Script arguments not permitted with --wrap option")
         return _WRAP.format(opts["wrap"]), "wrap", []
-    if not rest:
-        return stdin.read(), "sbatch", []
+    if not rest:  # the bytes as given: text mode would turn \r\n (and a lone \r) into \n
+        raw = stdin.buffer.read() if hasattr(stdin, "buffer") else stdin.read()
+        text = raw.decode("utf-8", "surrogateescape") if isinstance(raw, bytes) else raw
+        return _checked(text), "sbatch", []
     path = os.path.join(cwd, rest[0])
     try:
-        with open(path, encoding="utf-8", errors="surrogateescape") as fh:
+        with open(path, encoding="utf-8", errors="surrogateescape", newline="") as fh:
             text = fh.read()
     except OSError:
         raise SbatchError(f"sbatch: error: Unable to open file {rest[0]}") from None
-    return text, os.path.basename(rest[0]), rest[1:]
+    return _checked(text), os.path.basename(rest[0]), rest[1:]
+
+
+def _checked(text: str) -> str:
+    """A script file or standard input refused as sbatch refuses it (never a --wrap, which sbatch writes)."""
+    if not text:
+        raise SbatchError("sbatch: error: Batch script is empty!")
+    if text.startswith("#!") and "\r\n" in text:
+        raise SbatchError(_DOS)
+    return text
 
 
 def build_spec(argv: Sequence[str], cwd: str, stdin: Any = None) -> Submission:

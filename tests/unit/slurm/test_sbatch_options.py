@@ -84,6 +84,19 @@ def test_a_script_without_shebang_is_refused_like_sbatch(work: Path) -> None:
         build_spec(["plain.sh"], str(work))
 
 
+@pytest.mark.parametrize("stdin", [False, True])
+def test_dos_line_breaks_and_an_empty_script_are_refused_like_sbatch(work: Path, stdin: bool) -> None:
+    def build(text: str) -> Any:
+        (work / "s.sh").write_bytes(text.encode())
+        return build_spec([], str(work), stdin=io.StringIO(text)) if stdin else build_spec(["s.sh"], str(work))
+
+    with pytest.raises(SbatchError, match=r"contains DOS line breaks \(\\r\\n\)\nsbatch: error: instead of"):
+        build("#!/bin/bash\r\necho dos\r\n")
+    with pytest.raises(SbatchError, match="Batch script is empty!"):
+        build("")
+    assert build_spec(["--wrap", "echo dos\r\n"], str(work)).spec["script"].endswith("echo dos\r\n\n")  # as sbatch
+
+
 def test_script_from_standard_input(work: Path) -> None:
     sub = build_spec(["-J", "piped"], str(work), stdin=io.StringIO("#!/bin/sh\necho piped\n"))
     assert sub.spec["script"] == "#!/bin/sh\necho piped\n" and sub.spec["slurm"]["job_name"] == "piped"

@@ -64,6 +64,8 @@ def test_compressed_indices_name_exactly_the_tasks(indices: set[int], limit: int
 def test_compress_joins_runs() -> None:
     assert compress_indices([0, 1, 2, 3, 7, 9, 10]) == "0-3,7,9-10"
     assert compress_indices([5], 2) == "5%2"
+    assert compress_indices([0, 2, 4], 2) == "0-4:2%2" and compress_indices([3, 7]) == "3-7:4"  # a step as given
+    assert compress_indices([0, 2, 3]) == "0,2-3"
     with pytest.raises(ValueError):
         compress_indices([])
     with pytest.raises(ValueError):

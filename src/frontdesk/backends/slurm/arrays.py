@@ -73,6 +73,10 @@ def compress_indices(indices: Iterable[int], max_running: int | None = None) -> 
         raise ValueError("an array needs at least one task")
     if ordered[0] < 0 or ordered[-1] >= MAX_TASKS:
         raise ValueError(f"array task indices must be 0..{MAX_TASKS - 1}")
+    throttle = f"%{max_running}" if max_running else ""
+    steps = {b - a for a, b in zip(ordered, ordered[1:], strict=False)}
+    if len(steps) == 1 and min(steps) > 1:  # one progression (`0-8:4`): Slurm's SLURM_ARRAY_TASK_STEP as given
+        return f"{ordered[0]}-{ordered[-1]}:{steps.pop()}{throttle}"
     parts: list[str] = []
     start = prev = ordered[0]
     for i in [*ordered[1:], None]:
@@ -82,7 +86,6 @@ def compress_indices(indices: Iterable[int], max_running: int | None = None) -> 
         parts.append(str(start) if start == prev else f"{start}-{prev}")
         if i is not None:
             start = prev = i
-    throttle = f"%{max_running}" if max_running else ""
     return ",".join(parts) + throttle
 
 
