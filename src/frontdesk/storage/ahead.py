@@ -21,12 +21,12 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import wait as wait_all
 from typing import TYPE_CHECKING, Protocol
 
-from frontdesk.storage.fs import _READ_FLAGS, Fs, Kind, _read_all
+from frontdesk.storage.fs import _READ_FLAGS, Fs, Kind, _read_all, read_path
 
 if TYPE_CHECKING:
     from frontdesk.storage.scan import NameTest
 
-__all__ = ["Reader", "WINDOW"]
+__all__ = ["NamedReader", "Reader", "WINDOW"]
 
 WINDOW = 16
 """Files of one directory in flight at most (what an early stop may have read and not been charged)."""
@@ -122,3 +122,39 @@ class Reader:
         self._pending.clear()
         self._todo.clear()
         self._frame, self._dfd = None, -1
+
+
+class NamedReader:
+    """`fs.read_named` of the paths a caller named (head/wc of many files), in order: timed for the first
+    reads, then the next `WINDOW` read on the pool when they were slow. Each path is charged when it is taken,
+    in the calling thread, and a failure is raised there, so answers, errors and charges are the serial ones."""
+
+    def __init__(self, fs: Fs, paths: list[bytes]) -> None:
+        self.fs, self.paths = fs, paths
+        self._spent, self._probed, self._slow = 0.0, 0, False
+        self._pending: dict[int, Future[bytes | None]] = {}
+
+    def read(self, i: int) -> bytes | None:
+        """The contents of `paths[i]` (None: a directory); raises OSError as `fs.read_named` does."""
+        fut = self._pending.pop(i, None)
+        if fut is None and not self._slow:
+            t0 = time.perf_counter()
+            try:
+                return self.fs.read_named(self.paths[i])
+            finally:
+                self._spent += time.perf_counter() - t0
+                self._probed += 1
+                self._slow = self._probed >= _PROBE and self._spent / self._probed > _SLOW_S
+        self.fs.counters.open += 1  # as read_named charges it, when the path is taken
+        pool = _shared_pool()
+        for j in range(i + 1, min(i + 1 + WINDOW, len(self.paths))):
+            if j not in self._pending:
+                self._pending[j] = pool.submit(read_path, self.paths[j])
+        return read_path(self.paths[i]) if fut is None else fut.result()
+
+    def close(self) -> None:
+        """Cancel what is queued and wait for what runs."""
+        for fut in self._pending.values():
+            fut.cancel()
+        wait_all(list(self._pending.values()))
+        self._pending.clear()

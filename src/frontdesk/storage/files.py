@@ -7,14 +7,17 @@ of non-whitespace bytes (wc in the C locale).
 
 from __future__ import annotations
 
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import partial
 
 from frontdesk.errors import UserError
+from frontdesk.storage.ahead import NamedReader
 from frontdesk.storage.fs import Entry, Fs, Kind, WalkError, roots_from, walk
 from frontdesk.storage.grep import Globs
 from frontdesk.storage.model import Item, LineItem, LineKind, WcCount, text_of
+from frontdesk.storage.scan import contents_below, stat_root
 
 __all__ = ["LineRange", "contents_of", "files_of", "lines", "wc"]
 
@@ -72,25 +75,45 @@ def contents_of(
     """(path, contents) of the files named and of the regular files under the directories named.
 
     A path named is opened and read at once (one path lookup and no stat, as head and wc do), not stat'ed
-    and then opened: on a filesystem that revalidates every component with its server that halves the cost."""
-    for root, resume in roots_from(paths, after):
-        if resume is None:
-            try:
-                data = fs.read_named(root)
-            except OSError as exc:
-                errors.append(WalkError(root, exc.strerror or str(exc)))
-                continue
-            if data is not None:
-                yield root, data
-                continue
-        for entry in walk(fs, root, errors, prune=partial(globs.pruned, root=root), after=resume):
-            named = entry.depth == 0 and entry.kind is not Kind.DIR  # as files_of
-            if not named and not (entry.kind is Kind.FILE and globs.wanted(entry.path, root)):
-                continue
-            try:
-                yield entry.path, fs.read(entry.path, entry.anchor, follow=entry.depth == 0)
-            except OSError as exc:
-                errors.append(WalkError(entry.path, exc.strerror or str(exc)))
+    and then opened: on a filesystem that revalidates every component with its server that halves the cost.
+    Named paths are read ahead when they are slow (`NamedReader`); a directory's first page is the lean walk
+    of `fs grep` (`contents_below`: its files read ahead too)."""
+    todo = list(roots_from(paths, after))
+    named = NamedReader(fs, [root for root, _ in todo])
+    try:
+        for i, (root, resume) in enumerate(todo):
+            yield from _contents_of_root(fs, root, resume, globs, errors, named, i)
+    finally:
+        named.close()
+
+
+def _contents_of_root(
+    fs: Fs, root: bytes, resume: bytes | None, globs: Globs, errors: list[WalkError], named: NamedReader, i: int
+) -> Iterator[tuple[bytes, bytes]]:
+    st = None
+    if resume is None:
+        try:
+            data = named.read(i)
+        except OSError as exc:
+            errors.append(WalkError(root, exc.strerror or str(exc)))
+            return
+        if data is not None:
+            yield root, data
+            return
+        st = stat_root(fs, root, errors)  # a directory (or gone since)
+        if st is None:
+            return
+        if stat.S_ISDIR(st.st_mode):
+            yield from contents_below(fs, root, st, errors, globs.tests())
+            return
+    for entry in walk(fs, root, errors, prune=partial(globs.pruned, root=root), after=resume, st=st):
+        top = entry.depth == 0 and entry.kind is not Kind.DIR  # as files_of
+        if not top and not (entry.kind is Kind.FILE and globs.wanted(entry.path, root)):
+            continue
+        try:
+            yield entry.path, fs.read(entry.path, entry.anchor, follow=entry.depth == 0)
+        except OSError as exc:
+            errors.append(WalkError(entry.path, exc.strerror or str(exc)))
 
 
 def _split(data: bytes) -> tuple[list[bytes], bool]:

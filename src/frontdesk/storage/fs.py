@@ -185,13 +185,7 @@ class Fs:
         """A path the caller named (followed): its contents, or None when it is a directory (read(2) says
         EISDIR), without a stat: head/wc of named files cost open + read + close, as head's own."""
         self.counters.open += 1
-        fd = os.open(path, os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK | os.O_CLOEXEC)
-        try:
-            return _read_all(fd, 1 << 16)
-        except IsADirectoryError:
-            return None
-        finally:
-            os.close(fd)
+        return read_path(path)
 
     def trusted(self, key: _TKey) -> bool:
         """Whether a directory's listing (and the kept contents of its files) is trusted without a stat."""
@@ -254,6 +248,17 @@ class Fs:
 
 _FIRST = operator.itemgetter(0)
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NOCTTY | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+def read_path(path: bytes) -> bytes | None:
+    """`Fs.read_named` less its charge: a path followed, read whole; None when it is a directory."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        return _read_all(fd, 1 << 16)
+    except IsADirectoryError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def _read_all(fd: int, hint: int) -> bytes:

@@ -19,7 +19,7 @@ from functools import partial
 from frontdesk.storage.fs import Anchor, Entry, Fs, Kind, WalkError, roots_from, walk
 from frontdesk.storage.literals import lines_safe, required_literals
 from frontdesk.storage.model import FileCount, Item, LineItem, LineKind, text_of
-from frontdesk.storage.scan import Needle, contents_below, stat_root
+from frontdesk.storage.scan import NameTest, Needle, contents_below, stat_root
 
 __all__ = ["GrepOptions", "Globs", "grep"]
 
@@ -56,6 +56,10 @@ class Globs:
         if any(self._hit(g, name, rel) for g in self.exclude):
             return False
         return not self.include or any(self._hit(g, name, rel) for g in self.include)
+
+    def tests(self) -> tuple[NameTest | None, NameTest | None]:
+        """(prunes, keeps) for the lean walk, None where no glob applies."""
+        return (self.prunes if self.exclude_dir else None, self.keeps if self.include or self.exclude else None)
 
     def pruned(self, entry: Entry, root: bytes) -> bool:
         """A directory excluded by a glob (never entered)."""
@@ -130,7 +134,7 @@ def _contents(
 ) -> Iterator[tuple[bytes, bytes]]:
     """(path, contents) of every file searched that may match `needle`, in walk order."""
     globs = opts.globs
-    tests = (globs.prunes if globs.exclude_dir else None, globs.keeps if globs.include or globs.exclude else None)
+    tests = globs.tests()
     for root, resume in roots_from(opts.roots, after):
         if resume is None:
             st = stat_root(fs, root, errors)

@@ -89,3 +89,44 @@ def test_an_early_stop_leaves_no_read_in_flight(base: Path, monkeypatch: pytest.
     assert len(res.items) == 20 and res.cursor is not None
     assert ahead._pool is not None  # the walk went ahead (after its 16 probe reads)
     assert ahead._pool._work_queue.qsize() == 0
+
+
+def _run(op: Op, argv: tuple[str, ...], cwd: Path) -> tuple[object, list[tuple[str, str]], dict[str, int]]:
+    res = run(FsRequest(op, argv, str(cwd), 100000), Fs())
+    return res.to_json()["text"], res.errors, res.stats
+
+
+def _files(top: Path) -> list[str]:
+    out = []
+    for d, _dirs, names in os.walk(os.fsencode(top)):  # symlinks to directories not followed
+        out += [os.fsdecode(os.path.join(d, n)) for n in names if not os.path.islink(os.path.join(d, n))]
+    return sorted(out)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(dirs=DIRS, missing=st.booleans())
+def test_head_and_wc_read_ahead_answer_and_charge_as_the_serial_reads(
+    base: Path, dirs: list[tuple[list[str], int, bytes]], missing: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Named files (more than the probe, so the pool reads ahead), a missing one among them, a directory."""
+    case = Path(tempfile.mkdtemp(dir=base))
+    t = case / "t"
+    t.mkdir()
+    _build(t, dirs)
+    files = _files(t)
+    if missing or not files:
+        files.insert(len(files) // 2, str(t / "missing"))
+    questions = [
+        (Op.WC, ("-l", *files)),
+        (Op.HEAD, ("-n", "2", *files)),
+        (Op.WC, ("-g", "*.txt", "-g", "!sub", str(t))),
+        (Op.HEAD, ("-n", "1", str(t), *files[:3])),
+    ]
+    for op, argv in questions:
+        monkeypatch.setattr(ahead, "_SLOW_S", 1.0)
+        serial = _run(op, argv, case)
+        monkeypatch.setattr(ahead, "_SLOW_S", -1.0)
+        assert _run(op, argv, case) == serial, (op, argv[:3])
+    real = subprocess.run(["wc", "-l", *files], capture_output=True, env={"LC_ALL": "C"}).stdout
+    mine = str(_run(Op.WC, ("-l", *files), case)[0]).encode("utf-8", "surrogateescape")
+    assert [ln.split() for ln in mine.splitlines()] == [ln.split() for ln in real.splitlines()]
