@@ -61,7 +61,7 @@ def _wc(args: argparse.Namespace, result: Result) -> list[str]:
     cols = [f for f, flag in (("lines", args.l), ("words", args.w), ("bytes", args.c)) if flag]
     cols = cols or ["lines", "words", "bytes"]
     rows = [i for i in result.items if isinstance(i, WcCount)]
-    if len(rows) > 1 and result.total is not None and isinstance(result.total, WcCount):
+    if (len(rows) > 1 or len(args.paths) > 1) and isinstance(result.total, WcCount):  # wc: more than one argument
         rows.append(result.total)
     width = max((len(str(getattr(r, c))) for r in rows for c in cols), default=1)
     return [" ".join(str(getattr(r, c)).rjust(width) for c in cols) + f" {r.path}" for r in rows]
