@@ -5,7 +5,8 @@ the journal holds more than `max_events`. Never pruned, whatever their age: the 
 ended or whose end is not finished (its report, its wake-ups: `report_pending`), and whatever a component
 declared with `register_keep` (the agents plug-in keeps the events of sessions with unacknowledged reports).
 A pass runs on its own connection (WAL: readers never wait) and deletes `batch` rows per transaction, pausing
-between them, so the gateway's writers wait at most one short batch.
+between them, so the gateway's writers wait at most one short batch (500 rows: about 10 ms on the 2-core test
+machine, where deleting costs about 16 µs a row).
 """
 
 from __future__ import annotations
@@ -58,8 +59,8 @@ class Retention:
     audit_max_age_s: int = 365 * DAY
     max_events: int = 1_000_000
     interval_s: int = 600
-    batch: int = 1000
-    pause_s: float = 0.005
+    batch: int = 500
+    pause_s: float = 0.05
 
     @classmethod
     def from_section(cls, raw: Mapping[str, object], where: str = "[journal]") -> Retention:
@@ -101,9 +102,32 @@ def _kept() -> str:
     return " AND ".join(f"NOT coalesce(({cond}), 0)" for _, cond in sorted(KEEP.items()))
 
 
-def _delete(conn: sqlite3.Connection, where: str, args: tuple[object, ...], limit: int) -> int:
-    sql = f"DELETE FROM events WHERE seq IN (SELECT seq FROM events WHERE {where} AND {_kept()} ORDER BY seq LIMIT ?)"
-    return conn.execute(sql, (*args, limit)).rowcount
+def _delete(conn: sqlite3.Connection, where: str, args: tuple[object, ...], after: int, limit: int) -> tuple[int, int]:
+    """Delete up to `limit` events past seq `after`; how many, and the last seq deleted (where the next starts)."""
+    sql = (
+        f"DELETE FROM events WHERE seq IN (SELECT seq FROM events WHERE seq > ? AND {where} AND {_kept()}"
+        " ORDER BY seq LIMIT ?) RETURNING seq"
+    )
+    gone = [row[0] for row in conn.execute(sql, (after, *args, limit)).fetchall()]
+    return len(gone), max(gone, default=after)
+
+
+def _batches(
+    conn: sqlite3.Connection, policy: Retention, where: str, args: tuple[object, ...], budget: int, most: int
+) -> tuple[int, int]:
+    """Delete in batches (each its own transaction) until none is full, `most` rows or `budget` batches are spent.
+
+    Each batch starts after the last one's last row, so rows kept at the front are not scanned again.
+    """
+    deleted, used, after = 0, 0, 0
+    while used < budget and deleted < most:
+        used += 1
+        n, after = _delete(conn, where, args, after, min(policy.batch, most - deleted))
+        deleted += n
+        if n < policy.batch:
+            break
+        time.sleep(policy.pause_s)
+    return deleted, used
 
 
 def prune(conn: sqlite3.Connection, policy: Retention, now: float, max_batches: int = 100) -> int:
@@ -114,23 +138,14 @@ def prune(conn: sqlite3.Connection, policy: Retention, now: float, max_batches: 
         steps.append((f"ts < ? AND kind NOT IN ({audit})", (now - policy.max_age_s,)))
     if policy.audit_max_age_s:
         steps.append((f"ts < ? AND kind IN ({audit})", (now - policy.audit_max_age_s,)))
-    deleted, batches = 0, 0
+    deleted, budget = 0, max_batches
     for where, args in steps:
-        while batches < max_batches:
-            batches += 1
-            n = _delete(conn, where, args, policy.batch)
-            deleted += n
-            if n < policy.batch:
-                break
-            time.sleep(policy.pause_s)
-    over = conn.execute("SELECT COUNT(*) FROM events").fetchone()[0] - policy.max_events if policy.max_events else 0
-    while over > 0 and batches < max_batches:
-        batches += 1
-        n = _delete(conn, "1", (), min(over, policy.batch))
-        deleted, over = deleted + n, over - n
-        if n == 0:
-            break  # everything left is kept
-        time.sleep(policy.pause_s)
+        n, used = _batches(conn, policy, where, args, budget, 2**62)
+        deleted, budget = deleted + n, budget - used
+    if policy.max_events:
+        over = conn.execute("SELECT COUNT(*) FROM events").fetchone()[0] - policy.max_events
+        if over > 0:
+            deleted += _batches(conn, policy, "1", (), budget, over)[0]
     return deleted
 
 
