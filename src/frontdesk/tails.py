@@ -3,16 +3,31 @@
 from __future__ import annotations
 
 import os
+import stat
 
 __all__ = ["read_tail", "read_tail_lines"]
 
 
-def read_tail(path: str | os.PathLike[str] | None, max_bytes: int = 64 * 1024) -> str:
-    """The last `max_bytes` of a file as text ("" when there is no such file)."""
+def _open_log(path: str | os.PathLike[str], owner: int | None) -> int:
+    """A descriptor on a regular file the job's user could read; OSError otherwise.
+
+    Never blocks (a FIFO named as the output is refused, not waited on). A root gateway reading another
+    user's job (`owner`, that user's uid) reads only files that user owns: an output path the user chose
+    (sbatch -o, a symlink in their directory) never hands them a file only root may read."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or (owner not in (None, 0) and os.geteuid() == 0 and st.st_uid != owner):
+        os.close(fd)
+        raise PermissionError(f"{os.fspath(path)!r}: not a log file of the job's user")
+    return fd
+
+
+def read_tail(path: str | os.PathLike[str] | None, max_bytes: int = 64 * 1024, *, owner: int | None = None) -> str:
+    """The last `max_bytes` of a file as text ("" when there is no such file, or not one `owner` owns)."""
     if not path:
         return ""
     try:
-        with open(path, "rb") as fh:
+        with os.fdopen(_open_log(path, owner), "rb") as fh:
             fh.seek(0, os.SEEK_END)
             fh.seek(max(0, fh.tell() - max_bytes))
             return fh.read().decode(errors="replace")
@@ -20,13 +35,16 @@ def read_tail(path: str | os.PathLike[str] | None, max_bytes: int = 64 * 1024) -
         return ""
 
 
-def read_tail_lines(path: str | os.PathLike[str] | None, lines: int, max_bytes: int = 16 * 1024 * 1024) -> list[str]:
+def read_tail_lines(
+    path: str | os.PathLike[str] | None, lines: int, max_bytes: int = 16 * 1024 * 1024, *, owner: int | None = None
+) -> list[str]:
     """The last `lines` lines of a file: reads back in chunks until it has them, the file's start, or
-    `max_bytes` (so `logs --tail N` gives N lines whenever the file has them and they fit in max_bytes)."""
+    `max_bytes` (so `logs --tail N` gives N lines whenever the file has them and they fit in max_bytes).
+    `owner` as for `read_tail`."""
     if not path or lines <= 0:
         return []
     try:
-        with open(path, "rb") as fh:
+        with os.fdopen(_open_log(path, owner), "rb") as fh:
             end = fh.seek(0, os.SEEK_END)
             pos, data = end, b""
             while pos > 0 and data.count(b"\n") <= lines and end - pos < max_bytes:

@@ -304,7 +304,7 @@ async def logs(
     row = _job(request, job_id, Action.LOGS, "read the logs of")
     stored = row.stdout_path if stream == "stdout" else row.stderr_path
     path = stored or str(gw.job_dir(job_id, row.attempt) / f"{stream}.log")
-    raw = await asyncio.to_thread(read_tail_lines, path, tail)  # N lines whenever the file has them
+    raw = await asyncio.to_thread(read_tail_lines, path, tail, owner=row.runs_as())  # N lines when it has them
     lines = [gw.redact(ln) for ln in raw]
     return {"job_id": job_id, "stream": stream, "path": path, "lines": lines}
 

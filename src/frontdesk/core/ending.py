@@ -23,9 +23,9 @@ log = logging.getLogger("frontdesk.gateway")
 
 def make_report(rec: JobRecord, plugins: Sequence[Plugin], redact: Redactor, max_bytes: int) -> Report:
     """The job's report: built from its record and log tails, then each plug-in's `enrich` (errors logged)."""
-    report = build_report(
-        rec, stdout_text=read_tail(rec.stdout_path), stderr_text=read_tail(rec.stderr_path), redact=redact
-    )
+    uid = rec.runs_as()  # a root gateway reads only the job's user's files (its -o may name any path)
+    out, err = read_tail(rec.stdout_path, owner=uid), read_tail(rec.stderr_path, owner=uid)
+    report = build_report(rec, stdout_text=out, stderr_text=err, redact=redact)
     for plugin in plugins:
         report = _enriched(plugin, rec, report)
     report = report.with_text(redact(render_text(report, max_bytes)))

@@ -140,6 +140,21 @@ class JobRecord:
         data: dict[str, Any] = json.loads(self.context or "{}")
         return data
 
+    def runs_as(self) -> int | None:
+        """The uid the job runs as (its submitter's, else its principal's): whose files its logs must be.
+        None for a job with neither (the gateway's own); -1 when the principal is no Unix user."""
+        uid = self.context_data().get("uid")
+        if isinstance(uid, int):
+            return uid
+        if not self.principal:
+            return None
+        import pwd
+
+        try:
+            return pwd.getpwnam(self.principal).pw_uid
+        except KeyError:
+            return -1
+
     def report_data(self) -> dict[str, Any] | None:
         """The stored report, None until it is built."""
         if not self.report:

@@ -163,7 +163,8 @@ class MemoryPlugin:
         """Classify the ended job, record what it teaches, and add `extra.memory` (and a better next step)."""
         if self.store is None or report.state in _NO_RUN_STATES:
             return report
-        text = read_tail(job.stdout_path) + "\n" + read_tail(job.stderr_path)
+        uid = job.runs_as()
+        text = read_tail(job.stdout_path, owner=uid) + "\n" + read_tail(job.stderr_path, owner=uid)
         if not text.strip():
             text = "\n".join([*report.stdout_tail, *report.stderr_tail])
         sig = classify(text, report.state, report.exit_code)

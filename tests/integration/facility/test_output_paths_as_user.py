@@ -1,0 +1,112 @@
+"""A root facility gateway reads a job's output files only as its user could: never a file the user names as
+`-o` that only root may read (a canary, never a real secret), never through the user's symlink, never a FIFO.
+
+The user is a fresh test user (`fdprobe-out`, made in a fixture); the canary is a root-owned 0600 file in a
+0700 root directory holding a random marker. The job runs on the Slurm lab (its output path is what
+`scontrol` reports, so the user picks it); report and logs are asked for as that user.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from facility_helpers import SYSTEM_PY, Facility, ensure_user, run_as
+
+pytestmark = pytest.mark.slurm
+
+FACILITY_GATEWAY = 'backend = "slurm"\ntick_seconds = 1.0\nplugins = ["slurm"]\n'
+USER = "fdprobe-out"
+
+
+@pytest.fixture(scope="module")
+def lab_facility(slurm_lab: Any, facility: Facility) -> Facility:
+    ensure_user(USER)
+    return facility
+
+
+@pytest.fixture
+def canary() -> Iterator[tuple[Path, str]]:
+    """A root-only file (0600 in a 0700 directory) holding a random marker."""
+    d = Path(tempfile.mkdtemp(prefix="fdprobe-root-", dir="/tmp"))
+    d.chmod(0o700)
+    marker = "fdprobe-canary-" + secrets.token_hex(8)
+    f = d / "secret"
+    f.write_text(f"{marker}\n")
+    f.chmod(0o600)
+    yield f, marker
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def _as_user(fac: Facility, calls: list[dict[str, Any]]) -> list[Any]:
+    script = Path(__file__).with_name("probe.py")
+    r = run_as(USER, [SYSTEM_PY, str(script)], env=fac.env(), input=json.dumps(calls))
+    assert r.returncode == 0, r.stderr
+    out: list[Any] = json.loads(r.stdout)
+    return out
+
+
+def _ended(fac: Facility, job_id: int) -> dict[str, Any]:
+    root = fac.root_client()
+    deadline = time.monotonic() + 90
+    while True:
+        rec: dict[str, Any] = root.request("GET", f"/v1/jobs/{job_id}")
+        if rec.get("ended_at") and not rec.get("report_pending"):
+            return rec
+        assert time.monotonic() < deadline, rec
+        time.sleep(0.2)
+
+
+def _submit_with_output(fac: Facility, output: str, cwd: str) -> int:
+    spec = {"script": "#!/bin/sh\necho from-the-job\n", "slurm": {"output": output, "job_name": "fdprobe-out"}}
+    status, rec = _as_user(
+        fac, [{"method": "POST", "path": "/v1/jobs", "body": {"spec": spec, "context": {"cwd": cwd}}}]
+    )[0]
+    assert status == 200, rec
+    job_id: int = rec["id"]
+    return job_id
+
+
+def _everything_the_user_reads(fac: Facility, job_id: int) -> str:
+    _ended(fac, job_id)
+    got = _as_user(
+        fac,
+        [
+            {"method": "GET", "path": f"/v1/jobs/{job_id}/report"},
+            {"method": "GET", "path": f"/v1/jobs/{job_id}/logs?tail=50"},
+            {"method": "GET", "path": f"/v1/jobs/{job_id}/logs?tail=50&stream=stderr"},
+        ],
+    )
+    return json.dumps(got)
+
+
+def test_a_root_only_file_named_as_output_is_never_read_for_the_user(
+    lab_facility: Facility, canary: tuple[Path, str]
+) -> None:
+    path, marker = canary
+    job_id = _submit_with_output(lab_facility, str(path), "/tmp")
+    seen = _everything_the_user_reads(lab_facility, job_id)
+    assert marker not in seen
+    assert lab_facility.root_client().health()["ok"]
+
+
+def test_a_symlink_the_user_planted_is_not_followed_as_root(lab_facility: Facility, canary: tuple[Path, str]) -> None:
+    path, marker = canary
+    home = Path(os.path.expanduser(f"~{USER}"))
+    link = home / f"fdprobe-link-{secrets.token_hex(4)}"
+    r = run_as(USER, ["ln", "-s", str(path), str(link)])
+    assert r.returncode == 0, r.stderr
+    try:
+        job_id = _submit_with_output(lab_facility, str(link), str(home))
+        seen = _everything_the_user_reads(lab_facility, job_id)
+        assert marker not in seen
+    finally:
+        link.unlink(missing_ok=True)
