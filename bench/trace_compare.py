@@ -17,16 +17,18 @@ import argparse
 import gzip
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from frontdesk.sim.compare import load_workload, run  # noqa: E402
+from frontdesk.sim.compare import AgentNodes, load_workload, run  # noqa: E402
 from frontdesk.sim.engine import JobRecord  # noqa: E402
 from frontdesk.sim.metrics import bounded_slowdown, percentile  # noqa: E402
 from frontdesk.sim.overlay import overlay_agents  # noqa: E402
 from frontdesk.sim.rlsched import SEQUENCE, RlTrace, gym_starts, parse_rl_trace, schedule_sequence  # noqa: E402
 from frontdesk.sim.swf import Machine  # noqa: E402
+from frontdesk.sim.trialbound import delay_budget, inputs, trial_bound  # noqa: E402
 from frontdesk.sim.workload import SimJob, Workload  # noqa: E402
 
 POLICIES = (
@@ -182,6 +184,7 @@ def overlay_table(path: Path, jobs: int | None) -> None:
             agents = f"{f[4]:>9.0f}s{f[5]:>10.0f}s{f[7]:>7.1%}" if tag != "alone" else f"{'-':>10}{'-':>11}{'-':>7}"
             line = f"{label:<18}{tag:<10}{f[0]:>10.2f}{f[1]:>9.0f}s{f[2]:>11.2f}{f[3]:>10.0f}s"
             print(line + agents + f"{time.process_time() - t0:>7.1f}", flush=True)
+    _print_bound(mixed, wl.machine.procs, rows["easy-textbook", "+agents"], large_from)
     for spec in ("frontdesk", f"frontdesk-slice{share}"):
         for tag in ("alone", "+agents"):
             fd, tb = rows[spec, tag], rows["easy-textbook", tag]
@@ -193,12 +196,80 @@ def overlay_table(path: Path, jobs: int | None) -> None:
             )
 
 
+def _print_bound(mixed: Workload, procs: int, easy: list[float], large_from: int) -> None:
+    """The floor under trial waits for ANY non-preemptive policy running every hpc job (sim/trialbound.py),
+    with hpc bsld within 10 % of textbook EASY's: all hpc jobs, and all and large ones together."""
+    hpc, trials = inputs(mixed.jobs, procs)
+    large = [j for j in hpc if j.cpus > large_from]
+    w_all = delay_budget(hpc, procs, 1.10 * easy[0])
+    w_both = min(w_all, delay_budget(large, procs, 1.10 * easy[2]))
+    for label, w in (("all-hpc bsld <= 1.1 EASY", w_all), ("+ large-hpc bsld <= 1.1 EASY", w_both)):
+        b = trial_bound(hpc, trials, procs, w)
+        print(
+            f"   any policy, {label}: {b.blocking} jobs wider than half the machine; at least {b.late_30} of "
+            f"{b.trials} trials ({b.late_30_share:.1%}) wait > 30 s; trial wait p95 >= {b.p95_floor:.0f} s"
+            + ("  => p95 <= 30 s IMPOSSIBLE" if b.p95_floor > 30 else ""),
+            flush=True,
+        )
+
+
+def _smallest_agent_nodes(mixed: Workload, cores: int) -> tuple[int, list[float]]:
+    """The fewest agent nodes of `cores` on which the trials' wait p95 is <= 30 s (the agent stream alone:
+    it never shares a node with the trace's jobs), and that run's figures."""
+    only = replace(mixed, jobs=[j for j in mixed.jobs if j.agent])
+
+    def p95(n: int) -> list[float]:
+        return _hpc_agent(run(only, "frontdesk", AgentNodes(n, cores)).records, 1 << 30)
+
+    n, hi = 1, None
+    while (f := p95(n))[4] > 30.0:
+        n *= 2
+    hi, f_hi = n, f
+    lo = n // 2 + 1 if n > 1 else 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        f = p95(mid)
+        if f[4] <= 30.0:
+            hi, f_hi = mid, f
+        else:
+            lo = mid + 1
+    return hi, f_hi
+
+
+def agent_nodes_table(path: Path, jobs: int | None, cores: int) -> None:
+    """Per trace: the smallest agent partition outside the machine for trial p95 <= 30 s, and the hpc
+    figures with it against the trace alone (frontdesk's policy on both)."""
+    wl = load_workload(str(path))
+    if jobs:
+        wl = Workload(wl.name, wl.jobs[:jobs], 0.0, None, "swf", wl.machine, wl.swf)
+    assert wl.machine is not None
+    large_from = wl.machine.procs // 8
+    mixed = overlay_agents(wl)
+    n, f = _smallest_agent_nodes(mixed, cores)
+    t0 = time.process_time()
+    alone = _hpc_agent(run(wl, "frontdesk").records, large_from)
+    both = _hpc_agent(run(mixed, "frontdesk", AgentNodes(n, cores)).records, large_from)
+    ratios = " ".join(f"{both[k] / alone[k]:.3f}" if alone[k] else "-" for k in range(4))
+    print(
+        f"{wl.name:<34}{wl.machine.procs:>6}{n:>4} x {cores:<4}{both[4]:>8.0f}s{both[7]:>8.1%}"
+        f"{alone[0]:>9.2f}{both[0]:>9.2f}{alone[3]:>10.0f}s{both[3]:>10.0f}s   {ratios}"
+        f"{time.process_time() - t0:>7.1f}",
+        flush=True,
+    )
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("traces", nargs="+", help="SWF files or folders of them")
     ap.add_argument("--jobs", type=int, help="only the first N jobs of each trace")
     ap.add_argument("--rlscheduler", action="store_true", help="RLScheduler's protocol and published table")
     ap.add_argument("--overlay", action="store_true", help="hpc jobs alone and under the agent overlay")
+    ap.add_argument(
+        "--agent-nodes",
+        type=int,
+        metavar="CORES",
+        help="the smallest agent partition (nodes of CORES) outside the machine for trial p95 <= 30 s",
+    )
     args = ap.parse_args()
     paths = _traces(args.traces)
     if not paths:
@@ -206,6 +277,12 @@ def main() -> int:
         return 66
     if args.rlscheduler:
         return rl_table(paths)
+    if args.agent_nodes:
+        print(f"{'trace':<34}{'procs':>6}{'agent nodes':>12}{'trial p95':>9}{'<=30s':>8}{'hpc bsld alone':>15}")
+        print(f"{'':<34}{'':>6}{'':>12}{'':>9}{'':>8}{'/ +agents':>15}  large wait alone / +agents   ratios")
+        for p in paths:
+            agent_nodes_table(p, args.jobs, args.agent_nodes)
+        return 0
     if args.overlay:
         for p in paths:
             overlay_table(p, args.jobs)

@@ -56,6 +56,16 @@ def register(sub: Any) -> None:
         help="SWF: a job whose requested time is below its runtime: extend the request (default), drop it, or "
         "keep it (killed at its limit)",
     )
+    s.add_argument(
+        "--overlay", action="store_true", help="SWF: lay agent trials over the trace at the published shares"
+    )
+    s.add_argument(
+        "--agent-nodes",
+        type=int,
+        metavar="N",
+        help="SWF: N nodes outside the trace's machine where frontdesk routes agent work (policy frontdesk)",
+    )
+    s.add_argument("--agent-node-cores", type=int, default=32, metavar="C", help="cores per agent node (32)")
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_simulate)
 
@@ -166,7 +176,8 @@ def cmd_reload(args: argparse.Namespace) -> int:
 def cmd_simulate(args: argparse.Namespace) -> int:
     """Run the simulator locally and print the side-by-side table."""
     from frontdesk.errors import UserError
-    from frontdesk.sim.compare import compare, default_policies, load_workload, render
+    from frontdesk.sim.compare import AgentNodes, compare, default_policies, load_workload, render
+    from frontdesk.sim.overlay import overlay_agents
     from frontdesk.sim.swf import Cleaning, Machine, Underrequested
 
     try:
@@ -175,8 +186,14 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             machine = Machine(args.procs or args.nodes, args.nodes or 1, "--procs/--nodes")
         cleaning = Cleaning(not args.keep_zero_runtime, Underrequested(args.underrequested))
         wl = load_workload(args.workload, args.seed, args.hours, machine, cleaning)
+        if args.overlay:
+            if wl.machine is None:
+                raise ValueError("--overlay lays agent trials over an SWF trace, not a generated workload")
+            wl = overlay_agents(wl, seed=args.seed)
+        agents = AgentNodes(args.agent_nodes, args.agent_node_cores) if args.agent_nodes is not None else None
         t0 = time.perf_counter()
-        summaries = compare(wl, list(args.policy or default_policies(wl)))
+        default = ["frontdesk"] if agents else default_policies(wl)
+        summaries = compare(wl, list(args.policy or default), agents)
     except ValueError as exc:
         raise UserError(str(exc)) from None
     elapsed = time.perf_counter() - t0

@@ -12,7 +12,7 @@ from frontdesk.policy.config import PolicyConfig, parse_policy
 from frontdesk.policy.model import NodeView
 from frontdesk.sim.swf import Machine
 
-__all__ = ["assign_pools", "build_cluster", "default_policy"]
+__all__ = ["AGENT_POOL", "agent_nodes", "assign_pools", "build_cluster", "default_policy"]
 
 GiB = 1024**3
 _NO_MEMORY_LIMIT = 1 << 60
@@ -91,9 +91,21 @@ _GPU_POOLS: dict[str, Any] = {
 }
 
 
-def default_policy(cluster: str, machine: Machine | None = None, agent_slice: int = 0) -> PolicyConfig:
+AGENT_POOL = "agents"
+"""`--agent-nodes`: the pool (Slurm partition `agent`) of nodes outside the replayed machine that agent work
+goes to."""
+
+
+def agent_nodes(count: int, cores: int) -> list[NodeView]:
+    """`count` nodes of `cores` each for agent work, outside the trace's machine (memory not modelled)."""
+    return [NodeView(f"agent-{i:03d}", "", cores, _NO_MEMORY_LIMIT) for i in range(count)]
+
+
+def default_policy(
+    cluster: str, machine: Machine | None = None, agent_slice: int = 0, agent_pool: bool = False
+) -> PolicyConfig:
     """frontdesk's shipped policy for a simulated cluster; on an SWF machine, `agent_slice` cores kept for
-    agent work (0: none)."""
+    agent work (0: none), or (`agent_pool`) agent work routed to the `agent-*` nodes outside the machine."""
     raw = dict(_GPU_POOLS)
     if cluster == "swf":
         # The trace's own machine, one pool: no capacity is set aside for agents on a replayed HPC trace
@@ -111,6 +123,9 @@ def default_policy(cluster: str, machine: Machine | None = None, agent_slice: in
         if agent_slice:
             pool["agent_cores"] = agent_slice
         raw = {"pools": [pool]}
+        if agent_pool:  # listed first: pool_for("agent") and the agent-* nodes find it before "all"
+            agents = {"name": AGENT_POOL, "classes": ["agent"], "allocation": "spread", "nodes": ["agent-*"]}
+            raw = {"pools": [{**agents, "partition": "agent"}, pool]}
     return parse_policy(raw, f"built-in policy for {cluster}")
 
 

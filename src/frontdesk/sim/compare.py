@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import gzip
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from frontdesk.policy.config import PolicyConfig, parse_policy
-from frontdesk.sim.cluster import assign_pools, build_cluster, default_policy
+from frontdesk.sim.cluster import agent_nodes, assign_pools, build_cluster, default_policy
 from frontdesk.sim.engine import SimResult, simulate
 from frontdesk.sim.metrics import summarize
 from frontdesk.sim.policies import BaselinePolicy, FrontdeskPolicy, SimPolicy
@@ -19,6 +19,7 @@ from frontdesk.sim.workload import AgentMix, Workload, agent_day, parse_swf, val
 
 __all__ = [
     "DEFAULT_POLICIES",
+    "AgentNodes",
     "SLURM",
     "TEXTBOOK",
     "compare",
@@ -62,9 +63,29 @@ def _cluster(wl: Workload) -> tuple[str, Machine | None]:
     return wl.cluster, wl.machine
 
 
-def make_policy(spec: str, wl: Workload) -> SimPolicy:
-    """`fifo`, `easy`, `frontdesk`, or a frontdesk.toml whose `[policy]` table is frontdesk's policy."""
+@dataclass(frozen=True)
+class AgentNodes:
+    """`--agent-nodes`: `count` nodes of `cores` outside an SWF trace's machine, where frontdesk routes agent
+    work (its `agent` partition); the trace's own jobs keep the machine, as they would on Slurm."""
+
+    count: int
+    cores: int = 32
+
+    def __post_init__(self) -> None:
+        if self.count < 1 or self.cores < 1:
+            raise ValueError(f"--agent-nodes {self.count} of {self.cores} cores: both must be at least 1")
+
+
+def make_policy(spec: str, wl: Workload, agents: AgentNodes | None = None) -> SimPolicy:
+    """`fifo`, `easy`, `frontdesk`, or a frontdesk.toml whose `[policy]` table is frontdesk's policy; with
+    `agents`, frontdesk's built-in policy routes agent work to the agent nodes."""
     cluster, machine = _cluster(wl)
+    if agents is not None:
+        if machine is None or spec != "frontdesk":
+            raise ValueError(f"--agent-nodes models frontdesk's routing on an SWF trace: not {spec} on {wl.name}")
+        routed = default_policy(cluster, machine, agent_pool=True)
+        name = f"frontdesk+{agents.count}x{agents.cores}"
+        return FrontdeskPolicy(routed, name=name, direct=routed.pool_for("hpc").name)
     base = default_policy(cluster, machine, _slice(spec))
     if spec == "fifo":
         return BaselinePolicy("fifo", False, base.classify)
@@ -95,9 +116,15 @@ def _slice(spec: str) -> int:
     return int(n)
 
 
-def run(wl: Workload, spec: str) -> SimResult:
-    """One policy over `wl`: the textbook rules on the processor pool, the others on the cluster's nodes."""
+def run(wl: Workload, spec: str, agents: AgentNodes | None = None) -> SimResult:
+    """One policy over `wl`: the textbook rules on the processor pool, the others on the cluster's nodes
+    (plus `agents`' nodes, frontdesk only)."""
     cluster, machine = _cluster(wl)
+    if agents is not None:
+        pol = make_policy(spec, wl, agents)
+        assert isinstance(pol, FrontdeskPolicy)
+        nodes = build_cluster(cluster, machine) + agent_nodes(agents.count, agents.cores)
+        return simulate(wl, assign_pools(nodes, pol.cfg), pol)
     if spec in TEXTBOOK:
         if machine is None:
             raise ValueError(f"{spec} replays SWF traces (a processor-pool machine), not {wl.name}")
@@ -116,11 +143,11 @@ def default_policies(wl: Workload) -> list[str]:
     return [*TEXTBOOK, *DEFAULT_POLICIES] if wl.machine else list(DEFAULT_POLICIES)
 
 
-def compare(wl: Workload, policies: list[str]) -> list[dict[str, Any]]:
+def compare(wl: Workload, policies: list[str], agents: AgentNodes | None = None) -> list[dict[str, Any]]:
     """One summary per policy, on the same workload and cluster."""
     out = []
     for spec in policies:
-        out.append(summarize(run(wl, spec)))
+        out.append(summarize(run(wl, spec, agents)))
     return out
 
 

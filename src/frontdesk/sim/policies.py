@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -13,6 +13,7 @@ from frontdesk.policy.model import JobView, NodeView, Placement, RunningView
 from frontdesk.policy.placement import place
 from frontdesk.policy.priority import FairshareLedger
 from frontdesk.policy.scheduler import PoolPlacer, plan
+from frontdesk.policy.shapes import MISS, IndexedNodes, place_cores
 from frontdesk.policy.trial import Revocation, TrialLedger
 from frontdesk.sim.workload import SimJob
 from frontdesk.spec.accelerators import GpuNeed, catalog, eligible
@@ -50,8 +51,12 @@ class _FlatPlacer:
     """All nodes are one pool; first-fit onto the fewest nodes; no oversubscription."""
 
     def __init__(self, nodes: Mapping[str, NodeView]) -> None:
-        self.names = list(nodes)
-        self.present = {n.gpu_model for n in nodes.values() if n.gpu_model}
+        if isinstance(nodes, IndexedNodes):
+            self.names: Sequence[str] = nodes.layout.names
+            self.present: Set[str] = nodes.layout.gpu_models
+        else:
+            self.names = list(nodes)
+            self.present = {n.gpu_model for n in nodes.values() if n.gpu_model}
         self._ranks: dict[GpuNeed, dict[str, int]] = {}
 
     def candidates(self, job: JobView) -> Sequence[str]:
@@ -66,8 +71,10 @@ class _FlatPlacer:
             if job.gpu not in self._ranks:
                 self._ranks[job.gpu] = {m: 0 for m in eligible(job.gpu, catalog()) if m in self.present}
             rank = self._ranks[job.gpu]
-        pool = [n for name, n in nodes.items() if name not in exclude] if exclude else list(nodes.values())
-        got = place(job, pool, "spread", 1.0, rank)
+        got = place_cores(job, nodes, nodes.pools(), exclude, "spread") if isinstance(nodes, IndexedNodes) else MISS
+        if got is MISS:
+            pool = [n for name, n in nodes.items() if name not in exclude] if exclude else list(nodes.values())
+            got = place(job, pool, "spread", 1.0, rank)
         return Placement(job.id, got[0], got[1]) if got else None
 
 
@@ -129,6 +136,9 @@ class FrontdeskPolicy:
     cfg: PolicyConfig
     name: str = "frontdesk"
     revocations: list[Revocation] = field(default_factory=list)
+    direct: str | None = None
+    """The pool of jobs that do not come from agents (a trace's own users, who submit straight to the
+    facility's partition, never through frontdesk's classifier); None: every job is routed by frontdesk."""
     shares: FairshareLedger = field(init=False)
     trials: TrialLedger = field(init=False)
 
@@ -146,7 +156,10 @@ class FrontdeskPolicy:
             granted = verdict.granted
             if verdict.revocation:
                 self.revocations.append(verdict.revocation)
-        pool = self.cfg.pool_for("agent" if granted else cls).name
+        if self.direct is not None and not job.agent:
+            pool = self.direct
+        else:
+            pool = self.cfg.pool_for("agent" if granted else cls).name
         return JobView(
             job.id,
             job.principal,
