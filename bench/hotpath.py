@@ -149,9 +149,13 @@ def submits(gw: Gateway, jobs: int, threads: int) -> dict[str, str]:
         for _ in range(per):
             c.submit(spec=spec, context={"cwd": "/tmp"})
 
-    cpu0 = gw.cpu()
+    cpu0, mine0 = gw.cpu(), time.process_time()
     wall = _threads(threads, single)
-    out = {"single": f"{per * threads / wall:7.0f} jobs/s, {(gw.cpu() - cpu0) / (per * threads) * 1000:.2f} ms CPU/job"}
+    n = per * threads
+    out = {
+        "single": f"{n / wall:7.0f} jobs/s, {(gw.cpu() - cpu0) / n * 1000:.2f} ms CPU/job"
+        f" (clients {(time.process_time() - mine0) / n * 1000:.2f})"
+    }
     env = {k: v for k, v in os.environ.items() if k not in ("FRONTDESK_TOKEN",)}
     body = {"jobs": [{"spec": spec}] * 100, "context": {"cwd": "/tmp", "env": env}}
     batches = max(1, jobs // 100)
@@ -170,6 +174,22 @@ def submits(gw: Gateway, jobs: int, threads: int) -> dict[str, str]:
         out["batched"] = f"n/a (no batch endpoint: {str(exc)[:60]})"
     gw.client.cancel(gate)  # its shepherd would outlive the gateway (by design), sleeping for an hour
     return out
+
+
+def submit_rounds(trees: dict[str, Path], jobs: int, threads: int, rounds: int) -> int:
+    """Item 2 alone, `rounds` times, the trees interleaved (a fresh gateway each), with the load average."""
+    print(f"2. submissions through the API ({jobs} jobs, {threads} concurrent clients), {rounds} rounds")
+    for n in range(rounds):
+        for tree, src in trees.items():
+            gw = Gateway(src)
+            try:
+                load = os.getloadavg()[0]
+                for kind, line in submits(gw, jobs, threads).items():
+                    print(f"   {n + 1} {tree:<10} {kind:<8} {line}   (load {load:.1f})", flush=True)
+            finally:
+                gw.stop()
+    print(f"load average {os.getloadavg()[0]:.1f} at the end")
+    return 0
 
 
 def wakes(gw: Gateway, n: int) -> list[float]:
@@ -239,9 +259,12 @@ def main() -> int:
     ap.add_argument("--baseline", type=Path, help="another tree's src/ measured beside this one")
     ap.add_argument("--history", type=int, default=0, help="ended jobs stored before the wake gateways start")
     ap.add_argument("--only-wakes", action="store_true", help="measure item 4 alone")
+    ap.add_argument("--only-submits", type=int, metavar="ROUNDS", help="measure item 2 alone, ROUNDS times")
     args = ap.parse_args()
     trees = {"this tree": ROOT / "src", **({"baseline": args.baseline} if args.baseline else {})}
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at start")
+    if args.only_submits:
+        return submit_rounds(trees, args.jobs, args.threads, args.only_submits)
     if not args.no_array and not args.only_wakes:
         gw = Gateway(trees["this tree"])
         try:

@@ -175,13 +175,15 @@ class Gateway:
             return {**job_record(row), "warnings": [], "duplicate": True}
         for event in stored:
             self.bus.fanout(event)
+        written = self.store.writes()
         tell_accepted(self.plugins, [rec])  # the row as stored (plug-ins keep what they need, write nothing)
         if not deps:
             await self._dispatch(rec)
         else:
             await self._advance([rec], time.time())
-        said = warnings(admission.notices)  # dispatching may have changed the row: the answer reads it once
-        return {**job_record(self._fresh(rec.id)), "warnings": said, "notices": notice_list(admission.notices)}
+        said = warnings(admission.notices)  # dispatching may have changed the row: then the answer reads it once
+        latest = rec if self.store.writes() == written else self._fresh(rec.id)  # a job left waiting: as inserted
+        return {**job_record(latest), "warnings": said, "notices": notice_list(admission.notices)}
 
     # -- dispatch -------------------------------------------------------------------------------------
     def job_dir(self, job_id: int, attempt: int) -> Path:

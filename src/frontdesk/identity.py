@@ -83,14 +83,40 @@ class Caller:
         return principal is not None and principal == self.user
 
 
-def user_name(uid: int) -> str:
-    """The login name of a uid (the number as text when it has none)."""
+_NAME_CACHE: dict[int, tuple[float, tuple[int, int, int] | None, str]] = {}
+_NAME_TTL = 60.0
+_PASSWD = "/etc/passwd"
+
+
+def _passwd_stamp() -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(_PASSWD)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+
+def user_name(uid: int, now: float | None = None) -> str:
+    """The login name of a uid (the number as text when it has none).
+
+    Asked on every request, so cached: an answer is dropped when /etc/passwd changes (useradd, usermod and
+    userdel replace it: a local rename or removal is seen on the next request) and after a minute at most
+    (users from NSS sources such as LDAP or sssd, like `groups_of`). `now`: a clock reading, for tests."""
     import pwd
 
+    now = time.monotonic() if now is None else now
+    stamp = _passwd_stamp()
+    hit = _NAME_CACHE.get(uid)
+    if hit is not None and hit[0] > now and hit[1] == stamp:
+        return hit[2]
     try:
-        return pwd.getpwuid(uid).pw_name
+        name = pwd.getpwuid(uid).pw_name
     except KeyError:
-        return str(uid)
+        name = str(uid)
+    if len(_NAME_CACHE) > 4096:
+        _NAME_CACHE.clear()
+    _NAME_CACHE[uid] = (now + _NAME_TTL, stamp, name)
+    return name
 
 
 def peer_credentials(sock: Any) -> PeerCred | None:

@@ -21,11 +21,12 @@ from frontdesk.api.access import Access
 from frontdesk.api.auth import Authenticator, tokens_from_settings
 from frontdesk.api.authfail import AuthFailures
 from frontdesk.api.facility import router as facility_router
+from frontdesk.api.fastsubmit import FastSubmit
 from frontdesk.api.identify import Identify
 from frontdesk.api.limits import Limits, max_body_from
 from frontdesk.errors import Forbidden, FrontdeskError
 from frontdesk.gateway import Gateway
-from frontdesk.identity import Roles
+from frontdesk.identity import Caller, Roles
 from frontdesk.telemetry.routes import router as metrics_router
 
 __all__ = ["create_app"]
@@ -50,14 +51,19 @@ def _session_owner(gw: Gateway, sid: str) -> str | None:
     return None
 
 
+def error_answer(access: Access, caller: Caller | None, method: str, path: str, exc: FrontdeskError) -> JSONResponse:
+    """The one answer to a FrontdeskError (the app's handler and the fast submit route)."""
+    if isinstance(exc, Forbidden) and not exc.journalled and caller is not None:
+        if not _SESSION_PATH.match(path):  # a plug-in's own refusal (sessions: journalled above)
+            access.deny(caller, method, path, None)
+    return JSONResponse(exc.to_payload(), status_code=exc.http_status)
+
+
 def _errors(app: FastAPI, access: Access) -> None:
     @app.exception_handler(FrontdeskError)
     async def on_error(request: Request, exc: FrontdeskError) -> JSONResponse:
         caller = getattr(request.state, "caller", None)
-        if isinstance(exc, Forbidden) and not exc.journalled and caller is not None:
-            if not _SESSION_PATH.match(request.url.path):  # a plug-in's own refusal (sessions: journalled above)
-                access.deny(caller, request.method, request.url.path, None)
-        return JSONResponse(exc.to_payload(), status_code=exc.http_status)
+        return error_answer(access, caller, request.method, request.url.path, exc)
 
     @app.exception_handler(RequestValidationError)
     async def on_invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -81,10 +87,12 @@ def create_app(gw: Gateway) -> FastAPI:
 
     app = FastAPI(title="frontdesk", version="0.1.0", lifespan=lifespan)
     gw_section = gw.settings.section("gateway")
-    app.add_middleware(Limits, max_body=max_body_from(gw_section), home=str(gw.settings.home))  # 413, 507
     facility = gw.settings.mode == "facility"
     roles = Roles.from_section(gw.settings.section("access"), owner=None if facility else _owner())
     access = Access(roles, gw.publish, lambda sid: _session_owner(gw, sid))
+    if gw_section.get("fast_submit", True) is not False:  # innermost: inside the limits and the caller's identity
+        app.add_middleware(FastSubmit, gw=gw, access=access, on_error=error_answer)
+    app.add_middleware(Limits, max_body=max_body_from(gw_section), home=str(gw.settings.home))  # 413, 507
     app.state.gw, app.state.access = gw, access
     authn = Authenticator(gw.settings, access.roles, tokens_from_settings(gw.settings))
     failures = AuthFailures.from_section(gw.settings.section("access"), gw.publish)

@@ -28,7 +28,7 @@ from frontdesk.spec.model import JobSpec, parse_spec_text, validate_spec
 from frontdesk.store.jobs import job_record
 from frontdesk.tails import read_tail_lines
 
-__all__ = ["router", "owner_of"]
+__all__ = ["SubmitBody", "accept", "owner_of", "router"]
 
 router = APIRouter(prefix="/v1")
 
@@ -141,9 +141,8 @@ def _context(caller: Caller, c: dict[str, Any]) -> SubmitContext:
     )
 
 
-def _may_depend(request: Request, spec: JobSpec) -> None:
+def _may_depend(gw: Gateway, access: Access, caller: Caller, spec: JobSpec) -> None:
     """A job may wait only on jobs its submitter may see."""
-    gw, access, caller = _parts(request)
     refs = [*spec.depends_on, *([spec.aftercorr] if spec.aftercorr is not None else [])]
     for dep in refs:
         if isinstance(dep, int) or str(dep).isdigit():
@@ -152,36 +151,39 @@ def _may_depend(request: Request, spec: JobSpec) -> None:
                 access.job(caller, int(dep), owner, Action.LIST, "depend on")
 
 
-def _own_duplicate(request: Request, result: dict[str, Any]) -> None:
-    _, access, caller = _parts(request)
+def _own_duplicate(access: Access, caller: Caller, result: dict[str, Any]) -> None:
     if result.get("duplicate") and not (caller.admin or caller.owns(result.get("principal"))):
         # another user's idempotency key: never hand their job record (spec, environment) to this caller
         raise access.deny(caller, "reuse the idempotency key of", f"job {result['id']}", result.get("principal"))
 
 
+async def accept(gw: Gateway, access: Access, caller: Caller, body: SubmitBody) -> dict[str, Any]:
+    """POST /v1/jobs once the body parsed: the route's work, shared with its fast path (api/fastsubmit.py)."""
+    spec = _spec(body)
+    _may_depend(gw, access, caller, spec)
+    result: dict[str, Any] = await gw.submit(spec, _context(caller, body.context))
+    _own_duplicate(access, caller, result)
+    return result
+
+
 @router.post("/jobs")
 async def submit(body: SubmitBody, request: Request) -> dict[str, Any]:
-    gw, _, caller = _parts(request)
-    spec = _spec(body)
-    _may_depend(request, spec)
-    result: dict[str, Any] = await gw.submit(spec, _context(caller, body.context))
-    _own_duplicate(request, result)
-    return result
+    return await accept(*_parts(request), body)
 
 
 @router.post("/jobs/batch")
 async def submit_many(body: BatchBody, request: Request) -> dict[str, Any]:
-    gw, _, caller = _parts(request)
+    gw, access, caller = _parts(request)
     specs = []
     for pos, item in enumerate(body.jobs):
         try:
             specs.append(_spec(item))
         except UserError as exc:  # SpecError included: which item, then what
             raise type(exc)(f"jobs[{pos}]: {exc.message}") from None
-        _may_depend(request, specs[-1])
+        _may_depend(gw, access, caller, specs[-1])
     results = await submit_batch(gw, specs, _context(caller, body.context))
     for result in results:
-        _own_duplicate(request, result)
+        _own_duplicate(access, caller, result)
     return {"jobs": results}
 
 
@@ -314,14 +316,23 @@ async def wait(body: WaitBody, request: Request) -> JSONResponse:
     for job_id in body.ids:
         _job(request, job_id, Action.READ, "wait for")
     result: dict[str, Any] = await request.app.state.gw.wait(body.ids, body.mode, body.timeout)
+    import frontdesk._wtrace as _wt
+
+    _wt.mark("w.ret")  # _wtrace
     # Plain JSON data already: encoded once here, not walked again by FastAPI's encoder (the wake path).
     return JSONResponse(result)
 
 
 @router.post("/notify")
 async def notify(body: NotifyBody, request: Request) -> dict[str, Any]:
+    import frontdesk._wtrace as _wt
+
+    _wt.mark("g.route")  # _wtrace
     # a re-query of named attempts: its own shepherds, root and [access] notifiers only (refusals journalled)
     request.app.state.access.notify(request.state.caller)
     facility.fan_out(request.app.state.gw, body.backend, body.ids, body.info)  # stored for the user's gateway
     changed = await request.app.state.gw.notify(body.backend, body.ids)
+    import frontdesk._wtrace as _wt
+
+    _wt.mark("g.notified")  # _wtrace
     return {"ok": True, "changed": changed}

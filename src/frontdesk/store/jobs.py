@@ -55,6 +55,10 @@ class JobStore:
         rows = self.conn.execute(f"INSERT INTO jobs ({cols}) VALUES ({marks}) RETURNING *", tuple(fields.values()))
         return JobRecord.from_row(rows.fetchall()[0])  # fetched to the end: the statement is done before COMMIT
 
+    def writes(self) -> int:
+        """Rows this connection has written so far (SQLite's total_changes): the same count, nothing changed."""
+        return self.conn.total_changes
+
     def update_job(self, job_id: int, **fields: Any) -> None:
         """Set some columns of one job."""
         sets = ", ".join(f"{k}=?" for k in fields)

@@ -1,0 +1,104 @@
+"""POST /v1/jobs without FastAPI's routing: the submission hot path as a plain ASGI layer.
+
+FastAPI's request handling (routing over every route, dependency solving, body validation, response
+validation) cost about a third of a submission's CPU in the gateway. This layer sits inside `Limits` and
+`Identify` (body cap, 413/422/507, authentication and peer credentials: unchanged) and answers only a
+well-formed request: a JSON object (`Content-Type: application/json`) that `SubmitBody` accepts. Anything
+else goes on to the full route with its body replayed, so every refusal of a malformed body is FastAPI's own
+answer, byte for byte. A request taken here runs the route's own code (`api.jobs.accept`); its answer is
+serialized as FastAPI serializes the route's `dict[str, Any]` (pydantic's `dump_json`) and a `FrontdeskError`
+is answered by the app's one error handler. `tests/integration/test_fast_submit.py` compares both routes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
+from starlette.responses import Response
+
+from frontdesk.api.access import Access
+from frontdesk.api.jobs import SubmitBody, accept
+from frontdesk.api.limits import ASGIApp, Message, Receive, Scope, Send
+from frontdesk.errors import FrontdeskError
+from frontdesk.gateway import Gateway
+from frontdesk.identity import Caller
+
+__all__ = ["ErrorAnswer", "FastSubmit"]
+
+ErrorAnswer = Callable[[Access, Caller | None, str, str, FrontdeskError], Response]
+"""The app's answer to a FrontdeskError: (access, caller, method, path, error) -> response."""
+
+_ANSWER: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
+"""The route's return type, as FastAPI serializes it (its response field's `dump_json`)."""
+
+
+class FastSubmit:
+    """Answers a well-formed `POST /v1/jobs` itself; passes everything else on unchanged."""
+
+    def __init__(self, app: ASGIApp, gw: Gateway, access: Access, on_error: ErrorAnswer) -> None:
+        self.app = app
+        self.gw = gw
+        self.access = access
+        self.on_error = on_error
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] != "/v1/jobs" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        messages, body = await _read_body(receive)
+        parsed = _parsed(scope, body) if body is not None else None
+        if parsed is None:  # not ours to judge: the full route answers it, body replayed
+            await self.app(scope, _replay(messages, receive), send)
+            return
+        caller: Caller = scope["state"]["caller"]  # Identify ran: no caller, no request
+        try:
+            result = await accept(self.gw, self.access, caller, parsed)
+        except FrontdeskError as exc:
+            answer = self.on_error(self.access, caller, "POST", scope["path"], exc)
+        else:
+            answer = Response(_ANSWER.dump_json(result), media_type="application/json")
+        await answer(scope, _replay([], receive), send)
+
+
+async def _read_body(receive: Receive) -> tuple[list[Message], bytes | None]:
+    """Every message of the request body, and the body (None when something else came, e.g. a disconnect)."""
+    messages: list[Message] = []
+    chunks: list[bytes] = []
+    while True:
+        message = await receive()
+        messages.append(message)
+        if message["type"] != "http.request":
+            return messages, None
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            return messages, b"".join(chunks)
+
+
+def _parsed(scope: Scope, body: bytes) -> SubmitBody | None:
+    """The body as the full route would validate it, or None when the full route must answer."""
+    kinds = [v for k, v in scope["headers"] if k == b"content-type"]
+    if kinds != [b"application/json"] or not body:
+        return None
+    try:
+        data = json.loads(body)  # as starlette's Request.json()
+    except Exception:  # not JSON, or nested past the recursion limit: the full route says which
+        return None
+    if not isinstance(data, dict):
+        return None
+    try:
+        return SubmitBody.model_validate(data, from_attributes=True)  # as FastAPI validates a body field
+    except (ValidationError, RecursionError):
+        return None
+
+
+def _replay(messages: list[Message], receive: Receive) -> Receive:
+    """A `receive` that hands back the messages already read, then reads on (a disconnect, later)."""
+    pending = list(messages)
+
+    async def again() -> Message:
+        return pending.pop(0) if pending else await receive()
+
+    return again
