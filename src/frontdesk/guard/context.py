@@ -25,6 +25,7 @@ max_nodes = 2
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -86,10 +87,33 @@ def node_role_and_source(
         raise ConfigError(f"node role must be login, compute or workstation, got {raw!r}") from None
 
 
-def read_text_file(path: str) -> str | None:
-    """The start of a text file, or None when it is missing, unreadable or binary."""
+def _may_read(st: os.stat_result, uid: int | None) -> bool:
+    """Whether `uid` may read a file with this status (its mode bits; root reading for itself, always)."""
+    if uid is None or uid == os.geteuid() or os.geteuid() != 0 or uid == 0:
+        return True
+    if st.st_uid == uid:
+        return bool(st.st_mode & stat.S_IRUSR)
+    import pwd
+
     try:
-        with open(path, "rb") as fh:
+        user = pwd.getpwuid(uid)
+        gids = set(os.getgrouplist(user.pw_name, user.pw_gid))
+    except KeyError:
+        gids = set()
+    if st.st_gid in gids:
+        return bool(st.st_mode & stat.S_IRGRP)
+    return bool(st.st_mode & stat.S_IROTH)
+
+
+def read_text_file(path: str, uid: int | None = None) -> str | None:
+    """The start of a text file, or None when it is missing, unreadable, binary or no regular file (a FIFO
+    would block the gateway). Read by root for another `uid`, only a file that user could read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as fh:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or not _may_read(st, uid):
+                return None
             data = fh.read(_MAX_READ)
     except OSError:
         return None

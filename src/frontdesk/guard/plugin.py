@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from frontdesk.errors import Denied
 from frontdesk.events.models import Event, EventKind
 from frontdesk.guard.checker import check
-from frontdesk.guard.context import context_from_settings, guard_section
+from frontdesk.guard.context import context_from_settings, guard_section, read_text_file
 from frontdesk.guard.model import Decision, NodeRole, Verdict
 from frontdesk.guard.secrets import find_secrets, redact
 from frontdesk.plugins import Admission, GatewayHandle, Notice, SubmitContext
@@ -67,6 +68,8 @@ class GuardPlugin:
         gctx = context_from_settings(self.settings, cwd=spec.workdir or ctx.cwd or "/")
         # A job runs on a compute node (or the executor) with an environment we only partly know.
         gctx = replace(gctx, node_role=NodeRole.COMPUTE, env=env, env_complete=False)
+        if ctx.uid is not None:  # scripts are read as far as the submitter could (a root gateway reads anything)
+            gctx = replace(gctx, read_file=partial(read_text_file, uid=ctx.uid))
         verdict = check(text, gctx)
         if verdict.decision is Decision.ALLOW:
             verdict = self._env_secrets(spec) or verdict
