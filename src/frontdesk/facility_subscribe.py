@@ -26,6 +26,7 @@ from typing import Any
 
 from frontdesk.errors import FrontdeskError
 from frontdesk.paths import FACILITY_SOCKET, check_listener, check_rendezvous, site_gateway, trusted_uids
+from frontdesk.tasks import cancel_and_wait
 from frontdesk.wire import request_head
 
 __all__ = ["CURSOR_FILE", "FacilityTarget", "Subscription", "facility_target"]
@@ -104,11 +105,8 @@ class Subscription:
 
     async def stop(self) -> None:
         """End the subscription (the cursor is already on disk)."""
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await cancel_and_wait(self._task)
+        self._task = None
 
     async def _run(self) -> None:
         backoff = 0.2

@@ -11,6 +11,7 @@ import logging
 
 from frontdesk.config import Settings
 from frontdesk.store.retention import Retention, prune_file
+from frontdesk.tasks import cancel_and_wait
 
 __all__ = ["Pruner"]
 
@@ -34,12 +35,7 @@ class Pruner:
 
     async def stop(self) -> None:
         """Stop pruning; a pass in its thread finishes its current batch and is not waited for."""
-        if self._task:
-            self._task.cancel()
-            try:
-                await self._task
-            except asyncio.CancelledError:
-                pass
+        await cancel_and_wait(self._task)
 
     async def _run(self) -> None:
         await asyncio.sleep(min(FIRST_PASS_S, self.policy.interval_s))
