@@ -128,10 +128,6 @@ class Fs:
         before it drains the events: a write after the watch was set is an event, which drops it again)."""
         self.content.settle(self.trusted)
 
-    @staticmethod
-    def _tkey(path: bytes, anchor: Anchor | None) -> _TKey | None:
-        return None if anchor is None else (anchor[0], anchor[1], path[anchor[2] :])
-
     def lstat(self, path: bytes) -> os.stat_result:
         self.counters.stat += 1
         return os.lstat(path)
@@ -141,7 +137,7 @@ class Fs:
 
         A file costs open + close in metadata operations (plus one fstat when it may be kept in the content
         cache), and nothing while its directory is watched and quiet."""
-        tkey = self._tkey(path, anchor)
+        tkey = self.tkey(path, anchor)
         parent, name = None, b""
         if tkey is not None and tkey[2]:
             rel, _, name = tkey[2].rpartition(b"/")
@@ -193,57 +189,101 @@ class Fs:
 
     def listdir(self, path: bytes, anchor: Anchor | None = None) -> tuple[tuple[bytes, Kind], ...]:
         """Sorted (name, kind) of a directory; raises OSError when it cannot be read."""
-        tkey = self._tkey(path, anchor)
+        tkey = self.tkey(path, anchor)
         if tkey is not None and tkey in self._trusted:
             self.counters.cache_hits += 1
             return self._trusted[tkey]
-        watched = tkey is not None and self.watcher is not None and self.watcher.watch(path, tkey)
-        st = self.lstat(path)  # after the watch is set: a change from here on is an event
-        key = (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
-        hit = self._listings.get(path)
-        if hit is not None and hit[0] == key:
+        watched = self.watch(path, tkey)
+        return self.listed(path, tkey, watched, list_raw(path, self._listings.get(path)))
+
+    @staticmethod
+    def tkey(path: bytes, anchor: Anchor | None) -> _TKey | None:
+        """The key of a directory below a walk's root (None outside a walk)."""
+        return None if anchor is None else (anchor[0], anchor[1], path[anchor[2] :])
+
+    def watch(self, path: bytes, tkey: _TKey | None) -> bool:
+        """Watch a directory about to be listed (before its lstat: a change from then on is an event)."""
+        return tkey is not None and self.watcher is not None and self.watcher.watch(path, tkey)
+
+    def cached(self, path: bytes) -> tuple[_Key, tuple[tuple[bytes, Kind], ...]] | None:
+        """The listing kept for `path` and the (dev, ino, mtime, ctime) it was read at."""
+        return self._listings.get(path)
+
+    def listed(self, path: bytes, tkey: _TKey | None, watched: bool, raw: RawListing) -> tuple[tuple[bytes, Kind], ...]:
+        """Charge and keep what `list_raw` found (in the walking thread; the read-ahead runs `list_raw` on its
+        pool after `watch`): one lstat, a readdir unless the kept listing was still valid."""
+        self.counters.stat += 1
+        if raw.scanned:
+            self.counters.readdir += 1
+        if raw.error is not None or raw.listing is None or raw.key is None:
+            raise raw.error or OSError(f"{path!r}: no listing")
+        if not raw.scanned:
             self.counters.cache_hits += 1
-            listing = hit[1]
         else:
-            listing = self._scan(path, key)
+            if len(self._listings) >= self.cache_entries:
+                self._listings.pop(next(iter(self._listings)))
+            self._listings[path] = (raw.key, raw.listing)
         if watched and tkey is not None:
-            self._trusted[tkey] = listing
-        return listing
-
-    def _scan(self, path: bytes, key: _Key) -> tuple[tuple[bytes, Kind], ...]:
-        self.counters.readdir += 1
-        file, folder, link, other = Kind.FILE, Kind.DIR, Kind.LINK, Kind.OTHER
-        with os.scandir(path) as it:
-            entries = list(it)
-        try:  # d_type answers all three without a system call; the commonest first, no call per entry
-            names = [
-                (de.name, file if de.is_file(follow_symlinks=False) else folder if de.is_dir(follow_symlinks=False)
-                 else link if de.is_symlink() else other)
-                for de in entries
-            ]  # fmt: skip
-        except OSError:  # no d_type here and an entry gone before its lstat
-            names = [(de.name, self._kind(de)) for de in entries]
-        names.sort(key=_FIRST)  # names are unique: the same order as sorting the pairs, without comparing them
-        listing = tuple(names)
-        if len(self._listings) >= self.cache_entries:
-            self._listings.pop(next(iter(self._listings)))
-        self._listings[path] = (key, listing)
-        return listing
-
-    def _kind(self, de: os.DirEntry[bytes]) -> Kind:
-        try:  # the commonest first: d_type answers all three without a system call
-            if de.is_file(follow_symlinks=False):
-                return Kind.FILE
-            if de.is_dir(follow_symlinks=False):
-                return Kind.DIR
-            if de.is_symlink():
-                return Kind.LINK
-        except OSError:
-            pass
-        return Kind.OTHER
+            self._trusted[tkey] = raw.listing
+        return raw.listing
 
     def kind_of(self, path: bytes) -> Kind:
         return kind_of_mode(self.lstat(path).st_mode)
+
+
+@dataclass(frozen=True, slots=True)
+class RawListing:
+    """What one lstat + readdir of a directory found, before it is charged (`Fs.listed`)."""
+
+    key: _Key | None
+    listing: tuple[tuple[bytes, Kind], ...] | None
+    scanned: bool
+    error: OSError | None = None
+
+
+def list_raw(path: bytes, cached: tuple[_Key, tuple[tuple[bytes, Kind], ...]] | None) -> RawListing:
+    """lstat `path`, then reuse `cached` when the directory is unchanged, else read it (no state touched:
+    safe on a pool thread)."""
+    try:
+        st = os.lstat(path)
+    except OSError as exc:
+        return RawListing(None, None, False, exc)
+    key = (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
+    if cached is not None and cached[0] == key:
+        return RawListing(key, cached[1], False)
+    try:
+        return RawListing(key, _scan_dir(path), True)
+    except OSError as exc:
+        return RawListing(key, None, True, exc)
+
+
+def _scan_dir(path: bytes) -> tuple[tuple[bytes, Kind], ...]:
+    file, folder, link, other = Kind.FILE, Kind.DIR, Kind.LINK, Kind.OTHER
+    with os.scandir(path) as it:
+        entries = list(it)
+    try:  # d_type answers all three without a system call; the commonest first, no call per entry
+        names = [
+            (de.name, file if de.is_file(follow_symlinks=False) else folder if de.is_dir(follow_symlinks=False)
+             else link if de.is_symlink() else other)
+            for de in entries
+        ]  # fmt: skip
+    except OSError:  # no d_type here and an entry gone before its lstat
+        names = [(de.name, _kind(de)) for de in entries]
+    names.sort(key=_FIRST)  # names are unique: the same order as sorting the pairs, without comparing them
+    return tuple(names)
+
+
+def _kind(de: os.DirEntry[bytes]) -> Kind:
+    try:
+        if de.is_file(follow_symlinks=False):
+            return Kind.FILE
+        if de.is_dir(follow_symlinks=False):
+            return Kind.DIR
+        if de.is_symlink():
+            return Kind.LINK
+    except OSError:
+        pass
+    return Kind.OTHER
 
 
 _FIRST = operator.itemgetter(0)

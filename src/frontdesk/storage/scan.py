@@ -15,6 +15,7 @@ import stat
 from collections.abc import Callable, Iterator
 
 from frontdesk.storage.ahead import Reader
+from frontdesk.storage.ahead_meta import Lister, Stats
 from frontdesk.storage.fs import Fs, Kind, WalkError, kind_of_mode
 
 __all__ = ["NameTest", "Needle", "contents_below", "names_below", "stat_root"]
@@ -116,20 +117,24 @@ def names_below(
     errors: list[WalkError],
     maxdepth: int | None = None,
     want: tuple[Callable[[bytes], object] | None, frozenset[Kind], int] = (None, frozenset(), 0),
-) -> Iterator[tuple[bytes, Kind, int]]:
-    """(path, kind, depth) of `root` (depth 0) and everything under it, in `walk()` order, lean (find's).
+    with_stat: bool = False,
+) -> Iterator[tuple[bytes, Kind, int, os.stat_result | OSError | None]]:
+    """(path, kind, depth, lstat) of `root` (depth 0) and everything under it, in `walk()` order, lean (find's).
 
     `want`: (a name test, the kinds wanted or none for all, the least depth): only the entries that pass are
-    yielded, tested inside the walk (no path built, no frame per entry for the others)."""
+    yielded, tested inside the walk. `with_stat`: each entry's lstat (or the error it raised), the root's by
+    its path, the others relative to their directory's descriptor; else None. Listings and lstats are read
+    ahead on a slow filesystem (ahead_meta)."""
     match, types, mindepth = want
     name, kind = root.rstrip(b"/").rsplit(b"/", 1)[-1] or b"/", kind_of_mode(st.st_mode)
     if mindepth == 0 and (not types or kind in types) and (match is None or match(name)):
-        yield root, kind, 0
+        yield root, kind, 0, _root_lstat(fs, root) if with_stat else None
     if not stat.S_ISDIR(st.st_mode) or maxdepth == 0:
         return
     anchor = (st.st_dev, st.st_ino, len(root))
-    first = _open(fs, root, anchor, errors)
-    stack: list[tuple[_Frame, int]] = [] if first is None else [(first, 1)]
+    lister, stats = Lister(fs, anchor), Stats(fs) if with_stat else None
+    stack: list[tuple[_Frame, int]] = []
+    _push(stack, _open(fs, root, anchor, errors, lister), 1, maxdepth, lister)
     folder = Kind.DIR
     try:
         while stack:
@@ -139,17 +144,42 @@ def names_below(
             deeper = maxdepth is None or depth < maxdepth
             for name, kind in frame.names:
                 if shown and (not types or kind in types) and (match is None or match(name)):
-                    yield prefix + name, kind, depth
+                    yield prefix + name, kind, depth, None if stats is None else stats.get(frame, name)
                 if kind is folder and deeper:
-                    child = _open(fs, prefix + name, anchor, errors)
-                    if child is not None:
-                        stack.append((child, depth + 1))
+                    if _push(stack, _open(fs, prefix + name, anchor, errors, lister), depth + 1, maxdepth, lister):
                         break
             else:
-                stack.pop()[0].close()
+                stack.pop()
+                lister.leave()
+                if stats is not None:
+                    stats.leave(frame)
+                frame.close()
     finally:
+        lister.close()
+        if stats is not None:
+            stats.close()
         for frame, _ in stack:
             frame.close()
+
+
+def _root_lstat(fs: Fs, root: bytes) -> os.stat_result | OSError:
+    try:
+        return fs.lstat(root)
+    except OSError as exc:
+        return exc
+
+
+def _push(
+    stack: list[tuple[_Frame, int]], frame: _Frame | None, depth: int, maxdepth: int | None, lister: Lister
+) -> bool:
+    """A directory opened by the walk: on the stack, its subdirectories announced to the read-ahead."""
+    if frame is None:
+        return False
+    stack.append((frame, depth))
+    deeper = maxdepth is None or depth < maxdepth
+    prefix = frame.path if frame.path.endswith(b"/") else frame.path + b"/"
+    lister.enter([prefix + n for n, k in frame.listing if k is Kind.DIR] if deeper else [])
+    return True
 
 
 class _Frame:
@@ -190,9 +220,11 @@ class _Frame:
 _NOTHING: dict[bytes, bytes] = {}
 
 
-def _open(fs: Fs, path: bytes, anchor: tuple[int, int, int], errors: list[WalkError]) -> _Frame | None:
+def _open(
+    fs: Fs, path: bytes, anchor: tuple[int, int, int], errors: list[WalkError], lister: Lister | None = None
+) -> _Frame | None:
     try:
-        listing = fs.listdir(path, anchor)
+        listing = fs.listdir(path, anchor) if lister is None else lister.listdir(path)
     except OSError as exc:
         errors.append(WalkError(path, exc.strerror or str(exc)))
         return None

@@ -104,7 +104,7 @@ def _find_fast(fs: Fs, opts: FindOptions, errors: list[WalkError]) -> Iterator[t
         st = stat_root(fs, root, errors)
         if st is None:
             continue
-        for path, kind, depth in names_below(fs, root, st, errors, opts.maxdepth, want):
+        for path, kind, depth, _ in names_below(fs, root, st, errors, opts.maxdepth, want):
             yield path, FoundPath(text_of(path), kind.value, depth)
 
 
@@ -154,18 +154,21 @@ class DuOptions:
 
 
 def _sizes(fs: Fs, root: bytes, errors: list[WalkError], apparent: bool) -> Iterator[tuple[Entry, int]]:
+    """Each entry under `root` (itself first) with its size, hard links once: the lean walk's lstats (read
+    ahead on a slow filesystem), relative to each directory's descriptor."""
     seen: set[tuple[int, int]] = set()
-    for entry in walk(fs, root, errors):
-        try:
-            st = fs.lstat(entry.path)
-        except OSError as exc:
-            errors.append(WalkError(entry.path, exc.strerror or str(exc)))
+    top = stat_root(fs, root, errors)
+    if top is None:
+        return
+    for path, kind, depth, st in names_below(fs, root, top, errors, with_stat=True):
+        if isinstance(st, OSError) or st is None:
+            errors.append(WalkError(path, (st.strerror or str(st)) if st is not None else "no stat"))
             continue
-        if st.st_nlink > 1 and entry.kind is not Kind.DIR:
+        if st.st_nlink > 1 and kind is not Kind.DIR:
             if (st.st_dev, st.st_ino) in seen:
                 continue
             seen.add((st.st_dev, st.st_ino))
-        yield entry, (st.st_size if apparent else st.st_blocks * 512)
+        yield Entry(path, kind, depth), (st.st_size if apparent else st.st_blocks * 512)
 
 
 def _parent(path: bytes, root: bytes) -> bytes:

@@ -130,3 +130,61 @@ def test_head_and_wc_read_ahead_answer_and_charge_as_the_serial_reads(
     real = subprocess.run(["wc", "-l", *files], capture_output=True, env={"LC_ALL": "C"}).stdout
     mine = str(_run(Op.WC, ("-l", *files), case)[0]).encode("utf-8", "surrogateescape")
     assert [ln.split() for ln in mine.splitlines()] == [ln.split() for ln in real.splitlines()]
+
+
+META_QUESTIONS = [
+    (Op.FIND, ("t",)),
+    (Op.FIND, ("t", "-name", "*.txt", "-type", "f")),
+    (Op.FIND, ("t", "-maxdepth", "2", "-type", "d")),
+    (Op.DU, ("-a", "-b", "t")),
+    (Op.DU, ("t",)),
+    (Op.TREE, ("-L", "2", "t")),
+]
+
+
+def _wide(root: Path, dirs: int) -> None:
+    """More directories than the probe and the pending bound, nested two deep, so listings go ahead too."""
+    for i in range(dirs):
+        d = root / f"d{i:02}" / f"e{i % 3}"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "f.txt").write_bytes(b"x" * i)
+        (d.parent / "g.txt").write_bytes(b"y")
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(dirs=DIRS, wide=st.integers(0, 40), watch=st.booleans())
+def test_listings_and_stats_read_ahead_answer_and_charge_as_the_serial_walk(
+    base: Path, dirs: list[tuple[list[str], int, bytes]], wide: int, watch: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """find, du and tree with listings and lstats read ahead (forced) against the serial walk, with and
+    without inotify (two questions each: the second served from the trusted cache), and against find/du."""
+    from frontdesk.storage import ahead_meta
+    from frontdesk.storage.watch import Watcher
+
+    case = Path(tempfile.mkdtemp(dir=base))
+    t = case / "t"
+    t.mkdir()
+    _build(t, dirs)
+    _wide(t, wide)
+    answers = []
+    for slow in (1.0, -1.0):
+        monkeypatch.setattr(ahead_meta, "_SLOW_S", slow)
+        monkeypatch.setattr(ahead_meta, "_LIST_SLOW_S", slow)
+        watcher = Watcher() if watch else None
+        fs = Fs(watcher=watcher)
+        try:
+            got = []
+            for op, argv in META_QUESTIONS * 2:
+                res = run(FsRequest(op, tuple(str(t) if a == "t" else a for a in argv), str(case), 100000), fs)
+                got.append((res.to_json()["text"], res.errors, res.stats))
+            answers.append(got)
+        finally:
+            if watcher is not None:
+                watcher.close()
+    assert answers[0] == answers[1]
+    for (op, argv), (text, _, _) in zip(META_QUESTIONS, answers[1], strict=False):
+        if op is Op.TREE:
+            continue  # no tool prints the same summary (golden file and test_ops)
+        real = subprocess.run([op.value, *argv], cwd=case, capture_output=True, env={"LC_ALL": "C"}).stdout
+        mine = str(text).encode("utf-8", "surrogateescape").replace(os.fsencode(t), b"t")
+        assert sorted(mine.splitlines()) == sorted(real.splitlines()), (op, argv)
