@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 
 from frontdesk.config import Settings
 from frontdesk.store.retention import Retention, prune_file
@@ -28,20 +29,22 @@ class Pruner:
         self.policy = Retention.from_section(settings.section("journal"))
         self.db = settings.db_path
         self._task: asyncio.Task[None] | None = None
+        self._halt = threading.Event()  # ends a pass in its thread between two batches
 
     def start(self) -> None:
         """Start pruning (on the running loop)."""
         self._task = asyncio.get_running_loop().create_task(self._run())
 
     async def stop(self) -> None:
-        """Stop pruning; a pass in its thread finishes its current batch and is not waited for."""
+        """Stop pruning; a pass in its thread ends after its current batch."""
+        self._halt.set()
         await cancel_and_wait(self._task)
 
     async def _run(self) -> None:
         await asyncio.sleep(min(FIRST_PASS_S, self.policy.interval_s))
         while True:
             try:
-                deleted = await asyncio.to_thread(prune_file, self.db, self.policy)
+                deleted = await asyncio.to_thread(prune_file, self.db, self.policy, self._halt)
                 if deleted:
                     log.info("journal: pruned %d events", deleted)
             except asyncio.CancelledError:

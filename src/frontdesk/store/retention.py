@@ -12,6 +12,7 @@ machine, where deleting costs about 16 µs a row).
 from __future__ import annotations
 
 import sqlite3
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -113,25 +114,35 @@ def _delete(conn: sqlite3.Connection, where: str, args: tuple[object, ...], afte
 
 
 def _batches(
-    conn: sqlite3.Connection, policy: Retention, where: str, args: tuple[object, ...], budget: int, most: int
+    conn: sqlite3.Connection,
+    policy: Retention,
+    where: tuple[str, tuple[object, ...]],
+    budget: int,
+    most: int,
+    halt: threading.Event | None,
 ) -> tuple[int, int]:
-    """Delete in batches (each its own transaction) until none is full, `most` rows or `budget` batches are spent.
-
-    Each batch starts after the last one's last row, so rows kept at the front are not scanned again.
-    """
+    """Delete in batches (each its own transaction) until none is full, `most` rows or `budget` batches are spent,
+    or `halt` is set. Each batch starts after the last one's last row: rows kept at the front are not read again."""
     deleted, used, after = 0, 0, 0
-    while used < budget and deleted < most:
+    while used < budget and deleted < most and not (halt and halt.is_set()):
         used += 1
-        n, after = _delete(conn, where, args, after, min(policy.batch, most - deleted))
+        n, after = _delete(conn, where[0], where[1], after, min(policy.batch, most - deleted))
         deleted += n
         if n < policy.batch:
             break
-        time.sleep(policy.pause_s)
+        (halt or threading.Event()).wait(policy.pause_s)  # the gateway's writers go between two batches
     return deleted, used
 
 
-def prune(conn: sqlite3.Connection, policy: Retention, now: float, max_batches: int = 100) -> int:
-    """One pass: delete what the policy lets go, at most `max_batches` batches; the number of events deleted."""
+def prune(
+    conn: sqlite3.Connection,
+    policy: Retention,
+    now: float,
+    max_batches: int = 100,
+    halt: threading.Event | None = None,
+) -> int:
+    """One pass: delete what the policy lets go, at most `max_batches` batches and only until `halt` is set; the
+    number of events deleted."""
     audit = ",".join(f"'{k.value}'" for k in sorted(AUDIT_KINDS))
     steps: list[tuple[str, tuple[object, ...]]] = []
     if policy.max_age_s:
@@ -140,20 +151,20 @@ def prune(conn: sqlite3.Connection, policy: Retention, now: float, max_batches: 
         steps.append((f"ts < ? AND kind IN ({audit})", (now - policy.audit_max_age_s,)))
     deleted, budget = 0, max_batches
     for where, args in steps:
-        n, used = _batches(conn, policy, where, args, budget, 2**62)
+        n, used = _batches(conn, policy, (where, args), budget, 2**62, halt)
         deleted, budget = deleted + n, budget - used
     if policy.max_events:
         over = conn.execute("SELECT COUNT(*) FROM events").fetchone()[0] - policy.max_events
         if over > 0:
-            deleted += _batches(conn, policy, "1", (), budget, over)[0]
+            deleted += _batches(conn, policy, ("1", ()), budget, over, halt)[0]
     return deleted
 
 
-def prune_file(db: Path, policy: Retention, now: float | None = None) -> int:
-    """`prune` on a connection of its own (for a worker thread); the number of events deleted."""
+def prune_file(db: Path, policy: Retention, halt: threading.Event | None = None) -> int:
+    """`prune` now, on a connection of its own (for a worker thread); the number of events deleted."""
     conn = sqlite3.connect(db, isolation_level=None, timeout=30)
     try:
         conn.execute("PRAGMA busy_timeout=30000")
-        return prune(conn, policy, time.time() if now is None else now)
+        return prune(conn, policy, time.time(), halt=halt)
     finally:
         conn.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -74,6 +75,15 @@ def test_a_pass_is_bounded_and_the_next_one_carries_on(store: JobStore) -> None:
     assert seqs(store) == set()
     store.append_event(Event(EventKind.JOB_WARNING, data={}))
     assert store.last_seq() == old[-1] + 1  # sequence numbers are never reused: clients' cursors stay valid
+
+
+def test_a_stopping_gateway_halts_a_pass_between_batches(store: JobStore) -> None:
+    for _ in range(5):
+        event(store, EventKind.JOB_WARNING, 40 * DAY)
+    halt = threading.Event()
+    halt.set()
+    assert prune(store.conn, Retention(batch=2, pause_s=0), NOW, halt=halt) == 0
+    assert len(seqs(store)) == 5
 
 
 def test_journal_settings_are_validated() -> None:
