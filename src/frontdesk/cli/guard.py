@@ -260,15 +260,35 @@ def hook_answer(payload: dict[str, Any], verdict: Any | None, approve: bool = Fa
     return {"hookSpecificOutput": out}
 
 
+SHELL_TOOLS = ("Bash", "bash", "shell", "exec_command", "local_shell", "shell_command")
+"""Tool names whose input is a shell command (Claude Code's Bash; Codex's shell tools)."""
+
+
+def _hook_command(payload: Any) -> str | None:
+    """The shell command a PreToolUse payload asks to run; None for another tool; ValueError when unreadable."""
+    if not isinstance(payload, dict):
+        raise ValueError("the hook payload is not a JSON object")
+    if payload.get("tool_name") not in SHELL_TOOLS:
+        return None
+    tool_input = payload.get("tool_input")
+    given = tool_input.get("command", tool_input.get("cmd")) if isinstance(tool_input, dict) else None
+    if isinstance(given, list) and given and all(isinstance(a, str) for a in given):
+        import shlex
+
+        return shlex.join(given)  # an argv (`bash -lc CMD`): the guard looks through the wrapper
+    if not isinstance(given, str):
+        raise ValueError(f"the {payload.get('tool_name')} tool's input has no command string")
+    return given
+
+
 def cmd_hook(args: argparse.Namespace) -> int:
-    """`frontdesk guard hook`: never fails the harness; an internal error answers `ask`."""
+    """`frontdesk guard hook`: never fails the harness; an unreadable payload or an internal error answers `ask`."""
     try:
         payload = json.loads(sys.stdin.read() or "{}")
-        tool_input = payload.get("tool_input") or {}
-        command = tool_input.get("command") if isinstance(tool_input, dict) else None
+        command = _hook_command(payload)
         verdict = None
         notice = None
-        if payload.get("tool_name") in ("Bash", "bash", "shell", "exec_command") and isinstance(command, str):
+        if command is not None:
             verdict, (settings, ctx) = _run_check(
                 command, payload.get("cwd"), None, True, payload.get("session_id"), "hook"
             )
@@ -281,12 +301,18 @@ def cmd_hook(args: argparse.Namespace) -> int:
             "hookSpecificOutput": {
                 "hookEventName": "PreToolUse",
                 "permissionDecision": "ask",
-                "permissionDecisionReason": f"frontdesk guard failed: {type(exc).__name__}",
+                "permissionDecisionReason": f"frontdesk guard failed: {_one_line(exc)}",
             }
         }
     sys.stdout.write(json.dumps(answer) + "\n")
     sys.stdout.flush()
     return 0
+
+
+def _one_line(exc: Exception) -> str:
+    """`ValueError: what` on one line, at most 200 characters (the harness shows it to the user)."""
+    text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    return " ".join(text.split())[:200]
 
 
 def summarise(events: list[dict[str, Any]]) -> dict[str, Any]:
