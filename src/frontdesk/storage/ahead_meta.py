@@ -69,6 +69,11 @@ class Lister:
                 self._probed += 1
                 self._slow = self._probed >= _PROBE and self._spent / self._probed > _LIST_SLOW_S
 
+    @property
+    def slow(self) -> bool:
+        """Whether listings are read ahead (the walk then announces each directory's subdirectories)."""
+        return self._slow
+
     def enter(self, dirs: list[bytes]) -> None:
         """A directory was opened: `dirs` (its subdirectories the walk will enter, in order) come next."""
         self._todo.append(deque(dirs))

@@ -176,9 +176,11 @@ def _push(
     if frame is None:
         return False
     stack.append((frame, depth))
-    deeper = maxdepth is None or depth < maxdepth
+    if not lister.slow or not (maxdepth is None or depth < maxdepth):
+        lister.enter([])  # a fast filesystem: no list built per directory
+        return True
     prefix = frame.path if frame.path.endswith(b"/") else frame.path + b"/"
-    lister.enter([prefix + n for n, k in frame.listing if k is Kind.DIR] if deeper else [])
+    lister.enter([prefix + n for n, k in frame.listing if k is Kind.DIR])
     return True
 
 
