@@ -15,7 +15,7 @@ First, the uncached pass side by side: the same `grep -n` question for `rg -uu -
 worker (inotify on and off). The tools cache nothing (kernel caches off), so by default they run one pass
 and their later passes repeat it (`--tool-passes` to run them again).
 
-    python bench/fs_fuse.py [--files 2000] [--latency-ms 0.5] [--passes 3] [--tool-passes 1] [--first-only]
+    python bench/fs_fuse.py [--files 2000] [--latency-ms 0.5] [--passes 3] [--tool-passes 1] [--first-only | --ops-only]
 """
 
 from __future__ import annotations
@@ -223,6 +223,7 @@ def main() -> int:
     ap.add_argument("--passes", type=int, default=3)
     ap.add_argument("--tool-passes", type=int, default=1, help="passes run for the tools (they cache nothing)")
     ap.add_argument("--first-only", action="store_true", help="only the first-pass comparison")
+    ap.add_argument("--ops-only", action="store_true", help="only the operators' passes (no tool is run)")
     args = ap.parse_args()
     args.tool_passes = max(1, min(args.tool_passes, args.passes))
     if not os.path.exists("/dev/fuse") or not shutil.which("fusermount3"):
@@ -249,6 +250,9 @@ def main() -> int:
         heads = [str(mnt / p.relative_to(src)) for p in sorted(src.glob("pkg*/mod*/f*.py"))[:200]]
         qs = questions(mnt, heads)
         print(f"{args.files} files behind FUSE, {args.latency_ms} ms per metadata op, load {os.getloadavg()[0]:.2f}")
+        if args.ops_only:
+            report_ops(qs, {s: run_side(qs, counts, args.passes, s) for s in ("op (inotify)", "op (no inotify)")})
+            return 0
         t0 = time.perf_counter()
         seen: dict[tuple[str, ...], tuple[int, float]] = {}
         first = first_pass(mnt, counts, seen)
@@ -280,6 +284,13 @@ def report_first(first: dict[str, tuple[int, float, int]]) -> None:
     print(f"  {'':<18} {'ops':>9} {'ratio':>7} {'wall s':>8} {'ratio':>7} {'lines':>6}")
     for name, (ops, wall, lines) in first.items():
         print(f"  {name:<18} {ops:>9} {ops / max(1, base[0]):>6.2f}x {wall:>8.2f} {wall / base[1]:>6.2f}x {lines:>6}")
+
+
+def report_ops(qs: list[tuple[str, list[str], list[str]]], sides: dict[str, list[list[tuple[int, float]]]]) -> None:
+    for side, passes in sides.items():
+        print(f"\n{side}: metadata ops seen by the layer and wall s, per pass")
+        for i, q in enumerate(qs):
+            print(f"  {q[0]:<12} " + " ".join(f"{p[i][0]:>9} {p[i][1]:>8.2f}" for p in passes))
 
 
 def report(
