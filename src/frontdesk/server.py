@@ -133,7 +133,7 @@ def _server(gw: Gateway, log_level: str) -> uvicorn.Server:
     import uvicorn
 
     from frontdesk.api.app import create_app
-    from frontdesk.api.auth import peer_protocol
+    from frontdesk.api.connection import peer_protocol
 
     app = create_app(gw)
     cfg = uvicorn.Config(

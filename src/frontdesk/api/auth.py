@@ -1,7 +1,7 @@
 """Who sent this request: SO_PEERCRED on the Unix socket, a MUNGE credential or a bearer token on TCP.
 
-`peer_protocol()` is the uvicorn HTTP protocol that reads the peer's credentials once per connection and
-puts them in every request's ASGI scope (`scope["frontdesk.peer"]`); `Authenticator.caller` turns a
+`api.connection.peer_protocol()` is the uvicorn HTTP protocol that reads the peer's credentials once per
+connection and puts them in every request's ASGI scope (`scope["frontdesk.peer"]`); `Authenticator.caller` turns a
 request into an `identity.Caller` or raises `Unauthenticated`. Identity never comes from a name the
 client sends. Tokens are never logged; a Unix-socket caller is the kernel's answer even if it sends one.
 """
@@ -16,30 +16,11 @@ from typing import Any
 
 from frontdesk.config import Settings
 from frontdesk.errors import ConfigError, FrontdeskError, Unauthenticated
-from frontdesk.identity import Caller, PeerCred, Roles, TokenTable, Via, peer_credentials, unmunge_credential, user_name
+from frontdesk.identity import Caller, PeerCred, Roles, TokenTable, Via, unmunge_credential, user_name
 
-__all__ = ["Authenticator", "Unauthenticated", "peer_protocol", "tokens_file_of", "tokens_from_settings"]
+__all__ = ["PEER_KEY", "Authenticator", "Unauthenticated", "tokens_file_of", "tokens_from_settings"]
 
 PEER_KEY = "frontdesk.peer"
-
-
-def peer_protocol() -> type[Any]:
-    """uvicorn's HTTP protocol, plus the Unix-socket peer's credentials in each request's scope."""
-    from uvicorn.protocols.http.auto import AutoHTTPProtocol
-
-    class PeerCredProtocol(AutoHTTPProtocol):  # type: ignore[misc, valid-type]
-        def connection_made(self, transport: asyncio.Transport) -> None:
-            super().connection_made(transport)
-            cred = peer_credentials(transport.get_extra_info("socket"))
-            inner: Any = self.app  # type: ignore[has-type]
-
-            async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
-                scope[PEER_KEY] = cred
-                await inner(scope, receive, send)
-
-            self.app = app
-
-    return PeerCredProtocol
 
 
 def tokens_from_settings(settings: Settings) -> TokenTable:
