@@ -1,10 +1,9 @@
 """The gateway's HTTP connection (api/connection.py): a request head over 16 KiB is refused as h11 refuses it,
-whichever parser uvicorn runs (httptools has no cap of its own), a large body is not mistaken for a large head,
-and an answer's head and body reach the client together."""
+whichever parser uvicorn runs (httptools has no cap of its own), and a large body is not mistaken for a large
+head."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import socket
 from pathlib import Path
@@ -12,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from frontdesk.api.connection import HEAD_MAX, OneSend
+from frontdesk.api.connection import HEAD_MAX
 
 
 def _exchange(sock_path: Path, *pieces: bytes) -> bytes:
@@ -67,37 +66,3 @@ def test_a_head_under_the_cap_and_a_large_body_are_taken(gw: Any) -> None:
     head = "POST /v1/jobs HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Type: application/json\r\n"
     answer = _exchange(gw.socket, (head + f"Content-Length: {len(body)}\r\n\r\n").encode() + body)
     assert _status(answer) == 200 and json.loads(answer.partition(b"\r\n\r\n")[2])["name"] == "big"
-
-
-def test_an_answer_is_written_once() -> None:
-    """Head, body and close in one pass reach the transport as one write (one `send`, one wake-up)."""
-
-    class Recorded:
-        def __init__(self) -> None:
-            self.writes: list[bytes] = []
-            self.closed = False
-
-        def write(self, data: bytes) -> None:
-            self.writes.append(data)
-
-        def close(self) -> None:
-            self.closed = True
-
-        def get_write_buffer_size(self) -> int:
-            return 0
-
-    async def answer() -> tuple[Recorded, int]:
-        sent = Recorded()
-        out = OneSend(sent)  # type: ignore[arg-type]
-        out.write(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n")
-        out.write(b"{}")
-        waiting = out.get_write_buffer_size()
-        out.close()
-        kept = OneSend(sent)  # type: ignore[arg-type]
-        kept.write(b"a")  # a keep-alive answer: sent at the end of the pass
-        await asyncio.sleep(0)
-        return sent, waiting
-
-    sent, waiting = asyncio.run(answer())
-    assert sent.writes == [b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}", b"a"] and sent.closed
-    assert waiting == 40

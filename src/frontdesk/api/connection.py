@@ -1,5 +1,4 @@
-"""One HTTP connection to the gateway: uvicorn's protocol with the peer's credentials, a cap on the request head,
-and an answer's writes sent together.
+"""One HTTP connection to the gateway: uvicorn's protocol with the peer's credentials and a cap on the request head.
 
 - **Peer credentials.** SO_PEERCRED is read once per connection and put in every request's ASGI scope
   (`scope["frontdesk.peer"]`, read by `api.auth.Authenticator`).
@@ -7,20 +6,20 @@ and an answer's writes sent together.
   it is installed. h11 refuses a request head over 16 KiB; uvicorn's httptools protocol has no such cap, so a
   local client could grow the gateway's memory with an endless header. The same cap is kept here: a head still
   incomplete after `HEAD_MAX` bytes is answered 400 and the connection closed, as h11 does.
-- **One send per answer.** uvicorn writes an answer's head and body separately: two sends, so a client blocked
-  in `recv` is woken twice (and on a small machine the gateway preempted twice) per answer. `OneSend` joins the
-  writes of one event-loop pass and sends them at its end, or at once when the connection closes.
+
+Tried and not kept: sending an answer's head and body in one `send` (uvicorn writes them apart, so a waiting
+client is woken twice): no gain in gateway CPU or throughput in interleaved runs (issue 21, docs/performance.md).
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any, cast
+from typing import Any
 
 from frontdesk.api.auth import PEER_KEY
 from frontdesk.identity import peer_credentials
 
-__all__ = ["HEAD_MAX", "OneSend", "peer_protocol"]
+__all__ = ["HEAD_MAX", "peer_protocol"]
 
 HEAD_MAX = 16 * 1024
 """Bytes a request head (request line and headers) may take: h11's cap (uvicorn's default for it)."""
@@ -29,61 +28,13 @@ _TOO_BIG = "Invalid HTTP request received."
 """What uvicorn answers to a head h11 refuses: the same words whichever parser runs."""
 
 
-class OneSend:
-    """A connection's transport whose writes of one event-loop pass go out as one `send`."""
-
-    def __init__(self, transport: asyncio.Transport) -> None:
-        self._transport = transport
-        self._parts: list[bytes] = []
-
-    def write(self, data: bytes | bytearray | memoryview) -> None:
-        """Keep `data` until the end of this pass (the first write of a pass schedules the send)."""
-        if not self._parts:
-            asyncio.get_running_loop().call_soon(self.flush)
-        self._parts.append(bytes(data))
-
-    def writelines(self, lines: Any) -> None:
-        """Keep each of `lines`, as `write` does."""
-        for data in lines:
-            self.write(data)
-
-    def flush(self) -> None:
-        """Send what was written (nothing when nothing waits)."""
-        if self._parts:
-            data = b"".join(self._parts)
-            self._parts.clear()
-            self._transport.write(data)
-
-    def get_write_buffer_size(self) -> int:
-        """Bytes not sent yet, kept here or in the transport."""
-        return self._transport.get_write_buffer_size() + sum(len(p) for p in self._parts)
-
-    def write_eof(self) -> None:
-        """Send what waits, then the end of the stream."""
-        self.flush()
-        self._transport.write_eof()
-
-    def close(self) -> None:
-        """Send what waits, then close (the transport sends its own buffer before it closes)."""
-        self.flush()
-        self._transport.close()
-
-    def abort(self) -> None:
-        """Drop what waits and the connection."""
-        self._parts.clear()
-        self._transport.abort()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._transport, name)
-
-
 def peer_protocol() -> type[Any]:
     """uvicorn's HTTP protocol, plus the Unix-socket peer's credentials in each request's scope."""
     from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
     class PeerCredProtocol(AutoHTTPProtocol):  # type: ignore[misc, valid-type]
         def connection_made(self, transport: asyncio.Transport) -> None:
-            super().connection_made(cast(asyncio.Transport, OneSend(transport)))
+            super().connection_made(transport)
             cred = peer_credentials(transport.get_extra_info("socket"))
             inner: Any = self.app  # type: ignore[has-type]
 
