@@ -20,6 +20,7 @@ __all__ = [
     "SLURM_STATES",
     "SACCT_FIELDS",
     "JobRecord",
+    "MAX_RECORD_CHARS",
     "parse_exit_code",
     "parse_memory_value",
     "parse_sacct",
@@ -37,6 +38,9 @@ __all__ = [
 SACCT_FIELDS = ("JobIDRaw", "JobName", "State", "ExitCode", "Submit", "Start", "End", "NodeList", "TotalCPU", "MaxRSS")
 """The `sacct --format` fields `parse_sacct` expects, in this order."""
 
+MAX_RECORD_CHARS = 1 << 20
+"""A longer `scontrol -o` line is no job record (garbage from a wrapper or a fake on PATH): skipped unscanned,
+since matching keys across tens of MB holds the GIL for seconds (the gateway parses in a thread)."""
 _KEY = re.compile(r"(?:^| )([A-Z][A-Za-z0-9_]*(?:[:/][A-Za-z0-9_]+)*)=")
 _EMPTY = {"", "(null)", "None", "Unknown", "N/A", "n/a"}
 _CHILDREN = re.compile(r"(\d+)m([\d.]+)s")
@@ -61,7 +65,7 @@ def parse_scontrol_records(text: str, first_key: str) -> list[JobRecord]:
     records = []
     for line in text.splitlines():
         line = line.strip()
-        if not line.startswith(first_key + "="):
+        if not line.startswith(first_key + "=") or len(line) > MAX_RECORD_CHARS:
             continue
         matches = list(_KEY.finditer(line))
         if first_key == "JobId":
