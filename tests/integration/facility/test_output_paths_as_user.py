@@ -25,6 +25,8 @@ pytestmark = pytest.mark.slurm
 
 FACILITY_GATEWAY = 'backend = "slurm"\ntick_seconds = 1.0\nplugins = ["slurm"]\n'
 USER = "fdprobe-out"
+GATEWAY_CANARY = "fdprobe-gateway-only-" + secrets.token_hex(6)
+os.environ["FDPROBE_GATEWAY_ONLY"] = GATEWAY_CANARY  # in the facility gateway's environment, never in a job's
 
 
 @pytest.fixture(scope="module")
@@ -110,3 +112,19 @@ def test_a_symlink_the_user_planted_is_not_followed_as_root(lab_facility: Facili
         assert marker not in seen
     finally:
         link.unlink(missing_ok=True)
+
+
+def test_a_users_slurm_job_gets_their_environment_not_the_root_gateways(lab_facility: Facility) -> None:
+    home = os.path.expanduser(f"~{USER}")
+    body = {
+        "spec": {"command": ["env"]},
+        "context": {"cwd": home, "env": {"FDPROBE_MINE": "from-the-user", "HOME": home, "USER": USER}},
+    }
+    status, rec = _as_user(lab_facility, [{"method": "POST", "path": "/v1/jobs", "body": body}])[0]
+    assert status == 200, rec
+    _ended(lab_facility, rec["id"])
+    status, logs = _as_user(lab_facility, [{"method": "GET", "path": f"/v1/jobs/{rec['id']}/logs?tail=500"}])[0]
+    assert status == 200, logs
+    lines = logs["lines"]
+    assert "FDPROBE_MINE=from-the-user" in lines and f"HOME={home}" in lines, lines
+    assert not any(GATEWAY_CANARY in line for line in lines), lines
