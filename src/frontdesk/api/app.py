@@ -15,6 +15,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from frontdesk.api import events, jobs, tokens
 from frontdesk.api.access import Access
@@ -64,6 +65,14 @@ def _errors(app: FastAPI, access: Access) -> None:
     async def on_error(request: Request, exc: FrontdeskError) -> JSONResponse:
         caller = getattr(request.state, "caller", None)
         return error_answer(access, caller, request.method, request.url.path, exc)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def on_http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        """What the framework refuses before a route runs (no route, wrong method, a body that does not parse)."""
+        code = "not_found" if exc.status_code == 404 else "bad_input" if exc.status_code < 500 else "error"
+        text = f"no such endpoint: {request.method} {request.url.path}" if exc.status_code == 404 else str(exc.detail)
+        message = " ".join(text.split())[:300]
+        return JSONResponse({"error": code, "message": message}, status_code=exc.status_code, headers=exc.headers)
 
     @app.exception_handler(RequestValidationError)
     async def on_invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
