@@ -143,19 +143,27 @@ def _submitted(args: argparse.Namespace, job: dict[str, Any]) -> int:
     return 0
 
 
+MAX_SPEC_BYTES = 16 << 20
+"""The most `frontdesk submit` reads of a spec file (the gateway's body cap is smaller: 1 MiB by default)."""
+
+
 def cmd_submit(args: argparse.Namespace) -> int:
     """Submit a spec file; the gateway validates it (one-line error naming the field, exit 2)."""
     from frontdesk.errors import SpecError
 
     if args.spec == "-":
-        text, fmt = sys.stdin.read(), None
+        raw, fmt = sys.stdin.buffer.read(MAX_SPEC_BYTES + 1), None
     else:
         path = Path(args.spec)
         try:
-            text = path.read_text()
+            with open(path, "rb") as fh:  # bounded: /dev/zero or a runaway generator never fills memory
+                raw = fh.read(MAX_SPEC_BYTES + 1)
         except OSError as exc:
             raise SpecError(f"{path}: {exc.strerror}") from None
         fmt = "json" if path.suffix == ".json" else "yaml"
+    if len(raw) > MAX_SPEC_BYTES:
+        raise SpecError(f"{args.spec}: more than {MAX_SPEC_BYTES >> 20} MiB: not a job spec")
+    text = raw.decode("utf-8", errors="surrogateescape")
     job = _client().submit(spec_text=text, fmt=fmt, context=_context("cli"))
     return _submitted(args, job)
 
