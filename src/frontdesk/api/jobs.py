@@ -316,23 +316,14 @@ async def wait(body: WaitBody, request: Request) -> JSONResponse:
     for job_id in body.ids:
         _job(request, job_id, Action.READ, "wait for")
     result: dict[str, Any] = await request.app.state.gw.wait(body.ids, body.mode, body.timeout)
-    import frontdesk._wtrace as _wt
-
-    _wt.mark("w.ret")  # _wtrace
     # Plain JSON data already: encoded once here, not walked again by FastAPI's encoder (the wake path).
     return JSONResponse(result)
 
 
 @router.post("/notify")
 async def notify(body: NotifyBody, request: Request) -> dict[str, Any]:
-    import frontdesk._wtrace as _wt
-
-    _wt.mark("g.route")  # _wtrace
     # a re-query of named attempts: its own shepherds, root and [access] notifiers only (refusals journalled)
     request.app.state.access.notify(request.state.caller)
     facility.fan_out(request.app.state.gw, body.backend, body.ids, body.info)  # stored for the user's gateway
     changed = await request.app.state.gw.notify(body.backend, body.ids)
-    import frontdesk._wtrace as _wt
-
-    _wt.mark("g.notified")  # _wtrace
     return {"ok": True, "changed": changed}
