@@ -142,7 +142,14 @@ class Gateway:
             self._hinted.update(ids)
             self._wake.set()
 
-        self.loop.call_soon_threadsafe(add)
+        try:
+            on_loop = asyncio.get_running_loop() is self.loop
+        except RuntimeError:  # a backend's own thread
+            on_loop = False
+        if on_loop:  # a shepherd's end notice (read on the loop): no trip through the loop's wake-up pipe
+            add()
+        else:
+            self.loop.call_soon_threadsafe(add)
 
     async def notify(self, backend: str, ids: Sequence[str]) -> int:
         """The push path (shepherds, Slurm's EpilogSlurmctld): re-query these attempts now."""
@@ -280,6 +287,7 @@ class Gateway:
             faults.point("after_report_built")
             stored = self.store.store_report(job_id, json.dumps(report), end_events(rec, report))
             faults.point("after_report_stored")
+            self.bus.waiters.ended(job_id, report)  # stored: its waiters answer with it, not a read-back
         for event in stored:
             self.bus.fanout(event)
         await asyncio.sleep(0)  # the waiters just woken answer first: the rest of this end is nobody's wait

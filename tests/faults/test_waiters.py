@@ -69,3 +69,15 @@ def test_many_parked_waiters_each_get_exactly_their_report(gateway_factory: Any)
     assert sorted(got) == sorted(ids)
     for job_id, res in got.items():
         assert res["done"] and [r["job_id"] for r in res["reports"]] == [job_id]
+
+
+def test_an_end_hands_its_report_to_its_own_waiters_only() -> None:
+    async def go() -> tuple[dict[int, Any], dict[int, Any], bool, int]:
+        bus = Bus()
+        mine, other = bus.waiters.watch([3, 4]), bus.waiters.watch([5])
+        report = {"job_id": 3, "state": "COMPLETED"}
+        woken = bus.waiters.ended(3, report)
+        return mine.reports, other.reports, mine.is_set() and not other.is_set(), woken
+
+    mine, other, woken_right, woken = asyncio.run(go())
+    assert mine == {3: {"job_id": 3, "state": "COMPLETED"}} and other == {} and woken_right and woken == 1

@@ -60,6 +60,10 @@ def _kill_tree(root: int, pgid: int, cgroup: JobCgroup | None, sig: int) -> None
 
 
 def _notify(launch: dict[str, Any]) -> None:
+    """Tell the gateway the attempt ended: one datagram (backends/local/ends.py), else `POST /v1/notify`."""
+    ends = launch.get("ends_socket")
+    if ends and _send_end(str(ends), str(launch["backend_id"])):
+        return
     path = launch.get("notify_socket")
     if not path:
         return
@@ -73,6 +77,16 @@ def _notify(launch: dict[str, Any]) -> None:
             sock.recv(256)
     except OSError:
         pass  # the gateway is down: result.json stays, and it reconciles on restart
+
+
+def _send_end(path: str, backend_id: str) -> bool:
+    """The end notice, never blocking (a full queue or no gateway: False, and the caller falls back)."""
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
+            sock.sendto(backend_id.encode("ascii"), socket.MSG_DONTWAIT, path)
+        return True
+    except OSError:
+        return False
 
 
 def _make_cgroup(name: str, limit: int | None) -> JobCgroup | None:
@@ -134,6 +148,15 @@ def _store_result(job_dir: Path, result: dict[str, Any]) -> None:
                 pass  # stderr is on the same full disk
             time.sleep(delay)
             delay = min(delay * 2, 5.0)
+
+
+def _prepare_result(job_dir: Path) -> None:
+    """Create result.json's temporary file while the job runs: making a file costs 0.1-0.2 ms of CPU on these
+    ext4 hosts, and at the job's end it would sit between the exit and the waiter (write_json reuses it)."""
+    try:
+        os.close(os.open(job_dir / "result.tmp", os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600))
+    except OSError:
+        pass  # a full disk: write_json makes it at the end, or waits it out
 
 
 class _Cancel:
@@ -333,6 +356,7 @@ def run(job_dir: Path) -> int:
         write_json(job_dir / "started.json", started_file)
     except OSError:
         pass  # a full disk: the gateway still sees the shepherd alive (RUNNING); the result is what matters
+    _prepare_result(job_dir)
     faults.point("shepherd_started")
     watch = _Watch(launch, child.pid, cgroup, started)
     watch.run(cancel)
@@ -358,6 +382,12 @@ if __name__ == "__main__":
     code = main()
     # Nothing is left to finalise (result written, gateway told, files closed by the kernel): skipping the
     # interpreter's teardown frees the CPU the gateway needs at this very moment to wake the job's waiters.
+    # The exit itself (unmapping this interpreter) is nobody's wait either: on a busy host the gateway, which
+    # is waking the job's waiters now, goes first. Raising one's own nice value needs no privilege.
+    try:
+        os.setpriority(os.PRIO_PROCESS, 0, 19)
+    except OSError:
+        pass
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)

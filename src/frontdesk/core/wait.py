@@ -1,6 +1,7 @@
 """The long-poll behind `POST /v1/wait`: block until any/all of some jobs have reports, or the timeout.
 
-Woken only by events of its own jobs (`events/waiters.py`); a jittered safety re-check now and then.
+Woken only by events of its own jobs (`events/waiters.py`); a jittered safety re-check now and then. A job
+whose end handed its report to the flag is answered from it, not read back from the store.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ async def wait(gw: Gateway, ids: Sequence[int], mode: str, timeout: float | None
     try:
         while True:
             flag.clear()  # before the check: a report stored after it sets the flag again
-            reports = {i: gw.report(i) for i in ids}
+            reports = {i: flag.reports.get(i) or gw.report(i) for i in ids}
             done_ids = [i for i, r in reports.items() if r is not None]
             done = bool(done_ids) if mode == "any" else len(done_ids) == len(ids)
             if gw.closing and not done:

@@ -19,6 +19,7 @@ from typing import Any
 
 from frontdesk.backends.base import BackendJob, BackendStatus, Inventory, JobState, PushHint
 from frontdesk.backends.gpushare import Hold
+from frontdesk.backends.local.ends import EndNotices, usable_path
 from frontdesk.backends.local.files import AttemptFiles, give_job_files, holds_of, lost_result
 from frontdesk.backends.local.procs import alive, exited, mem_total, spawn_shepherd
 from frontdesk.backends.local.scheduling import FreeResources, QueuedJob, Scheduler, greedy_pick, take_gpus
@@ -80,6 +81,8 @@ class LocalBackend:
         self._push: PushHint = lambda ids: None
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self.ends = EndNotices(self.root / "ends.sock", self._shepherd_of, lambda bid: self._push([bid]))
+        """Where shepherds say their attempt ended (ends.py): one datagram instead of an HTTP notify."""
 
     # -- Protocol ---------------------------------------------------------------------------------
     def inventory(self) -> Inventory:
@@ -96,11 +99,13 @@ class LocalBackend:
     async def start(self, push: PushHint) -> None:
         """Recover attempts left by an earlier gateway, then run the scheduling loop."""
         self._push = push
+        self.ends.open(asyncio.get_running_loop())
         self._recover()
         self._task = asyncio.get_running_loop().create_task(self._loop())
 
     async def stop(self) -> None:
         """Stop scheduling; running shepherds carry on without the gateway."""
+        self.ends.close()
         if self._task:
             self._task.cancel()
             try:
@@ -134,6 +139,7 @@ class LocalBackend:
             "memory_bytes": job.memory_bytes,
             "walltime_seconds": job.walltime_seconds,
             "notify_socket": str(self.settings.socket),
+            "ends_socket": str(self.ends.path) if usable_path(self.ends.path) else None,
             "cgroup": f"{self.state_id}-{bid}",
             "output_max_bytes": self.output_max_bytes,
             "landlock_writable": job.extra.get("landlock_writable"),
@@ -180,6 +186,10 @@ class LocalBackend:
         return found
 
     # -- internals --------------------------------------------------------------------------------
+    def _shepherd_of(self, bid: str) -> int | None:
+        run = self.running.get(bid)
+        return run.pid if run else None
+
     def _queued(self, bid: str, job: BackendJob) -> QueuedJob:
         return QueuedJob(
             backend_id=bid,
@@ -274,20 +284,26 @@ class LocalBackend:
         )
 
     async def _loop(self) -> None:
-        while True:
-            try:
-                async with asyncio.timeout(0.2):  # not wait_for: it can drop stop()'s cancel (gh-86296)
-                    await self._wake.wait()
-            except TimeoutError:
-                pass
-            self._wake.clear()
-            try:
-                ended = self._reap()
-                started = self._schedule()
-                if ended or started:
-                    self._push(ended + started)
-            except Exception:
-                log.exception("local scheduling pass failed")
+        try:
+            while True:
+                try:
+                    async with asyncio.timeout(0.2):  # not wait_for: it can drop stop()'s cancel (gh-86296)
+                        await self._wake.wait()
+                except TimeoutError:
+                    pass
+                self._wake.clear()
+                self._pass()
+        finally:  # the end-notice socket lives as long as this loop (also when its event loop just ends)
+            self.ends.close()
+
+    def _pass(self) -> None:
+        try:
+            ended = self._reap()
+            started = self._schedule()
+            if ended or started:
+                self._push(ended + started)
+        except Exception:
+            log.exception("local scheduling pass failed")
 
     def _reap(self) -> list[str]:
         ended = []
