@@ -13,9 +13,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlencode
 
-from frontdesk.errors import Forbidden, FrontdeskError, GatewayUnavailable, from_payload
+from frontdesk.errors import Forbidden, FrontdeskError, GatewayUnavailable, UserError, from_payload
 from frontdesk.wire import request_head
 
+MAX_WAIT_S = 7 * 86400
+"""The longest wait a gateway takes (POST /v1/wait's bound)."""
 TYPE_CHECKING = False  # typing costs a fresh process ~1.5 ms: annotations only (the CLI's hot path)
 if TYPE_CHECKING:
     from typing import Any
@@ -272,6 +274,8 @@ class Client:
 
     def wait(self, ids: list[int | str], mode: str = "all", timeout: float | None = None) -> dict[str, Any]:
         """Block on the gateway until any/all jobs end; {"done", "reports", "pending"}."""
+        if timeout is not None and not 0 <= timeout <= MAX_WAIT_S:  # NaN fails both; inf is no socket timeout
+            raise UserError(f"timeout: expected seconds from 0 to {MAX_WAIT_S}, got {timeout!r}")
         body = {"ids": [_jid(i) for i in ids], "mode": mode, "timeout": timeout}
         http_timeout = None if timeout is None else timeout + 30
         result: dict[str, Any] = self.request("POST", "/v1/wait", body, timeout=http_timeout or 10**7)
