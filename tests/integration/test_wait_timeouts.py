@@ -24,3 +24,10 @@ def test_the_client_refuses_it_before_sending(gateway: Any) -> None:
     with pytest.raises(UserError, match="timeout"):
         Client(socket_path=gateway.socket).wait([1], timeout=float("inf"))
     assert gateway.client.health()["ok"]
+
+
+def test_run_wait_with_such_a_timeout_submits_nothing(gateway: Any) -> None:
+    before = gateway.client.request("GET", "/v1/jobs")
+    r = gateway.cli("run", "--wait", "--timeout", "inf", "--", "true")
+    assert r.returncode == 2 and "timeout" in r.stderr, (r.returncode, r.stderr[-400:])
+    assert gateway.client.request("GET", "/v1/jobs") == before

@@ -27,9 +27,22 @@ def _context(source: str) -> dict[str, Any]:
     return ctx
 
 
+def _seconds_to_wait(text: str) -> float:
+    """`--timeout`: seconds a gateway will wait (checked before anything is submitted)."""
+    from frontdesk.client import MAX_WAIT_S
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 <= value <= MAX_WAIT_S:  # NaN included
+        raise argparse.ArgumentTypeError(f"expected seconds from 0 to {MAX_WAIT_S}, got {text!r}")
+    return value
+
+
 def _add_wait_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--wait", action="store_true", help="block until the job ends and print its report")
-    p.add_argument("--timeout", type=float, help="with --wait: give up after this many seconds (exit 124)")
+    p.add_argument("--timeout", type=_seconds_to_wait, help="with --wait: give up after this many seconds (exit 124)")
 
 
 def register(sub: Any) -> None:
@@ -81,7 +94,7 @@ def _add_job_commands(sub: Any) -> None:
     g = p.add_mutually_exclusive_group()
     g.add_argument("--any", dest="mode", action="store_const", const="any")
     g.add_argument("--all", dest="mode", action="store_const", const="all")
-    p.add_argument("--timeout", type=float)
+    p.add_argument("--timeout", type=_seconds_to_wait)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_wait, mode="all")
 
