@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The hot path, measured side by side in one run: arrays, submissions, cold starts, wake latency.
 
-    .venv/bin/python bench/hotpath.py [--jobs 1000] [--runs 15] [--wakes 30] [--no-slurm] [--baseline SRC]
+    .venv/bin/python bench/hotpath.py [--jobs 1000] [--runs 15] [--wakes 120] [--no-slurm] [--baseline SRC]
 
 Prints, against real gateway processes on the embedded backend (and the Slurm lab for the shims):
 1. a 1,000-task array accepted (wall time of the one POST) and its one summary report (bytes);
@@ -253,7 +253,7 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=1000, help="jobs per submission measurement and array size")
     ap.add_argument("--threads", type=int, default=4)
     ap.add_argument("--runs", type=int, default=15, help="fresh processes per cold-start case")
-    ap.add_argument("--wakes", type=int, default=30, help="jobs per wake-latency measurement")
+    ap.add_argument("--wakes", type=int, default=120, help="jobs per wake-latency measurement (p99: 100 or more)")
     ap.add_argument("--no-slurm", action="store_true", help="skip the shims on the Slurm lab")
     ap.add_argument("--no-array", action="store_true", help="skip the array (it runs every task: minutes)")
     ap.add_argument("--baseline", type=Path, help="another tree's src/ measured beside this one")
@@ -286,12 +286,14 @@ def main() -> int:
         if not args.only_wakes:
             cold(gws, lab, args.runs)
         lat: dict[str, list[float]] = {t: [] for t in gws}
+        load0 = os.getloadavg()[0]
         for _ in range(3):  # interleaved rounds: the trees share the machine's noise
             for tree, g in gws.items():
                 lat[tree] += wakes(g, max(1, args.wakes // 3))
         print(
             "4. job end -> waiting client holding the report (the job prints the time and exits at once)"
             + (f"; {args.history} ended jobs stored before" if args.history else "")
+            + f"; load average {load0:.1f} -> {os.getloadavg()[0]:.1f} while measured"
         )
         for tree, v in lat.items():
             print(f"   {tree:<10} p50 {pct(v, 50) * 1000:6.1f} ms   p99 {pct(v, 99) * 1000:6.1f} ms   ({len(v)} jobs)")

@@ -59,3 +59,16 @@ def test_holds_from_old_and_new_launch_files() -> None:
     assert holds_of({"gpu_holds": None, "env": {}}) == ()
     assert holds_of({"env": {"CUDA_VISIBLE_DEVICES": "1,3"}}) == (Hold(1), Hold(3))  # before shared GPUs
     assert holds_of({"env": {}}) == ()
+
+
+def test_the_launch_file_is_read_once_per_attempt(tmp_path: Path) -> None:
+    """The end of a job reads result.json alone: the output paths come from the first read of launch.json."""
+    files = AttemptFiles(tmp_path / "local")
+    _launch(files, "4.1", tmp_path)
+    assert files.status("4.1", running=True) is not None
+    files.path("4.1", "launch.json").write_text("{not json")  # were it read again, the attempt would be unknown
+    files.write_result("4.1", {"state": "COMPLETED", "exit_code": 0, "ended_at": 1.0})
+    ended = files.status("4.1", running=False)
+    assert ended is not None and ended.state is JobState.COMPLETED and ended.stderr_path == tmp_path / "err"
+    files.forget("4.1")  # over: nothing kept in memory, the files tell again
+    assert files.status("4.1", running=False) is None

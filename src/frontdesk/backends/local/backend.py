@@ -319,6 +319,7 @@ class LocalBackend:
                 if not self._write_lost(bid):
                     continue
             del self.running[bid]
+            self.files.forget(bid)
             ended.append(bid)
         return ended
 

@@ -19,12 +19,18 @@ from frontdesk.backends.shepherd import write_json
 
 __all__ = ["AttemptFiles", "cancelled_result", "give_job_files", "holds_of", "lost_result"]
 
+_OUTPUTS_KEPT = 4096
+"""Attempts whose output paths are kept in memory (a bound: the cache is emptied when it is full)."""
+
 
 class AttemptFiles:
     """The attempt folders under one root (`<home>/local`)."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self._outputs: dict[str, tuple[Path, Path]] = {}
+        """backend id -> (stdout, stderr) from launch.json, which never changes them: a job's end reads only
+        result.json, not the whole launch file (the submitter's environment is most of it)."""
 
     def path(self, bid: str, name: str) -> Path:
         """One file of attempt `bid`."""
@@ -57,12 +63,28 @@ class AttemptFiles:
         except (OSError, ValueError):
             return None
 
+    def outputs(self, bid: str) -> tuple[Path, Path] | None:
+        """The attempt's stdout and stderr paths (None for an unknown attempt)."""
+        known = self._outputs.get(bid)
+        if known is None:
+            launch = self.read(bid, "launch.json")
+            if launch is None:
+                return None
+            if len(self._outputs) >= _OUTPUTS_KEPT:
+                self._outputs.clear()
+            known = self._outputs[bid] = (Path(launch["stdout"]), Path(launch["stderr"]))
+        return known
+
+    def forget(self, bid: str) -> None:
+        """Drop what is kept in memory about an attempt that is over (its files stay)."""
+        self._outputs.pop(bid, None)
+
     def status(self, bid: str, running: bool) -> BackendStatus | None:
         """The state the files tell (ended, running, or waiting to start); None for an unknown attempt."""
-        launch = self.read(bid, "launch.json")
-        if launch is None:
+        outputs = self.outputs(bid)
+        if outputs is None:
             return None
-        out, err = Path(launch["stdout"]), Path(launch["stderr"])
+        out, err = outputs
         result = self.read(bid, "result.json")
         if result is not None:
             return _ended(bid, result, out, err)
