@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from frontdesk.policy.model import JobView, NodeView, Part, Placement, RunningView, apply
+from frontdesk.policy.shapes import IndexedNodes, release_until_fit
 
 __all__ = ["AgentRules", "Placer", "Reservation", "backfill"]
 
@@ -29,6 +30,10 @@ class Placer(Protocol):
 
     def place(self, job: JobView, nodes: Mapping[str, NodeView], exclude: frozenset[str]) -> Placement | None:
         """A placement on `nodes` avoiding `exclude`, or None."""
+
+    def cores_rule(self, job: JobView) -> tuple[Sequence[str], float] | None:
+        """(pools, core ratio) when `place` is `shapes.place_cores(job, nodes, pools, exclude, "spread",
+        ratio)` on indexed nodes (a cores-only job, spread, no node count, no borrowing), else None."""
 
 
 @dataclass(frozen=True)
@@ -262,19 +267,23 @@ class _Slices:
 
 
 class _CopyOnWrite:
-    """A planning view of the nodes that copies a node only when a placement changes it."""
+    """A planning view of the nodes that copies a node only when a placement changes it. Over `IndexedNodes`
+    (the simulator's) the view is indexed too: its index is copied, and follows every change."""
 
     def __init__(self, nodes: Mapping[str, NodeView]) -> None:
-        self.nodes: dict[str, NodeView] = dict(nodes)
+        self.nodes: dict[str, NodeView] = nodes.planning_copy() if isinstance(nodes, IndexedNodes) else dict(nodes)
         self.owned: set[str] = set()
         self._totals: list[float] | None = None
 
     def may_fit(self, job: JobView) -> bool:
         """A necessary condition for any placement: the cluster has that much free in all (agent jobs may
         share cores 1:16 at most, the largest ratio)."""
-        if self._totals is None:
+        nodes = self.nodes
+        if isinstance(nodes, IndexedNodes) and not nodes.odd:
+            self._totals = nodes.totals
+        elif self._totals is None:
             cpus = gpus = memory = 0.0
-            for n in self.nodes.values():  # max(0, free) inlined: this loop runs over every node, every pass
+            for n in nodes.values():  # max(0, free) inlined: this loop runs over every node, every pass
                 if not n.drained and not n.exclusive:
                     c, g, m = n.cpus - n.used_cpus, n.gpus - n.used_gpus, n.memory_bytes - n.used_memory
                     cpus += c if c > 0 else 0.0
@@ -286,19 +295,24 @@ class _CopyOnWrite:
         return cost <= cpus + 1e-9 and job.gpus <= gpus and job.memory_bytes <= memory
 
     def apply(self, parts: tuple[Part, ...], exclusive: bool, sign: int) -> None:
+        nodes = self.nodes
         for x in parts:
-            if x.node not in self.owned and x.node in self.nodes:
-                self.nodes[x.node] = self.nodes[x.node].copy()
+            if x.node not in self.owned and x.node in nodes:
+                nodes[x.node] = nodes[x.node].copy()
                 self.owned.add(x.node)
+        mine = tuple(x for x in parts if x.node in nodes)
+        if isinstance(nodes, IndexedNodes):
+            self._totals = None
+            nodes.apply(mine, exclusive, sign)
+            return
         if self._totals is not None and sign > 0:  # planning only takes: parts hold what they take
-            for x in parts:
-                if x.node in self.nodes:
-                    self._totals[0] -= x.cpus
-                    self._totals[1] -= x.gpus
-                    self._totals[2] -= x.memory_bytes
+            for x in mine:
+                self._totals[0] -= x.cpus
+                self._totals[1] -= x.gpus
+                self._totals[2] -= x.memory_bytes
         else:
             self._totals = None
-        apply(self.nodes, tuple(x for x in parts if x.node in self.nodes), exclusive, sign)
+        apply(nodes, mine, exclusive, sign)
 
 
 def _shadow(
@@ -310,13 +324,24 @@ def _shadow(
 ) -> Reservation:
     """When and where `job` could start if the running jobs on its candidate nodes end as expected."""
     names = [n for n in placer.candidates(job) if n in work]
-    sim = _CopyOnWrite({n: work[n] for n in names})
+    base: Mapping[str, NodeView] = work
+    if not (isinstance(work, IndexedNodes) and len(names) == len(work)):  # else: the candidates are all of work
+        base = {n: work[n] for n in names}
+        if isinstance(work, IndexedNodes):
+            base = IndexedNodes(base)
     groups = _release_groups(names, index)
-    lo = _first_possible(job, names, work, groups, sim.nodes)
+    lo = _first_possible(job, names, work, groups, base)
+    rule = placer.cores_rule(job) if isinstance(base, IndexedNodes) and not base.odd else None
+    if rule is not None:  # count releases until it fits, instead of probing placements
+        assert isinstance(base, IndexedNodes)
+        found = release_until_fit(job, base, groups, lo, *rule)
+        if found is None:
+            return Reservation(job.id, math.inf, frozenset())
+        return Reservation(job.id, max(now, groups[found[0]][0]), frozenset(x.node for x in found[1]))
 
     # More releases never make a placement impossible: gallop forward from `lo`, then bisect. Each probe is a
     # copy-on-write layer over the state it starts from, so only the nodes a release touches are copied.
-    state = _CopyOnWrite(sim.nodes)
+    state = _CopyOnWrite(base)
     _release(groups, state, 0, lo - 1)
     done, step = lo - 1, 1
     p: Placement | None = None

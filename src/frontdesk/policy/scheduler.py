@@ -13,6 +13,7 @@ from frontdesk.policy.config import BorrowRule, PolicyConfig
 from frontdesk.policy.model import JobView, NodeView, Placement, RunningView
 from frontdesk.policy.placement import place
 from frontdesk.policy.priority import FairshareLedger, rank
+from frontdesk.policy.shapes import MISS, IndexedNodes, place_cores
 from frontdesk.spec.accelerators import Accelerator, GpuNeed, catalog, eligible, prefer_least_scarce
 
 __all__ = ["PoolPlacer", "borrow_active", "plan"]
@@ -46,9 +47,12 @@ class PoolPlacer:
         self.hour = hour
         self.models = models or catalog(cfg.catalog_extra)
         self.nodes = nodes
-        self.by_pool: dict[str, list[str]] = {}
-        for n in nodes.values():
-            self.by_pool.setdefault(n.pool, []).append(n.name)
+        self.by_pool: Mapping[str, Sequence[str]] = nodes.layout.by_pool if isinstance(nodes, IndexedNodes) else {}
+        if not isinstance(nodes, IndexedNodes):
+            by_pool: dict[str, list[str]] = {}
+            for n in nodes.values():
+                by_pool.setdefault(n.pool, []).append(n.name)
+            self.by_pool = by_pool
         self._totals: tuple[dict[str, int], dict[str, int]] | None = None
         self._ranks: dict[GpuNeed, dict[str, int]] = {}
 
@@ -101,12 +105,27 @@ class PoolPlacer:
             tuple(r.lender for r in self._rules(job)),
         )
 
+    def cores_rule(self, job: JobView) -> tuple[Sequence[str], float] | None:
+        """(own pool, core ratio) for a cores-only job spread over its own pool with no node count."""
+        pool = self.cfg.pool(job.pool) or self.cfg.pools[0]
+        if job.gpus or job.shared_gpu or job.memory_bytes or job.nodes or pool.allocation != "spread":
+            return None
+        if self._rules(job):
+            return None
+        return (job.pool,), pool.cpu_oversubscribe if job.job_class == "agent" else 1.0
+
     def place(self, job: JobView, nodes: Mapping[str, NodeView], exclude: frozenset[str]) -> Placement | None:
         """A placement in the own pool, else on lent nodes."""
         pool = self.cfg.pool(job.pool) or self.cfg.pools[0]
         rank = self.model_rank(job.gpu) if job.gpus else None
-        own = [nodes[n] for n in self.by_pool.get(job.pool, ()) if n in nodes and n not in exclude]
-        got = place(job, own, pool.allocation, pool.cpu_oversubscribe, rank)
+        got = (
+            place_cores(job, nodes, (job.pool,), exclude, pool.allocation, pool.cpu_oversubscribe)
+            if isinstance(nodes, IndexedNodes)
+            else MISS
+        )
+        if got is MISS:
+            own = [nodes[n] for n in self.by_pool.get(job.pool, ()) if n in nodes and n not in exclude]
+            got = place(job, own, pool.allocation, pool.cpu_oversubscribe, rank)
         if got is not None:
             return Placement(job.id, got[0], got[1])
         for rule in self._rules(job):

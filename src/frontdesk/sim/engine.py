@@ -10,7 +10,8 @@ import heapq
 import itertools
 from dataclasses import dataclass, field
 
-from frontdesk.policy.model import JobView, NodeView, Placement, RunningView, apply
+from frontdesk.policy.model import JobView, NodeView, Part, Placement, RunningView, apply
+from frontdesk.policy.shapes import IndexedNodes
 from frontdesk.policy.trial import Revocation
 from frontdesk.sim.policies import SimPolicy
 from frontdesk.sim.workload import SimJob, Workload
@@ -64,10 +65,16 @@ class _Running:
 
 
 def simulate(
-    workload: Workload, nodes: list[NodeView], policy: SimPolicy, start_hour: float = 0.0, trace: bool = False
+    workload: Workload,
+    nodes: list[NodeView],
+    policy: SimPolicy,
+    start_hour: float = 0.0,
+    trace: bool = False,
+    indexed: bool = True,
 ) -> SimResult:
-    """Replay `workload` on `nodes` under `policy`; time 0 is `start_hour` o'clock."""
-    sim = _Sim(workload, nodes, policy, start_hour, trace)
+    """Replay `workload` on `nodes` under `policy`; time 0 is `start_hour` o'clock. `indexed=False` keeps the
+    nodes in a plain dict, so every placement scans them (the slower reference the index must agree with)."""
+    sim = _Sim(workload, nodes, policy, start_hour, trace, indexed)
     sim.run()
     return sim.result()
 
@@ -76,10 +83,18 @@ class _Sim:
     """One replay's state: the event heap, the queue, what runs, and the busy-resource integrals."""
 
     def __init__(
-        self, workload: Workload, nodes: list[NodeView], policy: SimPolicy, start_hour: float, trace: bool
+        self,
+        workload: Workload,
+        nodes: list[NodeView],
+        policy: SimPolicy,
+        start_hour: float,
+        trace: bool,
+        indexed: bool = True,
     ) -> None:
         self.workload, self.nodes, self.policy, self.start_hour, self.trace = workload, nodes, policy, start_hour, trace
-        self.state = {n.name: n.copy() for n in nodes}
+        copies = {n.name: n.copy() for n in nodes}
+        self.state: dict[str, NodeView] = IndexedNodes(copies) if indexed else copies
+        """The nodes, with free capacity indexed by shape (kept as jobs start and end)."""
         self.heap: list[tuple[float, int, int, object]] = [
             (job.submit, ARRIVE, seq, job) for seq, job in enumerate(workload.jobs)
         ]
@@ -143,7 +158,7 @@ class _Sim:
         if run is None or run.token != token:
             return False
         del self.running[job_id]
-        apply(self.state, run.placement.parts, run.placement.exclusive, -1)
+        _apply(self.state, run.placement.parts, run.placement.exclusive, -1)
         self.busy_g -= sum(p.gpus for p in run.placement.parts)
         self.busy_c -= sum(p.cpus for p in run.placement.parts)
         if kind == END:
@@ -178,7 +193,7 @@ class _Sim:
 
     def start(self, p: Placement, now: float) -> None:
         job, view = self.queue.pop(p.job_id)
-        apply(self.state, p.parts, p.exclusive)
+        _apply(self.state, p.parts, p.exclusive, 1)
         self.busy_g += sum(x.gpus for x in p.parts)
         self.busy_c += sum(x.cpus for x in p.parts)
         rec = self.records[job.id]
@@ -207,6 +222,13 @@ class _Sim:
             self.passes,
             self.samples,
         )
+
+
+def _apply(state: dict[str, NodeView], parts: tuple[Part, ...], exclusive: bool, sign: int) -> None:
+    if isinstance(state, IndexedNodes):
+        state.apply(parts, exclusive, sign)
+    else:
+        apply(state, parts, exclusive, sign)
 
 
 def _cost(view: JobView) -> float:

@@ -54,7 +54,9 @@ class _FlatPlacer:
         if isinstance(nodes, IndexedNodes):
             self.names: Sequence[str] = nodes.layout.names
             self.present: Set[str] = nodes.layout.gpu_models
+            self.pools: Sequence[str] = tuple(nodes.layout.by_pool)
         else:
+            self.pools = ()
             self.names = list(nodes)
             self.present = {n.gpu_model for n in nodes.values() if n.gpu_model}
         self._ranks: dict[GpuNeed, dict[str, int]] = {}
@@ -64,6 +66,11 @@ class _FlatPlacer:
 
     def signature(self, job: JobView) -> Hashable:
         return (job.cpus, job.gpus, job.memory_bytes, job.nodes, job.gpu)
+
+    def cores_rule(self, job: JobView) -> tuple[Sequence[str], float] | None:
+        if job.gpus or job.shared_gpu or job.memory_bytes or job.nodes or not self.pools:
+            return None
+        return self.pools, 1.0
 
     def place(self, job: JobView, nodes: Mapping[str, NodeView], exclude: frozenset[str]) -> Placement | None:
         rank = None

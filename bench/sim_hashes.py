@@ -1,0 +1,73 @@
+"""Decision hashes: one hash of every job's (id, start, end) per policy per workload, to show that a speed-only
+change keeps every decision.
+
+    python bench/sim_hashes.py > before.txt     # on the code before the change
+    python bench/sim_hashes.py > after.txt      # after it; `diff before.txt after.txt` must be empty
+    python bench/sim_hashes.py --scan           # the node-based policies without the shape index (the reference)
+
+Workloads: the synthetic trace of bench/sim_speed.py (256 one-core nodes), the same jobs on 32 nodes of 8 cores,
+NASA-iPSC with the agent overlay (when --nasa names it), the validation mix, and an agent day on the GPU cluster.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import hashlib
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from sim_speed import POLICIES, synthetic  # noqa: E402
+
+from frontdesk.sim import compare, engine  # noqa: E402
+from frontdesk.sim.compare import load_workload, run  # noqa: E402
+from frontdesk.sim.engine import SimResult  # noqa: E402
+from frontdesk.sim.overlay import overlay_agents  # noqa: E402
+from frontdesk.sim.swf import Machine  # noqa: E402
+from frontdesk.sim.workload import AgentMix, Workload, agent_day, validation_mix  # noqa: E402
+
+NODE_POLICIES = ("fifo", "easy", "frontdesk")
+
+
+def digest(res: SimResult) -> str:
+    h = hashlib.sha256()
+    for r in sorted(res.records, key=lambda r: r.job.id):
+        h.update(f"{r.job.id} {r.start!r} {r.end!r} {r.preempted} {r.borrowed}\n".encode())
+    return h.hexdigest()[:16]
+
+
+def workloads(n: int, nasa: str | None) -> list[tuple[Workload, tuple[str, ...]]]:
+    base = synthetic(n)
+    out = [
+        (Workload("synthetic-1core", base, 0.0, None, "swf", Machine(256, 256, "synthetic")), POLICIES),
+        (Workload("synthetic-8core", base, 0.0, None, "swf", Machine(256, 32, "synthetic")), POLICIES),
+    ]
+    if nasa:
+        wl = load_workload(nasa)
+        out.append((overlay_agents(Workload(wl.name, wl.jobs[:n], 0.0, None, "swf", wl.machine)), POLICIES))
+    out.append((validation_mix(1), NODE_POLICIES))
+    out.append((agent_day(AgentMix(hours=6.0), 1), NODE_POLICIES))
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--jobs", type=int, default=3000)
+    ap.add_argument("--nasa", help="NASA-iPSC SWF file (overlaid with agent jobs)")
+    ap.add_argument("--policy", action="append")
+    ap.add_argument("--scan", action="store_true", help="simulate without the shape index (every placement scans)")
+    args = ap.parse_args()
+    if args.scan:
+        compare.simulate = functools.partial(engine.simulate, indexed=False)  # type: ignore[assignment]
+    for wl, pols in workloads(args.jobs, args.nasa):
+        for pol in args.policy or pols:
+            if pol in pols:
+                print(f"{wl.name:<24}{pol:<18}{digest(run(wl, pol))}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

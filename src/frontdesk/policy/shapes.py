@@ -1,0 +1,278 @@
+"""Free capacity indexed by node shape, kept as jobs start and end, so placing a cores-only job reads a few
+shape groups instead of scanning every node.
+
+`IndexedNodes` is a `dict[str, NodeView]` (every placer reads it as a plain mapping) that also files each
+usable node (not drained, not held exclusively) under its pool and its shape `(has GPUs, free cores)`, and
+keeps the free totals. Change it only through `apply()` (or `touched()` after changing a node in place). A
+planning copy shares the node objects and copies the index (a few set copies, not a walk over the nodes).
+
+`place_cores()` answers exactly what `placement.place` answers for a job asking cores only (no GPUs, no
+memory) under `spread` or `pack` (tests/unit/policy/test_shapes.py checks it against that scan); it returns
+`MISS` when the index cannot answer (a node in an odd state, a packed job that fits no single node), and the
+caller then scans as before.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from frontdesk.policy.model import JobView, NodeView, Part, RunningView, apply
+
+__all__ = ["MISS", "IndexedNodes", "Layout", "place_cores", "release_until_fit"]
+
+Parts = tuple[tuple[Part, ...], bool]
+Shape = tuple[int, float]
+"""(1 when the node has GPUs else 0, free cores)"""
+
+
+class _Miss(Enum):
+    MISS = "the index cannot answer: scan the nodes"
+
+
+MISS = _Miss.MISS
+
+
+@dataclass(frozen=True)
+class Layout:
+    """What never changes while a simulation runs: the node names, per pool, and the GPU models present."""
+
+    names: tuple[str, ...]
+    by_pool: Mapping[str, tuple[str, ...]]
+    gpu_models: frozenset[str]
+
+    @staticmethod
+    def of(nodes: Iterable[NodeView]) -> Layout:
+        names: list[str] = []
+        by_pool: dict[str, list[str]] = {}
+        models = set()
+        for n in nodes:
+            names.append(n.name)
+            by_pool.setdefault(n.pool, []).append(n.name)
+            if n.gpu_model:
+                models.add(n.gpu_model)
+        return Layout(tuple(names), {p: tuple(v) for p, v in by_pool.items()}, frozenset(models))
+
+
+class IndexedNodes(dict[str, NodeView]):
+    """Nodes by name, with the usable ones filed by pool and shape, and the free totals (cores, GPUs, memory)."""
+
+    layout: Layout
+    _key: dict[str, tuple[str, Shape, int, int] | None]
+    """name -> (pool, shape, free GPUs, free memory) while usable, else None"""
+    _buckets: dict[str, dict[Shape, set[str]]]
+    _odd: set[str]
+    totals: list[float]
+    """Free cores, GPUs and memory of the usable nodes."""
+
+    def __init__(self, nodes: Mapping[str, NodeView], layout: Layout | None = None) -> None:
+        super().__init__(nodes)
+        self.layout = layout or Layout.of(nodes.values())
+        self._key, self._buckets, self._odd = {}, {}, set()
+        self.totals = [0.0, 0.0, 0.0]
+        for name in self:
+            self.touched(name)
+
+    def planning_copy(self) -> IndexedNodes:
+        """The same node objects (copy one before changing it) with an index of its own."""
+        new = IndexedNodes.__new__(IndexedNodes)
+        dict.update(new, self)
+        new.layout, new._key, new._odd, new.totals = self.layout, dict(self._key), set(self._odd), list(self.totals)
+        new._buckets = {p: {k: set(s) for k, s in b.items()} for p, b in self._buckets.items()}
+        return new
+
+    def apply(self, parts: tuple[Part, ...], exclusive: bool, sign: int = 1) -> None:
+        """`model.apply` on these nodes, then the index follows."""
+        apply(self, parts, exclusive, sign)
+        for x in parts:
+            self.touched(x.node)
+
+    def touched(self, name: str) -> None:
+        """Re-file node `name` after it changed (or was replaced)."""
+        old = self._key.get(name)
+        t = self.totals
+        if old is not None:
+            pool, shape, gfree, mfree = old
+            filed = self._buckets[pool][shape]
+            filed.discard(name)
+            if not filed:
+                del self._buckets[pool][shape]
+            t[0] -= shape[1]
+            t[1] -= gfree
+            t[2] -= mfree
+        elif name in self._odd:
+            self._odd.discard(name)
+        n = self.get(name)
+        if n is None or n.drained or n.exclusive:
+            self._key[name] = None
+            return
+        free, gfree, mfree = n.cpus - n.used_cpus, n.gpus - n.used_gpus, n.memory_bytes - n.used_memory
+        if free < 0 or gfree < 0 or mfree < 0:
+            self._odd.add(name)
+            self._key[name] = None
+            return
+        shape = (1 if n.gpus else 0, free)
+        self._key[name] = (n.pool, shape, gfree, mfree)
+        by_shape = self._buckets.get(n.pool)
+        if by_shape is None:
+            by_shape = self._buckets[n.pool] = {}
+        bucket = by_shape.get(shape)
+        if bucket is None:
+            by_shape[shape] = {name}
+        else:
+            bucket.add(name)
+        t[0] += free
+        t[1] += gfree
+        t[2] += mfree
+
+    def filed(self, name: str) -> tuple[str, float] | None:
+        """(pool, free cores) of a usable node, else None."""
+        k = self._key.get(name)
+        return None if k is None else (k[0], k[1][1])
+
+    @property
+    def odd(self) -> bool:
+        """Some node is over-allocated: the index answers nothing."""
+        return bool(self._odd)
+
+    def pools(self) -> list[str]:
+        """The pools with usable nodes."""
+        return list(self._buckets)
+
+    def shapes(self, pools: Sequence[str]) -> dict[Shape, set[str]]:
+        """The usable nodes of `pools` by shape (the sets are the index's own when one pool is asked)."""
+        if len(pools) == 1:
+            return self._buckets.get(pools[0], {})
+        out: dict[Shape, set[str]] = {}
+        for p in pools:
+            for k, s in self._buckets.get(p, {}).items():
+                out[k] = out[k] | s if k in out else s
+        return out
+
+
+def place_cores(
+    job: JobView,
+    nodes: IndexedNodes,
+    pools: Sequence[str],
+    exclude: frozenset[str],
+    allocation: str,
+    oversubscribe: float = 1.0,
+) -> Parts | _Miss | None:
+    """`placement.place(job, <the usable nodes of pools less exclude>, allocation, oversubscribe)` for a job
+    asking cores only, read from the index; MISS when the index cannot answer."""
+    if (
+        job.gpus
+        or job.shared_gpu
+        or job.memory_bytes
+        or job.cpus < 1
+        or allocation not in ("spread", "pack")
+        or nodes.odd
+    ):
+        return MISS
+    shapes = nodes.shapes(pools)
+    if exclude:
+        shapes = {k: s - exclude for k, s in shapes.items()}
+    return _on_shapes(job, shapes, oversubscribe if job.job_class == "agent" else 1.0, allocation)
+
+
+def _on_shapes(job: JobView, shapes: Mapping[Shape, set[str]], ratio: float, allocation: str) -> Parts | _Miss | None:
+    if job.nodes <= 1:
+        cost = job.cpus / ratio
+        # _single: the fullest node that fits (CPU-only nodes first), then by name
+        best: tuple[int, float, str] | None = None
+        for (gpu, free), names in shapes.items():
+            if free + 1e-9 < cost or not names:
+                continue
+            key = (gpu, free - cost, min(names))
+            if best is None or key < best:
+                best = key
+        if best is not None:
+            return (Part(best[2], cost, 0, 0),), False
+        if allocation == "pack":
+            return MISS  # whether it fits a single node's shape at all: scan
+    return _spread_cores(job, shapes)
+
+
+def _spread_cores(job: JobView, shapes: Mapping[Shape, set[str]]) -> Parts | None:
+    """`placement._spread_cores`: nodes with a free core or more, most free first (CPU-only nodes first),
+    by name within a shape."""
+    usable = sorted((gpu, -free, free, names) for (gpu, free), names in shapes.items() if free >= 1 and names)
+    if sum(int(free) * len(names) for _, _, free, names in usable) < job.cpus:
+        return None
+    parts: list[Part] = []
+    rem = job.cpus
+    for _, _, free, names in usable:
+        take = int(free)
+        k = -(-rem // take)  # nodes this shape must give at most
+        for name in heapq.nsmallest(k, names) if len(names) > k else sorted(names):
+            c = min(rem, take)
+            parts.append(Part(name, float(c), 0, 0))
+            rem -= c
+            if rem <= 0:
+                break
+        if rem <= 0:
+            break
+    if job.nodes and len(parts) > job.nodes:
+        return None
+    return tuple(parts), False
+
+
+Groups = Sequence[tuple[float, Sequence[RunningView]]]
+
+
+def release_until_fit(
+    job: JobView, base: IndexedNodes, groups: Groups, first: int, pools: Sequence[str], ratio: float
+) -> tuple[int, tuple[Part, ...]] | None:
+    """The reservation search for a cores-only `job` spread with no node count: release `groups` in order
+    (running jobs by expected end) until `place_cores` would place it, counting as it goes the two things that
+    decide (a node it fits alone, the whole free cores) instead of probing placements. Returns the first group
+    index from `first` on after which it fits, and its parts then; None when it never fits."""
+    cost, need, member = job.cpus / ratio, job.cpus, set(pools)
+    whole = alone = 0
+    for (_, free), names in base.shapes(pools).items():
+        whole += int(free) * len(names) if free >= 1 else 0
+        alone += len(names) if free + 1e-9 >= cost else 0
+    changed: dict[str, list[Any]] = {}
+    """name -> [used cores, jobs, held exclusively, cores, has GPUs, counted (not drained, in pools)]"""
+    for i, (_, runs) in enumerate(groups):
+        for r in runs:
+            for x in r.parts:
+                c = changed.get(x.node)
+                if c is None:
+                    n = base.get(x.node)
+                    if n is None:
+                        continue
+                    c = changed[x.node] = [
+                        n.used_cpus,
+                        n.jobs,
+                        n.exclusive,
+                        n.cpus,
+                        n.gpus,
+                        not n.drained and n.pool in member,
+                    ]
+                if c[5] and not c[2]:  # its count before the release
+                    free = c[3] - c[0]
+                    whole -= int(free) if free >= 1 else 0
+                    alone -= 1 if free + 1e-9 >= cost else 0
+                c[0] += -1 * x.cpus  # model.apply(..., sign=-1), cores only
+                c[1] += -1
+                if r.exclusive:
+                    c[2] = False
+                if c[1] == 0:
+                    c[0], c[2] = 0.0, False
+                if c[5] and not c[2]:
+                    free = c[3] - c[0]
+                    whole += int(free) if free >= 1 else 0
+                    alone += 1 if free + 1e-9 >= cost else 0
+        if i >= first and (alone > 0 or whole >= need):
+            shapes = {k: v - changed.keys() for k, v in base.shapes(pools).items()}
+            for name, c in changed.items():
+                if c[5] and not c[2]:
+                    shape = (1 if c[4] else 0, c[3] - c[0])
+                    shapes.setdefault(shape, set()).add(name)
+            got = _on_shapes(job, shapes, ratio, "spread")
+            return None if got is None or got is MISS else (i, got[0])
+    return None
