@@ -31,6 +31,17 @@ class Answer:
         self.status, self.headers, self.body = status, headers, body
 
 
+def _on_the_wire(path: str) -> str:
+    """The path as a valid request target: a space, a control character (CR LF: a second, injected request), `#`
+    or a non-ASCII letter percent-encoded (a session id from a hook payload may hold any); `%` and the URL's
+    own punctuation are kept, so a caller's encoding stays as it is."""
+    if path.isascii() and path.isprintable() and " " not in path and "#" not in path:
+        return path
+    from urllib.parse import quote
+
+    return quote(path, safe="/?&=%:@!$'()*+,;~-._[]")
+
+
 def request_head(
     method: str,
     path: str,
@@ -46,6 +57,7 @@ def request_head(
 
     HTTP/1.1 requests ask the gateway to close the connection after the answer, so reading to the end of the
     stream reads exactly one answer; HTTP/1.0 (the shims, the facility stream) never gets a chunked answer."""
+    path = _on_the_wire(path)
     lines = [f"{method} {path} HTTP/1.0" if http10 else f"{method} {path} HTTP/1.1", f"Host: {host}"]
     lines.append(f"Accept: {accept}")
     if not http10:
