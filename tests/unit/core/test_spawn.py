@@ -10,7 +10,8 @@ from pathlib import Path
 from frontdesk.spawn import spawn_detached
 
 PROBE = (
-    "import os, sys; print(os.getsid(0) == os.getpid(), os.readlink('/proc/self/fd/0'), os.environ['PROBE'], flush=True);"
+    "import os, sys; print(os.getsid(0) == os.getpid(), os.readlink('/proc/self/fd/0'), os.environ['PROBE'],"
+    " flush=True);"
     "sys.stderr.write('to stderr\\n')"
 )
 
