@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from typing import Any
 
 __all__ = ["last_plan", "plan_from_lines", "plan_from_tool", "TAIL_BYTES", "MAX_STEPS"]
@@ -76,11 +77,13 @@ def last_plan(path: str | None) -> tuple[list[dict[str, str]], str] | None:
     """The last plan in a transcript file, or None (no file, unreadable, no plan in its tail)."""
     if not path:
         return None
-    try:
-        with open(path, "rb") as fh:
+    try:  # a regular file only, opened without blocking: a FIFO or a device named here must not hang the hook
+        with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC), "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                return None
             size = fh.seek(0, os.SEEK_END)
             fh.seek(max(0, size - TAIL_BYTES))
-            data = fh.read().decode("utf-8", errors="replace")
+            data = fh.read(TAIL_BYTES).decode("utf-8", errors="replace")
     except OSError:
         return None
     return plan_from_lines(data.splitlines())
