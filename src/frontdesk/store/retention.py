@@ -77,8 +77,8 @@ class Retention:
         for key in ("max_events", "batch"):
             if key in raw:
                 out = replace(out, **{key: _count(raw[key], f"{where} {key}")})
-        if out.interval_s < 1 or out.batch < 1:
-            raise ConfigError(f"{where}: interval and batch must be at least 1")
+        if out.interval_s < 1 or not 1 <= out.batch <= 100_000:
+            raise ConfigError(f"{where}: interval must be at least 1 s and batch 1 to 100000 rows")
         return out
 
 

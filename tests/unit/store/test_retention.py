@@ -97,6 +97,8 @@ def test_journal_settings_are_validated() -> None:
         ({"max_events": -1}, "whole number"),
         ({"max_events": "10"}, "whole number"),
         ({"interval": 0}, "at least 1"),
+        ({"batch": 0}, "batch 1 to 100000"),
+        ({"batch": 10**9}, "batch 1 to 100000"),
     ]:
         with pytest.raises(ConfigError, match=None) as err:
             Retention.from_section(raw)
