@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 from frontdesk.jobs.record import JobRecord
@@ -16,7 +17,7 @@ def job_record(**fields: Any) -> JobRecord:
         id=7,
         name=None,
         spec=spec if isinstance(spec, str) else json.dumps(spec),
-        context="{}",
+        context=json.dumps({"uid": os.geteuid()}),  # submitted by this process: its logs are its own
         state=JobState.COMPLETED,
         reason=None,
         backend="local",
