@@ -25,7 +25,8 @@ async def lookup(backend: SlurmBackend, keys: Sequence[str]) -> dict[str, str]:
     suffix = "@" + backend._tag_suffix()
     for bid in sorted(records, key=lambda b: int(b) if b.isdigit() else 0):
         name = records[bid].get("JobName", "")
-        comment = records[bid].get("Comment", "").strip()
+        words = records[bid].get("Comment", "").split()
+        comment = words[-1] if words else ""  # the tag is the last word (after a user's own comment)
         if comment.endswith(ARRAY_TAG + suffix):
             out.update(_array_lookup(home_path, records[bid], comment[: -len(ARRAY_TAG + suffix)], wanted))
             continue

@@ -216,7 +216,7 @@ def _inline_script(text: str, argv: list[str], copy: str) -> list[str]:
 def command_line(job: BackendJob, tag: str, array: bool = False) -> list[str]:
     """sbatch options for the command line: the sbatch shim's (name, files, --export, pass-through options).
 
-    `tag` goes into --comment (unless the user set one) so a restarted gateway finds the attempt again;
+    `tag` ends --comment (after the user's own) so a restarted gateway finds the attempt again;
     an `array`'s default output is sbatch's `slurm-%A_%a.out`."""
     given = _slurm_options(job)
     if given is None:
@@ -230,9 +230,21 @@ def command_line(job: BackendJob, tag: str, array: bool = False) -> list[str]:
     ]
     if given.error:
         out.append(f"--error={given.error}")
-    if not any(o.startswith("--comment") for o in given.options):
-        out.append(f"--comment={tag}")
-    return out + list(given.options)
+    return out + _tagged(list(given.options), tag)
+
+
+def _tagged(options: list[str], tag: str) -> list[str]:
+    """The options with frontdesk's tag last in --comment (after the user's own comment, if any): a restarted
+    gateway finds the attempt by it, and only the last word counts, so a comment cannot pose as a tag."""
+    out = list(options)
+    for i, opt in enumerate(out):
+        if opt.startswith("--comment="):
+            out[i] = f"{opt} {tag}"
+            return out
+        if opt == "--comment" and i + 1 < len(out):
+            out[i + 1] = f"{out[i + 1]} {tag}"
+            return out
+    return [f"--comment={tag}", *out]
 
 
 def _export(value: str | None) -> str:
