@@ -43,6 +43,7 @@ __all__ = ["main", "memory_cgroup_root", "parse_gpu_sample", "write_json"]
 
 SAMPLE_SECONDS = 0.1
 KILL_GRACE_SECONDS = 2.0
+NOTICE_WAIT_SECONDS = 1.0
 
 
 def write_json(path: Path, data: dict[str, Any]) -> None:
@@ -80,10 +81,13 @@ def _notify(launch: dict[str, Any]) -> None:
 
 
 def _send_end(path: str, backend_id: str) -> bool:
-    """The end notice, never blocking (a full queue or no gateway: False, and the caller falls back)."""
+    """The end notice; False (the caller falls back to HTTP) when no gateway reads the socket, or when its queue
+    stays full for NOTICE_WAIT_SECONDS (the kernel queues only net.unix.max_dgram_qlen, 10 here, datagrams)."""
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
-            sock.sendto(backend_id.encode("ascii"), socket.MSG_DONTWAIT, path)
+            sock.settimeout(NOTICE_WAIT_SECONDS)
+            sock.connect(path)  # connected: waiting to send means waiting for room in the gateway's queue
+            sock.send(backend_id.encode("ascii"))
         return True
     except OSError:
         return False

@@ -10,6 +10,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Coroutine, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -70,6 +71,65 @@ def test_the_attempts_own_shepherd_is_heard(where: Path) -> None:
 
     ch = run(go())
     assert (ch.heard, ch.ends.received, ch.ends.dropped) == (["7.1"], 1, 0)
+
+
+BURST_SEND = """
+import os, sys, time
+from frontdesk.backends import shepherd
+shepherd.NOTICE_WAIT_SECONDS = 60.0  # the test decides how long the gateway stays busy
+path, bid, ready, go, done = sys.argv[1:]
+open(ready, "w").close()
+while not os.path.exists(go):
+    time.sleep(0.005)
+ok = shepherd._send_end(path, bid)
+open(done, "w").close()
+sys.exit(not ok)
+"""
+
+
+def _queue_length() -> int:
+    try:
+        return int(Path("/proc/sys/net/unix/max_dgram_qlen").read_text())
+    except (OSError, ValueError):
+        return 10
+
+
+def test_a_burst_beyond_the_kernels_queue_waits_for_room_and_is_heard_in_full(where: Path) -> None:
+    qlen = _queue_length()
+    n = min(qlen + 15, 60)
+
+    def done() -> int:
+        return len(list(where.glob("done-*")))
+
+    async def go() -> tuple[_Channel, list[int], int]:
+        ch = _Channel(where / "ends.sock")
+        assert ch.ends.open(asyncio.get_running_loop())
+        procs = []
+        for i in range(n):
+            args = [str(ch.ends.path), f"{i}.1", str(where / f"ready-{i}"), str(where / "go"), str(where / f"done-{i}")]
+            procs.append(subprocess.Popen([sys.executable, "-c", BURST_SEND, *args]))
+            ch.shepherds[f"{i}.1"] = procs[-1].pid
+        while len(list(where.glob("ready-*"))) < n:
+            await asyncio.sleep(0.01)
+        (where / "go").touch()
+        # The gateway's loop is busy (this thread does not return to it): the kernel queues qlen notices and the
+        # other senders wait for room. Until qlen are sent and nothing more for a while, or n (no wait at all).
+        seen, quiet_since = -1, time.monotonic()
+        while time.monotonic() - quiet_since < 0.3 and done() < n:
+            if done() != seen:
+                seen, quiet_since = done(), time.monotonic()
+            time.sleep(0.01)
+        while_busy = done()
+        codes = [await asyncio.to_thread(p.wait) for p in procs]
+        await ch.settled(n)
+        ch.ends.close()
+        return ch, codes, while_busy
+
+    ch, codes, while_busy = run(go())
+    assert codes == [0] * n, "a shepherd gave up on the channel (it would fall back to HTTP)"
+    assert (ch.ends.received, ch.ends.dropped, sorted(ch.heard)) == (n, 0, sorted(f"{i}.1" for i in range(n)))
+    if qlen + 1 < n:  # the kernel queues one more than max_dgram_qlen
+        assert while_busy <= qlen + 1, "more notices went through than the kernel queues: nobody waited"
 
 
 def test_the_socket_is_owner_only_and_removed_at_close(where: Path) -> None:

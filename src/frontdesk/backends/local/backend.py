@@ -19,7 +19,7 @@ from typing import Any
 
 from frontdesk.backends.base import BackendJob, BackendStatus, Inventory, JobState, PushHint
 from frontdesk.backends.gpushare import Hold
-from frontdesk.backends.local.ends import EndNotices, usable_path
+from frontdesk.backends.local.ends import EndNotices
 from frontdesk.backends.local.files import AttemptFiles, give_job_files, holds_of, lost_result
 from frontdesk.backends.local.procs import alive, exited, mem_total, spawn_shepherd
 from frontdesk.backends.local.scheduling import FreeResources, QueuedJob, Scheduler, greedy_pick, take_gpus
@@ -139,7 +139,7 @@ class LocalBackend:
             "memory_bytes": job.memory_bytes,
             "walltime_seconds": job.walltime_seconds,
             "notify_socket": str(self.settings.socket),
-            "ends_socket": str(self.ends.path) if usable_path(self.ends.path) else None,
+            "ends_socket": str(self.ends.path) if self.ends.bound else None,
             "cgroup": f"{self.state_id}-{bid}",
             "output_max_bytes": self.output_max_bytes,
             "landlock_writable": job.extra.get("landlock_writable"),
