@@ -121,7 +121,7 @@ class WordReader:
             return ("$" + name, None, True)  # $1, $@, $?: known only at run time
         if self.env is None:
             return ("$" + name, None, True)
-        value = self.env.get(name)
+        value = self.cwd if name == "PWD" and self.cwd else self.env.get(name)  # the shell keeps PWD = cwd
         if value == DYNAMIC or (value is None and not self.env_complete):
             return ("$" + name, None, True)
         op = op or ""
@@ -134,8 +134,32 @@ class WordReader:
             return (default, None, default.startswith("$"))
         if op.startswith((":+", "+")):
             return ("", None, True)
+        cut = _removed(value or "", op) if op[:1] in ("%", "#") else None
+        if cut is not None:  # ${HOME%/}: a known value with a pattern removed is still known
+            return (cut, None, False) if cut else ("", name, False)
         if op:
             return (raw, None, True)  # substring, replacement, case changes
         if not value:
             return ("", name, False)
         return (value, None, False)
+
+
+def _removed(value: str, op: str) -> str | None:
+    """`value` after `${VAR%pat}`, `%%`, `#`, `##` (shortest/longest suffix/prefix); None for a pattern that
+    is not plain text and globs (quotes, expansions: unknown)."""
+    import fnmatch
+
+    longest = op[:2] in ("%%", "##")
+    pattern = op[2:] if longest else op[1:]
+    if any(c in pattern for c in "$`\\\"'("):
+        return None
+    cuts = range(len(value) + 1)
+    if op[0] == "%":  # suffix: the shortest match starts last
+        for i in cuts if longest else reversed(cuts):
+            if fnmatch.fnmatchcase(value[i:], pattern):
+                return value[:i]
+    else:
+        for i in reversed(cuts) if longest else cuts:
+            if fnmatch.fnmatchcase(value[:i], pattern):
+                return value[i:]
+    return value

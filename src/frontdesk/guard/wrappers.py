@@ -102,8 +102,11 @@ def unwrap(inv: Invocation) -> Iterator[Invocation]:
         yield code(" ".join(_code_text(w) for w in args), "eval")
     elif prog in ("su", "script", "sg"):
         for i, w in enumerate(args):
-            if w.text in ("-c", "--command") and i + 1 < len(args):
+            grouped = re.fullmatch(r"-[A-Za-z]*c", w.text) is not None  # -c, or -qc / -lc: c ends a flag group
+            if (w.text == "--command" or grouped) and i + 1 < len(args):
                 yield code(args[i + 1].text, f"{prog} -c")
+            elif w.text.startswith("--command="):
+                yield code(w.text.partition("=")[2], f"{prog} -c")
     elif prog in LATER:
         yield from later_commands(inv, code)
     elif prog == "xargs":
