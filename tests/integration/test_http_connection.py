@@ -66,3 +66,32 @@ def test_a_head_under_the_cap_and_a_large_body_are_taken(gw: Any) -> None:
     head = "POST /v1/jobs HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Type: application/json\r\n"
     answer = _exchange(gw.socket, (head + f"Content-Length: {len(body)}\r\n\r\n").encode() + body)
     assert _status(answer) == 200 and json.loads(answer.partition(b"\r\n\r\n")[2])["name"] == "big"
+
+
+def _head_and_some_body(sock_path: Path, request: bytes, want: bytes) -> tuple[bytes, bytes]:
+    """Send one request on a stream that stays open; read until `want` shows in the body (or 30 s)."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(30)
+        sock.connect(str(sock_path))
+        sock.sendall(request)
+        data = b""
+        while want not in data.partition(b"\r\n\r\n")[2]:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    return head.lower(), body
+
+
+def test_a_stream_to_an_http10_client_is_close_delimited_and_chunked_for_http11(gw: Any) -> None:
+    """HTTP/1.0 has no chunked coding (the shims and the facility subscription speak it): a streamed answer
+    comes as its bytes, ended by the close; an HTTP/1.1 client still gets chunks."""
+    job = gw.client.submit(spec={"command": ["true"], "name": "http10"}, context={"cwd": "/tmp"})["id"]
+    path = f"/v1/events?follow=true&job={job}".encode()
+    head, body = _head_and_some_body(gw.socket, b"GET " + path + b" HTTP/1.0\r\n\r\n", b"job.submitted")
+    assert head.startswith(b"http/1.1 200") and b"transfer-encoding" not in head, head
+    assert body.startswith((b"id:", b"event:", b"data:", b":")), body[:80]  # no chunk-size line first
+    head, body = _head_and_some_body(gw.socket, b"GET " + path + b" HTTP/1.1\r\nHost: x\r\n\r\n", b"job.submitted")
+    assert b"transfer-encoding: chunked" in head, head
+    assert body.split(b"\r\n", 1)[0].strip() and all(c in b"0123456789abcdef" for c in body.split(b"\r\n", 1)[0])

@@ -7,6 +7,10 @@
   local client could grow the gateway's memory with an endless header. The same cap is kept here: a head still
   incomplete after `HEAD_MAX` bytes is answered 400 and the connection closed, as h11 does.
 
+- **HTTP/1.0 streams.** uvicorn's httptools protocol chunks any answer without a Content-Length, whatever the
+  request's version; an HTTP/1.0 client (the shims, the facility subscription) cannot read chunks. A streamed
+  answer to an HTTP/1.0 request is sent close-delimited instead, as h11 does (`_close_delimited`).
+
 Tried and not kept: sending an answer's head and body in one `send` (uvicorn writes them apart, so a waiting
 client is woken twice): no gain in gateway CPU or throughput in interleaved runs (issue 21, docs/performance.md).
 """
@@ -65,5 +69,33 @@ def peer_protocol() -> type[Any]:
         def on_headers_complete(self) -> None:
             self._head = None
             super().on_headers_complete()
+            if self.scope.get("http_version") == "1.0" and self.cycle is not None:
+                _close_delimited(self.cycle)
 
     return CappedHeadProtocol
+
+
+_UNBOUNDED = 1 << 62
+"""The body length a close-delimited answer is allowed while it streams (uvicorn counts down from it)."""
+
+
+def _close_delimited(cycle: Any) -> None:
+    """Make uvicorn's httptools cycle send an answer without a Content-Length to an HTTP/1.0 request as its bytes,
+    ended by closing the connection (HTTP/1.0 has no chunked coding; the connection closes after it anyway)."""
+    send = cycle.send
+
+    async def send_10(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start" and not any(
+            name.lower() == b"content-length" for name, _ in message.get("headers", ())
+        ):
+            cycle.chunked_encoding = False  # uvicorn then neither adds transfer-encoding nor frames the body
+            cycle.expected_content_length = _UNBOUNDED
+        elif (
+            message["type"] == "http.response.body"
+            and not message.get("more_body", False)
+            and cycle.expected_content_length >= _UNBOUNDED >> 1
+        ):
+            cycle.expected_content_length = len(message.get("body", b""))  # the last piece ends it exactly
+        await send(message)
+
+    cycle.send = send_10
