@@ -101,12 +101,7 @@ def unwrap(inv: Invocation) -> Iterator[Invocation]:
     elif prog == "eval":
         yield code(" ".join(_code_text(w) for w in args), "eval")
     elif prog in ("su", "script", "sg"):
-        for i, w in enumerate(args):
-            grouped = re.fullmatch(r"-[A-Za-z]*c", w.text) is not None  # -c, or -qc / -lc: c ends a flag group
-            if (w.text == "--command" or grouped) and i + 1 < len(args):
-                yield code(args[i + 1].text, f"{prog} -c")
-            elif w.text.startswith("--command="):
-                yield code(w.text.partition("=")[2], f"{prog} -c")
+        yield from _dash_c(prog, args, code)
     elif prog in LATER:
         yield from later_commands(inv, code)
     elif prog == "xargs":
@@ -135,6 +130,16 @@ def unwrap(inv: Invocation) -> Iterator[Invocation]:
             yield code(text, prog)
         if words:
             yield inner(words, prog)
+
+
+def _dash_c(prog: str, args: list[Word], code: Any) -> Iterator[Invocation]:
+    """`su -c CODE`, `script -qc CODE` (c ends a flag group), `--command CODE`, `--command=CODE`."""
+    for i, w in enumerate(args):
+        grouped = re.fullmatch(r"-[A-Za-z]*c", w.text) is not None
+        if (w.text == "--command" or grouped) and i + 1 < len(args):
+            yield code(args[i + 1].text, f"{prog} -c")
+        elif w.text.startswith("--command="):
+            yield code(w.text.partition("=")[2], f"{prog} -c")
 
 
 def _sudo_env(inv: Invocation, inner: Any) -> Iterator[Invocation]:
