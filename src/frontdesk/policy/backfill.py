@@ -329,15 +329,12 @@ def _shadow(
         base = {n: work[n] for n in names}
         if isinstance(work, IndexedNodes):
             base = IndexedNodes(base)
-    groups = _release_groups(names, index)
-    lo = _first_possible(job, names, work, groups, base)
     rule = placer.cores_rule(job) if isinstance(base, IndexedNodes) and not base.odd else None
     if rule is not None:  # count releases until it fits, instead of probing placements
         assert isinstance(base, IndexedNodes)
-        found = release_until_fit(job, base, groups, lo, *rule)
-        if found is None:
-            return Reservation(job.id, math.inf, frozenset())
-        return Reservation(job.id, max(now, groups[found[0]][0]), frozenset(x.node for x in found[1]))
+        return _shadow_by_counts(job, names, work, base, index, rule, now)
+    groups = _release_groups(names, index)
+    lo = _first_possible(job, names, work, groups, base)
 
     # More releases never make a placement impossible: gallop forward from `lo`, then bisect. Each probe is a
     # copy-on-write layer over the state it starts from, so only the nodes a release touches are copied.
@@ -365,6 +362,30 @@ def _shadow(
         else:
             hi, p = mid, got
     return Reservation(job.id, max(now, groups[hi][0]), frozenset(x.node for x in p.parts))
+
+
+def _shadow_by_counts(
+    job: JobView,
+    names: list[str],
+    work: Mapping[str, NodeView],
+    base: IndexedNodes,
+    index: Mapping[str, list[RunningView]],
+    rule: tuple[Sequence[str], float],
+    now: float,
+) -> Reservation:
+    """`_shadow` for a job `shapes.release_until_fit` answers; a state's answer is kept (a pass that starts
+    nothing leaves the next pass the same state, running jobs and planned ones)."""
+    memo, key = base.layout.memo, (base.version, job.cpus, job.job_class, tuple(rule[0]), rule[1])
+    if key not in memo:
+        if len(memo) > 64:
+            memo.clear()
+        groups = _release_groups(names, index)
+        found = release_until_fit(job, base, groups, _first_possible(job, names, work, groups, base), *rule)
+        memo[key] = None if found is None else (groups[found[0]][0], frozenset(x.node for x in found[1]))
+    got = memo[key]
+    if got is None:
+        return Reservation(job.id, math.inf, frozenset())
+    return Reservation(job.id, max(now, got[0]), got[1])
 
 
 def _release_groups(names: list[str], index: Mapping[str, list[RunningView]]) -> list[tuple[float, list[RunningView]]]:

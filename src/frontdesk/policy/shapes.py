@@ -14,9 +14,9 @@ caller then scans as before.
 
 from __future__ import annotations
 
-import heapq
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+import itertools
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
@@ -43,6 +43,9 @@ class Layout:
     names: tuple[str, ...]
     by_pool: Mapping[str, tuple[str, ...]]
     gpu_models: frozenset[str]
+    memo: dict[Hashable, Any] = field(default_factory=dict, compare=False)
+    """Answers worked out for one state (keyed by its `IndexedNodes.version`): a reservation search a pass
+    repeats when nothing started or ended since the last one."""
 
     @staticmethod
     def of(nodes: Iterable[NodeView]) -> Layout:
@@ -57,6 +60,9 @@ class Layout:
         return Layout(tuple(names), {p: tuple(v) for p, v in by_pool.items()}, frozenset(models))
 
 
+_VERSIONS = itertools.count(1)
+
+
 class IndexedNodes(dict[str, NodeView]):
     """Nodes by name, with the usable ones filed by pool and shape, and the free totals (cores, GPUs, memory)."""
 
@@ -65,13 +71,17 @@ class IndexedNodes(dict[str, NodeView]):
     """name -> (pool, shape, free GPUs, free memory) while usable, else None"""
     _buckets: dict[str, dict[Shape, set[str]]]
     _odd: set[str]
+    _sorted: dict[tuple[str, Shape], list[str]]
+    """(pool, shape) -> its names in order, kept until that shape's set changes"""
     totals: list[float]
     """Free cores, GPUs and memory of the usable nodes."""
+    version: int
+    """Unique to the state: a new number at every change (a planning copy keeps its original's until changed)."""
 
     def __init__(self, nodes: Mapping[str, NodeView], layout: Layout | None = None) -> None:
         super().__init__(nodes)
         self.layout = layout or Layout.of(nodes.values())
-        self._key, self._buckets, self._odd = {}, {}, set()
+        self._key, self._buckets, self._odd, self._sorted = {}, {}, set(), {}
         self.totals = [0.0, 0.0, 0.0]
         for name in self:
             self.touched(name)
@@ -82,6 +92,8 @@ class IndexedNodes(dict[str, NodeView]):
         dict.update(new, self)
         new.layout, new._key, new._odd, new.totals = self.layout, dict(self._key), set(self._odd), list(self.totals)
         new._buckets = {p: {k: set(s) for k, s in b.items()} for p, b in self._buckets.items()}
+        new.version = self.version
+        new._sorted = dict(self._sorted)
         return new
 
     def apply(self, parts: tuple[Part, ...], exclusive: bool, sign: int = 1) -> None:
@@ -92,12 +104,14 @@ class IndexedNodes(dict[str, NodeView]):
 
     def touched(self, name: str) -> None:
         """Re-file node `name` after it changed (or was replaced)."""
+        self.version = next(_VERSIONS)
         old = self._key.get(name)
         t = self.totals
         if old is not None:
             pool, shape, gfree, mfree = old
             filed = self._buckets[pool][shape]
             filed.discard(name)
+            self._sorted.pop((pool, shape), None)
             if not filed:
                 del self._buckets[pool][shape]
             t[0] -= shape[1]
@@ -116,6 +130,7 @@ class IndexedNodes(dict[str, NodeView]):
             return
         shape = (1 if n.gpus else 0, free)
         self._key[name] = (n.pool, shape, gfree, mfree)
+        self._sorted.pop((n.pool, shape), None)
         by_shape = self._buckets.get(n.pool)
         if by_shape is None:
             by_shape = self._buckets[n.pool] = {}
@@ -127,6 +142,13 @@ class IndexedNodes(dict[str, NodeView]):
         t[0] += free
         t[1] += gfree
         t[2] += mfree
+
+    def ordered(self, pool: str, shape: Shape) -> list[str]:
+        """The names of `pool`'s nodes of `shape`, in order."""
+        got = self._sorted.get((pool, shape))
+        if got is None:
+            got = self._sorted[(pool, shape)] = sorted(self._buckets[pool][shape])
+        return got
 
     def filed(self, name: str) -> tuple[str, float] | None:
         """(pool, free cores) of a usable node, else None."""
@@ -172,42 +194,75 @@ def place_cores(
         or nodes.odd
     ):
         return MISS
-    shapes = nodes.shapes(pools)
-    if exclude:
-        shapes = {k: s - exclude for k, s in shapes.items()}
-    return _on_shapes(job, shapes, oversubscribe if job.job_class == "agent" else 1.0, allocation)
+    ratio = oversubscribe if job.job_class == "agent" else 1.0
+    if len(pools) == 1:  # the index's own sets, and their names in order (kept until the set changes)
+        pool = pools[0]
+        entries = [(shape, names, pool) for shape, names in nodes._buckets.get(pool, {}).items()]
+        return _on_shapes(job, entries, nodes.ordered, exclude, ratio, allocation)
+    merged = [(shape, names, "") for shape, names in nodes.shapes(pools).items()]
+    return _on_shapes(job, merged, _sorted_of(merged), exclude, ratio, allocation)
 
 
-def _on_shapes(job: JobView, shapes: Mapping[Shape, set[str]], ratio: float, allocation: str) -> Parts | _Miss | None:
+Entry = tuple[Shape, "set[str]", str]
+"""(shape, the names of that shape, their pool)"""
+
+
+def _sorted_of(entries: Sequence[Entry]) -> Callable[[str, Shape], list[str]]:
+    by_shape = {shape: names for shape, names, _ in entries}
+    return lambda _pool, shape: sorted(by_shape[shape])
+
+
+def _on_shapes(
+    job: JobView,
+    entries: Sequence[Entry],
+    ordered: Callable[[str, Shape], list[str]],
+    exclude: frozenset[str],
+    ratio: float,
+    allocation: str,
+) -> Parts | _Miss | None:
+    """`placement.place` over the named nodes by shape, less `exclude`; `ordered(pool, shape)` lists a
+    shape's names in order."""
+    counted = []
+    for shape, names, pool in entries:
+        n = len(names) - (len(exclude & names) if exclude else 0)
+        if n > 0:
+            counted.append((shape, n, pool))
     if job.nodes <= 1:
         cost = job.cpus / ratio
         # _single: the fullest node that fits (CPU-only nodes first), then by name
         best: tuple[int, float, str] | None = None
-        for (gpu, free), names in shapes.items():
-            if free + 1e-9 < cost or not names:
+        for (gpu, free), _, pool in counted:
+            if free + 1e-9 < cost:
                 continue
-            key = (gpu, free - cost, min(names))
+            first = next(n for n in ordered(pool, (gpu, free)) if n not in exclude)
+            key = (gpu, free - cost, first)
             if best is None or key < best:
                 best = key
         if best is not None:
             return (Part(best[2], cost, 0, 0),), False
         if allocation == "pack":
             return MISS  # whether it fits a single node's shape at all: scan
-    return _spread_cores(job, shapes)
+    return _spread_cores(job, counted, ordered, exclude)
 
 
-def _spread_cores(job: JobView, shapes: Mapping[Shape, set[str]]) -> Parts | None:
+def _spread_cores(
+    job: JobView,
+    counted: Sequence[tuple[Shape, int, str]],
+    ordered: Callable[[str, Shape], list[str]],
+    exclude: frozenset[str],
+) -> Parts | None:
     """`placement._spread_cores`: nodes with a free core or more, most free first (CPU-only nodes first),
     by name within a shape."""
-    usable = sorted((gpu, -free, free, names) for (gpu, free), names in shapes.items() if free >= 1 and names)
-    if sum(int(free) * len(names) for _, _, free, names in usable) < job.cpus:
+    usable = sorted((gpu, -free, free, n, pool) for (gpu, free), n, pool in counted if free >= 1)
+    if sum(int(free) * n for _, _, free, n, _ in usable) < job.cpus:
         return None
     parts: list[Part] = []
     rem = job.cpus
-    for _, _, free, names in usable:
+    for gpu, _, free, _, pool in usable:
         take = int(free)
-        k = -(-rem // take)  # nodes this shape must give at most
-        for name in heapq.nsmallest(k, names) if len(names) > k else sorted(names):
+        for name in ordered(pool, (gpu, free)):
+            if name in exclude:
+                continue
             c = min(rem, take)
             parts.append(Part(name, float(c), 0, 0))
             rem -= c
@@ -273,6 +328,7 @@ def release_until_fit(
                 if c[5] and not c[2]:
                     shape = (1 if c[4] else 0, c[3] - c[0])
                     shapes.setdefault(shape, set()).add(name)
-            got = _on_shapes(job, shapes, ratio, "spread")
+            entries = [(shape, names, "") for shape, names in shapes.items()]
+            got = _on_shapes(job, entries, _sorted_of(entries), frozenset(), ratio, "spread")
             return None if got is None or got is MISS else (i, got[0])
     return None
