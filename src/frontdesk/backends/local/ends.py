@@ -65,14 +65,14 @@ class EndNotices:
             return False
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)  # before bind: every datagram carries them
+            sock.setblocking(False)
             self.path.unlink(missing_ok=True)
             old = os.umask(0o177)
             try:
                 sock.bind(str(self.path))
             finally:
                 os.umask(old)
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
-            sock.setblocking(False)
         except OSError as exc:
             sock.close()
             log.warning("no end-notice socket at %s (%s): shepherds notify over HTTP", self.path, exc)
