@@ -60,7 +60,7 @@ class FastSubmit:
             answer = self.on_error(self.access, caller, "POST", scope["path"], exc)
         else:
             answer = Response(_ANSWER.dump_json(result), media_type="application/json")
-        await answer(scope, _replay([], receive), send)
+        await answer(scope, receive, send)
 
 
 async def _read_body(receive: Receive) -> tuple[list[Message], bytes | None]:
