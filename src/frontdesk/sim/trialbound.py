@@ -186,3 +186,18 @@ def trial_bound(jobs: Sequence[Blocking], trials: Sequence[Arrival], procs: int,
         late_at_least(jobs, trials, procs, budget, 30.0),
         p95_lower_bound(jobs, trials, procs, budget),
     )
+
+
+def dodge_budget(jobs: Sequence[Blocking], trials: Sequence[Arrival], procs: int) -> float:
+    """The smallest delay budget (to 1 %) under which the bound no longer forces p95 over 30 s: how much a
+    schedule that knew when the trials come would have to delay the wide jobs to start them between floods."""
+    need = len(trials) - math.floor((len(trials) - 1) * 0.95)
+    if not trials or late_at_least(jobs, trials, procs, 0.0, 30.0) < need:
+        return 0.0
+    lo, hi = 0.0, 1.0
+    while late_at_least(jobs, trials, procs, hi, 30.0) >= need:
+        lo, hi = hi, hi * 2
+    while hi - lo > 0.01 * hi:
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if late_at_least(jobs, trials, procs, mid, 30.0) >= need else (lo, mid)
+    return hi

@@ -11,6 +11,7 @@ from frontdesk.sim.trialbound import (
     Arrival,
     Blocking,
     delay_budget,
+    dodge_budget,
     inputs,
     late_at_least,
     p95_lower_bound,
@@ -54,6 +55,12 @@ def test_p95_floor_is_below_the_p95_of_the_forced_waits() -> None:
     assert p95_lower_bound(FULL, TRIALS, 4, 1e9) == 0.0
     b = trial_bound(FULL, TRIALS, 4, 0.0)
     assert (b.trials, b.blocking, b.late_30, b.late_30_share) == (9, 1, 9, 1.0)
+
+
+def test_dodging_the_trials_needs_the_delay_past_the_last_caught_trial() -> None:
+    """9 trials; p95 <= 30 s allows 1 late one. Start at 800: only the trial at 900 is caught (budget 0.8)."""
+    assert dodge_budget(FULL, TRIALS, 4) == pytest.approx(0.8, rel=0.02)
+    assert dodge_budget([Blocking(0.0, 1000.0, 3)], TRIALS, 4) == 0.0
 
 
 def _mixed(seed: int) -> Workload:
