@@ -37,6 +37,7 @@ __all__ = [
     "Blocking",
     "TrialBound",
     "delay_budget",
+    "dodge_budget",
     "inputs",
     "late_at_least",
     "p95_lower_bound",
