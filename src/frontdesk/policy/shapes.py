@@ -14,6 +14,7 @@ caller then scans as before.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -72,7 +73,8 @@ class IndexedNodes(dict[str, NodeView]):
     _buckets: dict[str, dict[Shape, set[str]]]
     _odd: set[str]
     _sorted: dict[tuple[str, Shape], list[str]]
-    """(pool, shape) -> its names in order, kept until that shape's set changes"""
+    """(pool, shape) -> its names in order, once asked for (then kept in order as nodes come and go)"""
+    _owned: set[tuple[str, Shape]]
     totals: list[float]
     """Free cores, GPUs and memory of the usable nodes."""
     version: int
@@ -81,7 +83,7 @@ class IndexedNodes(dict[str, NodeView]):
     def __init__(self, nodes: Mapping[str, NodeView], layout: Layout | None = None) -> None:
         super().__init__(nodes)
         self.layout = layout or Layout.of(nodes.values())
-        self._key, self._buckets, self._odd, self._sorted = {}, {}, set(), {}
+        self._key, self._buckets, self._odd, self._sorted, self._owned = {}, {}, set(), {}, set()
         self.totals = [0.0, 0.0, 0.0]
         for name in self:
             self.touched(name)
@@ -93,7 +95,7 @@ class IndexedNodes(dict[str, NodeView]):
         new.layout, new._key, new._odd, new.totals = self.layout, dict(self._key), set(self._odd), list(self.totals)
         new._buckets = {p: {k: set(s) for k, s in b.items()} for p, b in self._buckets.items()}
         new.version = self.version
-        new._sorted = dict(self._sorted)
+        new._sorted, new._owned = dict(self._sorted), set()
         return new
 
     def apply(self, parts: tuple[Part, ...], exclusive: bool, sign: int = 1) -> None:
@@ -111,9 +113,12 @@ class IndexedNodes(dict[str, NodeView]):
             pool, shape, gfree, mfree = old
             filed = self._buckets[pool][shape]
             filed.discard(name)
-            self._sorted.pop((pool, shape), None)
             if not filed:
                 del self._buckets[pool][shape]
+                self._sorted.pop((pool, shape), None)
+            elif (pool, shape) in self._sorted:
+                names = self._own((pool, shape))
+                del names[bisect.bisect_left(names, name)]
             t[0] -= shape[1]
             t[1] -= gfree
             t[2] -= mfree
@@ -130,7 +135,8 @@ class IndexedNodes(dict[str, NodeView]):
             return
         shape = (1 if n.gpus else 0, free)
         self._key[name] = (n.pool, shape, gfree, mfree)
-        self._sorted.pop((n.pool, shape), None)
+        if (n.pool, shape) in self._sorted:
+            bisect.insort(self._own((n.pool, shape)), name)
         by_shape = self._buckets.get(n.pool)
         if by_shape is None:
             by_shape = self._buckets[n.pool] = {}
@@ -143,11 +149,19 @@ class IndexedNodes(dict[str, NodeView]):
         t[1] += gfree
         t[2] += mfree
 
+    def _own(self, key: tuple[str, Shape]) -> list[str]:
+        """This copy's own ordered list for `key` (a planning copy shares its original's until it changes one)."""
+        if key not in self._owned:
+            self._sorted[key] = list(self._sorted[key])
+            self._owned.add(key)
+        return self._sorted[key]
+
     def ordered(self, pool: str, shape: Shape) -> list[str]:
         """The names of `pool`'s nodes of `shape`, in order."""
         got = self._sorted.get((pool, shape))
         if got is None:
             got = self._sorted[(pool, shape)] = sorted(self._buckets[pool][shape])
+            self._owned.add((pool, shape))
         return got
 
     def filed(self, name: str) -> tuple[str, float] | None:
