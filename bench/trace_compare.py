@@ -263,8 +263,8 @@ def agent_nodes_table(path: Path, jobs: int | None, cores: int) -> None:
     both = _hpc_agent(run(mixed, "frontdesk", AgentNodes(n, cores)).records, large_from)
     ratios = " ".join(f"{both[k] / alone[k]:.3f}" if alone[k] else "-" for k in range(4))
     print(
-        f"{wl.name:<34}{wl.machine.procs:>6}{n:>4} x {cores:<4}{both[4]:>8.0f}s{both[7]:>8.1%}"
-        f"{alone[0]:>9.2f}{both[0]:>9.2f}{alone[3]:>10.0f}s{both[3]:>10.0f}s   {ratios}"
+        f"{wl.name:<34}{wl.machine.procs:>6}{n:>7} x {cores:<4}{both[4]:>9.0f}s{both[7]:>8.1%}"
+        f"{alone[0]:>15.2f}{both[0]:>9.2f}{alone[3]:>18.0f}s{both[3]:>10.0f}s   {ratios}"
         f"{time.process_time() - t0:>7.1f}",
         flush=True,
     )
@@ -290,8 +290,10 @@ def main() -> int:
     if args.rlscheduler:
         return rl_table(paths)
     if args.agent_nodes:
-        print(f"{'trace':<34}{'procs':>6}{'agent nodes':>12}{'trial p95':>9}{'<=30s':>8}{'hpc bsld alone':>15}")
-        print(f"{'':<34}{'':>6}{'':>12}{'':>9}{'':>8}{'/ +agents':>15}  large wait alone / +agents   ratios")
+        head = (
+            f"{'trace':<34}{'procs':>6}{'agent nodes':>14}{'trial p95':>10}{'<=30s':>8}{'hpc bsld alone, +agents':>24}"
+        )
+        print(head + "  large-hpc wait alone, +agents   (+agents / alone: bsld, wait, large bsld, large wait)  CPU s")
         for p in paths:
             agent_nodes_table(p, args.jobs, args.agent_nodes)
         return 0
