@@ -13,8 +13,8 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from frontdesk.policy.model import JobView, NodeView, Part, Placement, RunningView, apply
-from frontdesk.policy.shapes import IndexedNodes, release_until_fit
+from frontdesk.policy.model import JobView, NodeView, Placement, RunningView
+from frontdesk.policy.shadow import Reservation, _CopyOnWrite, _shadow
 
 __all__ = ["AgentRules", "Placer", "Reservation", "backfill"]
 
@@ -29,20 +29,12 @@ class Placer(Protocol):
         """Jobs with equal signatures fit or fail alike on the same nodes."""
 
     def place(self, job: JobView, nodes: Mapping[str, NodeView], exclude: frozenset[str]) -> Placement | None:
-        """A placement on `nodes` avoiding `exclude`, or None."""
+        """A placement on `nodes` avoiding `exclude`, or None. A placement that uses no excluded node is the
+        one found without `exclude` (the pass relies on it: placing a job off the reservation at once)."""
 
     def cores_rule(self, job: JobView) -> tuple[Sequence[str], float] | None:
         """(pools, core ratio) when `place` is `shapes.place_cores(job, nodes, pools, exclude, "spread",
         ratio)` on indexed nodes (a cores-only job, spread, no node count, no borrowing), else None."""
-
-
-@dataclass(frozen=True)
-class Reservation:
-    """The blocked head job of one queue: when it is expected to start and on which nodes."""
-
-    job_id: str
-    shadow: float
-    nodes: frozenset[str]
 
 
 @dataclass(frozen=True)
@@ -137,17 +129,7 @@ class _Pass:
         agent = self._agent(job)
         if not (self.slice.agent_fits(key, job.cpus) if agent else self.slice.batch_fits(key, job.cpus)):
             return False
-        sig = self.placer.signature(job)
-        # Planning only ever takes capacity, so what failed once in this pass fails again; and a job asking
-        # more than the whole cluster has free cannot be placed anywhere (checked before any node is scanned).
-        ok = sig not in self.failed and self.work.may_fit(job)
-        p = self.placer.place(job, self.work.nodes, frozenset()) if ok else None
-        if p is None:
-            self.failed.add(sig)
-        elif res is not None and any(x.node in res.nodes for x in p.parts) and not self._may_fill(job, res, p):
-            p = None if (key, sig) in self.excluded_failed else self.placer.place(job, self.work.nodes, res.nodes)
-            if p is None:
-                self.excluded_failed.add((key, sig))
+        p = self._placement(job, key, res, agent)
         if p is None:
             return False
         if res is not None and agent and key in self.held:
@@ -164,6 +146,30 @@ class _Pass:
             for x in p.parts:
                 self.index.setdefault(x.node, []).append(view)
         return True
+
+    def _placement(self, job: JobView, key: str, res: Reservation | None, agent: bool) -> Placement | None:
+        """Where `job` may start now without delaying `res`, or None."""
+        sig = self.placer.signature(job)
+        # Planning only ever takes capacity, so what failed once in this pass fails again; and a job asking
+        # more than the whole cluster has free cannot be placed anywhere (checked before any node is scanned).
+        ok = sig not in self.failed and self.work.may_fit(job)
+        if ok and res is not None and not agent and self.now + job.walltime_s > res.shadow:
+            # A batch job ending after the shadow time may use no reserved node: placed off them at once (a
+            # placement that touches none of them is the same either way, so nothing is decided otherwise).
+            if (key, sig) in self.excluded_failed:
+                return None
+            p = self.placer.place(job, self.work.nodes, res.nodes)
+            if p is None:
+                self.excluded_failed.add((key, sig))
+            return p
+        p = self.placer.place(job, self.work.nodes, frozenset()) if ok else None
+        if p is None:
+            self.failed.add(sig)
+        elif res is not None and any(x.node in res.nodes for x in p.parts) and not self._may_fill(job, res, p):
+            p = None if (key, sig) in self.excluded_failed else self.placer.place(job, self.work.nodes, res.nodes)
+            if p is None:
+                self.excluded_failed.add((key, sig))
+        return p
 
     def _may_fill(self, job: JobView, res: Reservation, p: Placement) -> bool:
         """Whether `job` may run on `res`'s nodes. A batch job: when it ends before the shadow time. Agent
@@ -264,174 +270,3 @@ class _Slices:
             t[1] -= cpus
             if agent:
                 t[2] += cpus
-
-
-class _CopyOnWrite:
-    """A planning view of the nodes that copies a node only when a placement changes it. Over `IndexedNodes`
-    (the simulator's) the view is indexed too: its index is copied, and follows every change."""
-
-    def __init__(self, nodes: Mapping[str, NodeView]) -> None:
-        self.nodes: dict[str, NodeView] = nodes.planning_copy() if isinstance(nodes, IndexedNodes) else dict(nodes)
-        self.owned: set[str] = set()
-        self._totals: list[float] | None = None
-
-    def may_fit(self, job: JobView) -> bool:
-        """A necessary condition for any placement: the cluster has that much free in all (agent jobs may
-        share cores 1:16 at most, the largest ratio)."""
-        nodes = self.nodes
-        if isinstance(nodes, IndexedNodes) and not nodes.odd:
-            self._totals = nodes.totals
-        elif self._totals is None:
-            cpus = gpus = memory = 0.0
-            for n in nodes.values():  # max(0, free) inlined: this loop runs over every node, every pass
-                if not n.drained and not n.exclusive:
-                    c, g, m = n.cpus - n.used_cpus, n.gpus - n.used_gpus, n.memory_bytes - n.used_memory
-                    cpus += c if c > 0 else 0.0
-                    gpus += g if g > 0 else 0
-                    memory += m if m > 0 else 0
-            self._totals = [cpus, gpus, memory]
-        cost = job.cpus / 16.0 if job.job_class == "agent" else float(job.cpus)
-        cpus, gpus, memory = self._totals
-        return cost <= cpus + 1e-9 and job.gpus <= gpus and job.memory_bytes <= memory
-
-    def apply(self, parts: tuple[Part, ...], exclusive: bool, sign: int) -> None:
-        nodes = self.nodes
-        for x in parts:
-            if x.node not in self.owned and x.node in nodes:
-                nodes[x.node] = nodes[x.node].copy()
-                self.owned.add(x.node)
-        mine = tuple(x for x in parts if x.node in nodes)
-        if isinstance(nodes, IndexedNodes):
-            self._totals = None
-            nodes.apply(mine, exclusive, sign)
-            return
-        if self._totals is not None and sign > 0:  # planning only takes: parts hold what they take
-            for x in mine:
-                self._totals[0] -= x.cpus
-                self._totals[1] -= x.gpus
-                self._totals[2] -= x.memory_bytes
-        else:
-            self._totals = None
-        apply(nodes, mine, exclusive, sign)
-
-
-def _shadow(
-    job: JobView,
-    work: Mapping[str, NodeView],
-    index: Mapping[str, list[RunningView]],
-    placer: Placer,
-    now: float,
-) -> Reservation:
-    """When and where `job` could start if the running jobs on its candidate nodes end as expected."""
-    names = [n for n in placer.candidates(job) if n in work]
-    base: Mapping[str, NodeView] = work
-    if not (isinstance(work, IndexedNodes) and len(names) == len(work)):  # else: the candidates are all of work
-        base = {n: work[n] for n in names}
-        if isinstance(work, IndexedNodes):
-            base = IndexedNodes(base)
-    rule = placer.cores_rule(job) if isinstance(base, IndexedNodes) and not base.odd else None
-    if rule is not None:  # count releases until it fits, instead of probing placements
-        assert isinstance(base, IndexedNodes)
-        return _shadow_by_counts(job, names, work, base, index, rule, now)
-    groups = _release_groups(names, index)
-    lo = _first_possible(job, names, work, groups, base)
-
-    # More releases never make a placement impossible: gallop forward from `lo`, then bisect. Each probe is a
-    # copy-on-write layer over the state it starts from, so only the nodes a release touches are copied.
-    state = _CopyOnWrite(base)
-    _release(groups, state, 0, lo - 1)
-    done, step = lo - 1, 1
-    p: Placement | None = None
-    while p is None:
-        target = min(len(groups) - 1, done + step)
-        if target <= done:
-            return Reservation(job.id, math.inf, frozenset())
-        probe = _CopyOnWrite(state.nodes)
-        _release(groups, probe, done + 1, target)
-        p = placer.place(job, probe.nodes, frozenset())
-        if p is None:
-            state, done, step = probe, target, step * 2
-    lo, hi = done + 1, target
-    while lo < hi:
-        mid = (lo + hi) // 2
-        probe = _CopyOnWrite(state.nodes)
-        _release(groups, probe, done + 1, mid)
-        got = placer.place(job, probe.nodes, frozenset())
-        if got is None:
-            lo = mid + 1
-        else:
-            hi, p = mid, got
-    return Reservation(job.id, max(now, groups[hi][0]), frozenset(x.node for x in p.parts))
-
-
-def _shadow_by_counts(
-    job: JobView,
-    names: list[str],
-    work: Mapping[str, NodeView],
-    base: IndexedNodes,
-    index: Mapping[str, list[RunningView]],
-    rule: tuple[Sequence[str], float],
-    now: float,
-) -> Reservation:
-    """`_shadow` for a job `shapes.release_until_fit` answers; a state's answer is kept (a pass that starts
-    nothing leaves the next pass the same state, running jobs and planned ones)."""
-    memo, key = base.layout.memo, (base.version, job.cpus, job.job_class, tuple(rule[0]), rule[1])
-    if key not in memo:
-        if len(memo) > 64:
-            memo.clear()
-        groups = _release_groups(names, index)
-        found = release_until_fit(job, base, groups, _first_possible(job, names, work, groups, base), *rule)
-        memo[key] = None if found is None else (groups[found[0]][0], frozenset(x.node for x in found[1]))
-    got = memo[key]
-    if got is None:
-        return Reservation(job.id, math.inf, frozenset())
-    return Reservation(job.id, max(now, got[0]), got[1])
-
-
-def _release_groups(names: list[str], index: Mapping[str, list[RunningView]]) -> list[tuple[float, list[RunningView]]]:
-    """The running jobs on these nodes, grouped by expected end, earliest first."""
-    seen: dict[str, RunningView] = {}
-    for n in names:
-        for r in index.get(n, ()):
-            seen[r.id] = r
-    groups: list[tuple[float, list[RunningView]]] = []
-    for r in sorted(seen.values(), key=lambda r: r.expected_end):
-        if groups and groups[-1][0] == r.expected_end:
-            groups[-1][1].append(r)
-        else:
-            groups.append((r.expected_end, [r]))
-    return groups
-
-
-def _first_possible(
-    job: JobView,
-    names: list[str],
-    work: Mapping[str, NodeView],
-    groups: list[tuple[float, list[RunningView]]],
-    nodes: Mapping[str, NodeView],
-) -> int:
-    """The first release group after which enough cores and GPUs are back (a cheap necessary condition)."""
-    free_cpus = free_gpus = 0.0
-    for name in names:  # the properties, inlined: this loop runs over every candidate node
-        node = work[name]
-        c = node.cpus - node.used_cpus
-        free_cpus += c if c > 0 else 0.0
-        if not node.drained:
-            free_gpus += node.gpus - node.used_gpus
-    need_cpus = job.cpus / 16.0 if job.job_class == "agent" else float(job.cpus)  # 16: the largest ratio
-    lo = 0
-    while lo < len(groups) and (free_cpus + 1e-9 < need_cpus or free_gpus < job.gpus):
-        for r in groups[lo][1]:
-            for x in r.parts:
-                if x.node in nodes:
-                    free_cpus += x.cpus
-                    free_gpus += x.gpus
-        lo += 1
-    return max(0, lo - 1)
-
-
-def _release(groups: list[tuple[float, list[RunningView]]], state: _CopyOnWrite, first: int, last: int) -> None:
-    """Take the release groups first..last (inclusive) off `state`."""
-    for _, rs in groups[first : last + 1]:
-        for r in rs:
-            state.apply(r.parts, r.exclusive, -1)
