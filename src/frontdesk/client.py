@@ -13,11 +13,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlencode
 
-from frontdesk.errors import Forbidden, FrontdeskError, GatewayUnavailable, UserError, from_payload
+from frontdesk.errors import Forbidden, FrontdeskError, GatewayGone, GatewayUnavailable, UserError, from_payload
 from frontdesk.wire import request_head
 
 MAX_WAIT_S = 7 * 86400
 """The longest wait a gateway takes (POST /v1/wait's bound)."""
+RESEND_FOR_S = 30.0
+"""How long a submission whose gateway went away before answering is sent again (`Client.resend_on_gone`)."""
 TYPE_CHECKING = False  # typing costs a fresh process ~1.5 ms: annotations only (the CLI's hot path)
 if TYPE_CHECKING:
     from typing import Any
@@ -177,6 +179,12 @@ class Client:
         try:
             sock.sendall(head + data)
             return _Response(sock)
+        except TimeoutError:  # connected: the gateway may have read the request, and acted on it
+            sock.close()
+            raise GatewayGone(f"gateway at {self._where()} did not answer in time") from None
+        except (OSError, ValueError) as exc:
+            sock.close()
+            raise GatewayGone(f"the gateway at {self._where()} went away before answering: {exc}") from None
         except BaseException:
             sock.close()
             raise
@@ -207,7 +215,7 @@ class Client:
         try:
             raw = resp.read()
         except (OSError, ValueError) as exc:
-            raise GatewayUnavailable(f"the gateway went away mid-answer: {exc}") from None
+            raise GatewayGone(f"the gateway went away mid-answer: {exc}") from None
         finally:
             resp.close()
         try:
@@ -242,8 +250,30 @@ class Client:
         else:
             body["spec_text"] = spec_text
             body["format"] = fmt
-        result: dict[str, Any] = self.request("POST", "/v1/jobs", body)
+        body["context"].setdefault("request_id", os.urandom(12).hex())
+        result: dict[str, Any] = self.resend_on_gone("POST", "/v1/jobs", body)
         return result
+
+    def resend_on_gone(self, method: str, path: str, body: Any) -> Any:
+        """A request the gateway recognises when it comes again (a submission's request id): when the gateway
+        went away after it was sent (killed before answering, a restart), it is sent again, with backoff, until
+        a gateway answers or `RESEND_FOR_S` have passed, so the caller learns what became of it instead of
+        retrying by hand and making a second job. A gateway that was never reached fails at once, as before."""
+        import time
+
+        deadline, delay = 0.0, 0.2
+        while True:
+            try:
+                return self.request(method, path, body)
+            except GatewayUnavailable as exc:
+                if not deadline:
+                    if not isinstance(exc, GatewayGone):
+                        raise
+                    deadline = time.monotonic() + RESEND_FOR_S
+                if time.monotonic() + delay > deadline:
+                    raise
+                time.sleep(delay)
+                delay = min(delay * 2, 2.0)
 
     def job(self, job_id: int | str) -> dict[str, Any]:
         """One job's record."""

@@ -37,6 +37,7 @@ __all__ = [
     "Denied",
     "Forbidden",
     "FrontdeskError",
+    "GatewayGone",
     "GatewayUnavailable",
     "HostUnreachable",
     "NotFound",
@@ -139,6 +140,11 @@ class RendezvousRefused(GatewayUnavailable):
     """The socket (or its directory) belongs to an untrusted user or others may replace it: nothing was sent."""
 
     code = "rendezvous"
+
+
+class GatewayGone(GatewayUnavailable):
+    """The gateway went away after the request was sent: it may have been carried out (a submission is sent
+    again with its request id, which finds the job it made)."""
 
 
 class HostUnreachable(FrontdeskError):

@@ -160,6 +160,8 @@ class Gateway:
     # -- submission -----------------------------------------------------------------------------------
     async def submit(self, spec: JobSpec, ctx: SubmitContext) -> dict[str, Any]:
         """Accept a job: idempotency, dependencies, plug-ins, store, then hand it to the backend."""
+        if ctx.request_id and (sent := self.store.by_request(ctx.principal, ctx.request_id)) is not None:
+            return {**job_record(sent), "warnings": [], "duplicate": True}  # the same request, sent again
         spec = keyed(spec, ctx, self.plugins)  # issue 18: a session's replayed turn gets the job it made
         if spec.idempotency_key:
             row = self.store.by_idempotency_key(spec.idempotency_key)
@@ -169,17 +171,22 @@ class Gateway:
         admission = admit(self.plugins, spec, ctx)
         context = stored_context(ctx, self.settings.section("env"))
         columns = job_columns(spec, ctx, deps, admission, context, time.time())
+        if ctx.request_id:
+            columns["request_id"] = ctx.request_id
         if spec.is_array:  # a parent row and its tasks in one transaction (core/arrays.py)
             return await arrays.accept_array(self, spec, ctx, columns, admission, deps)
         try:
             with self.store.transaction():  # the row and its events in one commit, sent once stored
                 rec = self.store.insert_job_record(**columns, backend=self.backend.name)
                 stored = [self.store.append_event(e) for e in submitted_events(rec.id, spec, ctx, admission)]
-        except sqlite3.IntegrityError:
+        except sqlite3.IntegrityError:  # the same key or request stored meanwhile by a concurrent call
             row = self.store.by_idempotency_key(spec.idempotency_key or "")
+            if row is None and ctx.request_id:
+                row = self.store.by_request(ctx.principal, ctx.request_id)
             if row is None:
                 raise
             return {**job_record(row), "warnings": [], "duplicate": True}
+        faults.point("after_job_stored")  # stored, not answered: the client sends it again (tests/faults)
         for event in stored:
             self.bus.fanout(event)
         written = self.store.writes()

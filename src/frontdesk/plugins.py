@@ -111,6 +111,8 @@ class SubmitContext:
     source: str = "cli"
     env: dict[str, str] = field(default_factory=dict)
     extra: Mapping[str, Json] = field(default_factory=dict)
+    request_id: str | None = None
+    """The client's id for this request (`context.request_id`): sent again, it finds the job it made."""
 
 
 @dataclass(frozen=True)

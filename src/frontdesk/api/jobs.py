@@ -19,7 +19,7 @@ from frontdesk.api import facility
 from frontdesk.api.access import Access, Action
 from frontdesk.core import arrays
 from frontdesk.core.batch import MAX_BATCH, submit_batch
-from frontdesk.errors import Conflict, UserError
+from frontdesk.errors import Conflict, SpecError, UserError
 from frontdesk.gateway import Gateway
 from frontdesk.identity import Caller
 from frontdesk.plugins import SubmitContext
@@ -137,8 +137,22 @@ def _context(caller: Caller, c: dict[str, Any]) -> SubmitContext:
         cwd=_str(c.get("cwd")),
         source=_str(c.get("source")) or "api",
         env={str(k): str(v) for k, v in env.items()},
-        extra={k: v for k, v in c.items() if k not in ("session", "harness", "cwd", "source", "env")},
+        extra={k: v for k, v in c.items() if k not in _CONTEXT_FIELDS},
+        request_id=_request_id(c.get("request_id")),
     )
+
+
+_CONTEXT_FIELDS = ("session", "harness", "cwd", "source", "env", "request_id")
+_REQUEST_ID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
+
+
+def _request_id(value: Any) -> str | None:
+    """`context.request_id`: 8 to 64 letters, digits, '-' or '_' (a client's random id for one request)."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not 8 <= len(value) <= 64 or not set(value) <= _REQUEST_ID_CHARS:
+        raise SpecError("context.request_id: 8 to 64 letters, digits, '-' or '_'", field="context.request_id")
+    return value
 
 
 def _may_depend(gw: Gateway, access: Access, caller: Caller, spec: JobSpec) -> None:

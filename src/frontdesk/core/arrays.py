@@ -96,7 +96,7 @@ def _task_columns(
             if spec.script is not None:
                 data["script"] = render_script(spec.script, point)
             data["env"] = {**spec.env, **sweep_env(point)}
-        cols = dict(parent, name=None, idempotency_key=None, spec=json.dumps(data), array_index=index)
+        cols = dict(parent, name=None, idempotency_key=None, request_id=None, spec=json.dumps(data), array_index=index)
         cols["reason"] = "Dependency" if task_deps else "Queued"
         cols["eligible_at"] = None if task_deps else parent["submitted_at"]
         out.append(cols)

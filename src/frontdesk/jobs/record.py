@@ -104,6 +104,8 @@ class JobRecord:
     """A task of an array: its index."""
     array_size: int | None = None
     """An array's parent row: how many tasks it has (the parent is never handed to a backend)."""
+    request_id: str | None = None
+    """The submitting client's request id: the same request sent again finds this job (a gateway killed mid-answer)."""
     others: Mapping[str, Scalar] = field(default_factory=dict)
     """Columns added by other components' migrations."""
 

@@ -97,6 +97,10 @@ class JobStore:
         """The job submitted earlier with this key."""
         return self._one("SELECT * FROM jobs WHERE idempotency_key=?", (key,))
 
+    def by_request(self, principal: str, request_id: str) -> JobRecord | None:
+        """The job this principal's request made, if it was stored (the request is being sent again)."""
+        return self._one("SELECT * FROM jobs WHERE principal=? AND request_id=?", (principal, request_id))
+
     def by_name(self, name: str, principal: str) -> JobRecord | None:
         """The newest job of this principal with this name."""
         return self._one("SELECT * FROM jobs WHERE name=? AND principal=? ORDER BY id DESC LIMIT 1", (name, principal))

@@ -92,3 +92,8 @@ CREATE TRIGGER jobs_deps AFTER INSERT ON jobs WHEN json_valid(NEW.spec) BEGIN
         SELECT CAST(value AS INTEGER), NEW.id FROM json_each(NEW.spec, '$.depends_on');
 END;
 CREATE INDEX jobs_backend_id ON jobs(backend_id) WHERE backend_id IS NOT NULL;
+
+-- migration 6: the client's request id: a submission sent again after the gateway went away mid-request (killed
+-- after storing the job, before answering) finds the job it made instead of making a second one
+ALTER TABLE jobs ADD COLUMN request_id TEXT;
+CREATE UNIQUE INDEX jobs_request ON jobs(principal, request_id) WHERE request_id IS NOT NULL;
