@@ -7,6 +7,7 @@ the caller (`request.state.caller`) before it reads or acts: refusals are 403 an
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import time
 from typing import Any, Literal
@@ -22,7 +23,8 @@ from frontdesk.core.batch import MAX_BATCH, submit_batch
 from frontdesk.errors import Conflict, SpecError, UserError
 from frontdesk.gateway import Gateway
 from frontdesk.identity import Caller
-from frontdesk.plugins import SubmitContext
+from frontdesk.jobs.state import JobState
+from frontdesk.plugins import SubmitContext, backend_classes
 from frontdesk.spec.bounds import check_text
 from frontdesk.spec.model import JobSpec, parse_spec_text, validate_spec
 from frontdesk.store.jobs import job_record
@@ -219,7 +221,7 @@ async def list_jobs(
             return []  # others' jobs are private: filtered out, as squeue does with PrivateData=jobs
         principal = caller.user
     rows = gw.store.select(
-        state=[s.upper() for s in state],
+        state=_states(state),
         session=session,
         principal=principal,
         name=name,
@@ -231,6 +233,22 @@ async def list_jobs(
     shown = [r for r in rows if access.may(caller, owner_of(r), Action.LIST)]
     access.audit_list(caller, "jobs", [(r["id"], owner_of(r)) for r in shown])  # an admin's view of others'
     return [arrays.public(gw, r) for r in shown]
+
+
+@functools.cache
+def _backends() -> frozenset[str]:
+    """The installed backends' names (read once: entry points are a scan of the installed packages)."""
+    return frozenset(backend_classes())
+
+
+def _states(given: list[str]) -> list[str]:
+    """`?state=` values, any case; an unknown one is bad input (an empty list would read as "none match")."""
+    known = {s.value for s in JobState}
+    out = [s.upper() for s in given]
+    bad = [s for s in out if s not in known]
+    if bad:
+        raise UserError(f"state: no job state {bad[0][:40]!r} (one of {', '.join(sorted(known))})")
+    return out
 
 
 @router.get("/queue")
@@ -338,6 +356,8 @@ async def wait(body: WaitBody, request: Request) -> JSONResponse:
 async def notify(body: NotifyBody, request: Request) -> dict[str, Any]:
     # a re-query of named attempts: its own shepherds, root and [access] notifiers only (refusals journalled)
     request.app.state.access.notify(request.state.caller)
+    if body.backend not in (known := _backends()):
+        raise UserError(f"backend: no backend {body.backend[:40]!r} (one of {', '.join(sorted(known))})")
     facility.fan_out(request.app.state.gw, body.backend, body.ids, body.info)  # stored for the user's gateway
     changed = await request.app.state.gw.notify(body.backend, body.ids)
     return {"ok": True, "changed": changed}

@@ -1,0 +1,31 @@
+"""Query and push inputs are checked, not taken as "nothing matched": an unknown job state in `GET /v1/jobs` and an
+unknown backend in `POST /v1/notify` are bad input (400, one line), while the known ones still work."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from frontdesk.errors import UserError
+
+
+@pytest.fixture
+def gw(gateway_factory: Any) -> Any:
+    return gateway_factory(env={"FRONTDESK_PLUGINS": "none"})
+
+
+def test_an_unknown_state_or_backend_is_bad_input(gw: Any) -> None:
+    job = gw.client.submit(spec={"command": ["true"]}, context={"cwd": "/tmp"})["id"]
+    gw.wait_state(job, {"COMPLETED"})
+    assert [j["id"] for j in gw.client.request("GET", "/v1/jobs?state=completed")] == [job]
+    assert gw.client.request("GET", "/v1/jobs?state=FAILED") == []
+    for bad in ("BOGUS", "complete", "x" * 5000):
+        with pytest.raises(UserError) as exc:
+            gw.client.request("GET", f"/v1/jobs?state={bad}")
+        assert exc.value.message.startswith("state: no job state") and "\n" not in exc.value.message
+        assert len(exc.value.message) < 400
+    with pytest.raises(UserError) as exc:
+        gw.client.request("POST", "/v1/notify", {"backend": "bogus", "ids": ["1"]})
+    assert exc.value.message.startswith("backend: no backend 'bogus'")
+    assert gw.client.request("POST", "/v1/notify", {"backend": "local", "ids": []})["ok"] is True
