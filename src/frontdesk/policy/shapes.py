@@ -44,6 +44,8 @@ class Layout:
     names: tuple[str, ...]
     by_pool: Mapping[str, tuple[str, ...]]
     gpu_models: frozenset[str]
+    widest: Mapping[str, int]
+    """pool -> the most cores one of its nodes has"""
     memo: dict[Hashable, Any] = field(default_factory=dict, compare=False)
     """Answers worked out for one state (keyed by its `IndexedNodes.version`): a reservation search a pass
     repeats when nothing started or ended since the last one."""
@@ -53,12 +55,14 @@ class Layout:
         names: list[str] = []
         by_pool: dict[str, list[str]] = {}
         models = set()
+        widest: dict[str, int] = {}
         for n in nodes:
             names.append(n.name)
             by_pool.setdefault(n.pool, []).append(n.name)
+            widest[n.pool] = max(widest.get(n.pool, 0), n.cpus)
             if n.gpu_model:
                 models.add(n.gpu_model)
-        return Layout(tuple(names), {p: tuple(v) for p, v in by_pool.items()}, frozenset(models))
+        return Layout(tuple(names), {p: tuple(v) for p, v in by_pool.items()}, frozenset(models), widest)
 
 
 _VERSIONS = itertools.count(1)
@@ -300,6 +304,13 @@ def release_until_fit(
     decide (a node it fits alone, the whole free cores) instead of probing placements. Returns the first group
     index from `first` on after which it fits, and its parts then; None when it never fits."""
     cost, need, member = job.cpus / ratio, job.cpus, set(pools)
+    if cost > max(base.layout.widest.get(p, 0) for p in pools) + 1e-9:  # it never fits one node alone
+        counted = _count_whole_cores(need, base, groups, first, member)
+        if counted is None:
+            return None
+        if counted is not MISS:
+            i, gained = counted
+            return i, _parts_after(job, base, pools, ratio, gained)
     whole = alone = 0
     for (_, free), names in base.shapes(pools).items():
         whole += int(free) * len(names) if free >= 1 else 0
@@ -346,3 +357,52 @@ def release_until_fit(
             got = _on_shapes(job, entries, _sorted_of(entries), frozenset(), ratio, "spread")
             return None if got is None or got is MISS else (i, got[0])
     return None
+
+
+def _count_whole_cores(
+    need: int, base: IndexedNodes, groups: Groups, first: int, member: set[str]
+) -> tuple[int, dict[str, float]] | _Miss | None:
+    """`release_until_fit` for a job no node fits alone, while every core count it meets is whole: a release
+    of `x` cores then frees exactly `x` whole cores on a counted node. Returns the group index and the cores
+    each node got back; MISS when a release is exclusive or fractional (then count node by node)."""
+    key = base._key
+    whole = 0.0
+    for (_, free), names in base.shapes(tuple(member)).items():
+        whole += int(free) * len(names) if free >= 1 else 0
+    gained: dict[str, float] = {}
+    for i, (_, runs) in enumerate(groups):
+        for r in runs:
+            if r.exclusive:
+                return MISS
+            for x in r.parts:
+                k = key.get(x.node)
+                if k is None or k[0] not in member:  # not counted: drained, held, another pool's
+                    continue
+                g = gained.get(x.node)
+                if g is None:
+                    if not k[1][1].is_integer():
+                        return MISS
+                    g = 0.0
+                if not x.cpus.is_integer():
+                    return MISS
+                gained[x.node] = g + x.cpus
+                whole += x.cpus
+        if i >= first and whole >= need:
+            return i, gained
+    return None
+
+
+def _parts_after(
+    job: JobView, base: IndexedNodes, pools: Sequence[str], ratio: float, gained: Mapping[str, float]
+) -> tuple[Part, ...]:
+    """The job's parts once the nodes in `gained` got those cores back."""
+    shapes = {k: v - gained.keys() for k, v in base.shapes(pools).items()}
+    for name, g in gained.items():
+        k = base._key[name]
+        assert k is not None
+        shape = (k[1][0], k[1][1] + g)
+        shapes.setdefault(shape, set()).add(name)
+    entries = [(shape, names, "") for shape, names in shapes.items()]
+    got = _on_shapes(job, entries, _sorted_of(entries), frozenset(), ratio, "spread")
+    assert got is not None and got is not MISS, "enough whole cores are free"
+    return got[0]
