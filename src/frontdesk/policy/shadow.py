@@ -6,15 +6,15 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from frontdesk.policy.model import JobView, NodeView, Part, Placement, RunningView, apply
-from frontdesk.policy.shapes import IndexedNodes, release_until_fit
+from frontdesk.policy.shapes import MISS, IndexedNodes, Miss, on_shapes, sorted_of
 
 if TYPE_CHECKING:
     from frontdesk.policy.backfill import Placer
 
-__all__ = ["Reservation"]
+__all__ = ["Reservation", "release_until_fit"]
 
 
 @dataclass(frozen=True)
@@ -133,7 +133,7 @@ def _shadow_by_counts(
     rule: tuple[Sequence[str], float],
     now: float,
 ) -> Reservation:
-    """`_shadow` for a job `shapes.release_until_fit` answers; a state's answer is kept (a pass that starts
+    """`_shadow` for a job `release_until_fit` answers; a state's answer is kept (a pass that starts
     nothing leaves the next pass the same state, running jobs and planned ones)."""
     memo, key = base.layout.memo, (base.version, job.cpus, job.job_class, tuple(rule[0]), rule[1])
     if key not in memo:
@@ -195,3 +195,126 @@ def _release(groups: list[tuple[float, list[RunningView]]], state: _CopyOnWrite,
     for _, rs in groups[first : last + 1]:
         for r in rs:
             state.apply(r.parts, r.exclusive, -1)
+
+
+Groups = Sequence[tuple[float, Sequence[RunningView]]]
+
+
+def release_until_fit(
+    job: JobView, base: IndexedNodes, groups: Groups, first: int, pools: Sequence[str], ratio: float
+) -> tuple[int, tuple[Part, ...]] | None:
+    """The reservation search for a cores-only `job` spread with no node count: release `groups` in order
+    (running jobs by expected end) until `place_cores` would place it, counting as it goes the two things that
+    decide (a node it fits alone, the whole free cores) instead of probing placements. Returns the first group
+    index from `first` on after which it fits, and its parts then; None when it never fits."""
+    cost, need, member = job.cpus / ratio, job.cpus, set(pools)
+    if cost > max(base.layout.widest.get(p, 0) for p in pools) + 1e-9:  # it never fits one node alone
+        counted = _count_whole_cores(need, base, groups, first, member)
+        if counted is None:
+            return None
+        if counted is not MISS:
+            i, gained = counted
+            return i, _parts_after(job, base, pools, ratio, gained)
+    return _count_node_by_node(job, base, groups, first, pools, ratio)
+
+
+def _count_node_by_node(
+    job: JobView, base: IndexedNodes, groups: Groups, first: int, pools: Sequence[str], ratio: float
+) -> tuple[int, tuple[Part, ...]] | None:
+    """`release_until_fit`, each release applied to its node as `model.apply` does."""
+    cost, need, member = job.cpus / ratio, job.cpus, set(pools)
+    whole = alone = 0
+    for (_, free), names in base.shapes(pools).items():
+        whole += int(free) * len(names) if free >= 1 else 0
+        alone += len(names) if free + 1e-9 >= cost else 0
+    changed: dict[str, list[Any]] = {}
+    """name -> [used cores, jobs, held exclusively, cores, has GPUs, counted (not drained, in pools)]"""
+    for i, (_, runs) in enumerate(groups):
+        for r in runs:
+            for x in r.parts:
+                c = changed.get(x.node)
+                if c is None:
+                    n = base.get(x.node)
+                    if n is None:
+                        continue
+                    c = changed[x.node] = [
+                        n.used_cpus,
+                        n.jobs,
+                        n.exclusive,
+                        n.cpus,
+                        n.gpus,
+                        not n.drained and n.pool in member,
+                    ]
+                if c[5] and not c[2]:  # its count before the release
+                    free = c[3] - c[0]
+                    whole -= int(free) if free >= 1 else 0
+                    alone -= 1 if free + 1e-9 >= cost else 0
+                c[0] += -1 * x.cpus  # model.apply(..., sign=-1), cores only
+                c[1] += -1
+                if r.exclusive:
+                    c[2] = False
+                if c[1] == 0:
+                    c[0], c[2] = 0.0, False
+                if c[5] and not c[2]:
+                    free = c[3] - c[0]
+                    whole += int(free) if free >= 1 else 0
+                    alone += 1 if free + 1e-9 >= cost else 0
+        if i >= first and (alone > 0 or whole >= need):
+            shapes = {k: v - changed.keys() for k, v in base.shapes(pools).items()}
+            for name, c in changed.items():
+                if c[5] and not c[2]:
+                    shape = (1 if c[4] else 0, c[3] - c[0])
+                    shapes.setdefault(shape, set()).add(name)
+            entries = [(shape, names, "") for shape, names in shapes.items()]
+            got = on_shapes(job, entries, sorted_of(entries), frozenset(), ratio, "spread")
+            return None if got is None or got is MISS else (i, got[0])
+    return None
+
+
+def _count_whole_cores(
+    need: int, base: IndexedNodes, groups: Groups, first: int, member: set[str]
+) -> tuple[int, dict[str, float]] | Miss | None:
+    """`release_until_fit` for a job no node fits alone, while every core count it meets is whole: a release
+    of `x` cores then frees exactly `x` whole cores on a counted node. Returns the group index and the cores
+    each node got back; MISS when a release is exclusive or fractional (then count node by node)."""
+    key = base._key
+    whole = 0.0
+    for (_, free), names in base.shapes(tuple(member)).items():
+        whole += int(free) * len(names) if free >= 1 else 0
+    gained: dict[str, float] = {}
+    for i, (_, runs) in enumerate(groups):
+        for r in runs:
+            if r.exclusive:
+                return MISS
+            for x in r.parts:
+                k = key.get(x.node)
+                if k is None or k[0] not in member:  # not counted: drained, held, another pool's
+                    continue
+                g = gained.get(x.node)
+                if g is None:
+                    if not k[1][1].is_integer():
+                        return MISS
+                    g = 0.0
+                if not x.cpus.is_integer():
+                    return MISS
+                gained[x.node] = g + x.cpus
+                whole += x.cpus
+        if i >= first and whole >= need:
+            return i, gained
+    return None
+
+
+def _parts_after(
+    job: JobView, base: IndexedNodes, pools: Sequence[str], ratio: float, gained: Mapping[str, float]
+) -> tuple[Part, ...]:
+    """The job's parts once the nodes in `gained` got those cores back."""
+    shapes = {k: v - gained.keys() for k, v in base.shapes(pools).items()}
+    for name, g in gained.items():
+        k = base._key[name]
+        assert k is not None
+        shape = (k[1][0], k[1][1] + g)
+        shapes.setdefault(shape, set()).add(name)
+    entries = [(shape, names, "") for shape, names in shapes.items()]
+    got = on_shapes(job, entries, sorted_of(entries), frozenset(), ratio, "spread")
+    assert got is not None and got is not MISS, "enough whole cores are free"
+    return got[0]

@@ -21,20 +21,20 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from frontdesk.policy.model import JobView, NodeView, Part, RunningView, apply
+from frontdesk.policy.model import JobView, NodeView, Part, apply
 
-__all__ = ["MISS", "IndexedNodes", "Layout", "place_cores", "release_until_fit"]
+__all__ = ["MISS", "IndexedNodes", "Layout", "Miss", "on_shapes", "place_cores", "sorted_of"]
 
 Parts = tuple[tuple[Part, ...], bool]
 Shape = tuple[int, float]
 """(1 when the node has GPUs else 0, free cores)"""
 
 
-class _Miss(Enum):
+class Miss(Enum):
     MISS = "the index cannot answer: scan the nodes"
 
 
-MISS = _Miss.MISS
+MISS = Miss.MISS
 
 
 @dataclass(frozen=True)
@@ -200,7 +200,7 @@ def place_cores(
     exclude: frozenset[str],
     allocation: str,
     oversubscribe: float = 1.0,
-) -> Parts | _Miss | None:
+) -> Parts | Miss | None:
     """`placement.place(job, <the usable nodes of pools less exclude>, allocation, oversubscribe)` for a job
     asking cores only, read from the index; MISS when the index cannot answer."""
     if (
@@ -216,28 +216,28 @@ def place_cores(
     if len(pools) == 1:  # the index's own sets, and their names in order (kept until the set changes)
         pool = pools[0]
         entries = [(shape, names, pool) for shape, names in nodes._buckets.get(pool, {}).items()]
-        return _on_shapes(job, entries, nodes.ordered, exclude, ratio, allocation)
+        return on_shapes(job, entries, nodes.ordered, exclude, ratio, allocation)
     merged = [(shape, names, "") for shape, names in nodes.shapes(pools).items()]
-    return _on_shapes(job, merged, _sorted_of(merged), exclude, ratio, allocation)
+    return on_shapes(job, merged, sorted_of(merged), exclude, ratio, allocation)
 
 
 Entry = tuple[Shape, "set[str]", str]
 """(shape, the names of that shape, their pool)"""
 
 
-def _sorted_of(entries: Sequence[Entry]) -> Callable[[str, Shape], list[str]]:
+def sorted_of(entries: Sequence[Entry]) -> Callable[[str, Shape], list[str]]:
     by_shape = {shape: names for shape, names, _ in entries}
     return lambda _pool, shape: sorted(by_shape[shape])
 
 
-def _on_shapes(
+def on_shapes(
     job: JobView,
     entries: Sequence[Entry],
     ordered: Callable[[str, Shape], list[str]],
     exclude: frozenset[str],
     ratio: float,
     allocation: str,
-) -> Parts | _Miss | None:
+) -> Parts | Miss | None:
     """`placement.place` over the named nodes by shape, less `exclude`; `ordered(pool, shape)` lists a
     shape's names in order."""
     counted = []
@@ -291,118 +291,3 @@ def _spread_cores(
     if job.nodes and len(parts) > job.nodes:
         return None
     return tuple(parts), False
-
-
-Groups = Sequence[tuple[float, Sequence[RunningView]]]
-
-
-def release_until_fit(
-    job: JobView, base: IndexedNodes, groups: Groups, first: int, pools: Sequence[str], ratio: float
-) -> tuple[int, tuple[Part, ...]] | None:
-    """The reservation search for a cores-only `job` spread with no node count: release `groups` in order
-    (running jobs by expected end) until `place_cores` would place it, counting as it goes the two things that
-    decide (a node it fits alone, the whole free cores) instead of probing placements. Returns the first group
-    index from `first` on after which it fits, and its parts then; None when it never fits."""
-    cost, need, member = job.cpus / ratio, job.cpus, set(pools)
-    if cost > max(base.layout.widest.get(p, 0) for p in pools) + 1e-9:  # it never fits one node alone
-        counted = _count_whole_cores(need, base, groups, first, member)
-        if counted is None:
-            return None
-        if counted is not MISS:
-            i, gained = counted
-            return i, _parts_after(job, base, pools, ratio, gained)
-    whole = alone = 0
-    for (_, free), names in base.shapes(pools).items():
-        whole += int(free) * len(names) if free >= 1 else 0
-        alone += len(names) if free + 1e-9 >= cost else 0
-    changed: dict[str, list[Any]] = {}
-    """name -> [used cores, jobs, held exclusively, cores, has GPUs, counted (not drained, in pools)]"""
-    for i, (_, runs) in enumerate(groups):
-        for r in runs:
-            for x in r.parts:
-                c = changed.get(x.node)
-                if c is None:
-                    n = base.get(x.node)
-                    if n is None:
-                        continue
-                    c = changed[x.node] = [
-                        n.used_cpus,
-                        n.jobs,
-                        n.exclusive,
-                        n.cpus,
-                        n.gpus,
-                        not n.drained and n.pool in member,
-                    ]
-                if c[5] and not c[2]:  # its count before the release
-                    free = c[3] - c[0]
-                    whole -= int(free) if free >= 1 else 0
-                    alone -= 1 if free + 1e-9 >= cost else 0
-                c[0] += -1 * x.cpus  # model.apply(..., sign=-1), cores only
-                c[1] += -1
-                if r.exclusive:
-                    c[2] = False
-                if c[1] == 0:
-                    c[0], c[2] = 0.0, False
-                if c[5] and not c[2]:
-                    free = c[3] - c[0]
-                    whole += int(free) if free >= 1 else 0
-                    alone += 1 if free + 1e-9 >= cost else 0
-        if i >= first and (alone > 0 or whole >= need):
-            shapes = {k: v - changed.keys() for k, v in base.shapes(pools).items()}
-            for name, c in changed.items():
-                if c[5] and not c[2]:
-                    shape = (1 if c[4] else 0, c[3] - c[0])
-                    shapes.setdefault(shape, set()).add(name)
-            entries = [(shape, names, "") for shape, names in shapes.items()]
-            got = _on_shapes(job, entries, _sorted_of(entries), frozenset(), ratio, "spread")
-            return None if got is None or got is MISS else (i, got[0])
-    return None
-
-
-def _count_whole_cores(
-    need: int, base: IndexedNodes, groups: Groups, first: int, member: set[str]
-) -> tuple[int, dict[str, float]] | _Miss | None:
-    """`release_until_fit` for a job no node fits alone, while every core count it meets is whole: a release
-    of `x` cores then frees exactly `x` whole cores on a counted node. Returns the group index and the cores
-    each node got back; MISS when a release is exclusive or fractional (then count node by node)."""
-    key = base._key
-    whole = 0.0
-    for (_, free), names in base.shapes(tuple(member)).items():
-        whole += int(free) * len(names) if free >= 1 else 0
-    gained: dict[str, float] = {}
-    for i, (_, runs) in enumerate(groups):
-        for r in runs:
-            if r.exclusive:
-                return MISS
-            for x in r.parts:
-                k = key.get(x.node)
-                if k is None or k[0] not in member:  # not counted: drained, held, another pool's
-                    continue
-                g = gained.get(x.node)
-                if g is None:
-                    if not k[1][1].is_integer():
-                        return MISS
-                    g = 0.0
-                if not x.cpus.is_integer():
-                    return MISS
-                gained[x.node] = g + x.cpus
-                whole += x.cpus
-        if i >= first and whole >= need:
-            return i, gained
-    return None
-
-
-def _parts_after(
-    job: JobView, base: IndexedNodes, pools: Sequence[str], ratio: float, gained: Mapping[str, float]
-) -> tuple[Part, ...]:
-    """The job's parts once the nodes in `gained` got those cores back."""
-    shapes = {k: v - gained.keys() for k, v in base.shapes(pools).items()}
-    for name, g in gained.items():
-        k = base._key[name]
-        assert k is not None
-        shape = (k[1][0], k[1][1] + g)
-        shapes.setdefault(shape, set()).add(name)
-    entries = [(shape, names, "") for shape, names in shapes.items()]
-    got = _on_shapes(job, entries, _sorted_of(entries), frozenset(), ratio, "spread")
-    assert got is not None and got is not MISS, "enough whole cores are free"
-    return got[0]
