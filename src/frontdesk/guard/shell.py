@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from frontdesk.guard.shelltext import STATEMENTS, Redirect, loop_tag, passes_on
+from frontdesk.guard.shelltext import STATEMENTS, Redirect, find_fed, loop_tag, passes_on
 from frontdesk.guard.shellwords import WordReader
 from frontdesk.guard.words import DYNAMIC, Invocation, Parsed, Word, basename
 from frontdesk.guard.wrappers import positional, unwrap
@@ -118,6 +118,8 @@ class _Walker(WordReader):
             upstream: list[str] = list(self._upstream or [])
             feed, self._upstream = self._feed, None
             last = len(node.named_children) - 1
+            finds: list[Invocation] = []
+            finds_last: list[Invocation] = []
             for k, child in enumerate(node.named_children):
                 before = len(self.out)
                 self._feed = feed
@@ -133,6 +135,10 @@ class _Walker(WordReader):
                     if not inv.upstream:
                         inv.upstream = list(upstream)
                 upstream.extend(inv.program for inv in self.out[before:] if not inv.via or inv.via == via)
+                stage = self.out[before:]
+                self.out.extend(find_fed(finds, stage, via, filtered=bool(finds) and not finds_last))
+                finds_last = [inv for inv in stage if inv.program == "find" and inv.via == via]
+                finds = [*finds, *finds_last]
         elif kind == "redirected_statement":
             self._redirected(node, depth, via, redirects)
         elif kind == "unset_command":

@@ -10,7 +10,17 @@ from typing import Any
 
 from frontdesk.guard.words import Invocation, Word
 
-__all__ = ["STATEMENTS", "Redirect", "loop_tag", "passes_on", "known_output", "unescape", "unescape_dq", "ansi_c"]
+__all__ = [
+    "STATEMENTS",
+    "Redirect",
+    "loop_tag",
+    "passes_on",
+    "find_fed",
+    "known_output",
+    "unescape",
+    "unescape_dq",
+    "ansi_c",
+]
 
 STATEMENTS = frozenset(
     ("pipeline", "command", "list", "redirected_statement", "subshell", "compound_statement", "negated_command")
@@ -94,3 +104,30 @@ def ansi_c(body: str) -> str:
         return body.encode("latin-1", "backslashreplace").decode("unicode_escape")
     except (UnicodeDecodeError, UnicodeEncodeError):
         return body
+
+
+_FEEDS_ON = ("xargs", "parallel")
+
+
+def find_fed(finds: list[Invocation], stage: list[Invocation], via: list[str], filtered: bool) -> list[Invocation]:
+    """`find ROOT ... | xargs CMD`: each command xargs (or parallel) runs on find's matches, written as the
+    `find ROOT ... -exec CMD {} +` it amounts to, so the rules for find handing its matches to a deleter see
+    the tree. `filtered`: a stage in between (grep) passes on only some matches, read like a -path filter."""
+    out: list[Invocation] = []
+    for inner in stage:
+        if not inner.argv or inner.via[: len(via)] != via or not set(inner.via[len(via) :]) & set(_FEEDS_ON):
+            continue
+        words = [w for w in inner.argv if w.text != "{xargs}" or not w.dynamic]
+        for find in finds:
+            extra = [Word("-path", "-path"), Word("{piped}", "{piped}")] if filtered else []
+            tail = [Word("-exec", "-exec"), *words, Word("{}", "{}"), Word("+", "+")]
+            out.append(
+                Invocation(
+                    [*find.argv, *extra, *tail],
+                    env=dict(find.env),
+                    upstream=list(find.upstream),
+                    via=[*via, "find | xargs"],
+                    cwd=find.cwd,
+                )
+            )
+    return out
