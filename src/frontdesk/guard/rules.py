@@ -47,6 +47,7 @@ _FIELDS = {
     "check",
     "gpus_managed",
     "sources_only",
+    "overwrite_only",
 }
 
 
@@ -80,6 +81,8 @@ class Rule:
     gpus_managed: bool | None = None
     sources_only: bool = False
     """targets_any looks at what mv/cp/rsync take from (every positional but the destination)."""
+    overwrite_only: bool = False
+    """redirect_targets_any looks only at `>`, `>|`, `&>` (what empties the file), not at appends."""
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any], where: str, validate: bool = True) -> Rule:
@@ -136,7 +139,7 @@ class Rule:
         for name in ("code_scope", "check"):
             if name in raw:
                 kw[name] = str(raw[name])
-        for name in ("gpus_managed", "sources_only"):
+        for name in ("gpus_managed", "sources_only", "overwrite_only"):
             if name in raw:
                 if not isinstance(raw[name], bool):
                     raise ValueError(f"{where}: {name} must be true or false")
@@ -394,7 +397,8 @@ def match(rule: Rule, inv: Invocation, ctx: GuardContext, rules: RuleSet) -> boo
         if not rx(rule.args_regex).search(joined):
             return False
     if rule.redirect_targets_any:
-        outs = [w for op, w in inv.redirects if op in (">", ">>", ">|", "&>", "&>>", ">&")]
+        ops = (">", ">|", "&>", ">&") if rule.overwrite_only else (">", ">>", ">|", "&>", "&>>", ">&")
+        outs = [w for op, w in inv.redirects if op in ops]
         if not any(set(rule.redirect_targets_any) & classify_path(w, ctx, inv.cwd) for w in outs):
             return False
     return True

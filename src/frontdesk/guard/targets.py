@@ -18,6 +18,7 @@ __all__ = ["TARGETS", "classify_path", "under"]
 TARGETS = (
     "unset-var", "root", "system", "home", "shared", "dev-shm", "scratch", "device", "agent-config",
     "scratch-root", "credentials", "git-dir", "other-home", "project-root", "env-prefix", "outside", "gpu-device",
+    "startup-file",
 )  # fmt: skip
 
 
@@ -78,6 +79,11 @@ _CREDENTIALS = (
     r"/\.kube/config$|/\.docker/config\.json$|/\.pgpass$|/\.pypirc$|/\.npmrc$|/\.vault-token$|"
     r"/\.config/gcloud/(credentials\.db|application_default_credentials\.json|legacy_credentials)|"
     r"/\.(cache/)?huggingface/token$|/\.config/rclone/rclone\.conf$|^/etc/(g?shadow|sudoers)-?$|^/etc/ssh/ssh_host_"
+)
+# A user's shell startup and login files: what runs in every new shell (or ssh login) of that user.
+_STARTUP = (
+    r"^\.(bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zshenv|zprofile|zlogin|zlogout|cshrc|tcshrc|"
+    r"login|logout|kshrc|inputrc)$|^\.config/fish/config\.fish$|^\.ssh/(config|rc|environment)$"
 )
 _CONDA_DIRS = (
     "miniconda3", "anaconda3", "miniforge3", "mambaforge", "micromamba", ".conda", "conda",
@@ -153,6 +159,9 @@ def _extra_targets(path: str, base: str, ctx: GuardContext, cwd: str | None) -> 
     home = os.path.normpath(ctx.home)
     if _rx(_CREDENTIALS).search(base):
         out.add("credentials")
+    homes = [home, "/root"] + [os.path.join(r, base[len(r) :].lstrip("/").split("/")[0]) for r in ctx.home_roots]
+    if any(under(base, (h,)) and _rx(_STARTUP).match(base[len(h) :].lstrip("/")) for h in homes if h != "/"):
+        out.add("startup-file")
     if base.endswith("/.git"):
         out.add("git-dir")
     if path.startswith("/dev/nvidia"):
