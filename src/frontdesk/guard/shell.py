@@ -57,6 +57,9 @@ _RESERVED = frozenset("if then else elif fi case esac for select while until do 
 _DECLARE = frozenset(("export", "declare", "typeset", "local", "readonly"))
 
 
+_ALL_POSITIONAL = frozenset(('"$@"', "$@", '"${@}"', "${@}", "$*", "${*}"))
+
+
 class _Walker(WordReader):
     """Walks the statements of a command line, emitting an `Invocation` per simple command it would run."""
 
@@ -322,6 +325,8 @@ class _Walker(WordReader):
             else:
                 argv.append(self._word(child, depth, via))
         argv.extend(extra_words or ())
+        if self.positional is not None and any(w.raw in _ALL_POSITIONAL for w in argv):  # set -- rm -rf ~; "$@"
+            argv = [x for w in argv for x in (self.positional if w.raw in _ALL_POSITIONAL else [w])]
         inv = Invocation(
             argv,
             env=env,
@@ -348,6 +353,9 @@ class _Walker(WordReader):
             # f() { rm -rf "$1"; }; f ~ : the body again, with this call's words as $1 ...
             body = positional(self.functions[prog], [prog] + [w.text for w in inv.args])
             self.run(body, depth + 1, inv.via + [f"function {prog}"])
+        if prog == "set" and inv.args and (inv.args[0].text[:1] not in "-+" or "--" in [w.text for w in inv.args]):
+            texts = [w.text for w in inv.args]
+            self.positional = inv.args[texts.index("--") + 1 :] if "--" in texts else list(inv.args)
         if prog == "cd" and len(inv.argv) > 1 and self.cwd is not None:
             self.cwd = os.path.normpath(os.path.join(self.cwd, inv.argv[1].text or "~"))
         for inner in unwrap(inv):

@@ -27,6 +27,7 @@ class WordReader:
         self.src = b""
         self.cwd = cwd
         self.out: list[Invocation] = []
+        self.positional: list[Word] | None = None  # `set -- a b c` earlier on the line: $1 $2 $@
 
     def _stmt(self, node: Any, depth: int, via: list[str], redirects: list[tuple[str, Word]]) -> None:
         """Walk one statement (a substitution inside a word is one): the walker's."""
@@ -117,6 +118,9 @@ class WordReader:
         return self._lookup(name, op, raw)
 
     def _lookup(self, name: str, op: str | None, raw: str) -> tuple[str, str | None, bool]:
+        if name.isdigit() and name != "0" and self.positional is not None and not op:  # after `set -- a b`
+            known = self.positional[int(name) - 1 : int(name)]
+            return (known[0].text, None, known[0].dynamic) if known else ("", "$" + name, False)
         if not _VAR_RE.match(name):
             return ("$" + name, None, True)  # $1, $@, $?: known only at run time
         if self.env is None:
