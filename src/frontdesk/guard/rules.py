@@ -50,6 +50,12 @@ _FIELDS = {
     "overwrite_only",
 }
 
+_WRITES = (">", ">>", ">|", "&>", "&>>", ">&")
+_LIST_FIELDS = (
+    "programs", "programs_not", "subcommand", "flags_all", "flags_any", "flags_none", "targets_any",
+    "redirect_targets_any", "upstream_any", "via_any", "via_none", "roles",
+)  # fmt: skip
+
 
 @dataclass(frozen=True)
 class Rule:
@@ -101,20 +107,7 @@ class Rule:
             "action": Decision(raw.get("action", "ask")),
             "alternative": raw.get("alternative"),
         }
-        for name in (
-            "programs",
-            "programs_not",
-            "subcommand",
-            "flags_all",
-            "flags_any",
-            "flags_none",
-            "targets_any",
-            "redirect_targets_any",
-            "upstream_any",
-            "via_any",
-            "via_none",
-            "roles",
-        ):
+        for name in _LIST_FIELDS:
             if name in raw:
                 kw[name] = tuple(str(x) for x in raw[name])
         for name in ("targets_any", "redirect_targets_any"):
@@ -397,8 +390,7 @@ def match(rule: Rule, inv: Invocation, ctx: GuardContext, rules: RuleSet) -> boo
         if not rx(rule.args_regex).search(joined):
             return False
     if rule.redirect_targets_any:
-        ops = (">", ">|", "&>", ">&") if rule.overwrite_only else (">", ">>", ">|", "&>", "&>>", ">&")
-        outs = [w for op, w in inv.redirects if op in ops]
+        outs = [w for op, w in inv.redirects if op in _WRITES and not (rule.overwrite_only and op in (">>", "&>>"))]
         if not any(set(rule.redirect_targets_any) & classify_path(w, ctx, inv.cwd) for w in outs):
             return False
     return True

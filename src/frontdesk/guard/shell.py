@@ -118,30 +118,7 @@ class _Walker(WordReader):
         if kind == "command":
             self._command(node, depth, via, [], redirects)
         elif kind == "pipeline":
-            upstream: list[str] = list(self._upstream or [])
-            feed, self._upstream = self._feed, None
-            last = len(node.named_children) - 1
-            finds: list[Invocation] = []
-            finds_last: list[Invocation] = []
-            for k, child in enumerate(node.named_children):
-                before = len(self.out)
-                self._feed = feed
-                # `yes | head > f`: the grammar hangs the redirection on the whole pipeline; output goes to the
-                # last command only, input comes to the first only
-                own = [(op, w) for op, w in redirects if (k == 0 if op.startswith("<") else k == last)]
-                self._stmt(child, depth, via, own)
-                self._feed = None
-                # `(echo a; echo b) | bash`: the stage's output is known only when every command in it is known
-                texts = [passes_on(inv) for inv in self.out[before:] if inv.via == via and inv.argv]
-                feed = "".join(t for t in texts if t is not None) if texts and None not in texts else None
-                for inv in self.out[before:]:
-                    if not inv.upstream:
-                        inv.upstream = list(upstream)
-                upstream.extend(inv.program for inv in self.out[before:] if not inv.via or inv.via == via)
-                stage = self.out[before:]
-                self.out.extend(find_fed(finds, stage, via, filtered=bool(finds) and not finds_last))
-                finds_last = [inv for inv in stage if inv.program == "find" and inv.via == via]
-                finds = [*finds, *finds_last]
+            self._pipeline(node, depth, via, redirects)
         elif kind == "redirected_statement":
             self._redirected(node, depth, via, redirects)
         elif kind == "unset_command":
@@ -286,6 +263,33 @@ class _Walker(WordReader):
         self.out.append(Invocation(words, env=env, via=list(via), cwd=self.cwd))
 
     # -- simple commands ---------------------------------------------------------------------------
+    def _pipeline(self, node: Any, depth: int, via: list[str], redirects: list[tuple[str, Word]]) -> None:
+        """Each stage fed by the ones before it; `find ... | xargs CMD` also as the find -exec it amounts to."""
+        upstream: list[str] = list(self._upstream or [])
+        feed, self._upstream = self._feed, None
+        last = len(node.named_children) - 1
+        finds: list[Invocation] = []
+        finds_last: list[Invocation] = []
+        for k, child in enumerate(node.named_children):
+            before = len(self.out)
+            self._feed = feed
+            # `yes | head > f`: the grammar hangs the redirection on the whole pipeline; output goes to the
+            # last command only, input comes to the first only
+            own = [(op, w) for op, w in redirects if (k == 0 if op.startswith("<") else k == last)]
+            self._stmt(child, depth, via, own)
+            self._feed = None
+            # `(echo a; echo b) | bash`: the stage's output is known only when every command in it is known
+            texts = [passes_on(inv) for inv in self.out[before:] if inv.via == via and inv.argv]
+            feed = "".join(t for t in texts if t is not None) if texts and None not in texts else None
+            for inv in self.out[before:]:
+                if not inv.upstream:
+                    inv.upstream = list(upstream)
+            upstream.extend(inv.program for inv in self.out[before:] if not inv.via or inv.via == via)
+            stage = self.out[before:]
+            self.out.extend(find_fed(finds, stage, via, filtered=bool(finds) and not finds_last))
+            finds_last = [inv for inv in stage if inv.program == "find" and inv.via == via]
+            finds = [*finds, *finds_last]
+
     def _command(
         self,
         node: Any,
