@@ -63,7 +63,9 @@ def _hook(gw: Any, event: str, sid: str, budget: str) -> subprocess.CompletedPro
 
 def test_a_sweep_wakes_its_session_once_with_one_report(gw: Any, workdir: Path) -> None:
     sid = str(uuid.uuid4())
+    gate = workdir / "gate"  # the tasks end only after the Stop hook ran (it must find nothing to say yet)
     script = (
+        "while [ ! -e gate ]; do sleep 0.05; done; "
         'echo "task $SLURM_ARRAY_TASK_ID of $FRONTDESK_ARRAY_JOB_ID lr=$FD_SWEEP_LR"; echo "loss={lr}"; [ {lr} != 3 ]'
     )
     job = _run(
@@ -77,6 +79,7 @@ def test_a_sweep_wakes_its_session_once_with_one_report(gw: Any, workdir: Path) 
     assert job["array"]["size"] == 4 and job["session"] == sid
     stop = _hook(gw, "stop", sid, "0")  # the turn ends without waiting; the background hook stays
     assert (stop.returncode, stop.stdout) == (0, ""), stop.stderr
+    gate.touch()
     woke = _hook(gw, "rewake", sid, "120")
     assert woke.returncode == 2, woke.stderr
     assert f"frontdesk array {array_id} (lr-sweep): FAILED: 4 tasks, 3 COMPLETED, 1 FAILED" in woke.stderr
