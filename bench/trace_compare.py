@@ -167,14 +167,18 @@ def _hpc_agent(records: list[JobRecord], large_from: int) -> list[float]:
     return [*figs, percentile(agent, 95) if agent else 0.0, mean, len(agent), quick]
 
 
-def overlay_table(path: Path, jobs: int | None) -> None:
-    """hpc figures on the trace alone and with the agent overlay, and the agents' waits, per policy."""
+def _overlaid(path: Path, jobs: int | None) -> tuple[Workload, int, Workload]:
+    """A trace (its first `jobs`), the width from which its jobs count as large, and the trace with agents laid over."""
     wl = load_workload(str(path))
     if jobs:
         wl = Workload(wl.name, wl.jobs[:jobs], 0.0, None, "swf", wl.machine, wl.swf)
     assert wl.machine is not None
-    large_from = wl.machine.procs // 8
-    mixed = overlay_agents(wl)
+    return wl, wl.machine.procs // 8, overlay_agents(wl)
+
+
+def overlay_table(path: Path, jobs: int | None) -> None:
+    """hpc figures on the trace alone and with the agent overlay, and the agents' waits, per policy."""
+    wl, large_from, mixed = _overlaid(path, jobs)
     print(f"\n== {path.name}: {len(wl.jobs)} hpc jobs, + {len(mixed.jobs) - len(wl.jobs)} agent jobs in the overlay")
     head = f"{'policy':<18}{'workload':<10}{'hpc bsld':>10}{'hpc wait':>10}{'large bsld':>11}{'large wait':>11}"
     print(head + f"{'agent p95':>10}{'agent mean':>11}{'<=30s':>7}{'CPU s':>7}")
@@ -251,12 +255,7 @@ def _smallest_agent_nodes(mixed: Workload, cores: int) -> tuple[int, list[float]
 def agent_nodes_table(path: Path, jobs: int | None, cores: int) -> None:
     """Per trace: the smallest agent partition outside the machine for trial p95 <= 30 s, and the hpc
     figures with it against the trace alone (frontdesk's policy on both)."""
-    wl = load_workload(str(path))
-    if jobs:
-        wl = Workload(wl.name, wl.jobs[:jobs], 0.0, None, "swf", wl.machine, wl.swf)
-    assert wl.machine is not None
-    large_from = wl.machine.procs // 8
-    mixed = overlay_agents(wl)
+    wl, large_from, mixed = _overlaid(path, jobs)
     n, f = _smallest_agent_nodes(mixed, cores)
     t0 = time.process_time()
     alone = _hpc_agent(run(wl, "frontdesk").records, large_from)
