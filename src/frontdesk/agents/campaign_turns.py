@@ -21,6 +21,9 @@ __all__ = ["TurnMark", "after_hook", "after_submission"]
 
 _PROMPT = "UserPromptSubmit"
 _ENDS = ("Stop", "SessionEnd")
+_BACKGROUND = ("rewake",)
+"""frontdesk's own wait in the background (Claude Code's async rewake hook): begun at some turn's Stop, it
+outlives that turn (a gateway restart, a resume) and carries the older turn's id, so it never opens a turn."""
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,8 @@ class TurnMark:
 
 def after_hook(mark: TurnMark, event: str, prompt_id: str | None) -> TurnMark:
     """The mark after one hook run: a prompt, or an id not seen before, opens the next turn (once)."""
+    if event in _BACKGROUND:
+        return mark
     if prompt_id is not None and prompt_id == mark.prompt_id:
         new = mark  # the same turn again (its Stop, a repeated delivery of its prompt hook)
     elif mark.inferred and mark.prompt_id is None and prompt_id is not None:

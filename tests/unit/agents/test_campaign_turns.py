@@ -47,6 +47,17 @@ def test_a_resumed_unfinished_turn_keeps_its_number_for_its_first_new_id() -> No
     assert lost.turn == 4 and lost.inferred and _hooks(lost, ("Stop", "r1")).turn == 4
 
 
+def test_a_background_rewake_from_an_earlier_turn_opens_no_turn() -> None:
+    """Turn 1's async rewake hook long-polls past its turn; retried after a gateway restart, it arrives while
+    turn 2 (resumed under a new id) runs, carrying turn 1's id: the turn stays 2 (it was 3, flakily, in the
+    real-harness test of a resumed turn)."""
+    t1 = _hooks(TurnMark(), ("UserPromptSubmit", "p1"), ("Stop", "p1"))
+    resumed = _hooks(TurnMark(turn=2, prompt_id=None, continue_turn=True), ("UserPromptSubmit", "r2"))
+    assert resumed.turn == 2
+    assert _hooks(resumed, ("rewake", "p1"), ("rewake", None)) == resumed
+    assert _hooks(t1, ("rewake", "p1")) == t1 and _hooks(t1, ("Stop", "p2")).turn == 2
+
+
 _EVENTS = st.sampled_from(["UserPromptSubmit", "PostToolUse", "Stop", "SessionStart", "notify"])
 
 
