@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from frontdesk.api import facility
 from frontdesk.api.access import Access, Action
+from frontdesk.client import MAX_WAIT_S
 from frontdesk.core import arrays
 from frontdesk.core.batch import MAX_BATCH, submit_batch
 from frontdesk.errors import Conflict, SpecError, UserError
@@ -68,7 +69,7 @@ class WaitBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
     ids: list[int] = Field(min_length=1, max_length=10000)
     mode: Literal["any", "all"] = "all"
-    timeout: float | None = Field(default=None, ge=0, le=7 * 86400)
+    timeout: float | None = Field(default=None, ge=0, le=MAX_WAIT_S)
 
 
 class NotifyBody(BaseModel):
