@@ -77,6 +77,13 @@ def lesson_lines(got: Any) -> str:
     return "\n".join(out)
 
 
+def _count(name: str, value: int, most: int) -> int:
+    """A tool's count argument: 1 or more (else a clear error, never a silent 1); above `most` reads `most`."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ToolError(f"{name}: expected a whole number of at least 1 (at most {most} is used), got {value!r}")
+    return min(value, most)
+
+
 def build_server(client_factory: Callable[[], Client] = Client) -> MCPServer:
     """The MCP server with frontdesk's tools and resources."""
     from frontdesk import __version__
@@ -157,9 +164,8 @@ def _submit_tools(kit: _Kit) -> None:
     async def queue(active_only: bool = True, this_session_only: bool = False, limit: int = 50) -> str:
         """Jobs in the queue (compact records): active ones by default."""
         sid = context.get("session") if this_session_only else None
-        rows = await call(
-            lambda c: c.jobs(active="true" if active_only else None, session=sid, limit=max(1, min(limit, 500)))
-        )
+        count = _count("limit", limit, 500)
+        rows = await call(lambda c: c.jobs(active="true" if active_only else None, session=sid, limit=count))
         return json.dumps([_compact_job(r) for r in rows])
 
     @tool
@@ -197,10 +203,11 @@ def _result_tools(kit: _Kit) -> None:
 
     @tool
     async def logs(job_id: int, tail: int = 50, stream: str = "stdout") -> str:
-        """The last lines of a job's stdout or stderr (at most 200; secrets redacted)."""
+        """The last `tail` lines (1 or more; above 200 reads 200) of a job's stdout or stderr, secrets redacted."""
         if stream not in ("stdout", "stderr"):
             raise ToolError("stream is 'stdout' or 'stderr'")
-        got = await call(lambda c: c.logs(job_id, tail=max(1, min(tail, 200)), stream=stream))
+        lines_wanted = _count("tail", tail, 200)
+        got = await call(lambda c: c.logs(job_id, tail=lines_wanted, stream=stream))
         lines = got.get("lines") if isinstance(got, dict) else None
         return "\n".join(lines) if isinstance(lines, list) else json.dumps(got)
 
@@ -223,7 +230,7 @@ def _lookup_tools(kit: _Kit) -> None:
         """Search the failure memory: lessons from earlier jobs that failed like this."""
         from urllib.parse import urlencode
 
-        q = urlencode({"q": query, "limit": max(1, min(limit, 20))})
+        q = urlencode({"q": query, "limit": _count("limit", limit, 20)})
 
         def go(c: Client) -> Any:
             try:
@@ -241,7 +248,7 @@ def _lookup_tools(kit: _Kit) -> None:
         from frontdesk.cli.fs import answer
 
         cwd, sid = str(context.get("cwd") or os.getcwd()), context.get("session")
-        lim = max(1, min(limit, 10_000))
+        lim = _count("limit", limit, 10_000)
         try:
             got = await asyncio.to_thread(
                 lambda: answer(op, list(args), cwd, limit=lim, cursor=cursor, session=str(sid) if sid else None)
@@ -306,7 +313,74 @@ def _register_session() -> None:
         pass  # the gateway may start later; jobs still carry the session
 
 
+class _Answering:
+    """The stdio read side, answering each line that is no JSON-RPC message with an error whose id is null
+    (-32700 for text that is not JSON, -32600 for JSON that is no request), as JSON-RPC 2.0 asks; the SDK
+    only logs such a line, which leaves a client waiting for an answer that never comes."""
+
+    def __init__(self, inner: Any, write: Any) -> None:
+        self._inner, self._write = inner, write
+
+    @property
+    def last_context(self) -> Any:
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> Any:
+        from mcp.shared.message import SessionMessage
+
+        while True:
+            item = await self._inner.receive()
+            if not isinstance(item, Exception):
+                return item
+            await self._write.send(SessionMessage(_line_error(item)))
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    def __aiter__(self) -> _Answering:
+        return self
+
+    async def __anext__(self) -> Any:
+        import anyio
+
+        try:
+            return await self.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> _Answering:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+def _line_error(exc: Exception) -> Any:
+    """The JSON-RPC error answering one unreadable line (the id is the line's own when it names a valid one)."""
+    from mcp_types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
+
+    errors = exc.errors() if hasattr(exc, "errors") else []
+    if not errors or any(e.get("type") == "json_invalid" for e in errors):
+        return JSONRPCError(jsonrpc="2.0", id=None, error=ErrorData(code=PARSE_ERROR, message="Parse error"))
+    given = next((e.get("input") for e in errors if isinstance(e.get("input"), dict)), None)
+    rid = given.get("id") if isinstance(given, dict) else None
+    if isinstance(rid, bool) or not isinstance(rid, (int, str)):
+        rid = None
+    message = "Invalid Request: not a JSON-RPC 2.0 request, notification or response"
+    return JSONRPCError(jsonrpc="2.0", id=rid, error=ErrorData(code=INVALID_REQUEST, message=message))
+
+
+async def _serve_stdio(server: MCPServer) -> None:
+    from mcp.server.stdio import stdio_server
+
+    low = server._lowlevel_server  # the SDK's own run_stdio_async does the same, with the raw read side
+    async with stdio_server() as (read, write):
+        await low.run(_Answering(read, write), write, low.create_initialization_options())
+
+
 def serve() -> None:
     """Run on stdio until the client hangs up."""
+    import anyio
+
     _register_session()
-    build_server().run("stdio")
+    anyio.run(_serve_stdio, build_server())
