@@ -22,6 +22,13 @@ from frontdesk.errors import GatewayUnavailable
 PY = sys.executable
 
 
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Remove the Unix users and groups tests made that no running test process uses any more."""
+    from unix_users import release
+
+    release()
+
+
 class GatewayProc:
     """A real `frontdesk serve` process; restartable, killable with -9, with a client and the CLI."""
 

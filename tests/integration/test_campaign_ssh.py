@@ -24,16 +24,17 @@ from anthropic_standin import MessagesStandIn  # noqa: E402
 from sshd_lab import PrivateSshd  # noqa: E402
 from test_campaign_resume import SECOND, TOOLS, _env, _job_ids, _killed_campaign  # noqa: E402
 
+from unix_users import ensure_user  # noqa: E402
+
 VENV_BIN = str(Path(sys.executable).parent)
 
 
-TEST_USER = "fdt18ssh"  # another login on the "other node" (created once, never deleted: other runs reuse it)
+TEST_USER = "fdt18ssh"  # another login on the "other node" (tests/unix_users.py)
 
 
 def _test_user() -> str:
-    if subprocess.run(["id", TEST_USER], capture_output=True).returncode != 0:
-        subprocess.run(["useradd", "-m", "-s", "/bin/sh", TEST_USER], check=True, capture_output=True)
-        subprocess.run(["usermod", "-p", "*", TEST_USER], check=True, capture_output=True)  # no password, not locked
+    ensure_user(TEST_USER)
+    subprocess.run(["usermod", "-p", "*", TEST_USER], check=True, capture_output=True)  # no password, not locked
     return TEST_USER
 
 

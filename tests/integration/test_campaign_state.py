@@ -171,16 +171,16 @@ def _as(user: str, sock: Path, *args: str, env: dict[str, str] | None = None) ->
 
 def test_a_campaign_is_its_owners_only(gateway_factory: Any) -> None:
     import shutil
-    import subprocess
     import tempfile
 
     import pytest
 
     if os.geteuid() != 0 or not Path("/usr/bin/python3").exists():
         pytest.skip("needs root (creates Unix users) and /usr/bin/python3")
-    for name in OWNERS:  # created once, idempotently, never deleted
-        if subprocess.run(["id", name], capture_output=True).returncode != 0:
-            subprocess.run(["useradd", "-M", "-s", "/bin/sh", name], check=True, capture_output=True)
+    from unix_users import ensure_user
+
+    for name in OWNERS:
+        ensure_user(name, home=False)
     sockdir = Path(tempfile.mkdtemp(prefix="fd-camp-", dir="/tmp"))
     sockdir.rmdir()
     sock = sockdir / "gateway.sock"

@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pytest
 
+from unix_users import ensure_user
+
 SRC = Path(__file__).resolve().parents[2] / "src"
 SYSTEM_PY = "/usr/bin/python3"  # the venv's interpreter lives under /root, which the test users cannot enter
 USER, OTHER = "fdrv1", "fdrv2"
@@ -74,11 +76,7 @@ LISTEN = (
 
 
 def _uid(name: str) -> int:
-    try:
-        return pwd.getpwnam(name).pw_uid
-    except KeyError:
-        subprocess.run(["useradd", "-M", "-s", "/usr/sbin/nologin", name], check=True, capture_output=True)
-        return pwd.getpwnam(name).pw_uid
+    return ensure_user(name, home=False, shell="/usr/sbin/nologin").pw_uid
 
 
 @dataclass(frozen=True)

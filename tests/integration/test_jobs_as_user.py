@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 
 from frontdesk.client import Client
+from unix_users import ensure_user
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 SYS_PY = "/usr/bin/python3"
@@ -37,21 +38,12 @@ GROUP = "fdgrp1"
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="creates Unix users and runs a root gateway")
 
 
-def _ensure_users() -> None:
-    subprocess.run(["groupadd", "-f", GROUP], check=True)
-    for name in USERS:
-        if subprocess.run(["id", name], capture_output=True).returncode != 0:
-            subprocess.run(["useradd", "-m", "-s", "/bin/sh", name], check=True, capture_output=True)
-    subprocess.run(["usermod", "-a", "-G", GROUP, "fdu1"], check=True)
-
-
 @pytest.fixture(scope="module")
 def users() -> dict[str, pwd.struct_passwd]:
-    """fdu1 (in fdgrp1) and fdu2: real accounts, created once, never deleted (other runs reuse them)."""
+    """fdu1 (in fdgrp1) and fdu2: real accounts (tests/unix_users.py)."""
     if os.geteuid() != 0:
         pytest.skip("needs root to create users")
-    _ensure_users()
-    return {name: pwd.getpwnam(name) for name in USERS}
+    return {name: ensure_user(name, (GROUP,) if name == "fdu1" else ()) for name in USERS}
 
 
 def _user_dir(user: pwd.struct_passwd) -> Path:

@@ -111,8 +111,9 @@ def test_systemd_accepts_both_units(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="creates a Unix user")
 def test_system_unit_needs_root(tmp_path: Path) -> None:
-    if subprocess.run(["id", "fdu1"], capture_output=True).returncode != 0:
-        subprocess.run(["useradd", "-m", "-s", "/bin/sh", "fdu1"], check=True, capture_output=True)
+    from unix_users import ensure_user
+
+    ensure_user("fdu1")
     src = str(Path(__file__).resolve().parents[2] / "src")
     res = subprocess.run(
         ["runuser", "-u", "fdu1", "--", "env", "-i", f"PYTHONPATH={src}", "HOME=/home/fdu1"]

@@ -344,21 +344,18 @@ def test_squeue_shim_shows_array_tasks_as_slurm_does(lab_gw: Any, tmp_path: Path
 
 
 TEST_USER = "fdslurm1"
-"""The same user tests/slurm/test_slurm_backend.py makes (created idempotently, never deleted)."""
+"""The same user tests/slurm/test_slurm_backend.py uses (tests/unix_users.py)."""
 
 
 def test_a_root_gateway_runs_an_array_as_its_submitter(slurm_settings: Settings) -> None:
-    import pwd
     import shutil
     import tempfile
 
+    from unix_users import ensure_user
+
     if os.geteuid() != 0:
         pytest.skip("needs a root gateway")
-    try:
-        pw = pwd.getpwnam(TEST_USER)
-    except KeyError:
-        subprocess.run(["useradd", "-m", "-s", "/bin/sh", TEST_USER], check=True, capture_output=True)
-        pw = pwd.getpwnam(TEST_USER)
+    pw = ensure_user(TEST_USER)
     work = Path(tempfile.mkdtemp(prefix="fd user work ", dir="/tmp"))  # pytest's tmp is root's 0700
     os.chown(work, pw.pw_uid, pw.pw_gid)
     code = "import os,sys; print(os.getuid(), sys.argv[1], os.environ['SEED'])"

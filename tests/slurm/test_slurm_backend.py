@@ -149,15 +149,10 @@ TEST_USER = "fdslurm1"
 
 @pytest.fixture(scope="module")
 def slurm_user() -> tuple[int, int]:
-    """A Unix user (created idempotently) that a root gateway submits Slurm jobs for."""
-    import pwd
-    import subprocess
+    """A Unix user (tests/unix_users.py) that a root gateway submits Slurm jobs for."""
+    from unix_users import ensure_user
 
-    try:
-        pw = pwd.getpwnam(TEST_USER)
-    except KeyError:
-        subprocess.run(["useradd", "-m", "-s", "/bin/sh", TEST_USER], check=True, capture_output=True)
-        pw = pwd.getpwnam(TEST_USER)
+    pw = ensure_user(TEST_USER)
     return pw.pw_uid, pw.pw_gid
 
 

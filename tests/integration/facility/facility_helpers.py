@@ -1,6 +1,6 @@
 """Facility-mode helpers and fixtures (re-exported by conftest.py): real Unix users, a root facility gateway.
 
-The users are created here (idempotent useradd/groupadd; never deleted: other suites may use them too).
+The users are made by tests/unix_users.py (when missing; removed at the session's end when a test made them).
 One facility gateway runs as root for the module; the users talk to it through the real CLI, the HTTP API
 over the Unix socket, TCP with hashed tokens and MUNGE, run as them with `runuser` and the system Python
 (the venv's interpreter lives under /root, which other users cannot enter; the client is stdlib only).
@@ -8,7 +8,6 @@ over the Unix socket, TCP with hashed tokens and MUNGE, run as them with `runuse
 
 from __future__ import annotations
 
-import grp
 import json
 import os
 import pwd
@@ -30,38 +29,12 @@ import pytest
 from frontdesk.client import Client
 from frontdesk.errors import GatewayUnavailable
 from frontdesk.identity import hash_token
+from unix_users import ensure_user
 
 ROOT = Path(__file__).resolve().parents[3]
 SITE_PACKAGES = next((ROOT / ".venv" / "lib").glob("python3*/site-packages"), None)
 USERS = {"alice": ["lab1"], "bob": ["lab1"], "carol": [], "fdadmin-user": ["fdadmin"]}
 SYSTEM_PY = "/usr/bin/python3"
-
-
-def _ensure_users() -> None:
-    for group in ("lab1", "fdadmin"):
-        subprocess.run(["groupadd", "-f", group], check=True, capture_output=True)
-    for user, groups in USERS.items():
-        try:
-            pwd.getpwnam(user)
-        except KeyError:
-            subprocess.run(["useradd", "-m", "-s", "/bin/bash", user], check=True, capture_output=True)
-        for group in groups:
-            if user not in grp.getgrnam(group).gr_mem:
-                subprocess.run(["usermod", "-aG", group, user], check=True, capture_output=True)
-
-
-def ensure_user(user: str, groups: tuple[str, ...] = ()) -> int:
-    """Create a test user (and its groups) when missing, idempotently; its uid. Never deleted."""
-    for group in groups:
-        subprocess.run(["groupadd", "-f", group], check=True, capture_output=True)
-    try:
-        pwd.getpwnam(user)
-    except KeyError:
-        subprocess.run(["useradd", "-m", "-s", "/bin/bash", user], check=True, capture_output=True)
-    for group in groups:
-        if user not in grp.getgrnam(group).gr_mem:
-            subprocess.run(["usermod", "-aG", group, user], check=True, capture_output=True)
-    return pwd.getpwnam(user).pw_uid
 
 
 @pytest.fixture(scope="session")
@@ -71,8 +44,7 @@ def facility_users() -> dict[str, int]:
         pytest.skip("facility tests need root, useradd and runuser")
     if not Path(SYSTEM_PY).exists() or SITE_PACKAGES is None:
         pytest.skip("facility tests run clients with /usr/bin/python3 and the venv's site-packages")
-    _ensure_users()
-    return {u: pwd.getpwnam(u).pw_uid for u in USERS}
+    return {u: ensure_user(u, tuple(groups), shell="/bin/bash").pw_uid for u, groups in USERS.items()}
 
 
 def user_env(user: str, **extra: str) -> list[str]:

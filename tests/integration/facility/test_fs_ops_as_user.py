@@ -12,7 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from facility_helpers import Facility, ensure_user
+from facility_helpers import Facility
+
+from unix_users import ensure_user
 
 FACILITY_GATEWAY = 'plugins = ["storage"]\n'
 USER = "fdprobe-fs"

@@ -7,11 +7,11 @@ import subprocess
 from collections.abc import Iterator
 
 import pytest
-from facility_helpers import ensure_user
 
 from frontdesk import identity
 from frontdesk.identity import Roles, groups_of
 from frontdesk.memory.scopes import Membership
+from unix_users import ensure_group, ensure_user
 
 USER, LAB = "fdh6g", "fdh6lab"
 
@@ -23,7 +23,7 @@ def _leave() -> None:
 @pytest.fixture
 def user_outside_the_lab(facility_users: dict[str, int]) -> Iterator[str]:
     ensure_user(USER)
-    subprocess.run(["groupadd", "-f", LAB], check=True, capture_output=True)
+    ensure_group(LAB)
     _leave()
     identity._GROUP_CACHE.clear()  # no answer cached by another test (or by this one's own clock)
     yield USER

@@ -14,10 +14,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from facility_helpers import SYSTEM_PY, ensure_user, user_env
+from facility_helpers import SYSTEM_PY, user_env
 
 from frontdesk.agents.channels.inbox import InboxChannel
 from frontdesk.agents.model import AgentSettings, Harness, Session, TurnState
+from unix_users import ensure_user
 
 HERE = Path(__file__).resolve().parent
 USER = "fdh6a"
@@ -70,7 +71,7 @@ def test_the_inbox_write_comes_from_the_sessions_user_not_root(private_dir: Path
     finally:
         _stop(proc)
     got = json.loads(log.read_text())
-    assert got["peer_uid"] == ensure_user(USER) != 0  # SO_PEERCRED on the listener's side: the user, not root
+    assert got["peer_uid"] == ensure_user(USER).pw_uid != 0  # SO_PEERCRED on the listener's side: the user, not root
     auth, message = (json.loads(line) for line in got["data"].splitlines())
     assert auth == {"type": "auth", "token": TOKEN}
     assert message["type"] == "user" and message["message"]["content"].endswith("job 7 ended: COMPLETED")

@@ -8,7 +8,9 @@ import time
 from typing import Any
 
 import pytest
-from facility_helpers import Facility, ensure_user
+from facility_helpers import Facility
+
+from unix_users import ensure_user
 
 FACILITY_ACCESS = 'notifiers = ["fdh6n"]  # stands in for a SlurmUser that is not root\n'
 

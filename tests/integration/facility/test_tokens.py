@@ -11,7 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from facility_helpers import SYSTEM_PY, Facility, ensure_user, run_as
+from facility_helpers import SYSTEM_PY, Facility, run_as
+
+from unix_users import ensure_user
 
 ADMIN = "fdadmin-user"
 USER = "fdh6a"

@@ -12,6 +12,7 @@ import pytest
 
 from frontdesk import identity
 from frontdesk.identity import user_name
+from unix_users import ensure_user
 
 OLD, NEW = "fdt21u", "fdt21v"
 
@@ -26,11 +27,10 @@ def _exists(name: str) -> bool:
 
 @pytest.fixture
 def uid() -> Iterator[int]:
-    """A real user named OLD (made once; put back under its name if a killed run left it renamed)."""
+    """A real user named OLD (tests/unix_users.py; put back under its name if a killed run left it renamed)."""
     if _exists(NEW) and not _exists(OLD):
         subprocess.run(["usermod", "-l", OLD, NEW], check=True, capture_output=True)
-    if not _exists(OLD):
-        subprocess.run(["useradd", "-M", "-s", "/usr/sbin/nologin", OLD], check=True, capture_output=True)
+    ensure_user(OLD, home=False, shell="/usr/sbin/nologin")
     identity._NAME_CACHE.clear()
     yield pwd.getpwnam(OLD).pw_uid
     if _exists(NEW):

@@ -23,6 +23,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from unix_users import ensure_user
+
 USER = "fdh10"
 ENV = {"PATH": "/usr/bin:/bin", "LC_ALL": "C"}
 
@@ -31,11 +33,7 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to create 
 
 @pytest.fixture(scope="module")
 def user() -> pwd.struct_passwd:
-    try:
-        return pwd.getpwnam(USER)
-    except KeyError:
-        subprocess.run(["useradd", "-M", "-s", "/bin/sh", USER], capture_output=True, check=False)
-        return pwd.getpwnam(USER)
+    return ensure_user(USER, home=False)
 
 
 class Worker:
