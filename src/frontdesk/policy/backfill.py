@@ -124,12 +124,15 @@ class _Pass:
 
     def start(self, job: JobView) -> bool:
         """Start `job` now if it fits without delaying its key's reservation."""
+        sig = self.placer.signature(job)
+        if sig in self.failed:  # planning only takes capacity: what failed once in this pass fails again
+            return False
         key = self.key(job) if self.key else ""
         res = self.reservations.get(key)
         agent = self._agent(job)
         if not (self.slice.agent_fits(key, job.cpus) if agent else self.slice.batch_fits(key, job.cpus)):
             return False
-        p = self._placement(job, key, res, agent)
+        p = self._placement(job, key, res, agent, sig)
         if p is None:
             return False
         if res is not None and agent and key in self.held:
@@ -147,9 +150,10 @@ class _Pass:
                 self.index.setdefault(x.node, []).append(view)
         return True
 
-    def _placement(self, job: JobView, key: str, res: Reservation | None, agent: bool) -> Placement | None:
-        """Where `job` may start now without delaying `res`, or None."""
-        sig = self.placer.signature(job)
+    def _placement(
+        self, job: JobView, key: str, res: Reservation | None, agent: bool, sig: Hashable
+    ) -> Placement | None:
+        """Where `job` (of signature `sig`) may start now without delaying `res`, or None."""
         # Planning only ever takes capacity, so what failed once in this pass fails again; and a job asking
         # more than the whole cluster has free cannot be placed anywhere (checked before any node is scanned).
         ok = sig not in self.failed and self.work.may_fit(job)

@@ -8,6 +8,7 @@ enters low. Within a level, jobs are ordered by fairshare × time-of-day weight,
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from frontdesk.policy.config import ClassPriority, PriorityConfig
@@ -18,6 +19,7 @@ __all__ = [
     "FairshareSnapshot",
     "level",
     "rank",
+    "ranker",
     "score",
     "slurm_priority",
     "time_weight",
@@ -112,6 +114,36 @@ def rank(
     """A sort key: smaller starts first."""
     lvl = level(job.job_class, job.trial, now - job.queued_at, cfg)
     return (-lvl, -score(job, hour, cfg, shares), job.queued_at)
+
+
+def ranker(
+    now: float, hour: float, cfg: PriorityConfig, shares: FairshareSnapshot | None
+) -> Callable[[JobView], tuple[int, float, float]]:
+    """`rank(job, now, hour, cfg, shares)` as one function for a whole pass: the class rules, time weights and
+    fairshare factors are looked up once per class and per principal, the same values `rank` computes."""
+    classes: dict[tuple[str, bool], ClassPriority] = {}
+    weights: dict[str, float] = {}
+    factors: dict[tuple[str, str], float] = {}
+
+    def key(job: JobView) -> tuple[int, float, float]:
+        c = classes.get((job.job_class, job.trial))
+        if c is None:
+            c = classes[(job.job_class, job.trial)] = _class_cfg(cfg, job.job_class, job.trial)
+        waited_s = now - job.queued_at
+        lvl = c.enter  # level(), with the class rules looked up once
+        if c.drop_after and waited_s >= c.drop_after:
+            lvl = max(c.floor, lvl - 1)
+        if c.age_every:
+            lvl = max(lvl, min(c.ceiling, c.enter + int(waited_s // c.age_every)))
+        fs = factors.get((job.principal, job.group))
+        if fs is None:
+            fs = factors[(job.principal, job.group)] = shares.factor(job.principal, job.group) if shares else 1.0
+        w = weights.get(job.job_class)
+        if w is None:
+            w = weights[job.job_class] = time_weight(job.job_class, hour, cfg)
+        return (-lvl, -(fs * w), job.queued_at)
+
+    return key
 
 
 def slurm_priority(job_class: str, trial: bool, fairshare: float, cfg: PriorityConfig) -> int:

@@ -12,7 +12,7 @@ from frontdesk.policy.backfill import AgentRules, Reservation, backfill
 from frontdesk.policy.config import BorrowRule, PolicyConfig
 from frontdesk.policy.model import JobView, NodeView, Placement, RunningView
 from frontdesk.policy.placement import place
-from frontdesk.policy.priority import FairshareLedger, rank
+from frontdesk.policy.priority import FairshareLedger, ranker
 from frontdesk.policy.shapes import MISS, IndexedNodes, place_cores
 from frontdesk.spec.accelerators import Accelerator, GpuNeed, catalog, eligible, prefer_least_scarce
 
@@ -83,6 +83,8 @@ class PoolPlacer:
         return self._ranks[need]
 
     def _rules(self, job: JobView) -> list[BorrowRule]:
+        if not self.cfg.borrow:
+            return []
         return [r for r in self.cfg.borrow if borrow_active(r, self.hour, job)]
 
     def candidates(self, job: JobView) -> Sequence[str]:
@@ -101,7 +103,7 @@ class PoolPlacer:
             job.gpus,
             job.memory_bytes,
             job.nodes,
-            job.gpu,
+            job.gpu if job.gpus else None,  # the GPU need matters only to a job asking GPUs
             tuple(r.lender for r in self._rules(job)),
         )
 
@@ -154,7 +156,7 @@ def plan(
     """The jobs to start now and the per-pool reservations, under policy `cfg` at time `now`."""
     snap = shares.snapshot(now, cfg.priority.principal_weight) if shares else None
     # backfill() only considers the first backfill_depth jobs: nsmallest is sorted()[:depth], without the sort
-    order = heapq.nsmallest(cfg.backfill_depth, queue, key=lambda j: rank(j, now, hour, cfg.priority, snap))
+    order = heapq.nsmallest(cfg.backfill_depth, queue, key=ranker(now, hour, cfg.priority, snap))
     placer = PoolPlacer(cfg, nodes, hour, models)
     if not cfg.easy_head:
         return backfill(order, nodes, running, now, placer, lambda j: j.pool, cfg.backfill_depth)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from frontdesk.policy.model import JobView, NodeView, Part, Placement, RunningView, apply
-from frontdesk.policy.shapes import MISS, IndexedNodes, Miss, on_shapes, sorted_of
+from frontdesk.policy.shapes import MISS, IndexedNodes, Miss, sorted_of, take_cores
 
 if TYPE_CHECKING:
     from frontdesk.policy.backfill import Placer
@@ -140,8 +140,9 @@ def _shadow_by_counts(
         if len(memo) > 64:
             memo.clear()
         groups = _release_groups(names, index)
-        found = release_until_fit(job, base, groups, _first_possible(job, names, work, groups, base), *rule)
-        memo[key] = None if found is None else (groups[found[0]][0], frozenset(x.node for x in found[1]))
+        # from group 0: the counting itself finds the first group after which the job fits
+        found = release_until_fit(job, base, groups, 0, *rule)
+        memo[key] = None if found is None else (groups[found[0]][0], found[1])
     got = memo[key]
     if got is None:
         return Reservation(job.id, math.inf, frozenset())
@@ -202,11 +203,11 @@ Groups = Sequence[tuple[float, Sequence[RunningView]]]
 
 def release_until_fit(
     job: JobView, base: IndexedNodes, groups: Groups, first: int, pools: Sequence[str], ratio: float
-) -> tuple[int, tuple[Part, ...]] | None:
+) -> tuple[int, frozenset[str]] | None:
     """The reservation search for a cores-only `job` spread with no node count: release `groups` in order
     (running jobs by expected end) until `place_cores` would place it, counting as it goes the two things that
     decide (a node it fits alone, the whole free cores) instead of probing placements. Returns the first group
-    index from `first` on after which it fits, and its parts then; None when it never fits."""
+    index from `first` on after which it fits, and the nodes its parts would use then; None when it never fits."""
     cost, need, member = job.cpus / ratio, job.cpus, set(pools)
     if cost > max(base.layout.widest.get(p, 0) for p in pools) + 1e-9:  # it never fits one node alone
         counted = _count_whole_cores(need, base, groups, first, member)
@@ -214,13 +215,13 @@ def release_until_fit(
             return None
         if counted is not MISS:
             i, gained = counted
-            return i, _parts_after(job, base, pools, ratio, gained)
+            return i, _nodes_after(job, base, pools, ratio, gained)
     return _count_node_by_node(job, base, groups, first, pools, ratio)
 
 
 def _count_node_by_node(
     job: JobView, base: IndexedNodes, groups: Groups, first: int, pools: Sequence[str], ratio: float
-) -> tuple[int, tuple[Part, ...]] | None:
+) -> tuple[int, frozenset[str]] | None:
     """`release_until_fit`, each release applied to its node as `model.apply` does."""
     cost, need, member = job.cpus / ratio, job.cpus, set(pools)
     whole = alone = 0
@@ -266,8 +267,8 @@ def _count_node_by_node(
                     shape = (1 if c[4] else 0, c[3] - c[0])
                     shapes.setdefault(shape, set()).add(name)
             entries = [(shape, names, "") for shape, names in shapes.items()]
-            got = on_shapes(job, entries, sorted_of(entries), frozenset(), ratio, "spread")
-            return None if got is None or got is MISS else (i, got[0])
+            got = take_cores(job, entries, sorted_of(entries), frozenset(), ratio, "spread")
+            return None if got is None or got is MISS else (i, frozenset(name for name, _ in got))
     return None
 
 
@@ -304,10 +305,10 @@ def _count_whole_cores(
     return None
 
 
-def _parts_after(
+def _nodes_after(
     job: JobView, base: IndexedNodes, pools: Sequence[str], ratio: float, gained: Mapping[str, float]
-) -> tuple[Part, ...]:
-    """The job's parts once the nodes in `gained` got those cores back."""
+) -> frozenset[str]:
+    """The nodes of the job's parts once the nodes in `gained` got those cores back."""
     shapes = {k: v - gained.keys() for k, v in base.shapes(pools).items()}
     for name, g in gained.items():
         k = base._key[name]
@@ -315,6 +316,6 @@ def _parts_after(
         shape = (k[1][0], k[1][1] + g)
         shapes.setdefault(shape, set()).add(name)
     entries = [(shape, names, "") for shape, names in shapes.items()]
-    got = on_shapes(job, entries, sorted_of(entries), frozenset(), ratio, "spread")
+    got = take_cores(job, entries, sorted_of(entries), frozenset(), ratio, "spread")
     assert got is not None and got is not MISS, "enough whole cores are free"
-    return got[0]
+    return frozenset(name for name, _ in got)

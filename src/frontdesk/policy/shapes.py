@@ -23,7 +23,7 @@ from typing import Any
 
 from frontdesk.policy.model import JobView, NodeView, Part, apply
 
-__all__ = ["MISS", "IndexedNodes", "Layout", "Miss", "on_shapes", "place_cores", "sorted_of"]
+__all__ = ["MISS", "IndexedNodes", "Layout", "Miss", "on_shapes", "place_cores", "sorted_of", "take_cores"]
 
 Parts = tuple[tuple[Part, ...], bool]
 Shape = tuple[int, float]
@@ -240,6 +240,21 @@ def on_shapes(
 ) -> Parts | Miss | None:
     """`placement.place` over the named nodes by shape, less `exclude`; `ordered(pool, shape)` lists a
     shape's names in order."""
+    got = take_cores(job, entries, ordered, exclude, ratio, allocation)
+    if got is None or got is MISS:
+        return got
+    return tuple(Part(name, c, 0, 0) for name, c in got), False
+
+
+def take_cores(
+    job: JobView,
+    entries: Sequence[Entry],
+    ordered: Callable[[str, Shape], list[str]],
+    exclude: frozenset[str],
+    ratio: float,
+    allocation: str,
+) -> list[tuple[str, float]] | Miss | None:
+    """`on_shapes` as (node, cores) pairs (a reservation needs only the names: no `Part` is built)."""
     counted = []
     for shape, names, pool in entries:
         n = len(names) - (len(exclude & names) if exclude else 0)
@@ -247,17 +262,19 @@ def on_shapes(
             counted.append((shape, n, pool))
     if job.nodes <= 1:
         cost = job.cpus / ratio
-        # _single: the fullest node that fits (CPU-only nodes first), then by name
+        # _single: the fullest node that fits (CPU-only nodes first), then by name; a shape's first name is
+        # read only for the best (GPUs, free - cost) so far and on a tie (distinct shapes rarely tie)
         best: tuple[int, float, str] | None = None
-        for (gpu, free), _, pool in counted:
-            if free + 1e-9 < cost:
+        for shape, _, pool in counted:
+            if shape[1] + 1e-9 < cost:
                 continue
-            first = next(n for n in ordered(pool, (gpu, free)) if n not in exclude)
-            key = (gpu, free - cost, first)
-            if best is None or key < best:
-                best = key
+            key = (shape[0], shape[1] - cost)
+            if best is None or key <= best[:2]:
+                first = next(n for n in ordered(pool, shape) if n not in exclude)
+                if best is None or (*key, first) < best:
+                    best = (*key, first)
         if best is not None:
-            return (Part(best[2], cost, 0, 0),), False
+            return [(best[2], cost)]
         if allocation == "pack":
             return MISS  # whether it fits a single node's shape at all: scan
     return _spread_cores(job, counted, ordered, exclude)
@@ -268,13 +285,13 @@ def _spread_cores(
     counted: Sequence[tuple[Shape, int, str]],
     ordered: Callable[[str, Shape], list[str]],
     exclude: frozenset[str],
-) -> Parts | None:
+) -> list[tuple[str, float]] | None:
     """`placement._spread_cores`: nodes with a free core or more, most free first (CPU-only nodes first),
     by name within a shape."""
     usable = sorted((gpu, -free, free, n, pool) for (gpu, free), n, pool in counted if free >= 1)
     if sum(int(free) * n for _, _, free, n, _ in usable) < job.cpus:
         return None
-    parts: list[Part] = []
+    parts: list[tuple[str, float]] = []
     rem = job.cpus
     for gpu, _, free, _, pool in usable:
         take = int(free)
@@ -282,7 +299,7 @@ def _spread_cores(
             if name in exclude:
                 continue
             c = min(rem, take)
-            parts.append(Part(name, float(c), 0, 0))
+            parts.append((name, float(c)))
             rem -= c
             if rem <= 0:
                 break
@@ -290,4 +307,4 @@ def _spread_cores(
             break
     if job.nodes and len(parts) > job.nodes:
         return None
-    return tuple(parts), False
+    return parts

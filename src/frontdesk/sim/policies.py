@@ -65,7 +65,8 @@ class _FlatPlacer:
         return self.names
 
     def signature(self, job: JobView) -> Hashable:
-        return (job.cpus, job.gpus, job.memory_bytes, job.nodes, job.gpu)
+        # the GPU need matters only to a job asking GPUs (and hashing it costs a dataclass hash per look-up)
+        return (job.cpus, job.gpus, job.memory_bytes, job.nodes, job.gpu if job.gpus else None)
 
     def cores_rule(self, job: JobView) -> tuple[Sequence[str], float] | None:
         if job.gpus or job.shared_gpu or job.memory_bytes or job.nodes or not self.pools:
