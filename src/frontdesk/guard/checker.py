@@ -13,11 +13,13 @@ from dataclasses import dataclass, replace
 
 from frontdesk.guard import rules as rules_mod
 from frontdesk.guard.fetches import fetch_targets, reads_fetched_code
+from frontdesk.guard.lookthrough import GUESSED
 from frontdesk.guard.model import Decision, GuardContext, Verdict
 from frontdesk.guard.named import NAMED_CHECKS
 from frontdesk.guard.runs import resolve, script_of, tainted_exec
 from frontdesk.guard.secrets import find_secrets, redact
 from frontdesk.guard.shell import DYNAMIC, Invocation, Parsed, parse
+from frontdesk.guard.shellout import cron_commands
 from frontdesk.guard.sitechecks import job_process, misused_partition
 from frontdesk.guard.taint import JOB_OUTPUT
 
@@ -126,8 +128,13 @@ def _hits(command: str, ctx: GuardContext, ruleset: rules_mod.RuleSet, depth: in
         elif rule.check == "fork-bomb" and _fork_bomb(parsed):
             hits.append(_Hit(rule))
     for inv in parsed.invocations:
+        guessed = next((v.partition(" ")[0] for v in inv.via if v.endswith(GUESSED)), None)
         for rule in ruleset.candidates(inv.program):
             hit = _match(rule, inv, ctx, ruleset)
+            if hit is not None and guessed and hit.rule.action is Decision.DENY:
+                # found in an unknown program's words: it may run them, or only print them
+                detail = f"if {guessed} runs its arguments" + (f"; {hit.detail}" if hit.detail else "")
+                hit = _Hit(replace(hit.rule, action=Decision.ASK), detail, hit.taint)
             if hit is not None:
                 hits.append(hit)
         if depth == 0 and ctx.scan_scripts:
@@ -185,7 +192,9 @@ def _scan_script(
     name = os.path.basename(full)
     if "\0" in text:
         return  # a binary: nothing to read as a script
-    if text.startswith("#!"):
+    if kind == "crontab":  # crontab FILE: every line's command runs later, as this user
+        kind, text = "shell", cron_commands(text)
+    elif text.startswith("#!"):
         # The kernel runs the file with its interpreter line, whatever its name says.
         kind = "shell" if re.match(r"#!\s*\S*/(ba|z|da|k)?sh\b|#!\s*\S*env\s+(ba|z|da|k)?sh\b", text) else "code"
     if kind == "shell":

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from frontdesk.guard.words import Word
 
-__all__ = ["Through", "LOOK_THROUGH", "command_after"]
+__all__ = ["Through", "LOOK_THROUGH", "command_after", "opt_width", "guess_inner", "GUESSED"]
 
 
 @dataclass(frozen=True)
@@ -31,10 +31,12 @@ class Through:
     """Positional words before the command (a duration, a host, a container, an image, a lock file)."""
     code: bool = False
     """The rest is joined into one line of shell code (ssh, watch, tmux), not an argv."""
-    stop: str | None = None
-    """The command starts only after this word (`kubectl exec POD -- CMD`)."""
+    stop: frozenset[str] = frozenset()
+    """The command starts only after one of these words (`kubectl exec POD -- CMD`, `xterm -e CMD`)."""
     code_flags: frozenset[str] = frozenset()
     """Options whose value is shell code (`flock -c`, `sbatch --wrap`)."""
+    argv: bool = True
+    """Whether the words after the options are a command (`nix-shell --run CODE` runs only its option)."""
 
 
 def _f(*names: str) -> frozenset[str]:
@@ -83,7 +85,6 @@ LOOK_THROUGH: dict[str, Through] = {
     **dict.fromkeys(
         (
             "nohup",
-            "exec",
             "command",
             "builtin",
             "setsid",
@@ -100,15 +101,177 @@ LOOK_THROUGH: dict[str, Through] = {
             "eatmydata",
             "firejail",
             "coproc",
+            "toybox",
+            "dbus-run-session",
+            "linux32",
+            "linux64",
+            "tini",
+            "dumb-init",
+            "catatonit",
+            "prime-run",
+            "optirun",
+            "primusrun",
+            "vglrun",
+            "torify",
+            "tsocks",
+            "ifne",
+            "chronic",
+            "nq",
+            "tsp",
+            "run-one",
+            "run-this-one",
+            "keep-one-running",
+            "valgrind",
         ),
         _PLAIN,
+    ),  # fmt: skip
+    "exec": Through(values=_f("-a")),
+    # sandboxes, namespaces, other users and privileges: the inner command runs all the same
+    "fakeroot": Through(values=_f("-l", "--lib", "--faked", "-s", "-i")),
+    "unshare": Through(
+        values=_f(
+            "-S",
+            "--setuid",
+            "-G",
+            "--setgid",
+            "-R",
+            "--root",
+            "-w",
+            "--wd",
+            "--propagation",
+            "--map-user",
+            "--map-group",
+            "--map-users",
+            "--map-groups",
+        )
+    ),  # fmt: skip
+    "nsenter": Through(
+        values=_f("-t", "--target", "-S", "--setuid", "-G", "--setgid", "-w", "--wd", "-r", "--root", "-e")
+    ),  # fmt: skip
+    "chroot": Through(values=_f("--userspec", "--groups", "--skip-chdir"), skip=1),
+    "setpriv": Through(
+        values=_f(
+            "--reuid",
+            "--regid",
+            "--ruid",
+            "--euid",
+            "--rgid",
+            "--egid",
+            "--groups",
+            "--inh-caps",
+            "--ambient-caps",
+            "--bounding-set",
+            "--securebits",
+            "--pdeathsig",
+            "--selinux-label",
+            "--apparmor-profile",
+        )
+    ),  # fmt: skip
+    "prlimit": Through(values=_f("-p", "--pid", "-o", "--output")),
+    "cgexec": Through(values=_f("-g")),
+    "systemd-inhibit": Through(values=_f("--what", "--who", "--why", "--mode")),
+    "dbus-launch": Through(values=_f("--config-file", "--autolaunch")),
+    "setarch": Through(skip=1),
+    "faketime": Through(values=_f("-p"), skip=1),
+    "daemonize": Through(values=_f("-c", "-e", "-o", "-p", "-l", "-u", "-E")),
+    "ssh-agent": Through(values=_f("-a", "-t", "-E", "-P")),
+    "sshpass": Through(values=_f("-p", "-f", "-d", "-P")),
+    "trickle": Through(values=_f("-d", "-u", "-w", "-t", "-l", "-n")),
+    "cpulimit": Through(values=_f("-l", "--limit", "-p", "--pid", "-e", "--exe", "-c", "--cpu")),
+    "entr": Through(),
+    "perf": Through(
+        sub=_f("record", "stat", "trace", "top"),
+        values=_f(
+            "-o",
+            "--output",
+            "-e",
+            "--event",
+            "-p",
+            "--pid",
+            "-t",
+            "--tid",
+            "-C",
+            "--cpu",
+            "-F",
+            "--freq",
+            "-c",
+            "--count",
+            "-r",
+            "--repeat",
+            "-I",
+            "-G",
+            "--cgroup",
+        ),
+    ),  # fmt: skip
+    "nsys": Through(
+        sub=_f("profile", "launch"), long_values=True, values=_f("-o", "-t", "-s", "-w", "-c", "-d", "-y", "-e", "-b")
+    ),
+    "ncu": Through(long_values=True, values=_f("-o", "-k", "-c", "-s", "-f", "-e")),
+    "gdb": Through(stop=_f("--args")),
+    "cuda-gdb": Through(stop=_f("--args")),
+    "lldb": Through(stop=_f("--")),
+    # terminals and sessions that run their command elsewhere
+    "xterm": Through(stop=_f("-e")),
+    "uxterm": Through(stop=_f("-e")),
+    "urxvt": Through(stop=_f("-e")),
+    "konsole": Through(stop=_f("-e")),
+    "lxterminal": Through(stop=_f("-e")),
+    "alacritty": Through(stop=_f("-e", "--command")),
+    "gnome-terminal": Through(stop=_f("--", "-x", "--execute")),
+    "xfce4-terminal": Through(stop=_f("-x", "--execute"), code_flags=_f("-e", "--command")),
+    # cluster shells: code run on many hosts
+    "pdsh": Through(values=_f("-w", "-x", "-g", "-X", "-l", "-t", "-u", "-f", "-R", "-F", "-m"), code=True),
+    "clush": Through(values=_f("-w", "-x", "-g", "-X", "-l", "-t", "-u", "-f", "-R", "-o", "-O", "-E"), code=True),
+    "pssh": Through(values=_f("-h", "-H", "-l", "-p", "-o", "-e", "-t", "-x", "-X", "-O"), code=True),
+    "parallel-ssh": Through(values=_f("-h", "-H", "-l", "-p", "-o", "-e", "-t", "-x", "-X", "-O"), code=True),
+    "aprun": Through(values=_f("-n", "-N", "-d", "-j", "-cc", "-m", "-S", "-L", "-e", "-p")),
+    "jsrun": Through(values=_f("-n", "-a", "-c", "-g", "-r", "-b", "-d", "-l", "-p"), long_values=True),
+    "ibrun": Through(values=_f("-n", "-o")),
+    # environments that run a command inside themselves
+    "nix-shell": Through(code_flags=_f("--run", "--command"), values=_f("-p", "-A", "-I"), argv=False),
+    "nix": Through(sub=_f("develop", "shell"), stop=_f("-c", "--command")),
+    "guix": Through(sub=_f("shell", "environment"), stop=_f("--")),
+    "direnv": Through(sub=_f("exec"), skip=1),
+    "pyenv": Through(sub=_f("exec")),
+    "rbenv": Through(sub=_f("exec")),
+    "nodenv": Through(sub=_f("exec")),
+    "bundle": Through(sub=_f("exec")),
+    "npx": Through(values=_f("-p", "--package"), code_flags=_f("-c", "--call")),
+    "lxc": Through(sub=_f("exec"), stop=_f("--")),
+    "incus": Through(sub=_f("exec"), stop=_f("--")),
+    "oc": Through(sub=_f("exec", "rsh"), values=_f("-n", "--namespace", "-c", "--container"), stop=_f("--")),
+    "distrobox": Through(sub=_f("enter"), stop=_f("--")),
+    "toolbox": Through(sub=_f("run"), values=_f("-c", "--container", "-d", "--distro", "-r", "--release")),
+    "flatpak-spawn": Through(values=_f("--directory", "--forward-fd")),
+    "hyperfine": Through(
+        values=_f(
+            "-w",
+            "--warmup",
+            "-m",
+            "--min-runs",
+            "-M",
+            "--max-runs",
+            "-r",
+            "--runs",
+            "-L",
+            "--parameter-list",
+            "--export-json",
+            "--export-csv",
+            "--export-markdown",
+            "-n",
+            "--command-name",
+            "-S",
+            "--shell",
+        ),
+        code_flags=_f("-p", "--prepare", "-c", "--cleanup", "-s", "--setup", "--conclude"),
+        code=True,
     ),  # fmt: skip
     "time": Through(values=_f("-f", "-o", "--format", "--output")),
     "nice": Through(values=_f("-n", "--adjustment")),
     "ionice": Through(values=_f("-c", "-n", "-p", "--class", "--classdata", "--pid")),
     "chrt": Through(skip=1),
     "taskset": Through(skip=1),
-    "stdbuf": Through(values=_f("-i", "-o", "-e", "--input", "--output", "--error")),
+    "stdbuf": Through(values=_f("-i", "-o", "-e", "--input", "--output", "--error")),  # -oL: attached
     "numactl": Through(
         values=_f("-C", "-N", "-m", "-p", "-i", "--physcpubind", "--cpunodebind", "--membind", "--preferred")
     ),
@@ -124,7 +287,7 @@ LOOK_THROUGH: dict[str, Through] = {
     "docker": _DOCKER_EXEC,
     "podman": _DOCKER_EXEC,
     "nerdctl": _DOCKER_EXEC,
-    "kubectl": Through(sub=_f("exec"), values=_f("-n", "--namespace", "-c", "--container", "--context"), stop="--"),
+    "kubectl": Through(sub=_f("exec"), values=_f("-n", "--namespace", "-c", "--container", "--context"), stop=_f("--")),
     "apptainer": Through(
         sub=_f("exec"), values=_f("-B", "-H", "-W", "-o"), long_values=True, bools=_CONTAINER_BOOLS, skip=1
     ),
@@ -214,11 +377,20 @@ def _width(t: str, spec: Through) -> int:
         if t in spec.values or t in spec.code_flags:
             return 2
         return 2 if spec.long_values and t not in spec.bools else 1
-    if t in spec.values or t in spec.code_flags:
+    return opt_width(t, spec.values | spec.code_flags)
+
+
+def opt_width(t: str, values: frozenset[str] | set[str]) -> int:
+    """How many words one short option (group) takes, as getopt reads it: `-u bob` and `-iu bob` take the
+    next word, `-ubob` and `-j2` hold their value, `-dmS name` ends in one that takes a value."""
+    if t in values:
         return 2
-    if t[:2] in spec.values:
-        return 1  # -j2, -Shost: the value is attached
-    return 2 if f"-{t[-1]}" in spec.values else 1  # -dmS name
+    if t.startswith("--"):
+        return 1
+    for k, ch in enumerate(t[1:], 1):
+        if f"-{ch}" in values:
+            return 1 if k < len(t) - 1 else 2
+    return 1
 
 
 def command_after(args: list[Word], spec: Through) -> tuple[list[Word], list[str]]:
@@ -235,9 +407,9 @@ def command_after(args: list[Word], spec: Through) -> tuple[list[Word], list[str
     ended = False
     while i < len(args):
         t = args[i].text
-        if spec.stop is not None and not ended:
+        if spec.stop and not ended:
             i += 1
-            ended = t == spec.stop
+            ended = t in spec.stop
             continue
         if not ended and t == "--":
             ended = True
@@ -257,7 +429,7 @@ def command_after(args: list[Word], spec: Through) -> tuple[list[Word], list[str
             i += 1
             continue
         break
-    if spec.stop is not None and not ended:
+    if (spec.stop and not ended) or not spec.argv:
         return [], codes
     words = args[i:]
     if spec.code and words:
@@ -267,3 +439,38 @@ def command_after(args: list[Word], spec: Through) -> tuple[list[Word], list[str
         codes.append(" ".join(texts))
         return [], codes
     return words, codes
+
+
+# -- programs the table does not know ------------------------------------------------------------------
+GUESSED = "runs its arguments?"
+"""The via tag of a command found in the arguments of a program the table does not know (`cgexec -g x rm -rf
+~`, a site's own wrapper): checked like any command, its deny softened to ask (the program may only print)."""
+# Commands that do harm on their own: when one of these appears in the words of an unknown program, the
+# program most likely runs it.
+_HEADS = frozenset(
+    "rm rmdir shred unlink srm dd wipefs truncate chmod chown chgrp find kill pkill killall scancel shutdown "
+    "reboot poweroff halt bash sh zsh dash ksh sudo doas su crontab mv eval mkfs".split()
+)
+# Programs whose words name commands without running them (docs, search, packages, version control).
+_NAMES_ONLY = frozenset(
+    "echo printf man info whatis apropos help tldr which type whereis hash complete compgen command-not-found "
+    "git hg svn apt apt-get apt-cache aptitude dnf yum zypper pacman brew pip pip3 pipx conda mamba micromamba "
+    "npm yarn pnpm cargo gem go dpkg dpkg-query rpm snap flatpak spack module ml grep egrep fgrep rg ag ack "
+    "cat less more head tail wc sort uniq cut tr ls file stat du df locate plocate mlocate test [ [[ true false "
+    "history fc read local export declare typeset readonly set unset shift return exit cd pushd popd dirs "
+    "docker podman nerdctl kubectl helm aws gsutil gcloud az rclone s3cmd mc hdfs lfs systemctl journalctl "
+    "tmux screen pgrep pidof ps top htop lsof fuser strace ltrace printenv env alias unalias bind trap jobs "
+    "wait fg bg disown kill ulimit umask getopts let source . exec builtin".split()
+)
+
+
+def guess_inner(prog: str, args: list[Word]) -> list[Word] | None:
+    """The command inside an unknown program's words: from the first word that names a harmful command and
+    has words after it (`my-wrapper --opt x rm -rf ~` -> `rm -rf ~`); None when there is none."""
+    if not prog or prog in _NAMES_ONLY or prog in _HEADS or prog.startswith("mkfs"):
+        return None
+    for j, w in enumerate(args[:-1]):
+        name = w.text.rsplit("/", 1)[-1]
+        if not w.dynamic and (name in _HEADS or name.startswith("mkfs.")):
+            return args[j:]
+    return None

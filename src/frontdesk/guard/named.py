@@ -46,7 +46,9 @@ def obfuscated(inv: Invocation) -> str | None:
 def stdin_exec(inv: Invocation) -> str | None:
     """`X | bash`, `X | python3 -`, `bash <(X)`: code from a pipe whose text the line does not show."""
     prog = inv.program
-    if not _RUNS_STDIN.match(prog) or inv.inline_code is not None or inv.stdin_text is not None:
+    if not _RUNS_STDIN.match(prog) or inv.inline_code is not None and not inv.stdin_partial:
+        return None
+    if inv.stdin_text is not None and not inv.stdin_partial:
         return None
     positional = [w for w in inv.args if not w.is_flag or w.text in ("-", "-s")]
     if any(w.is_flag and w.text.startswith("-") and "c" in w.text.lstrip("-")[:3] for w in inv.args[:1]):
@@ -90,7 +92,7 @@ def stdin_upload(inv: Invocation) -> str | None:
     """`X | curl -d @- URL`: uploads stdin; fine when the line shows that text (a heredoc with no expansions)."""
     if not _UPLOAD_STDIN.search(" ".join(w.text for w in inv.args)):
         return None
-    if inv.stdin_text is not None and not re.search(r"\$[({\w]|`", inv.stdin_text):
+    if inv.stdin_text is not None and not inv.stdin_partial and not re.search(r"\$[({\w]|`", inv.stdin_text):
         return None
     return " | ".join([*dict.fromkeys(inv.upstream + inv.stdin_from), inv.program])
 

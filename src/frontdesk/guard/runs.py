@@ -39,6 +39,9 @@ def script_of(inv: Invocation) -> tuple[str, str] | None:
     if not inv.argv:
         return None
     positional = [w for w in inv.args if not w.is_flag]
+    later = _scheduled_file(inv)
+    if later is not None:
+        return later
     if prog in SHELL_RUNNERS and positional and inv.inline_code is None:
         return ("shell", positional[0].text)
     if rules_mod.rx(CODE_RUNNERS).match(prog) and inv.inline_code is None and positional and not inv.module:
@@ -51,6 +54,25 @@ def script_of(inv: Invocation) -> tuple[str, str] | None:
             "shell" if argv0.endswith((".sh", ".bash")) or "." not in os.path.basename(argv0) else "code",
             argv0,
         )
+    return None
+
+
+def _scheduled_file(inv: Invocation) -> tuple[str, str] | None:
+    """`crontab FILE` (kind 'crontab': a table of commands), `at -f FILE TIME`, `batch -f FILE` (shell)."""
+    texts = [w.text for w in inv.args]
+    if inv.program == "crontab":
+        i = 0
+        while i < len(texts) and texts[i].startswith("-") and texts[i] != "-":
+            if texts[i] in ("-l", "-r", "-e", "-i"):
+                return None  # lists, removes or edits: no table is installed from a file
+            i += 2 if texts[i] == "-u" else 1
+        return ("crontab", texts[i]) if i < len(texts) and texts[i] != "-" else None
+    if inv.program in ("at", "batch"):
+        for i, t in enumerate(texts):
+            if t == "-f" and i + 1 < len(texts):
+                return ("shell", texts[i + 1])
+            if t.startswith("-f") and len(t) > 2:
+                return ("shell", t[2:])
     return None
 
 

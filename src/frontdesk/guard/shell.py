@@ -15,6 +15,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from frontdesk.guard.lookthrough import LOOK_THROUGH
 from frontdesk.guard.shelltext import STATEMENTS, Redirect, find_fed, loop_tag, passes_on
 from frontdesk.guard.shellwords import WordReader
 from frontdesk.guard.words import DYNAMIC, Invocation, Parsed, Word, basename
@@ -60,6 +61,23 @@ _DECLARE = frozenset(("export", "declare", "typeset", "local", "readonly"))
 _ALL_POSITIONAL = frozenset(('"$@"', "$@", '"${@}"', "${@}", "$*", "${*}"))
 
 
+# Wrappers that run their inner command in their own place: in a pipeline the inner command is the stage
+# (`sudo find ~ | xargs rm` is `find ~ | xargs rm` run as root; sudo never makes a verdict milder).
+_ARGV_WRAPPERS = frozenset(LOOK_THROUGH) | {"sudo", "doas", "run0", "pkexec", "env"}
+
+
+def _through(tags: list[str], via: list[str]) -> bool:
+    """Whether an invocation walked under `via` plus only argv wrappers (sudo, nice, timeout ...)."""
+    return tags[: len(via)] == via and all(t in _ARGV_WRAPPERS for t in tags[len(via) :])
+
+
+def _own(invs: list[Invocation], via: list[str]) -> list[Invocation]:
+    """A pipeline stage's own commands: each wrapper chain by its innermost command."""
+    own = [inv for inv in invs if inv.argv and _through(inv.via, via)]
+    wrapped = {tuple(inv.via) for inv in own}
+    return [inv for inv in own if (*inv.via, inv.program) not in wrapped]
+
+
 class _Walker(WordReader):
     """Walks the statements of a command line, emitting an `Invocation` per simple command it would run."""
 
@@ -69,6 +87,7 @@ class _Walker(WordReader):
         self._loop_walks = 0
         self.written: dict[str, str] = {}  # echo CMD > x.sh: what the line writes, by absolute path
         self._feed: str | None = None  # stdin text for the next simple command (`echo X | bash`)
+        self._partial = False  # ... of which only a part is known (`(crontab -l; echo X) | crontab -`)
         self._upstream: list[str] | None = None
 
     # -- entry -------------------------------------------------------------------------------------
@@ -211,7 +230,7 @@ class _Walker(WordReader):
             self._stmt(body, depth, via, reds)
         elif reds:
             self.out.append(Invocation([], redirects=reds, via=list(via), cwd=self.cwd))
-        feeder = next((inv for inv in self.out[before:] if inv.via == via and inv.argv), None)
+        feeder = next(iter(_own(self.out[before:], via)), None)
         for tail in tails:  # `cat <<EOF | python3 -`: the grammar puts the rest of the pipeline in the heredoc
             if tail.type == "pipeline" and feeder is not None:
                 self._feed = passes_on(feeder)
@@ -275,19 +294,23 @@ class _Walker(WordReader):
             self._feed = feed
             # `yes | head > f`: the grammar hangs the redirection on the whole pipeline; output goes to the
             # last command only, input comes to the first only
-            own = [(op, w) for op, w in redirects if (k == 0 if op.startswith("<") else k == last)]
-            self._stmt(child, depth, via, own)
+            reds = [(op, w) for op, w in redirects if (k == 0 if op.startswith("<") else k == last)]
+            self._stmt(child, depth, via, reds)
             self._feed = None
-            # `(echo a; echo b) | bash`: the stage's output is known only when every command in it is known
-            texts = [passes_on(inv) for inv in self.out[before:] if inv.via == via and inv.argv]
-            feed = "".join(t for t in texts if t is not None) if texts and None not in texts else None
+            # `(echo a; echo b) | bash`: the stage's output is what its commands print; `(crontab -l; echo X)`
+            # prints X after text the line does not show (partial: the known part is read, the rest is unknown)
+            own = _own(self.out[before:], via)  # `sudo echo X | bash`: echo's output, not sudo's
+            texts = [passes_on(inv) for inv in own]
+            known = [t for t in texts if t is not None]
+            feed = "".join(known) if known else None
+            self._partial = feed is not None and len(known) < len(texts)
             for inv in self.out[before:]:
                 if not inv.upstream:
                     inv.upstream = list(upstream)
-            upstream.extend(inv.program for inv in self.out[before:] if not inv.via or inv.via == via)
+            upstream.extend(inv.program for inv in self.out[before:] if not inv.via or _through(inv.via, via))
             stage = self.out[before:]
             self.out.extend(find_fed(finds, stage, via, filtered=bool(finds) and not finds_last))
-            finds_last = [inv for inv in stage if inv.program == "find" and inv.via == via]
+            finds_last = [inv for inv in own if inv.program == "find"]
             finds = [*finds, *finds_last]
 
     def _command(
@@ -301,6 +324,7 @@ class _Walker(WordReader):
         stdin_text: str | None = None,
     ) -> None:
         feed, self._feed = self._feed, None
+        partial = self._partial and stdin_text is None and feed is not None
         fed_by, self._upstream = self._upstream, None
         stdin_text = stdin_text if stdin_text is not None else feed
         upstream = upstream or fed_by or []
@@ -340,6 +364,7 @@ class _Walker(WordReader):
             cwd=self.cwd,
             stdin_from=stdin_from,
             stdin_text=stdin_text,
+            stdin_partial=partial,
         )
         self._emit(inv, depth)
 

@@ -10,7 +10,16 @@ from functools import lru_cache
 
 from frontdesk.guard.words import Invocation, Word
 
-__all__ = ["shell_strings", "awk_commands", "sed_commands", "later_commands", "LATER"]
+__all__ = [
+    "shell_strings",
+    "awk_commands",
+    "sed_commands",
+    "later_commands",
+    "cron_commands",
+    "make_recipes",
+    "gdb_commands",
+    "LATER",
+]
 
 
 @lru_cache(maxsize=16)
@@ -172,10 +181,20 @@ def sed_commands(inv: Invocation, code: Callable[[str, str], Invocation]) -> Ite
             yield Invocation([], redirects=[(">", Word(target, target))], via=via, cwd=inv.cwd)
 
 
-# Programs that keep shell code to run later or on a key press: alias values, at/batch/crontab bodies, vim :!.
-LATER = frozenset(("alias", "at", "batch", "crontab", "vim", "vi", "nvim", "ex", "view"))
+# Programs that keep shell code to run later, on a signal or on a key press: alias values, at/batch/crontab
+# bodies, trap handlers, vim :!, git config commands, Tcl/expect exec and spawn, make recipes fed on stdin.
+LATER = frozenset(
+    ("alias", "at", "batch", "crontab", "trap", "vim", "vi", "nvim", "ex", "view", "git", "expect", "tclsh", "wish")
+    + ("make", "gmake")
+)
 _CRON_TIME = re.compile(r"^\s*(@\w+|(\S+\s+){4}\S+)\s+(.*)$")
 _EX_BANG = re.compile(r"^\s*:?\s*!")
+
+
+def cron_commands(table: str) -> str:
+    """The commands of a crontab (`0 3 * * * CMD`, `@reboot CMD`), one a line; settings lines dropped."""
+    lines = (_CRON_TIME.match(x) for x in table.splitlines() if x.strip()[:1] not in ("", "#"))
+    return "\n".join(m.group(3) for m in lines if m and "=" not in m.group(1))
 
 
 def later_commands(inv: Invocation, code: Callable[[str, str], Invocation]) -> Iterator[Invocation]:
@@ -188,10 +207,91 @@ def later_commands(inv: Invocation, code: Callable[[str, str], Invocation]) -> I
     elif prog in ("at", "batch") and inv.stdin_text is not None:
         yield code(inv.stdin_text, prog)
     elif prog == "crontab" and inv.stdin_text is not None:
-        lines = (_CRON_TIME.match(x) for x in inv.stdin_text.splitlines() if x.strip()[:1] not in ("", "#"))
-        yield code("\n".join(m.group(3) for m in lines if m and "=" not in m.group(1)), "crontab")
+        yield code(cron_commands(inv.stdin_text), "crontab")
+    elif prog == "trap":
+        texts = [w.text for w in args if w.text not in ("--", "-p", "-l", "-P")]
+        if len(texts) >= 2 and texts[0] != "-":  # trap 'CODE' EXIT: runs when the signal comes
+            yield code(texts[0], "trap")
+    elif prog == "git":
+        for text in _git_config_code([w.text for w in args]):
+            yield code(text, "git config")
+    elif prog in ("expect", "tclsh", "wish"):
+        yield from _tcl(inv, code)
+    elif prog in ("make", "gmake"):
+        texts = [w.text for w in args]
+        if inv.stdin_text is not None and any(
+            t in ("-f-", "-f/dev/stdin", "--file=-", "--file=/dev/stdin")
+            or t in ("-f", "--file", "--makefile")
+            and texts[i + 1 : i + 2] in ([], ["-"], ["/dev/stdin"])  # the grammar drops `-` before `<<`
+            for i, t in enumerate(texts)
+        ):
+            yield code(make_recipes(inv.stdin_text), "make")
     elif prog not in ("alias", "at", "batch", "crontab"):
         for i, w in enumerate(args):  # vim -c ':!CMD', vim '+!CMD': an ex shell escape
             text = args[i + 1].text if w.text == "-c" and i + 1 < len(args) else w.text[1:] if w.text[:1] == "+" else ""
             if _EX_BANG.match(text):
                 yield code(_EX_BANG.sub("", text), f"{prog} :!")
+
+
+# git settings whose value is a command git runs (`alias.x = !CMD`, core.sshCommand, filters, pagers ...).
+_GIT_CODE_KEY = re.compile(
+    r"(?i)^(core\.(sshcommand|pager|editor|fsmonitor|askpass)|sequence\.editor|diff\.external|gpg\.program|"
+    r"pager\.[\w.-]+|filter\.[\w.-]+\.(clean|smudge|process)|diff\.[\w.-]+\.(textconv|command)|"
+    r"merge\.[\w.-]+\.driver|remote\.[\w.-]+\.(uploadpack|receivepack)|uploadpack\.packobjectshook)$"
+)
+_GIT_BANG_KEY = re.compile(r"(?i)^(alias\.[\w.-]+|credential(\.[^=]+)?\.helper)$")
+
+
+def _git_config_code(texts: list[str]) -> Iterator[str]:
+    """Commands in `git -c KEY=VALUE ...` and `git config [--global] KEY VALUE`."""
+    pairs: list[tuple[str, str]] = []
+    for i, t in enumerate(texts):
+        if t == "-c" and i + 1 < len(texts) and "=" in texts[i + 1]:
+            key, _, value = texts[i + 1].partition("=")
+            pairs.append((key, value))
+    if "config" in texts:
+        rest = [t for t in texts[texts.index("config") + 1 :] if not t.startswith("-")]
+        if len(rest) >= 2:
+            pairs.append((rest[0], rest[1]))
+    for key, value in pairs:
+        if _GIT_CODE_KEY.match(key) and value.strip():
+            yield value
+        elif _GIT_BANG_KEY.match(key) and value.startswith("!"):
+            yield value[1:]
+
+
+_TCL_EXEC = re.compile(r"(?:^|[;\[{\n])\s*(?:exec|spawn|system)\s+((?:-\S+\s+)*)([^;\]}\n]+)")
+
+
+def _tcl(inv: Invocation, code: Callable[[str, str], Invocation]) -> Iterator[Invocation]:
+    """expect/tclsh code (`-c CODE`, stdin): `exec CMD ARGS` and `spawn CMD ARGS` run a program."""
+    texts = [w.text for w in inv.args]
+    scripts = [texts[i + 1] for i, t in enumerate(texts[:-1]) if t == "-c"]
+    if inv.stdin_text is not None:
+        scripts.append(inv.stdin_text)
+    for script in scripts:
+        for m in _TCL_EXEC.finditer(script):
+            yield code(m.group(2).strip(), f"{inv.program} exec")
+
+
+def make_recipes(makefile: str) -> str:
+    """The shell lines of a makefile's recipes (tab-indented; `@`, `-`, `+` prefixes and `$$` undone)."""
+    out = []
+    for line in makefile.splitlines():
+        if line.startswith("\t"):
+            out.append(line.lstrip("\t").lstrip("@-+ ").replace("$$", "$"))
+    return "\n".join(out)
+
+
+_GDB_SHELL = re.compile(r"^\s*(?:shell\b|!|pipe\b[^|]*\|)\s*(.+)$", re.S)
+
+
+def gdb_commands(inv: Invocation, code: Callable[[str, str], Invocation]) -> Iterator[Invocation]:
+    """`gdb -ex 'shell CMD'`, `-ex '!CMD'`, `--eval-command=...`: gdb hands CMD to a shell."""
+    texts = [w.text for w in inv.args]
+    values = [texts[i + 1] for i, t in enumerate(texts[:-1]) if t in ("-ex", "-iex", "--ex", "--eval-command")]
+    values += [t.partition("=")[2] for t in texts if t.startswith(("--eval-command=", "-ex="))]
+    for value in values:
+        m = _GDB_SHELL.match(value)
+        if m:
+            yield code(m.group(1), "gdb shell")

@@ -70,9 +70,10 @@ def passes_on(inv: Invocation) -> str | None:
     return None
 
 
-def known_output(invs: list[Invocation], cwd: str | None) -> str | None:
-    """What `$(...)` prints when the line says: one echo/printf of known words, dirname, basename, pwd."""
-    if len(invs) != 1 or not invs[0].argv or invs[0].via or invs[0].redirects:
+def known_output(invs: list[Invocation], cwd: str | None, via: list[str]) -> str | None:
+    """What `$(...)` prints when the line says: one echo/printf of known words, dirname, basename, pwd
+    (`via`: the wrappers the substitution itself runs under, so `bash -c '$(echo rm) -rf ~'` reads too)."""
+    if len(invs) != 1 or not invs[0].argv or invs[0].via != via or invs[0].redirects:
         return None
     inv = invs[0]
     args = [w.text for w in inv.args]

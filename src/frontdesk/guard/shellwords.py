@@ -94,7 +94,7 @@ class WordReader:
         elif kind in ("command_substitution", "process_substitution"):
             before = len(self.out)
             self._stmt(node, depth, via, [])
-            known = known_output(self.out[before:], self.cwd) if kind == "command_substitution" else None
+            known = known_output(self.out[before:], self.cwd, via) if kind == "command_substitution" else None
             parts.append((known, None, False) if known is not None else (raw, None, True))  # $(echo rm) is rm
         elif kind == "arithmetic_expansion":
             stack = list(node.named_children)

@@ -42,6 +42,8 @@ class Invocation:
     stdin_from: list[str] = field(default_factory=list)
     stdin_text: str | None = None
     """What it reads on stdin when that is known: a heredoc or here-string body, `echo TEXT |`."""
+    stdin_partial: bool = False
+    """stdin_text is only part of the input: `(crontab -l; echo X) |` also passes on text the line does not show."""
 
     @cached_property
     def program(self) -> str:

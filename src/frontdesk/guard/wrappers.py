@@ -6,8 +6,15 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from frontdesk.guard.lookthrough import LOOK_THROUGH, command_after
-from frontdesk.guard.shellout import LATER, awk_commands, later_commands, sed_commands, shell_strings
+from frontdesk.guard.lookthrough import GUESSED, LOOK_THROUGH, command_after, guess_inner, opt_width
+from frontdesk.guard.shellout import (
+    LATER,
+    awk_commands,
+    gdb_commands,
+    later_commands,
+    sed_commands,
+    shell_strings,
+)
 from frontdesk.guard.words import Invocation, Word
 
 __all__ = ["unwrap", "shell_strings", "positional", "VAR_RE"]
@@ -88,11 +95,12 @@ def unwrap(inv: Invocation) -> Iterator[Invocation]:
             cwd=inv.cwd,
             stdin_from=inv.stdin_from,
             stdin_text=extra.pop("stdin_text", inv.stdin_text),
+            stdin_partial=extra.pop("stdin_partial", inv.stdin_partial),
             **extra,
         )
 
     def code(text: str, tag: str) -> Invocation:
-        return inner([], tag, inline_code=text, stdin_text=None)
+        return inner([], tag, inline_code=text, stdin_text=None, stdin_partial=False)
 
     if prog in ("sudo", "doas", "run0", "pkexec", "env"):
         yield from _sudo_env(inv, inner)
@@ -106,7 +114,7 @@ def unwrap(inv: Invocation) -> Iterator[Invocation]:
         yield from later_commands(inv, code)
     elif prog == "xargs":
         yield from _xargs(inv, inner, code)
-    elif prog == "parallel":
+    elif prog in ("parallel", "sem"):
         yield from _parallel(inv, inner, code)
     elif prog == "find":
         yield from _find_exec(inv, inner)
@@ -125,11 +133,15 @@ def unwrap(inv: Invocation) -> Iterator[Invocation]:
     elif prog in _DB_CLIENTS and inv.stdin_text is not None:
         inv.inline_code = inv.stdin_text  # SQL on stdin: matched by code_regex rules
     elif prog in LOOK_THROUGH:
+        if prog in ("gdb", "gdb-multiarch", "cuda-gdb"):
+            yield from gdb_commands(inv, code)
         words, codes = command_after(args, LOOK_THROUGH[prog])
         for text in codes:
             yield code(text, prog)
         if words:
             yield inner(words, prog)
+    elif (guessed := guess_inner(prog, args)) is not None:
+        yield inner(guessed, f"{prog} {GUESSED}")
 
 
 def _dash_c(prog: str, args: list[Word], code: Any) -> Iterator[Invocation]:
@@ -147,6 +159,7 @@ def _sudo_env(inv: Invocation, inner: Any) -> Iterator[Invocation]:
     args = inv.args
     env: dict[str, str] = dict(inv.env)
     value_flags = _SUDO_ARG_FLAGS if prog != "env" else {"-u", "--unset", "-C", "--chdir", "-P"}
+    options = True
     i = 0
     while i < len(args):
         t = args[i].text
@@ -157,10 +170,11 @@ def _sudo_env(inv: Invocation, inner: Any) -> Iterator[Invocation]:
                 text, rest = (t.partition("=")[2] if t.startswith("--") else t[2:]), args[i + 1 :]
             yield inner([], "env -S", inline_code=" ".join([text] + [w.text for w in rest]))
             return
-        if t in value_flags:
-            i += 2
-        elif t.startswith("-"):
+        if t == "--" and options:
+            options = False
             i += 1
+        elif t.startswith("-") and options:
+            i += opt_width(t, value_flags)  # -u bob, -iu bob, -ubob
         elif "=" in t and VAR_RE.match(t.split("=", 1)[0]):
             k, v = t.split("=", 1)
             env[k] = v
@@ -245,8 +259,9 @@ def _xargs(inv: Invocation, inner: Any, code: Any) -> Iterator[Invocation]:
         if any(w.text in ("-a", "--arg-file") or w.text.startswith("--arg-file=") for w in args[:i])
         else "xargs"
     )
-    if not items or tag == "xargs -a":
+    if not items or tag == "xargs -a" or inv.stdin_partial:  # some input the line does not show
         yield inner(words + [Word("", "{xargs}", dynamic=True)], tag, stdin_text=None)
+    if not items or tag == "xargs -a":
         return
     for item in items:
         if replace:
