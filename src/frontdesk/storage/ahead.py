@@ -21,7 +21,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import wait as wait_all
 from typing import TYPE_CHECKING, Protocol
 
-from frontdesk.storage.fs import _READ_FLAGS, Fs, Kind, _read_all, read_path
+from frontdesk.storage.fs import _READ_FLAGS, Fs, Kind
+from frontdesk.storage.readall import _read_all, read_path
 
 if TYPE_CHECKING:
     from frontdesk.storage.scan import NameTest

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from frontdesk.storage.content import ContentCache
+from frontdesk.storage.readall import _read_all, read_path
 from frontdesk.storage.watch import Watcher
 
 __all__ = ["Counters", "Entry", "Fs", "Kind", "WalkError", "join", "roots_from", "walk"]
@@ -288,27 +289,6 @@ def _kind(de: os.DirEntry[bytes]) -> Kind:
 
 _FIRST = operator.itemgetter(0)
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NOCTTY | os.O_NONBLOCK | os.O_CLOEXEC
-
-
-def read_path(path: bytes) -> bytes | None:
-    """`Fs.read_named` less its charge: a path followed, read whole; None when it is a directory."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK | os.O_CLOEXEC)
-    try:
-        return _read_all(fd, 1 << 16)
-    except IsADirectoryError:
-        return None
-    finally:
-        os.close(fd)
-
-
-def _read_all(fd: int, hint: int) -> bytes:
-    data = os.read(fd, hint)
-    if len(data) < hint:
-        return data
-    chunks = [data]
-    while chunk := os.read(fd, 1 << 20):
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 def _under(rel: bytes, top: bytes) -> bool:

@@ -19,6 +19,7 @@ from fastapi import APIRouter, Request, Response
 from frontdesk.errors import ConfigError, Forbidden, RateLimited, UserError, from_payload
 from frontdesk.storage.budget import Budget, BudgetConfig
 from frontdesk.storage.forward import Forwarder
+from frontdesk.storage.ops import MAX_LIMIT
 from frontdesk.storage.pool import Identity, Workers
 
 if TYPE_CHECKING:
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 __all__ = ["StoragePlugin"]
 
 _OPS = frozenset({"grep", "find", "head", "tail", "wc", "tree", "du"})
+_FIELDS = frozenset({"argv", "cwd", "limit", "cursor", "session"})
 
 
 def _identity(caller: Caller) -> Identity:
@@ -44,16 +46,21 @@ def _question(op: str, raw: bytes) -> tuple[dict[str, object], str]:
         raise UserError(f"no operator {op!r}; one of {', '.join(sorted(_OPS))}")
     try:
         body = json.loads(raw or b"{}")
-    except ValueError:
-        raise UserError("the body is not JSON") from None
+    except (ValueError, RecursionError):
+        raise UserError("the body is not JSON (or nested too deeply)") from None
     if not isinstance(body, dict):
         raise UserError("the body must be a JSON object")
+    unknown = sorted(set(body) - _FIELDS)
+    if unknown:
+        raise UserError(f"body: unknown field {unknown[0][:64]!r}; the fields are {', '.join(sorted(_FIELDS))}")
     argv, cwd = body.get("argv", []), body.get("cwd", "/")
     if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv) or not isinstance(cwd, str):
         raise UserError("body: argv must be a list of strings and cwd a string")
     limit, cursor, session = body.get("limit"), body.get("cursor"), body.get("session") or "-"
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
         raise UserError("body: limit must be an integer")
+    if limit is not None and not 1 <= limit <= MAX_LIMIT:  # 0 was read as "the default" further on
+        raise UserError(f"--limit must be 1..{MAX_LIMIT}, got {limit}")
     if not isinstance(cursor, str | None) or not isinstance(session, str) or len(session) > 200:
         raise UserError("body: cursor and session must be strings")
     return {"op": op, "argv": argv, "cwd": cwd, "limit": limit, "cursor": cursor}, session
