@@ -12,6 +12,10 @@ kept on disk, under a lock, in STATE (root's, 0700):
 account a test made that no live process holds any more: the user with its home and private group (`userdel -r`),
 then made groups (`groupdel`). A user that still runs processes is not removed (`userdel` refuses) and a later
 session tries again; so does one left by a killed run.
+
+Code such a user runs must be where the user can reach it: `reachable(path)` is `path` itself when every
+directory above it is world-traversable, else (a clean clone under `mktemp -d`, 0700) a mirror made once per
+process in a 0755 temp directory: hard links where the file system allows, copies elsewhere; removed at exit.
 """
 
 from __future__ import annotations
@@ -22,15 +26,21 @@ import fcntl
 import grp
 import os
 import pwd
+import shutil
+import stat
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["STATE", "ensure_group", "ensure_user", "release"]
+__all__ = ["STATE", "ensure_group", "ensure_user", "reachable", "release"]
 
 STATE = Path(os.environ.get("FRONTDESK_TEST_USERS_STATE", "/var/tmp/frontdesk-test-users"))
+ROOT = Path(__file__).resolve().parents[1]
 _leased: set[tuple[str, str]] = set()
+_mirror: list[Path] = []
+_mirrored: set[Path] = set()
 
 
 def _process_key(pid: int) -> str | None:
@@ -156,3 +166,47 @@ def release() -> None:
         for kind in ("user", "group"):  # users first: a group that is still someone's primary cannot go
             for d in sorted((STATE / kind).glob("*")):
                 _remove(kind, d)
+
+
+def _traversable(path: Path) -> bool:
+    return all(p.stat().st_mode & stat.S_IXOTH for p in (path, *path.parents))
+
+
+def _mirror_tree(src: Path, dest: Path) -> None:
+    """`src` (a directory) at `dest`: hard links (copies across file systems), no __pycache__, all 0755/0644."""
+    for top, dirs, files in os.walk(src):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        at = dest / Path(top).relative_to(src)
+        at.mkdir(parents=True, exist_ok=True)
+        at.chmod(0o755)
+        for name in files:
+            if (at / name).exists() or (at / name).is_symlink():
+                continue
+            if os.path.islink(os.path.join(top, name)):
+                os.symlink(os.readlink(os.path.join(top, name)), at / name)
+                continue
+            try:
+                os.link(os.path.join(top, name), at / name)
+            except OSError:  # another file system
+                shutil.copy2(os.path.join(top, name), at / name)
+
+
+def reachable(path: Path) -> Path:
+    """`path` (a directory, or a file with its directory) where every user can reach it (see the module's doc)."""
+    path = Path(path).resolve()
+    if _traversable(path if path.is_dir() else path.parent):
+        return path
+    if not _mirror:
+        made = Path(tempfile.mkdtemp(prefix="fd-users-", dir="/tmp"))
+        made.chmod(0o755)
+        _mirror.append(made)
+        atexit.register(shutil.rmtree, made, True)
+    rel = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.relative_to("/")
+    tree = path if path.is_dir() else path.parent
+    dest = _mirror[0] / (rel if path.is_dir() else rel.parent)
+    if tree not in _mirrored:
+        _mirror_tree(tree, dest)
+        _mirrored.add(tree)
+    for d in dest.relative_to(_mirror[0]).parents:  # the directories mkdir made on the way, whatever the umask
+        (_mirror[0] / d).chmod(0o755)
+    return _mirror[0] / rel

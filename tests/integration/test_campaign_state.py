@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from golden_helpers import check_shape
+from unix_users import reachable
 
 HOST = os.uname().nodename
 GOLDEN = Path(__file__).parents[1] / "golden" / "agents"
@@ -156,7 +157,7 @@ def test_drain_suspends_the_sessions_of_this_node_and_their_jobs_run_on(gateway_
 
 
 OWNERS = ("fdcamp1", "fdcamp2")
-SRC = str(Path(__file__).resolve().parents[2] / "src")
+SRC = str(reachable(Path(__file__).resolve().parents[2] / "src"))
 
 
 def _as(user: str, sock: Path, *args: str, env: dict[str, str] | None = None) -> Any:

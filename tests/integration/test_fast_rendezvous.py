@@ -23,9 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from unix_users import ensure_user
+from unix_users import ensure_user, reachable
 
-SRC = Path(__file__).resolve().parents[2] / "src"
+SRC = reachable(Path(__file__).resolve().parents[2] / "src")
 SYSTEM_PY = "/usr/bin/python3"  # the venv's interpreter lives under /root, which the test users cannot enter
 USER, OTHER = "fdrv1", "fdrv2"
 """Test users of this file (created when missing, never deleted)."""

@@ -27,9 +27,9 @@ from typing import Any
 import pytest
 
 from frontdesk.client import Client
-from unix_users import ensure_user
+from unix_users import ensure_user, reachable
 
-SRC = str(Path(__file__).resolve().parents[2] / "src")
+SRC = str(reachable(Path(__file__).resolve().parents[2] / "src"))
 SYS_PY = "/usr/bin/python3"
 USERS = ("fdu1", "fdu2")
 GROUP = "fdgrp1"

@@ -111,10 +111,10 @@ def test_systemd_accepts_both_units(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="creates a Unix user")
 def test_system_unit_needs_root(tmp_path: Path) -> None:
-    from unix_users import ensure_user
+    from unix_users import ensure_user, reachable
 
     ensure_user("fdu1")
-    src = str(Path(__file__).resolve().parents[2] / "src")
+    src = str(reachable(Path(__file__).resolve().parents[2] / "src"))
     res = subprocess.run(
         ["runuser", "-u", "fdu1", "--", "env", "-i", f"PYTHONPATH={src}", "HOME=/home/fdu1"]
         + ["/usr/bin/python3", "-m", "frontdesk.cli.main", "service", "install", "--system"],

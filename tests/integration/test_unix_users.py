@@ -156,3 +156,23 @@ def test_a_user_still_running_a_process_is_kept_then_removed_by_a_later_session(
     assert later.ask("release") == "ok"
     assert not _exists(name)
     later.end()
+
+
+def test_code_under_a_private_directory_is_reachable_by_a_user(tmp_path: Path) -> None:
+    """A checkout under a 0700 directory (a clean clone in `mktemp -d`): the user runs a mirror of it."""
+    from unix_users import ensure_user, reachable
+
+    user = ensure_user("fdtureach", home=False).pw_name
+    private = tmp_path / "clone" / "pkg"
+    private.mkdir(parents=True)
+    (private / "mod.py").write_text("print('from the mirror')\n")
+    tmp_path.chmod(0o700)
+
+    def run(path: Path) -> subprocess.CompletedProcess[str]:
+        argv = ["runuser", "-u", user, "--", "/usr/bin/python3", str(path)]
+        return subprocess.run(argv, capture_output=True, text=True, cwd="/", timeout=60)
+
+    assert "Permission denied" in run(private / "mod.py").stderr
+    mirrored = reachable(private / "mod.py")
+    assert mirrored != private / "mod.py" and run(mirrored).stdout == "from the mirror\n"
+    assert reachable(Path("/usr/lib")) == Path("/usr/lib")  # reachable already: itself

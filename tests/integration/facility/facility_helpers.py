@@ -3,7 +3,8 @@
 The users are made by tests/unix_users.py (when missing; removed at the session's end when a test made them).
 One facility gateway runs as root for the module; the users talk to it through the real CLI, the HTTP API
 over the Unix socket, TCP with hashed tokens and MUNGE, run as them with `runuser` and the system Python
-(the venv's interpreter lives under /root, which other users cannot enter; the client is stdlib only).
+(the venv's interpreter lives under /root, which other users cannot enter; the client is stdlib only); the code
+they run is `unix_users.reachable` (a mirror when the checkout is under a directory they cannot enter).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import pytest
 from frontdesk.client import Client
 from frontdesk.errors import GatewayUnavailable
 from frontdesk.identity import hash_token
-from unix_users import ensure_user
+from unix_users import ensure_user, reachable
 
 ROOT = Path(__file__).resolve().parents[3]
 SITE_PACKAGES = next((ROOT / ".venv" / "lib").glob("python3*/site-packages"), None)
@@ -54,7 +55,7 @@ def user_env(user: str, **extra: str) -> list[str]:
         "HOME": pwd.getpwnam(user).pw_dir,
         "USER": user,
         "LANG": "C.UTF-8",
-        "PYTHONPATH": f"{ROOT / 'src'}:{SITE_PACKAGES}",
+        "PYTHONPATH": f"{reachable(ROOT / 'src')}:{reachable(SITE_PACKAGES)}",
         "PYTHONDONTWRITEBYTECODE": "1",
         **extra,
     }
@@ -98,7 +99,7 @@ class Facility:
 
     def probe(self, user: str, calls: list[dict[str, Any]], env: dict[str, str] | None = None) -> list[Any]:
         """HTTP calls as `user` in one process: [{method, path, body}] → [[status-or-code, answer]]."""
-        script = Path(__file__).with_name("probe.py")
+        script = reachable(Path(__file__).with_name("probe.py"))
         r = run_as(user, [SYSTEM_PY, str(script)], env=self.env(**(env or {})), input=json.dumps(calls))
         assert r.returncode == 0, r.stderr
         out: list[Any] = json.loads(r.stdout)

@@ -18,7 +18,7 @@ from facility_helpers import SYSTEM_PY, user_env
 
 from frontdesk.agents.channels.inbox import InboxChannel
 from frontdesk.agents.model import AgentSettings, Harness, Session, TurnState
-from unix_users import ensure_user
+from unix_users import ensure_user, reachable
 
 HERE = Path(__file__).resolve().parent
 USER = "fdh6a"
@@ -37,7 +37,7 @@ def private_dir(facility_users: dict[str, int]) -> Iterator[Path]:
 
 
 def _listen(sock: Path, log: Path) -> subprocess.Popen[str]:
-    argv = ["runuser", "-u", USER, "--", *user_env(USER), SYSTEM_PY, str(HERE / "inbox_listener.py")]
+    argv = ["runuser", "-u", USER, "--", *user_env(USER), SYSTEM_PY, str(reachable(HERE / "inbox_listener.py"))]
     proc = subprocess.Popen([*argv, str(sock), str(log)], stdout=subprocess.PIPE, text=True, start_new_session=True)
     assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
     return proc

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from facility_helpers import SYSTEM_PY, Facility, run_as
+from facility_helpers import Facility, run_as
 
 from unix_users import ensure_user
 
@@ -51,11 +51,7 @@ def canary() -> Iterator[tuple[Path, str]]:
 
 
 def _as_user(fac: Facility, calls: list[dict[str, Any]]) -> list[Any]:
-    script = Path(__file__).with_name("probe.py")
-    r = run_as(USER, [SYSTEM_PY, str(script)], env=fac.env(), input=json.dumps(calls))
-    assert r.returncode == 0, r.stderr
-    out: list[Any] = json.loads(r.stdout)
-    return out
+    return fac.probe(USER, calls)
 
 
 def _ended(fac: Facility, job_id: int) -> dict[str, Any]:

@@ -18,6 +18,8 @@ from typing import Any
 import pytest
 from facility_helpers import SYSTEM_PY, Facility, user_env
 
+from unix_users import reachable
+
 ADMIN = "fdadmin-user"
 
 
@@ -48,7 +50,7 @@ def _home(user: str) -> Path:
 def _subscribe(fac: Facility, user: str, home: Path, n: int, *tcp: str) -> subprocess.Popen[str]:
     """A subscriber run as `user`; returns once its subscription is open (its cursor is on disk). With `tcp`
     (a missing socket path and the facility's URL) it subscribes over TCP with MUNGE."""
-    script = Path(__file__).with_name("subscriber.py")
+    script = reachable(Path(__file__).with_name("subscriber.py"))
     where = list(tcp) if tcp else [str(fac.socket)]
     argv = ["runuser", "-u", user, "--", *user_env(user), SYSTEM_PY, str(script), where[0], str(home), str(n)]
     argv += where[1:]
@@ -129,7 +131,7 @@ def test_a_per_user_gateway_neither_fans_out_nor_streams(gateway: Any) -> None:
 def test_a_user_cannot_hoard_subscriptions(facility: Facility) -> None:
     from frontdesk.api.facility import MAX_PER_USER
 
-    script = Path(__file__).with_name("hoarder.py")
+    script = reachable(Path(__file__).with_name("hoarder.py"))
     argv = [SYSTEM_PY, str(script), str(facility.socket), str(MAX_PER_USER + 2)]
     done = subprocess.run(
         ["runuser", "-u", "carol", "--", *user_env("carol"), *argv], capture_output=True, text=True, timeout=120

@@ -20,6 +20,7 @@ from facility_helpers import SYSTEM_PY, Facility, run_as, user_env
 from frontdesk.errors import RendezvousRefused
 from frontdesk.identity import check_inbox_socket
 from stub_gateway import one_answer
+from unix_users import reachable
 
 HERE = Path(__file__).resolve().parent
 
@@ -29,7 +30,7 @@ class Squat:
 
     def __init__(self, owner: str, sock: Path) -> None:
         self.sock, self.log = sock, sock.parent / f".{sock.name}.got"
-        argv = ["runuser", "-u", owner, "--", *user_env(owner), SYSTEM_PY, str(HERE / "squatter.py")]
+        argv = ["runuser", "-u", owner, "--", *user_env(owner), SYSTEM_PY, str(reachable(HERE / "squatter.py"))]
         self.proc = subprocess.Popen(
             [*argv, str(sock), str(self.log)], stdout=subprocess.PIPE, text=True, start_new_session=True
         )

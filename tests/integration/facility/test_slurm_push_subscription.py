@@ -29,6 +29,7 @@ from facility_helpers import ROOT, SITE_PACKAGES, SYSTEM_PY, run_as
 
 from frontdesk.client import Client
 from frontdesk.errors import FrontdeskError
+from unix_users import reachable
 
 pytestmark = pytest.mark.slurm
 
@@ -110,7 +111,7 @@ class Gw:
 
     def call(self, calls: list[dict[str, Any]]) -> list[Any]:
         """HTTP calls to a user's own gateway, as that user."""
-        script = Path(__file__).with_name("probe.py")
+        script = reachable(Path(__file__).with_name("probe.py"))
         r = run_as(
             self.user, [SYSTEM_PY, str(script)], env={"FRONTDESK_SOCKET": str(self.socket)}, input=json.dumps(calls)
         )
@@ -146,7 +147,7 @@ def _user_gateway(user: str, base: Path, site: Path) -> Gw:
         "HOME": pw.pw_dir,
         "USER": user,
         "LANG": "C.UTF-8",
-        "PYTHONPATH": f"{ROOT / 'src'}:{SITE_PACKAGES}",
+        "PYTHONPATH": f"{reachable(ROOT / 'src')}:{reachable(SITE_PACKAGES)}",
         "PYTHONDONTWRITEBYTECODE": "1",
         "SLURM_CONF": os.environ["SLURM_CONF"],
         "FRONTDESK_SITE_CONFIG": str(site),  # names the facility gateway, which it subscribes to
