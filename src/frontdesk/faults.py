@@ -4,10 +4,11 @@ The variable is read once, by `arm()` (the gateway calls it at start, the shephe
 no-op (one comparison) unless that point is armed. `n` defaults to 1 (the first time the point is reached).
 Several points: `FRONTDESK_FAULT=after_state_stored:2,after_report_stored`.
 
-Points in the gateway's end path, in order (see `jobs/lifecycle.py`):
-- `after_state_stored`: the terminal state (and its report-pending mark) committed, nothing else.
-- `after_report_built`: the report built, not stored.
-- `after_report_stored`: the report and its terminal events committed, not fanned out.
+Points in the gateway's end path (see `core/ending.py`). A job's end is one commit (state, report, events):
+- `after_report_built`: the report built, nothing of the end stored.
+- `after_state_stored`, then `after_report_stored`: the terminal state, the report and the terminal events
+  committed together, not fanned out. (An array's end stores its state first: `after_report_built` and
+  `after_report_stored` are then its later stages.)
 Other owners add their own points here (one line each, with where they sit).
 - `shepherd_started` (shepherd): the job's process started, started.json written, nothing waited on yet.
 - `shepherd_job_exited` (shepherd): the job exited (status collected), no result.json yet.

@@ -23,11 +23,10 @@ from typing import Any
 from frontdesk import faults
 from frontdesk.backends.base import Backend, BackendJob, BackendStatus
 from frontdesk.config import Settings
-from frontdesk.core import arrays
+from frontdesk.core import arrays, ending
 from frontdesk.core import wait as core_wait
 from frontdesk.core.attempt import backend_job, job_dir
 from frontdesk.core.deps import Waiting
-from frontdesk.core.ending import end_events, stored_end_events
 from frontdesk.core.journal import Pruner
 from frontdesk.core.submission import (
     admit,
@@ -57,7 +56,7 @@ from frontdesk.jobs.lifecycle import (
     Transition,
     step,
 )
-from frontdesk.jobs.record import EndStage, JobRecord
+from frontdesk.jobs.record import JobRecord
 from frontdesk.jobs.state import JobState
 from frontdesk.plugins import Attaches, Redactor, SubmitContext, load_plugins, make_backend, stop_all
 from frontdesk.spec.model import JobSpec
@@ -231,6 +230,7 @@ class Gateway:
     async def refresh(self, backend_ids: Sequence[str] | None = None) -> int:
         """Query attempts (all active ones when None) in one batched call and apply the changes."""
         async with self._lock:
+            written = self.store.writes()  # unchanged when a row is stepped: nothing wrote it since it was read
             if backend_ids is None:  # the safety net: every attempt a backend holds, its row read only on news
                 held = self.store.handed_over()  # (id, backend id, state, reason): no record built for 1,000 queued
                 statuses = await self.backend.query([bid for _, bid, _, _ in held]) if held else {}
@@ -244,13 +244,17 @@ class Gateway:
             for row in rows:
                 status = statuses.get(row.backend_id or "")
                 if status is not None and step(row, BackendSaid(status), time.time()) != NOTHING:
-                    done = await self._step(self._fresh(row.id), BackendSaid(status))  # unchanged: not re-read
+                    current = row if self.store.writes() == written else self._fresh(row.id)
+                    done = await self._step(current, BackendSaid(status))
                     changed += bool(done.changes or done.events)
             return changed
 
     async def _step(self, rec: JobRecord, signal: Signal) -> Transition:
         """Apply one lifecycle step: its writes (one transaction), its events, then its action."""
         done = step(rec, signal, time.time())
+        if done.action is Action.FINISH:
+            await self._end(rec, done)
+            return done
         stored: list[Event] = []
         if done.changes or done.attempt is not None or done.events:  # a step that changes nothing commits nothing
             with self.store.transaction():
@@ -265,10 +269,7 @@ class Gateway:
             self.bus.fanout(event)
         arrays.task_changed(self, rec, done.changes.get("state"))  # an array runs once a task runs
         bid = signal.backend_id if isinstance(signal, Launched) else rec.backend_id
-        if done.action is Action.FINISH:
-            faults.point("after_state_stored")
-            await self._finish(rec.id)
-        elif done.action is Action.DISPATCH:
+        if done.action is Action.DISPATCH:
             await self._dispatch(self._fresh(rec.id))
         elif done.action is Action.CANCEL_BACKEND and bid is not None:
             await self.backend.cancel(bid)
@@ -280,28 +281,13 @@ class Gateway:
             self._wake.set()
         return done
 
-    async def _finish(self, job_id: int) -> None:
-        """Build the report once, let plug-ins enrich it, store it with the terminal events, then tell everyone.
+    async def _end(self, rec: JobRecord, done: Transition) -> None:
+        """A job's end: its terminal state, report and events in one commit, then told (core/ending.py)."""
+        await ending.end(self, rec, done)
 
-        Each stage is stored before the next begins (`EndStage` in `report_pending`), so a crash anywhere is
-        finished on the next start: a job's end is never lost and never told twice with two reports.
-        """
-        rec = self._fresh(job_id)
-        if rec.report_pending is EndStage.EVENTS_STORED:
-            stored = stored_end_events(self.store, job_id)
-        else:
-            report = arrays.report_of(self, rec)  # core/ending.make_report, or the array's one report
-            faults.point("after_report_built")
-            stored = self.store.store_report(job_id, json.dumps(report), end_events(rec, report))
-            faults.point("after_report_stored")
-            self.bus.waiters.ended(job_id, report)  # stored: its waiters answer with it, not a read-back
-        for event in stored:
-            self.bus.fanout(event)
-        await asyncio.sleep(0)  # the waiters just woken answer first: the rest of this end is nobody's wait
-        self.store.update_job(job_id, report_pending=int(EndStage.DONE))
-        self.waiting.ended(rec)  # the tick examines its dependents only (job_deps), not every waiting job
-        self._wake.set()
-        await arrays.task_ended(self, rec)  # a task: its array ends with its last task
+    async def _finish(self, job_id: int) -> None:
+        """Finish an end stored in stages: an array's, or one a crash cut short (core/ending.py)."""
+        await ending.finish(self, job_id)
 
     # -- the tick -------------------------------------------------------------------------------------
     async def _ticker(self) -> None:

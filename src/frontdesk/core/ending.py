@@ -1,14 +1,20 @@
-"""A job's end: its report (built once, enriched by plug-ins, redacted) and its terminal events."""
+"""A job's end: its report (built once, enriched by plug-ins, redacted), its terminal events, and how the gateway
+stores and tells them (`end`: one commit; `finish`: an end stored in stages, after a crash or an array's)."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from pydantic import JsonValue
 
+from frontdesk import faults
+from frontdesk.core import arrays
 from frontdesk.events.models import Event, EventKind
-from frontdesk.jobs.record import JobRecord
+from frontdesk.jobs.record import EndStage, JobRecord, Scalar
 from frontdesk.plugins import Enriches, Plugin, Redactor
 from frontdesk.reports.build import build_report
 from frontdesk.reports.model import Report
@@ -16,9 +22,42 @@ from frontdesk.reports.render import render_text
 from frontdesk.store.jobs import JobStore
 from frontdesk.tails import read_tail
 
-__all__ = ["end_events", "make_report", "stored_end_events"]
+if TYPE_CHECKING:
+    from frontdesk.gateway import Gateway
+    from frontdesk.jobs.lifecycle import Transition
+
+__all__ = ["end", "end_events", "ended_record", "finish", "make_report", "stored_end_events"]
 
 log = logging.getLogger("frontdesk.gateway")
+
+_REAL = ("submitted_at", "eligible_at", "started_at", "ended_at")
+"""The jobs table's REAL columns: an int stored there reads back a float."""
+
+
+def ended_record(rec: JobRecord, changes: Mapping[str, Scalar]) -> JobRecord:
+    """The record as it reads once `changes` are stored: the report is built from it before its one commit."""
+    row: dict[str, Scalar] = {k: rec[k] for k in rec.keys()}
+    row.update(changes)
+    for col in _REAL:
+        if isinstance(value := row.get(col), int):
+            row[col] = float(value)
+    return JobRecord.from_row(_Row(row))  # type: ignore[arg-type]
+
+
+class _Row:
+    """What `JobRecord.from_row` reads of a `sqlite3.Row`: its column names, its values by position and by name."""
+
+    def __init__(self, cols: dict[str, Scalar]) -> None:
+        self._cols = cols
+
+    def keys(self) -> list[str]:
+        return list(self._cols)
+
+    def __iter__(self) -> Iterator[Scalar]:
+        return iter(self._cols.values())
+
+    def __getitem__(self, key: str) -> Scalar:
+        return self._cols[key]
 
 
 def make_report(rec: JobRecord, plugins: Sequence[Plugin], redact: Redactor, max_bytes: int) -> Report:
@@ -81,3 +120,50 @@ def stored_end_events(store: JobStore, job_id: int) -> list[Event]:
         return []
     state = [e for e in found if e.kind is EventKind.JOB_STATE and e.seq < report[0].seq][-1:]
     return [*state, *report]
+
+
+async def end(gw: Gateway, rec: JobRecord, done: Transition) -> None:
+    """A job's end in one commit: the report is built from the record as it will read, then the terminal state,
+    the report and the terminal events are stored together (EndStage.EVENTS_STORED), then told.
+
+    A crash before the commit leaves the job as it was: the backend still says it ended, and the end is derived
+    again. After the commit, the next start's recovery fans the stored events out. Never told twice."""
+    ended = ended_record(rec, done.changes)
+    report = arrays.report_of(gw, ended)  # make_report, or an array's one report
+    faults.point("after_report_built")
+    events = [*done.events, *end_events(ended, report)]
+    attempt = None if done.attempt is None else (rec.attempt, dict(done.attempt))
+    stored = gw.store.end_job(rec.id, dict(done.changes), attempt, json.dumps(report), events)
+    faults.point("after_state_stored")  # the state, the report and the events: one commit
+    faults.point("after_report_stored")
+    await _told(gw, ended, report, stored)
+
+
+async def finish(gw: Gateway, job_id: int) -> None:
+    """Finish an end stored in stages: an array's (its state first), or one a crash cut short (on the next start).
+
+    Each stage is stored before the next begins (`EndStage` in `report_pending`), so a crash anywhere is
+    finished on the next start: a job's end is never lost and never told twice with two reports."""
+    rec = gw._fresh(job_id)
+    report = None
+    if rec.report_pending is EndStage.EVENTS_STORED:
+        stored = stored_end_events(gw.store, job_id)
+    else:
+        report = arrays.report_of(gw, rec)
+        faults.point("after_report_built")
+        stored = gw.store.store_report(job_id, json.dumps(report), end_events(rec, report))
+        faults.point("after_report_stored")
+    await _told(gw, rec, report, stored)
+
+
+async def _told(gw: Gateway, rec: JobRecord, report: dict[str, Any] | None, stored: Sequence[Event]) -> None:
+    """A stored end told: its waiters first (with the stored report), the bus, then the end marked done."""
+    if report is not None:
+        gw.bus.waiters.ended(rec.id, report)  # stored: its waiters answer with it, not a read-back
+    for event in stored:
+        gw.bus.fanout(event)
+    await asyncio.sleep(0)  # the waiters just woken answer first: the rest of this end is nobody's wait
+    gw.store.update_job(rec.id, report_pending=int(EndStage.DONE))
+    gw.waiting.ended(rec)  # the tick examines its dependents only (job_deps), not every waiting job
+    gw._wake.set()
+    await arrays.task_ended(gw, rec)  # a task: its array ends with its last task

@@ -140,6 +140,23 @@ class JobStore:
             )
             return [self.append_event(e) for e in events]
 
+    def end_job(
+        self,
+        job_id: int,
+        changes: dict[str, Any],
+        attempt: tuple[int, dict[str, Any]] | None,
+        report_json: str,
+        events: Sequence[Event],
+    ) -> list[Event]:
+        """A job's end in one transaction: its terminal columns, its attempt's row, its report and its events
+        (the end moves straight to EVENTS_STORED). Returns the stored events."""
+        with self.transaction():
+            stage = int(EndStage.EVENTS_STORED)
+            self.update_job(job_id, **{**changes, "report": report_json, "report_pending": stage})
+            if attempt is not None:
+                self.record_attempt(job_id, attempt[0], **attempt[1])
+            return [self.append_event(e) for e in events]
+
     def select(
         self,
         *,
