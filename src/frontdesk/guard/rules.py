@@ -48,12 +48,13 @@ _FIELDS = {
     "gpus_managed",
     "sources_only",
     "overwrite_only",
+    "redirect_ops",
 }
 
-_WRITES = (">", ">>", ">|", "&>", "&>>", ">&")
+_WRITES = (">", ">>", ">|", "&>", "&>>", ">&", "<>")  # `<>`: changed in place (sed -i F, cp X F), not emptied
 _LIST_FIELDS = (
     "programs", "programs_not", "subcommand", "flags_all", "flags_any", "flags_none", "targets_any",
-    "redirect_targets_any", "upstream_any", "via_any", "via_none", "roles",
+    "redirect_targets_any", "upstream_any", "via_any", "via_none", "roles", "redirect_ops",
 )  # fmt: skip
 
 
@@ -88,7 +89,9 @@ class Rule:
     sources_only: bool = False
     """targets_any looks at what mv/cp/rsync take from (every positional but the destination)."""
     overwrite_only: bool = False
-    """redirect_targets_any looks only at `>`, `>|`, `&>` (what empties the file), not at appends."""
+    """redirect_targets_any looks only at `>`, `>|`, `&>` (what empties the file), not at appends or edits."""
+    redirect_ops: tuple[str, ...] = ()
+    """redirect_targets_any looks only at these operators (`<>`: a file changed in place by sed -i, cp onto)."""
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any], where: str, validate: bool = True) -> Rule:
@@ -110,6 +113,9 @@ class Rule:
         for name in _LIST_FIELDS:
             if name in raw:
                 kw[name] = tuple(str(x) for x in raw[name])
+        bad_ops = set(kw.get("redirect_ops", ())) - set(_WRITES)
+        if bad_ops:
+            raise ValueError(f"{where}: unknown redirect_ops {sorted(bad_ops)} (one of {' '.join(_WRITES)})")
         for name in ("targets_any", "redirect_targets_any"):
             bad = set(kw.get(name, ())) - set(TARGETS)
             if bad:
@@ -390,7 +396,13 @@ def match(rule: Rule, inv: Invocation, ctx: GuardContext, rules: RuleSet) -> boo
         if not rx(rule.args_regex).search(joined):
             return False
     if rule.redirect_targets_any:
-        outs = [w for op, w in inv.redirects if op in _WRITES and not (rule.overwrite_only and op in (">>", "&>>"))]
+        outs = [
+            w
+            for op, w in inv.redirects
+            if op in _WRITES
+            and not (rule.overwrite_only and op in (">>", "&>>", "<>"))
+            and (not rule.redirect_ops or op in rule.redirect_ops)
+        ]
         if not any(set(rule.redirect_targets_any) & classify_path(w, ctx, inv.cwd) for w in outs):
             return False
     return True

@@ -370,13 +370,16 @@ class _Walker(WordReader):
 
     def _emit(self, inv: Invocation, depth: int) -> None:
         self.out.append(inv)
-        if not inv.argv or depth > _MAX_DEPTH:
+        if depth > _MAX_DEPTH:
             return
-        text = passes_on(inv) if inv.redirects and self.cwd is not None else None
+        # what the line writes where (`echo X > f`; `echo X | tee f` comes here as an argv-less write of f)
+        text = (passes_on(inv) if inv.argv else inv.stdin_text) if inv.redirects and self.cwd is not None else None
         for op, target in inv.redirects if text is not None else ():
             if op in (">", ">|", ">>", "&>") and target.text and not target.dynamic and self.cwd is not None:
                 path = os.path.normpath(os.path.join(self.cwd, target.text))
                 self.written[path] = (self.written.get(path, "") if op == ">>" else "") + (text or "")
+        if not inv.argv:
+            return
         prog = inv.program
         if prog in self.functions and inv.args and f"function {prog}" not in inv.via:
             # f() { rm -rf "$1"; }; f ~ : the body again, with this call's words as $1 ...

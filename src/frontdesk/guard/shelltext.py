@@ -65,8 +65,8 @@ def passes_on(inv: Invocation) -> str | None:
         return " ".join(w.text for w in args) + "\n"
     if prog == "printf" and args:
         return args[0].text.replace("\\n", "\n").replace("%s", " ".join(w.text for w in args[1:]))
-    if prog == "cat" and not args:
-        return inv.stdin_text
+    if (prog == "cat" and not args or prog == "tee") and not inv.stdin_partial:
+        return inv.stdin_text  # tee passes its input on as well as writing it
     return None
 
 

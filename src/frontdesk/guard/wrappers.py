@@ -16,6 +16,7 @@ from frontdesk.guard.shellout import (
     shell_strings,
 )
 from frontdesk.guard.words import Invocation, Word
+from frontdesk.guard.writers import file_writes
 
 __all__ = ["unwrap", "shell_strings", "positional", "VAR_RE"]
 
@@ -84,6 +85,7 @@ def unwrap(inv: Invocation) -> Iterator[Invocation]:
     """The commands `inv` runs inside itself: an argv, or code (`inline_code` with no argv) to parse."""
     prog = inv.program
     args = inv.args
+    yield from file_writes(inv)  # tee F, sed -i F, dd of=F: the redirection each write amounts to
 
     def inner(words: list[Word], tag: str, **extra: Any) -> Invocation:
         return Invocation(
