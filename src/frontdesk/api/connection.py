@@ -11,19 +11,26 @@
   request's version; an HTTP/1.0 client (the shims, the facility subscription) cannot read chunks. A streamed
   answer to an HTTP/1.0 request is sent close-delimited instead, as h11 does (`_close_delimited`).
 
-Tried and not kept: sending an answer's head and body in one `send` (uvicorn writes them apart, so a waiting
-client is woken twice): no gain in gateway CPU or throughput in interleaved runs (issue 21, docs/performance.md).
+- **One write per answer.** uvicorn writes an answer's head and its body apart. A client blocked on the answer
+  (a long-poll: `POST /v1/wait` at a job's end) is woken by the head, often on the gateway's own CPU, and reads
+  it while the body is not written yet; the gateway writes the body when it runs again, and the client is woken
+  a second time: about 0.8 ms of a job's end at p50 on these 2-core hosts (issue 21). An answer whose length
+  is known (`Content-Length`) has its head held until its body is written (`_Corked`); a streamed one still
+  sends its head at once. (Tried earlier as a gain in throughput, where it gave none.)
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from frontdesk.api.auth import PEER_KEY
 from frontdesk.identity import peer_credentials
 
 __all__ = ["HEAD_MAX", "peer_protocol"]
+
+Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 HEAD_MAX = 16 * 1024
 """Bytes a request head (request line and headers) may take: h11's cap (uvicorn's default for it)."""
@@ -41,10 +48,11 @@ def peer_protocol() -> type[Any]:
             super().connection_made(transport)
             cred = peer_credentials(transport.get_extra_info("socket"))
             inner: Any = self.app  # type: ignore[has-type]
+            corked = self.transport = _Corked(transport)  # what each request's cycle writes to
 
             async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
                 scope[PEER_KEY] = cred
-                await inner(scope, receive, send)
+                await inner(scope, receive, _one_write(send, corked))
 
             self.app = app
 
@@ -99,3 +107,53 @@ def _close_delimited(cycle: Any) -> None:
         await send(message)
 
     cycle.send = send_10
+
+
+class _Corked:
+    """A connection's transport that holds an answer's head until its body is written: one write, one wake-up."""
+
+    def __init__(self, transport: asyncio.Transport) -> None:
+        self._transport = transport
+        self._held: list[bytes] | None = None
+
+    def hold(self) -> None:
+        """Keep what is written from now on until `release` (an answer's head, until its body comes)."""
+        self._held = []
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        if self._held is None:
+            self._transport.write(data)
+        else:
+            self._held.append(bytes(data))
+
+    def release(self) -> None:
+        """Write what was held, in one write."""
+        held, self._held = self._held, None
+        if held:
+            self._transport.write(b"".join(held))
+
+    def close(self) -> None:
+        self.release()  # uvicorn closes a `Connection: close` answer inside its last body write
+        self._transport.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
+
+
+def _one_write(send: Send, corked: _Corked) -> Send:
+    """The ASGI `send` of one request: an answer's head with a Content-Length waits for the body's first piece."""
+
+    async def whole(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            if any(name.lower() == b"content-length" for name, _ in message.get("headers", ())):
+                corked.hold()
+            await send(message)
+        elif message["type"] == "http.response.body":
+            try:
+                await send(message)
+            finally:
+                corked.release()
+        else:
+            await send(message)
+
+    return whole
