@@ -62,6 +62,7 @@ from frontdesk.plugins import Attaches, Redactor, SubmitContext, load_plugins, m
 from frontdesk.spec.model import JobSpec
 from frontdesk.store.db import open_db
 from frontdesk.store.jobs import JobStore, job_record
+from frontdesk.tasks import cancel_and_wait
 
 __all__ = ["Gateway", "make_backend", "notice_list"]
 
@@ -106,12 +107,7 @@ class Gateway:
     async def stop(self) -> None:
         """Stop the tick, the plug-ins and the backend (running jobs keep running)."""
         await self.pruner.stop()
-        if self._tick_task:
-            self._tick_task.cancel()
-            try:
-                await self._tick_task
-            except asyncio.CancelledError:
-                pass
+        await cancel_and_wait(self._tick_task)
         await stop_all(self.plugins)
         await self.backend.stop()
 

@@ -27,6 +27,7 @@ from frontdesk.agents.service import DeliveryService
 from frontdesk.agents.store import MIGRATIONS, SessionStore
 from frontdesk.events.models import Event, EventKind
 from frontdesk.plugins import GatewayHandle
+from frontdesk.tasks import cancel_and_wait
 
 if TYPE_CHECKING:
     from fastapi import APIRouter
@@ -74,12 +75,7 @@ class AgentsPlugin(DeliveryService):
         """Stop the loop and release parked hooks (they exit quietly and the harness goes on)."""
         if self._unsubscribe:
             self._unsubscribe()
-        if self._task:
-            self._task.cancel()
-            try:
-                await self._task
-            except asyncio.CancelledError:
-                pass
+        await cancel_and_wait(self._task)
         for waiters in list(self.hooks.waiters.values()):
             for w in waiters:
                 if not w.future.done():

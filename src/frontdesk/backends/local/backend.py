@@ -30,6 +30,7 @@ from frontdesk.backends.tracking import fence, state_id
 from frontdesk.config import Settings
 from frontdesk.errors import BackendError
 from frontdesk.jobenv import login_env
+from frontdesk.tasks import cancel_and_wait
 
 __all__ = ["LocalBackend"]
 
@@ -106,12 +107,7 @@ class LocalBackend:
     async def stop(self) -> None:
         """Stop scheduling; running shepherds carry on without the gateway."""
         self.ends.close()
-        if self._task:
-            self._task.cancel()
-            try:
-                await self._task
-            except asyncio.CancelledError:
-                pass
+        await cancel_and_wait(self._task)
 
     async def submit(self, job: BackendJob) -> str:
         """Write the attempt's launch file and queue it."""

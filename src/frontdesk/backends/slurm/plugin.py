@@ -29,6 +29,7 @@ from frontdesk.backends.slurm.views import ViewFiles, uptime
 from frontdesk.errors import BackendError, Conflict, SpecError
 from frontdesk.identity import Caller
 from frontdesk.plugins import Admission, GatewayHandle, Json, SubmitContext
+from frontdesk.tasks import cancel_and_wait
 
 if TYPE_CHECKING:
     from fastapi import APIRouter
@@ -352,8 +353,7 @@ class SlurmPlugin:
 
     async def stop(self) -> None:
         """Stop serving files: the shims fall back to the socket at once."""
-        if self._keeper is not None:
-            self._keeper.cancel()
+        await cancel_and_wait(self._keeper)
         if self._views is not None:
             self._views.close()
 
