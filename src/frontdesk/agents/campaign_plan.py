@@ -28,6 +28,11 @@ def _items(raw: Any, text_key: str) -> list[dict[str, str]] | None:
     return out
 
 
+def _field(obj: Any, key: str) -> Any:
+    """obj[key] when obj is an object (a transcript or hook input may hold anything), else None."""
+    return obj.get(key) if isinstance(obj, dict) else None
+
+
 def _from_record(rec: Any) -> tuple[list[dict[str, str]], str] | None:
     """A plan from one transcript record, with where it came from; None when the record holds none."""
     if not isinstance(rec, dict):
@@ -36,7 +41,7 @@ def _from_record(rec: Any) -> tuple[list[dict[str, str]], str] | None:
     if isinstance(msg, dict) and isinstance(msg.get("content"), list):  # Claude Code
         for block in reversed(msg["content"]):
             if isinstance(block, dict) and block.get("type") == "tool_use" and block.get("name") == "TodoWrite":
-                todos = _items((block.get("input") or {}).get("todos"), "content")
+                todos = _items(_field(block.get("input"), "todos"), "content")
                 if todos is not None:
                     return todos, "TodoWrite"
     payload = rec.get("payload")
@@ -55,7 +60,7 @@ def plan_from_tool(payload: Any) -> tuple[list[dict[str, str]], str] | None:
     """The plan in a PostToolUse hook's input (`tool_name` TodoWrite, `tool_input.todos`)."""
     if not isinstance(payload, dict) or payload.get("tool_name") != "TodoWrite":
         return None
-    todos = _items((payload.get("tool_input") or {}).get("todos"), "content")
+    todos = _items(_field(payload.get("tool_input"), "todos"), "content")
     return (todos, "TodoWrite") if todos is not None else None
 
 
@@ -66,7 +71,7 @@ def plan_from_lines(lines: list[str]) -> tuple[list[dict[str, str]], str] | None
             continue
         try:
             found = _from_record(json.loads(line))
-        except ValueError:
+        except (ValueError, RecursionError):  # a torn or hostile line (the agent writes this file)
             continue
         if found is not None:
             return found

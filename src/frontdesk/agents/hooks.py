@@ -183,6 +183,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run_from_args(args.event, args.harness, args.budget, args.payload)
 
 
+_TEXT_FIELDS = ("session_id", "thread-id", "thread_id", "cwd", "transcript_path", "prompt_id", "turn_id", "tool_name")
+
+
+def _checked(payload: Any) -> dict[str, Any]:
+    """The hook input, when it is an object whose fields we read have their types (else ValueError)."""
+    if not isinstance(payload, dict):
+        raise ValueError("hook input is not a JSON object")
+    for key in _TEXT_FIELDS:
+        value = payload.get(key)
+        if value is not None and (not isinstance(value, str) or "\0" in value or len(value) > 4096):
+            raise ValueError(f"hook input: {key} must be a string without NUL of at most 4096 characters")
+    if not isinstance(payload.get("stop_hook_active", False), bool | None):
+        raise ValueError("hook input: stop_hook_active must be true or false")
+    try:  # bytes that are not UTF-8 came in as lone surrogates: they cannot go on to the gateway
+        json.dumps(payload, ensure_ascii=False).encode()
+    except UnicodeEncodeError:
+        raise ValueError("hook input is not valid UTF-8") from None
+    return payload
+
+
 def run_from_args(event: str, harness: str, budget: float, payload_arg: str | None) -> int:
     """Read the input, call the gateway, print the answer; exit 0 on any trouble (fail open)."""
     from frontdesk.client import Client
@@ -192,12 +212,11 @@ def run_from_args(event: str, harness: str, budget: float, payload_arg: str | No
         return 0
     try:
         raw = payload_arg if payload_arg is not None else (sys.stdin.read() if not sys.stdin.isatty() else "")
-        payload = json.loads(raw) if raw.strip() else {}
-        if not isinstance(payload, dict):
-            raise ValueError("hook input is not a JSON object")
+        payload = _checked(json.loads(raw) if raw.strip() else {})
         out, err, code = run_hook(event, harness, budget, payload, os.environ, Client())
-    except (FrontdeskError, ValueError, OSError) as exc:
-        sys.stderr.write(f"frontdesk hook {event}: {getattr(exc, 'message', exc)}\n")
+    except (FrontdeskError, ValueError, OSError, RecursionError) as exc:
+        why = "hook input nested too deeply" if isinstance(exc, RecursionError) else getattr(exc, "message", exc)
+        sys.stderr.write(f"frontdesk hook {event}: {why}\n")
         return 0
     _emit(out, err)
     return code
