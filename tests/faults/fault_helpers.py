@@ -67,25 +67,18 @@ def escaping_tree(out: Path, leaves: int = 3) -> str:
     )
 
 
-def raw_request(sock_path: Path, method: str, path: str, body: bytes = b"", chunked: bool = False) -> tuple[int, bytes]:
-    """One HTTP/1.1 request over the gateway's Unix socket, bytes as given; (status, body). For hostile bodies
-    the client would refuse to build."""
+def exchange(sock_path: Path, *pieces: bytes) -> bytes:
+    """Bytes to the gateway's Unix socket, piece by piece (stopping when it closes), then its whole answer."""
     import socket
 
-    head = [f"{method} {path} HTTP/1.1", "Host: localhost", "Connection: close", "Content-Type: application/json"]
-    head.append("Transfer-Encoding: chunked" if chunked else f"Content-Length: {len(body)}")
-    payload = body
-    if chunked:
-        step = 64 * 1024
-        parts = [b"%x\r\n%s\r\n" % (len(body[i : i + step]), body[i : i + step]) for i in range(0, len(body), step)]
-        payload = b"".join(parts) + b"0\r\n\r\n"
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(60)
         sock.connect(str(sock_path))
-        try:
-            sock.sendall(("\r\n".join(head) + "\r\n\r\n").encode() + payload)
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the gateway answered and closed before reading everything: read what it said
+        for piece in pieces:
+            try:
+                sock.sendall(piece)
+            except (BrokenPipeError, ConnectionResetError):
+                break  # the gateway answered and closed before reading everything: read what it said
         data = b""
         while True:
             try:
@@ -95,6 +88,20 @@ def raw_request(sock_path: Path, method: str, path: str, body: bytes = b"", chun
             if not chunk:
                 break
             data += chunk
+    return data
+
+
+def raw_request(sock_path: Path, method: str, path: str, body: bytes = b"", chunked: bool = False) -> tuple[int, bytes]:
+    """One HTTP/1.1 request over the gateway's Unix socket, bytes as given; (status, body). For hostile bodies
+    the client would refuse to build."""
+    head = [f"{method} {path} HTTP/1.1", "Host: localhost", "Connection: close", "Content-Type: application/json"]
+    head.append("Transfer-Encoding: chunked" if chunked else f"Content-Length: {len(body)}")
+    payload = body
+    if chunked:
+        step = 64 * 1024
+        parts = [b"%x\r\n%s\r\n" % (len(body[i : i + step]), body[i : i + step]) for i in range(0, len(body), step)]
+        payload = b"".join(parts) + b"0\r\n\r\n"
+    data = exchange(sock_path, ("\r\n".join(head) + "\r\n\r\n").encode() + payload)
     header, _, rest = data.partition(b"\r\n\r\n")
     status = int(header.split(b" ", 2)[1])
     if b"transfer-encoding: chunked" in header.lower():
