@@ -23,6 +23,7 @@ from frontdesk.api.auth import Authenticator, tokens_from_settings
 from frontdesk.api.authfail import AuthFailures
 from frontdesk.api.facility import router as facility_router
 from frontdesk.api.fastsubmit import FastSubmit
+from frontdesk.api.fastwait import FastWait
 from frontdesk.api.identify import Identify
 from frontdesk.api.limits import Limits, max_body_from
 from frontdesk.errors import Forbidden, FrontdeskError
@@ -101,6 +102,8 @@ def create_app(gw: Gateway) -> FastAPI:
     access = Access(roles, gw.publish, lambda sid: _session_owner(gw, sid))
     if gw_section.get("fast_submit", True) is not False:  # innermost: inside the limits and the caller's identity
         app.add_middleware(FastSubmit, gw=gw, access=access, on_error=error_answer)
+    if gw_section.get("fast_wait", True) is not False:  # the long-poll a job's end answers (api/fastwait.py)
+        app.add_middleware(FastWait, gw=gw, access=access, on_error=error_answer)
     app.add_middleware(Limits, max_body=max_body_from(gw_section), home=str(gw.settings.home))  # 413, 507
     app.state.gw, app.state.access = gw, access
     authn = Authenticator(gw.settings, access.roles, tokens_from_settings(gw.settings))

@@ -26,7 +26,7 @@ from frontdesk.errors import FrontdeskError
 from frontdesk.gateway import Gateway
 from frontdesk.identity import Caller
 
-__all__ = ["ErrorAnswer", "FastSubmit"]
+__all__ = ["ErrorAnswer", "FastSubmit", "read_body", "replay"]
 
 ErrorAnswer = Callable[[Access, Caller | None, str, str, FrontdeskError], Response]
 """The app's answer to a FrontdeskError: (access, caller, method, path, error) -> response."""
@@ -48,10 +48,10 @@ class FastSubmit:
         if scope["type"] != "http" or scope["path"] != "/v1/jobs" or scope["method"] != "POST":
             await self.app(scope, receive, send)
             return
-        messages, body = await _read_body(receive)
+        messages, body = await read_body(receive)
         parsed = _parsed(scope, body) if body is not None else None
         if parsed is None:  # not ours to judge: the full route answers it, body replayed
-            await self.app(scope, _replay(messages, receive), send)
+            await self.app(scope, replay(messages, receive), send)
             return
         caller: Caller = scope["state"]["caller"]  # Identify ran: no caller, no request
         try:
@@ -63,7 +63,7 @@ class FastSubmit:
         await answer(scope, receive, send)
 
 
-async def _read_body(receive: Receive) -> tuple[list[Message], bytes | None]:
+async def read_body(receive: Receive) -> tuple[list[Message], bytes | None]:
     """Every message of the request body, and the body (None when something else came, e.g. a disconnect)."""
     messages: list[Message] = []
     chunks: list[bytes] = []
@@ -94,7 +94,7 @@ def _parsed(scope: Scope, body: bytes) -> SubmitBody | None:
         return None
 
 
-def _replay(messages: list[Message], receive: Receive) -> Receive:
+def replay(messages: list[Message], receive: Receive) -> Receive:
     """A `receive` that hands back the messages already read, then reads on (a disconnect, later)."""
     pending = list(messages)
 

@@ -31,7 +31,7 @@ from frontdesk.spec.model import JobSpec, parse_spec_text, validate_spec
 from frontdesk.store.jobs import job_record
 from frontdesk.tails import read_tail_lines
 
-__all__ = ["SubmitBody", "accept", "owner_of", "router"]
+__all__ = ["SubmitBody", "WaitBody", "accept", "owner_of", "router", "wait_for"]
 
 router = APIRouter(prefix="/v1")
 
@@ -344,13 +344,18 @@ async def logs(
     return {"job_id": job_id, "stream": stream, "path": path, "lines": lines}
 
 
-@router.post("/wait")
-async def wait(body: WaitBody, request: Request) -> JSONResponse:
+async def wait_for(gw: Gateway, access: Access, caller: Caller, body: WaitBody) -> JSONResponse:
+    """POST /v1/wait once the body parsed: the route's work and answer, shared with its fast path (api/fastwait.py)."""
     for job_id in body.ids:
-        _job(request, job_id, Action.READ, "wait for")
-    result: dict[str, Any] = await request.app.state.gw.wait(body.ids, body.mode, body.timeout)
+        access.job(caller, job_id, owner_of(gw.get_job(job_id)), Action.READ, "wait for")
+    result: dict[str, Any] = await gw.wait(body.ids, body.mode, body.timeout)
     # Plain JSON data already: encoded once here, not walked again by FastAPI's encoder (the wake path).
     return JSONResponse(result)
+
+
+@router.post("/wait")
+async def wait(body: WaitBody, request: Request) -> JSONResponse:
+    return await wait_for(*_parts(request), body)
 
 
 @router.post("/notify")
