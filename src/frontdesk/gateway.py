@@ -317,7 +317,7 @@ class Gateway:
         rows = await arrays.dispatch_ready(self, arrays.within_limits(self, rows), now)  # tasks: %N, one call
         seen: dict[int, JobState | None] = {}  # one read per dependency a pass (1,000 jobs behind one gate)
         for row in rows:
-            ids = tuple(int(d) for d in row.spec_data().get("depends_on", []))
+            ids = tuple(int(d) for d in row.spec_get("depends_on", ()))
             for dep_id in ids:
                 if dep_id not in seen:
                     seen[dep_id] = self.store.state_of(dep_id)

@@ -11,6 +11,7 @@ import pwd
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -83,6 +84,10 @@ def _errors(app: FastAPI, access: Access) -> None:
         return JSONResponse({"error": "bad_input", "message": msg}, status_code=400)
 
 
+_NO_TELEMETRY: Any = {"tracing": False, "metrics": False, "logs": False}
+"""FastAPI's native OpenTelemetry off (older FastAPI keeps an unknown keyword in `app.extra`)."""
+
+
 def create_app(gw: Gateway) -> FastAPI:
     """The FastAPI app over one gateway; the gateway starts and stops with the app."""
 
@@ -95,7 +100,8 @@ def create_app(gw: Gateway) -> FastAPI:
             failures.flush()  # failed authentications counted but not yet journalled
             await gw.stop()
 
-    app = FastAPI(title="frontdesk", version="0.1.0", lifespan=lifespan)
+    # FastAPI >= 0.165 asks OpenTelemetry's providers on every request unless its telemetry is off (8 us)
+    app = FastAPI(title="frontdesk", version="0.1.0", lifespan=lifespan, telemetry=_NO_TELEMETRY)
     gw_section = gw.settings.section("gateway")
     facility = gw.settings.mode == "facility"
     roles = Roles.from_section(gw.settings.section("access"), owner=None if facility else _owner())

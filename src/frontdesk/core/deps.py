@@ -23,7 +23,7 @@ __all__ = ["Waiting", "due_at"]
 def due_at(row: JobRecord, now: float) -> float | None:
     """The next moment the clock alone could move this waiting job (backoff end, dependency timeout), or None."""
     times = [row.eligible_at] if row.eligible_at is not None else []
-    timeout = row.spec_data().get("dependency_timeout")
+    timeout = row.spec_get("dependency_timeout")
     if timeout:
         times.append(row.submitted_at + float(timeout))
     future = [t for t in times if t > now]

@@ -47,7 +47,9 @@ class Bus:
                 log.exception("event subscriber %r failed on %s", callback, event.kind)
         if event.job_id is not None:
             self.waiters.wake(event.job_id)
-        cond = self.changed
+        cond = self._changed
+        if cond is None:  # nobody ever asked for the condition, so nobody waits on it: no task per event
+            return
 
         async def _notify() -> None:
             async with cond:

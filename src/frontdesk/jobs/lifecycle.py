@@ -289,8 +289,7 @@ def _usage_json(status: BackendStatus) -> str | None:
 def _deps_seen(rec: JobRecord, seen: DepsSeen, now: float) -> Transition:
     if rec.backend_id is not None or rec.submitting or rec.state != JobState.PENDING:
         return NOTHING
-    spec = rec.spec_data()
-    verdict = dependency_verdict(seen.states, spec.get("fail_action", "abort"))
+    verdict = dependency_verdict(seen.states, rec.spec_get("fail_action", "abort"))
     if verdict == "never":
         bad = [
             f"{i} ({s.value if s else 'missing'})"
@@ -299,7 +298,7 @@ def _deps_seen(rec: JobRecord, seen: DepsSeen, now: float) -> Transition:
         ]
         return _end(rec, JobState.DEPENDENCY_NEVER_SATISFIED, f"dependency {', '.join(bad)} did not complete", now)
     if verdict == "wait":
-        timeout = spec.get("dependency_timeout")
+        timeout = rec.spec_get("dependency_timeout")
         if timeout and now - rec.submitted_at > timeout:
             return _end(rec, JobState.DEPENDENCY_NEVER_SATISFIED, f"dependencies not met within {timeout}s", now)
         return NOTHING

@@ -7,6 +7,7 @@ written against rows (transitional: new code reads the attributes).
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 from collections.abc import Iterator, Mapping
@@ -112,8 +113,9 @@ class JobRecord:
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> JobRecord:
         """The record of one `SELECT * FROM jobs` row."""
-        data: dict[str, Any] = {k: row[k] for k in row.keys()}
-        kwargs = {k: data.pop(k) for k in list(data) if k in _KNOWN}
+        names = row.keys()
+        data: dict[str, Any] = dict(zip(names, row, strict=True))  # by position: row[name] compares every name
+        kwargs = {k: data.pop(k) for k in names if k in _KNOWN}
         kwargs["state"] = JobState(kwargs["state"])
         for flag in ("submitting", "cancel_requested"):
             if flag in kwargs:
@@ -136,6 +138,11 @@ class JobRecord:
         """The spec as parsed JSON."""
         data: dict[str, Any] = json.loads(self.spec)
         return data
+
+    def spec_get(self, key: str, default: Any = None) -> Any:
+        """One top-level field of the spec, READ ONLY: parsed once per spec text and shared (the dependency pass
+        reads `depends_on`, `dependency_timeout` and `fail_action` of the same job; spec_data() gives a copy)."""
+        return _parsed_spec(self.spec).get(key, default)
 
     def context_data(self) -> dict[str, Any]:
         """The submit context as parsed JSON."""
@@ -202,6 +209,22 @@ class JobRecord:
     def __iter__(self) -> Iterator[Scalar]:
         return iter(self[k] for k in self.keys())
 
+
+def _parsed_spec(text: str) -> dict[str, Any]:
+    if len(text) > _SPEC_CACHED_CHARS:
+        data: dict[str, Any] = json.loads(text)
+        return data
+    return _cached_spec(text)
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_spec(text: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(text)
+    return data
+
+
+_SPEC_CACHED_CHARS = 8192
+"""Specs longer than this are parsed on each read (the cache stays small whatever is submitted)."""
 
 _COLUMNS = tuple(f.name for f in fields(JobRecord) if f.name != "others")
 _KNOWN = frozenset(_COLUMNS)
