@@ -61,3 +61,16 @@ def test_hostile_plan_shapes_and_transcript_lines_leave_the_hook_working(gateway
     assert res.returncode == 0 and res.stderr == b"", res.stderr
     campaign: dict[str, Any] = gateway.client.request("GET", f"/v1/sessions/{sid}/campaign")
     assert [step["text"] for step in campaign["plan"]] == ["train"], campaign
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["bogus-event"], ["stop", "--budget", "abc"], ["stop", "--flag-of-a-newer-frontdesk"], ["rewake", "--harness"]],
+)
+def test_a_bad_hook_command_line_fails_open(gateway: Any, args: list[str]) -> None:
+    """Exit 2 would make Claude Code block every Stop with the usage text (settings of another version)."""
+    argv = [sys.executable, "-m", "frontdesk.cli.main", "hook", *args]
+    res = subprocess.run(argv, env=gateway.env, input=b"{}", capture_output=True, timeout=60)
+    err = res.stderr.decode()
+    assert res.returncode == 0 and res.stdout == b"", err
+    assert err.count("\n") == 1 and err.startswith("frontdesk hook: "), err

@@ -21,7 +21,7 @@ import json
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 __all__ = ["EVENTS", "main", "run_hook", "reach_from_env", "render_output"]
 
@@ -174,7 +174,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     """`frontdesk hook EVENT [--harness H] [--budget S] [PAYLOAD]`: run one hook; never fails the agent."""
     import argparse
 
-    p = argparse.ArgumentParser(prog="frontdesk hook")
+    class FailOpen(argparse.ArgumentParser):
+        """A bad hook command line (settings older or newer than this frontdesk) is one line and exit 0:
+        exit 2 would make Claude Code block the Stop and feed the usage to the model, turn after turn."""
+
+        def error(self, message: str) -> NoReturn:
+            sys.stderr.write(f"frontdesk hook: {message}\n")
+            raise SystemExit(0)
+
+    p = FailOpen(prog="frontdesk hook")
     p.add_argument("event", choices=sorted(EVENTS))
     p.add_argument("--harness", default="claude-code")
     p.add_argument("--budget", type=float, default=600.0)

@@ -55,7 +55,7 @@ def register(sub: Any) -> None:
     k = sub.add_parser("hook", help="run one hook (called by Claude Code / Codex, reads JSON on stdin)")
     from frontdesk.agents.hooks import EVENTS
 
-    k.add_argument("event", choices=sorted(EVENTS))
+    k.add_argument("event", help=f"one of {', '.join(sorted(EVENTS))}")  # checked by the hook: it fails open
     k.add_argument(
         "rest",
         nargs=argparse.REMAINDER,

@@ -129,6 +129,7 @@ def cmd_fs(args: argparse.Namespace) -> int:
         sys.stderr.write(f"frontdesk fs {args.op}: {err.get('path')}: {err.get('message')}\n")
     if got.get("cursor"):
         sys.stderr.write(f"frontdesk fs: output capped; next page: --cursor {got['cursor']}\n")
-    if args.op == "grep" and not got.get("items"):
-        return 1
-    return 0
+    from frontdesk.shims.fswrap import exit_code
+
+    quiet = args.op == "grep" and any(a in ("-s", "--no-messages", "-q", "--quiet") for a in argv)
+    return exit_code(args.op, bool(got.get("items")), bool(got.get("errors")), quiet)  # as the real tool

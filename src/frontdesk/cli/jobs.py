@@ -365,6 +365,10 @@ def cmd_events(args: argparse.Namespace) -> int:
     """Print events; with --follow, stream them until interrupted."""
     import json
 
+    if args.limit is not None and args.limit < 1:
+        from frontdesk.errors import UserError
+
+        raise UserError(f"--limit: expected 1 or more events, got {args.limit}")
     shown, last = 0, args.since
     for event in _event_pages(_client(), args):
         if args.limit is not None and shown >= args.limit:

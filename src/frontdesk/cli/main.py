@@ -94,9 +94,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.write(f"frontdesk {__version__}\n")
         return 0
     from frontdesk.cli.output import emit_error
+    from frontdesk.cli.parsing import Parser as _Parser
     from frontdesk.errors import FrontdeskError
 
     first = next((a for a in argv if not a.startswith("-")), None)
+    _Parser.json_errors = "--json" in argv[: argv.index("--") if "--" in argv else len(argv)]
     parser = build_parser(COMMAND_TO_MODULE.get(first or ""))
     args = parser.parse_args(argv)
     func = getattr(args, "func", None)

@@ -61,11 +61,19 @@ class Formatter(argparse.HelpFormatter):
 
 
 class Parser(argparse.ArgumentParser):
+    json_errors = False
+    """Set by cli.main when the command line asks --json: a usage error is then the JSON error object on
+    stdout as well (as every other error of a --json command), not only the line on stderr."""
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("formatter_class", Formatter)
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> None:  # type: ignore[override]
+        if Parser.json_errors:
+            import json
+
+            sys.stdout.write(json.dumps({"error": "bad_input", "message": message}) + "\n")
         sys.stderr.write(f"frontdesk: {message}\n")
         raise SystemExit(2)
 

@@ -20,7 +20,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["TOOLS", "main", "wrapper_text"]
+__all__ = ["TOOLS", "exit_code", "main", "wrapper_text"]
 
 TOOLS = ("grep", "rg", "find", "du")
 """The tools a wrapper can stand in for."""
@@ -78,7 +78,8 @@ def _operator_argv(tool: str, argv: list[str]) -> tuple[str, list[str]]:
     return tool, argv
 
 
-def _exit_code(tool: str, items: bool, errors: bool, quiet: bool) -> int:
+def exit_code(tool: str, items: bool, errors: bool, quiet: bool) -> int:
+    """The real tool's exit code: grep/rg 2 on an error (unless quiet), 1 when nothing matched; others 1 on an error."""
     if tool in ("grep", "rg"):
         if errors and not quiet:
             return 2
@@ -147,7 +148,7 @@ def main(args: Sequence[str] | None = None) -> int:
             sys.stderr.write(f"{tool}: {where}: {why}\n")
     out.flush()
     quiet = any(a in ("-s", "--no-messages", "-q", "--quiet") for a in argv)
-    return _exit_code(tool, items, errors, quiet)
+    return exit_code(tool, items, errors, quiet)
 
 
 if __name__ == "__main__":
