@@ -17,7 +17,7 @@ from frontdesk.guard.lookthrough import GUESSED
 from frontdesk.guard.model import Decision, GuardContext, Verdict
 from frontdesk.guard.named import NAMED_CHECKS
 from frontdesk.guard.runs import resolve, script_of, tainted_exec
-from frontdesk.guard.secrets import find_secrets, redact
+from frontdesk.guard.secrets import Secret, find_secrets, redact
 from frontdesk.guard.shell import DYNAMIC, Invocation, Parsed, parse
 from frontdesk.guard.shellout import cron_commands
 from frontdesk.guard.sitechecks import job_process, misused_partition
@@ -54,6 +54,7 @@ RUNTIME_VARS = (
     "PBS_O_WORKDIR",
 )
 _SCRIPT_LIMIT = 256 * 1024
+_SCRIPT_DEPTH = 3  # a script that runs a script that runs a script
 _STARTUP_FILES = frozenset(
     (".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zprofile", ".zshenv", ".bash_logout")
 )
@@ -106,7 +107,10 @@ def _env_for(ctx: GuardContext) -> dict[str, str] | None:
     return env
 
 
-def _hits(command: str, ctx: GuardContext, ruleset: rules_mod.RuleSet, depth: int) -> tuple[list[_Hit], Parsed]:
+def _hits(
+    command: str, ctx: GuardContext, ruleset: rules_mod.RuleSet, depth: int, written: Mapping[str, str] | None = None
+) -> tuple[list[_Hit], Parsed]:
+    written = written or {}
     env = _env_for(ctx)
     parsed = parse(command, env, ctx.cwd, ctx.env_complete)
     if parsed.error:
@@ -122,11 +126,12 @@ def _hits(command: str, ctx: GuardContext, ruleset: rules_mod.RuleSet, depth: in
         if rule.check == "parse-error" and parsed.error:
             hits.append(_Hit(rule))
         elif rule.check == "secrets" and depth == 0:
-            found = find_secrets(command)
+            found = find_secrets(command) or _nested_secrets(command, parsed)
             if found:
                 hits.append(_Hit(rule, ", ".join(sorted({f"«redacted:{s.kind}:{s.fingerprint}»" for s in found}))))
         elif rule.check == "fork-bomb" and _fork_bomb(parsed):
             hits.append(_Hit(rule))
+    known = {**written, **parsed.written} if written else parsed.written
     for inv in parsed.invocations:
         guessed = next((v.partition(" ")[0] for v in inv.via if v.endswith(GUESSED)), None)
         for rule in ruleset.candidates(inv.program):
@@ -137,11 +142,11 @@ def _hits(command: str, ctx: GuardContext, ruleset: rules_mod.RuleSet, depth: in
                 hit = _Hit(replace(hit.rule, action=Decision.ASK), detail, hit.taint)
             if hit is not None:
                 hits.append(hit)
-        if depth == 0 and ctx.scan_scripts:
-            hits.extend(_scan_script(inv, ctx, ruleset, parsed.written))
-    for path, text in parsed.written.items() if depth == 0 else ():
+        if depth < _SCRIPT_DEPTH and ctx.scan_scripts:
+            hits.extend(_scan_script(inv, ctx, ruleset, known, depth))
+    for path, text in parsed.written.items() if depth < _SCRIPT_DEPTH else ():
         if os.path.basename(path) in _STARTUP_FILES:  # echo CMD >> ~/.bashrc: every new shell runs it
-            hits.extend(_shell_hits(text, os.path.basename(path), ctx, ruleset))
+            hits.extend(_shell_hits(text, os.path.basename(path), ctx, ruleset, depth + 1))
     return hits, parsed
 
 
@@ -177,15 +182,28 @@ def _fork_bomb(parsed: Parsed) -> bool:
     return False
 
 
+def _nested_secrets(command: str, parsed: Parsed) -> list[Secret]:
+    """Secrets in words the line hands to another shell (`ssh host 'mysql -pX'`, a crontab line): each nested
+    command's words as that shell reads them, where they differ from the line's own text."""
+    found: list[Secret] = []
+    for inv in parsed.invocations:
+        if inv.via and inv.argv:
+            found += find_secrets(" ".join(w.text for w in inv.argv))
+    for text in parsed.written.values():  # a script the line writes and runs
+        found += find_secrets(text[:_SCRIPT_LIMIT])
+    return found
+
+
 def _scan_script(
-    inv: Invocation, ctx: GuardContext, ruleset: rules_mod.RuleSet, written: Mapping[str, str]
+    inv: Invocation, ctx: GuardContext, ruleset: rules_mod.RuleSet, written: Mapping[str, str], depth: int = 0
 ) -> Iterator[_Hit]:
     script = script_of(inv)
     if script is None:
         return
     kind, path = script
     full = resolve(path, ctx, inv.cwd)
-    text = written.get(full) or ctx.read_file(full)  # a script this same line wrote, else the file
+    # a script this same line wrote, else the file (files only for the line itself: reading is bounded)
+    text = written.get(full) or (ctx.read_file(full) if depth == 0 else None)
     if not text:
         return
     text = text[:_SCRIPT_LIMIT]
@@ -198,7 +216,7 @@ def _scan_script(
         # The kernel runs the file with its interpreter line, whatever its name says.
         kind = "shell" if re.match(r"#!\s*\S*/(ba|z|da|k)?sh\b|#!\s*\S*env\s+(ba|z|da|k)?sh\b", text) else "code"
     if kind == "shell":
-        yield from _shell_hits(text, name, ctx, ruleset)
+        yield from _shell_hits(text, name, ctx, ruleset, depth + 1, written)
         if inv.program == "sbatch":
             detail = misused_partition(inv, ctx, ruleset, script_text=text)
             rule = next((r for r in ruleset.rules if r.check == "slurm-test-partition"), None)
@@ -214,9 +232,17 @@ def _scan_script(
             yield _Hit(rule, f"in {name}")
 
 
-def _shell_hits(text: str, name: str, ctx: GuardContext, ruleset: rules_mod.RuleSet) -> Iterator[_Hit]:
-    """What a shell script's text would do, each hit naming the script."""
-    sub_hits, _ = _hits(text, replace(ctx, scan_scripts=False), ruleset, depth=1)
+def _shell_hits(
+    text: str,
+    name: str,
+    ctx: GuardContext,
+    ruleset: rules_mod.RuleSet,
+    depth: int = 1,
+    written: Mapping[str, str] | None = None,
+) -> Iterator[_Hit]:
+    """What a shell script's text would do, each hit naming the script (scripts it runs in turn are read
+    while `depth` allows: `echo 'bash job.sh' > x.sh; bash x.sh`)."""
+    sub_hits, _ = _hits(text, ctx, ruleset, depth, written)
     for hit in sub_hits:
         if hit.rule.id != "parse.error":
             yield _Hit(hit.rule, f"in {name}" + (f": {hit.detail}" if hit.detail else ""), hit.taint)

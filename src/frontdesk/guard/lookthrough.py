@@ -169,6 +169,7 @@ LOOK_THROUGH: dict[str, Through] = {
     ),  # fmt: skip
     "prlimit": Through(values=_f("-p", "--pid", "-o", "--output")),
     "cgexec": Through(values=_f("-g")),
+    "sem": Through(values=_f("-j", "--jobs", "--id", "--semaphorename", "--semaphoretimeout", "--st")),
     "systemd-inhibit": Through(values=_f("--what", "--who", "--why", "--mode")),
     "dbus-launch": Through(values=_f("--config-file", "--autolaunch")),
     "setarch": Through(skip=1),

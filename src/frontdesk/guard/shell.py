@@ -48,7 +48,7 @@ def parse(
     """
     walker = _Walker(dict(env) if env is not None else None, cwd, env_complete)
     error = walker.run(command, 0)
-    return Parsed(walker.out, error, walker.functions, walker.written)
+    return Parsed(walker.out, error or walker.nested_error, walker.functions, walker.written)
 
 
 # Text bash splits on blanks alone: no quotes, expansions, globs, operators, comments or tildes.
@@ -87,7 +87,8 @@ class _Walker(WordReader):
         self._loop_walks = 0
         self.written: dict[str, str] = {}  # echo CMD > x.sh: what the line writes, by absolute path
         self._feed: str | None = None  # stdin text for the next simple command (`echo X | bash`)
-        self._partial = False  # ... of which only a part is known (`(crontab -l; echo X) | crontab -`)
+        self._partial = False
+        self.nested_error = False  # ... of which only a part is known (`(crontab -l; echo X) | crontab -`)
         self._upstream: list[str] | None = None
 
     # -- entry -------------------------------------------------------------------------------------
@@ -350,6 +351,9 @@ class _Walker(WordReader):
                 self._stmt(child, depth, via, [])
                 stdin_from.extend(inv.program for inv in self.out[before:])
                 argv.append(Word("/dev/fd/63", self._t(child), dynamic=True))
+                texts = [passes_on(inv) for inv in _own(self.out[before:], via)]
+                if texts and None not in texts and self._t(child).startswith("<("):
+                    self.written["/dev/fd/63"] = "".join(t or "" for t in texts)  # bash <(echo X): X is the script
             else:
                 argv.append(self._word(child, depth, via))
         argv.extend(extra_words or ())
@@ -393,7 +397,8 @@ class _Walker(WordReader):
         for inner in unwrap(inv):
             if inner.inline_code is not None and not inner.argv:
                 before = len(self.out)
-                self.run(inner.inline_code, depth + 1, inner.via)
+                if self.run(inner.inline_code, depth + 1, inner.via):
+                    self.nested_error = True  # code handed to a shell (bash -c, ssh, crontab) the parser misread
                 for sub in self.out[before:]:
                     sub.upstream = sub.upstream or list(inv.upstream)
                     sub.env = {**inner.env, **sub.env}

@@ -116,7 +116,7 @@ def unwrap(inv: Invocation) -> Iterator[Invocation]:
         yield from later_commands(inv, code)
     elif prog == "xargs":
         yield from _xargs(inv, inner, code)
-    elif prog in ("parallel", "sem"):
+    elif prog == "parallel":
         yield from _parallel(inv, inner, code)
     elif prog == "find":
         yield from _find_exec(inv, inner)
@@ -252,10 +252,12 @@ def _xargs(inv: Invocation, inner: Any, code: Any) -> Iterator[Invocation]:
             replace = replace or "{}"
         i += 2 if t in _XARGS_ARG_FLAGS else 1
     words = args[i:] or [Word("echo", "echo")]
+    items = _stdin_items(inv)
     if _code_from_input(words, replace):
+        for item in items if not inv.stdin_partial else ():
+            yield code(item, "xargs sh -c")  # echo CODE | xargs sh -c: the input is the code
         yield inner(words[:1], "xargs", stdin_text=None)  # a shell whose code is each input line: stdin-exec
         return
-    items = _stdin_items(inv)
     tag = (
         "xargs -a"
         if any(w.text in ("-a", "--arg-file") or w.text.startswith("--arg-file=") for w in args[:i])

@@ -227,6 +227,7 @@ WRAPPED = {
     "toolbox": "toolbox run -c box rm -rf ~",
     "flatpak-spawn": "flatpak-spawn --host rm -rf ~",
     "hyperfine": "hyperfine --warmup 1 'rm -rf ~'",
+    "sem": "sem -j 2 --id backup rm -rf ~",
 }
 
 
