@@ -108,3 +108,45 @@ def test_a_bad_journal_setting_stops_the_start_with_one_line(tmp_path: Path) -> 
     )
     assert res.returncode == 2  # ConfigError: a user error
     assert "[journal] max_age" in res.stderr and "Traceback" not in res.stderr, res.stderr
+
+
+def _counters(gw: Any) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """The counter samples of a real /metrics scrape (Prometheus's own parser), by name and labels."""
+    import httpx
+    from prometheus_client.parser import text_string_to_metric_families
+
+    with httpx.Client(transport=httpx.HTTPTransport(uds=str(gw.socket)), timeout=30) as http:
+        res = http.get("http://gateway/metrics")
+    assert res.status_code == 200, res.text
+    out = {}
+    for family in text_string_to_metric_families(res.text):
+        if family.type in ("counter", "summary"):
+            for s in family.samples:
+                out[(s.name, tuple(sorted(s.labels.items())))] = s.value
+    return out
+
+
+def test_metrics_counters_do_not_drop_when_their_events_are_pruned(gateway_factory: Any, tmp_path: Path) -> None:
+    """Events counted, scraped, then pruned (a restart under a short retention): the same counters after."""
+    gw = gateway_factory(config='[journal]\nmax_age = "30d"\n[agents]\nbatch_window_s = 0.5\n')
+    sid = str(uuid.uuid4())
+    woken = run(gw, "echo", "for-the-session", env={"CLAUDE_CODE_SESSION_ID": sid, "CLAUDECODE": "1"})
+    gw.wait_state(woken, {"COMPLETED"})
+    for _ in range(2):  # checked, never run: the guard journals its verdict in this gateway
+        denied = gw.cli("guard", "check", "--json", "--", "rm", "-rf", "/", cwd=tmp_path)
+        assert denied.returncode == 2, denied.stdout + denied.stderr
+    counted = {"session.wake", "guard.verdict"}
+    kinds = lambda: {r[1] for r in journal(gw.home)}  # noqa: E731
+    until("the session holds the report", lambda: gw.client.request("GET", f"/v1/sessions/{sid}")["unread"])
+    assert gw.client.request("POST", f"/v1/sessions/{sid}/ack", {"jobs": [woken]})["acked"]  # a wake-up, ok
+    until("the wake-up and the verdicts are journalled", lambda: counted <= kinds())
+    before = _counters(gw)
+    verdicts = [v for (name, _), v in before.items() if name == "frontdesk_guard_verdicts_total"]
+    assert verdicts == [2.0], before
+    assert sum(v for (name, _), v in before.items() if name == "frontdesk_deliveries_total") >= 1, before
+
+    (gw.home / "frontdesk.toml").write_text(CONFIG)
+    gw.restart()
+    until("the wake-ups and verdicts are pruned", lambda: not counted & kinds())
+    assert _counters(gw) == before  # the same counters, none lower (nothing new was counted meanwhile)
+    assert "journal: a pruning pass failed" not in gw.log()

@@ -4,6 +4,8 @@ An event goes when it is older than `max_age` (`audit_max_age` for the audit kin
 the journal holds more than `max_events`. Never pruned, whatever their age: the events of a job that has not
 ended or whose end is not finished (its report, its wake-ups: `report_pending`), and whatever a component
 declared with `register_keep` (the agents plug-in keeps the events of sessions with unacknowledged reports).
+A batch folds the events it deletes that `/metrics` counts into `tallies` (store/tallies.py) in its own
+transaction, so those counters never drop.
 A pass runs on its own connection (WAL: readers never wait) and deletes `batch` rows per transaction, pausing
 between them, so the gateway's writers wait at most one short batch (500 rows: about 10 ms on the 2-core test
 machine, where deleting costs about 16 µs a row).
@@ -22,6 +24,7 @@ from frontdesk.errors import ConfigError
 from frontdesk.events.models import EventKind
 from frontdesk.jobs.state import JobState
 from frontdesk.spec.units import parse_duration
+from frontdesk.store.tallies import TALLIED_KINDS, count, fold
 
 __all__ = ["AUDIT_KINDS", "KEEP", "Retention", "prune", "prune_file", "register_keep"]
 
@@ -104,13 +107,22 @@ def _kept() -> str:
 
 
 def _delete(conn: sqlite3.Connection, where: str, args: tuple[object, ...], after: int, limit: int) -> tuple[int, int]:
-    """Delete up to `limit` events past seq `after`; how many, and the last seq deleted (where the next starts)."""
+    """Delete up to `limit` events past seq `after`, folding the tallied ones into `tallies` in the same
+    transaction; how many, and the last seq deleted (where the next starts)."""
+    tallied = ",".join(f"'{k}'" for k in sorted(TALLIED_KINDS))
     sql = (
         f"DELETE FROM events WHERE seq IN (SELECT seq FROM events WHERE seq > ? AND {where} AND {_kept()}"
-        " ORDER BY seq LIMIT ?) RETURNING seq"
+        f" ORDER BY seq LIMIT ?) RETURNING seq, kind, ts, CASE WHEN kind IN ({tallied}) THEN data END"
     )
-    gone = [row[0] for row in conn.execute(sql, (after, *args, limit)).fetchall()]
-    return len(gone), max(gone, default=after)
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        gone = conn.execute(sql, (after, *args, limit)).fetchall()
+        fold(conn, count(conn, ((kind, ts, data) for _, kind, ts, data in gone if data is not None)))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return len(gone), max((row[0] for row in gone), default=after)
 
 
 def _batches(

@@ -97,3 +97,12 @@ CREATE INDEX jobs_backend_id ON jobs(backend_id) WHERE backend_id IS NOT NULL;
 -- after storing the job, before answering) finds the job it made instead of making a second one
 ALTER TABLE jobs ADD COLUMN request_id TEXT;
 CREATE UNIQUE INDEX jobs_request ON jobs(principal, request_id) WHERE request_id IS NOT NULL;
+
+-- migration 7: counters derived from the journal (/metrics) that outlive it: retention folds the tallied events it
+-- deletes into this table in the same transaction (store/tallies.py), so the counters never drop after a prune
+CREATE TABLE tallies (
+    name    TEXT NOT NULL,                -- e.g. deliveries, guard_verdicts, memory_hits
+    labels  TEXT NOT NULL,                -- the label values, a JSON list
+    value   REAL NOT NULL,
+    PRIMARY KEY (name, labels)
+) WITHOUT ROWID;

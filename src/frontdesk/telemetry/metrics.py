@@ -1,13 +1,13 @@
 """Prometheus metrics of a gateway, computed from its store (jobs table and event journal) at each scrape.
 
 Read from the journal rather than counted in memory, so the figures survive restarts and need no hook in
-the gateway. Names are prefixed `frontdesk_`. The cost is one pass over the journal per scrape (indexed
-by kind), fine for a scrape every 15-60 s on a journal of up to a few million events.
+the gateway; the counters add what journal retention folded away before deleting it (store/tallies.py), so
+they never drop after a prune. Names are prefixed `frontdesk_`. The cost is one pass over the journal per
+scrape (indexed by kind), fine for a scrape every 15-60 s on a journal of up to a few million events.
 """
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -17,6 +17,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector, CollectorRegistry
 
 from frontdesk.jobs.state import JobState
+from frontdesk.store.tallies import totals
 
 __all__ = ["CONTENT_TYPE", "JournalCollector", "ShieldCounters", "exposition"]
 
@@ -44,9 +45,7 @@ class JournalCollector(Collector):
     def collect(self) -> Iterator[Metric]:
         """Every metric family, freshly read."""
         yield from self._jobs()
-        yield from self._wakes()
-        yield self._guard()
-        yield from self._memory()
+        yield from self._tallied()
         if self.shield is not None:
             yield from self._shield(self.shield)
 
@@ -86,62 +85,27 @@ class JournalCollector(Collector):
             wait.add_metric([job_class], n, max(0.0, float(total or 0.0)))
         yield from (depth, states, wait)
 
-    def _wakes(self) -> Iterator[Metric]:
+    def _tallied(self) -> Iterator[Metric]:
+        """The journal's counters: the events still in it plus those retention folded away (store/tallies.py)."""
+        got = totals(self.db)
         sent = CounterMetricFamily(
             "frontdesk_deliveries", "Session wake-ups per channel and outcome", labels=["channel", "ok"]
         )
-        latency = SummaryMetricFamily("frontdesk_wake_latency_seconds", "Last job end to its successful wake-up")
-        counts: dict[tuple[str, str], int] = {}
-        n, total = 0, 0.0
-        for ts, raw in self.db.execute("SELECT ts, data FROM events WHERE kind = 'session.wake'"):
-            data = _json(raw)
-            ok = data.get("ok") is True
-            key = (str(data.get("channel") or "none"), "true" if ok else "false")
-            counts[key] = counts.get(key, 0) + 1
-            listed = data.get("jobs")
-            jobs = [j for j in listed if isinstance(j, int)][:1000] if isinstance(listed, list) else []
-            if ok and jobs:
-                marks = ",".join("?" * len(jobs))
-                ended = self.db.execute(f"SELECT MAX(ended_at) FROM jobs WHERE id IN ({marks})", jobs).fetchone()[0]
-                if ended is not None:
-                    n, total = n + 1, total + max(0.0, float(ts) - float(ended))
-        for (channel, ok_label), count in sorted(counts.items()):
-            sent.add_metric([channel, ok_label], count)
-        latency.add_metric([], n, total)
-        yield from (sent, latency)
-
-    def _guard(self) -> Metric:
         verdicts = CounterMetricFamily(
             "frontdesk_guard_verdicts", "Guard verdicts journalled per rule and verdict", labels=["rule", "verdict"]
         )
-        counts: dict[tuple[str, str], int] = {}
-        for (raw,) in self.db.execute("SELECT data FROM events WHERE kind = 'guard.verdict'"):
-            data = _json(raw)
-            key = (str(data.get("rule") or "unknown"), str(data.get("verdict") or "unknown"))
-            counts[key] = counts.get(key, 0) + 1
-        for labels, count in sorted(counts.items()):
-            verdicts.add_metric(list(labels), count)
-        return verdicts
-
-    def _memory(self) -> Iterator[Metric]:
+        for (name, labels), value in sorted(got.items()):
+            if name == "deliveries":
+                sent.add_metric(list(labels), value)
+            elif name == "guard_verdicts":
+                verdicts.add_metric(list(labels), value)
+        latency = SummaryMetricFamily("frontdesk_wake_latency_seconds", "Last job end to its successful wake-up")
+        latency.add_metric([], int(got.get(("wake_latency_count", ()), 0)), got.get(("wake_latency_sum", ()), 0.0))
         hits = CounterMetricFamily("frontdesk_memory_hits", "Submissions warned by the failure memory")
+        hits.add_metric([], got.get(("memory_hits", ()), 0))
         lessons = CounterMetricFamily("frontdesk_memory_lessons", "Lessons recorded by the failure memory")
-        n_hits = 0
-        for (raw,) in self.db.execute("SELECT data FROM events WHERE kind = 'job.warning'"):
-            n_hits += _json(raw).get("source") == "memory"
-        hits.add_metric([], n_hits)
-        lessons.add_metric(
-            [], self.db.execute("SELECT COUNT(*) FROM events WHERE kind = 'memory.lesson'").fetchone()[0]
-        )
-        yield from (hits, lessons)
-
-
-def _json(raw: str) -> dict[str, object]:
-    try:
-        data = json.loads(raw)
-    except ValueError:
-        return {}
-    return data if isinstance(data, dict) else {}
+        lessons.add_metric([], got.get(("memory_lessons", ()), 0))
+        yield from (sent, latency, verdicts, hits, lessons)
 
 
 def exposition(db_path: Path, shield: ShieldCounters | None = None) -> bytes:
@@ -150,6 +114,7 @@ def exposition(db_path: Path, shield: ShieldCounters | None = None) -> bytes:
 
     db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=5)
     try:
+        db.execute("BEGIN")  # one snapshot: a pruning batch that commits meanwhile is seen whole or not at all
         registry = CollectorRegistry(auto_describe=False)
         registry.register(JournalCollector(db, shield))
         return generate_latest(registry)
