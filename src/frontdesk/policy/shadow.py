@@ -3,13 +3,14 @@ running jobs end as expected (`_shadow`), over a copy-on-write planning view of 
 
 from __future__ import annotations
 
+import heapq
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from frontdesk.policy.model import JobView, NodeView, Part, Placement, RunningView, apply
-from frontdesk.policy.shapes import MISS, IndexedNodes, Miss, sorted_of, take_cores
+from frontdesk.policy.shapes import MISS, IndexedNodes, Miss, Shape, sorted_of, take_cores
 
 if TYPE_CHECKING:
     from frontdesk.policy.backfill import Placer
@@ -215,7 +216,7 @@ def release_until_fit(
             return None
         if counted is not MISS:
             i, gained = counted
-            return i, _nodes_after(job, base, pools, ratio, gained)
+            return i, _nodes_after(job, base, pools, gained)
     return _count_node_by_node(job, base, groups, first, pools, ratio)
 
 
@@ -305,17 +306,28 @@ def _count_whole_cores(
     return None
 
 
-def _nodes_after(
-    job: JobView, base: IndexedNodes, pools: Sequence[str], ratio: float, gained: Mapping[str, float]
-) -> frozenset[str]:
-    """The nodes of the job's parts once the nodes in `gained` got those cores back."""
-    shapes = {k: v - gained.keys() for k, v in base.shapes(pools).items()}
+def _nodes_after(job: JobView, base: IndexedNodes, pools: Sequence[str], gained: Mapping[str, float]) -> frozenset[str]:
+    """The nodes of the job's parts once the nodes in `gained` got those cores back: `placement._spread_cores`
+    (the job fits no node alone), read from the index's names in order merged with the nodes that moved."""
+    moved: dict[Shape, list[str]] = {}
     for name, g in gained.items():
         k = base._key[name]
         assert k is not None
-        shape = (k[1][0], k[1][1] + g)
-        shapes.setdefault(shape, set()).add(name)
-    entries = [(shape, names, "") for shape, names in shapes.items()]
-    got = take_cores(job, entries, sorted_of(entries), frozenset(), ratio, "spread")
-    assert got is not None and got is not MISS, "enough whole cores are free"
-    return frozenset(name for name, _ in got)
+        moved.setdefault((k[1][0], k[1][1] + g), []).append(name)
+    stay: dict[Shape, list[str]] = {}
+    for pool in pools:
+        for shape in base._buckets.get(pool, {}):
+            stay.setdefault(shape, []).append(pool)
+    rem, out = job.cpus, []
+    for shape in sorted((s for s in stay.keys() | moved.keys() if s[1] >= 1), key=lambda s: (s[0], -s[1])):
+        # the nodes of this shape now, less those a release moved (to their new shape), by name
+        lists: list[Iterable[str]] = [
+            (n for n in base.ordered(pool, shape) if n not in gained) for pool in stay.get(shape, ())
+        ]
+        lists.append(sorted(moved.get(shape, ())))
+        for name in heapq.merge(*lists):
+            out.append(name)
+            rem -= int(shape[1])
+            if rem <= 0:
+                return frozenset(out)
+    raise AssertionError("enough whole cores are free")

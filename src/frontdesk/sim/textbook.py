@@ -51,6 +51,11 @@ class ReplayState:
         self.starts: dict[int, float] = {}
         self.ends: list[tuple[float, int]] = []
         """(actual end, job index): a heap."""
+        self.ended = 0
+        """Jobs ended so far (a conservative plan is kept only while none ends)."""
+        self.plan: tuple[int, Profile, int] | None = None
+        """Conservative's last walk: (`ended` then, the profile with its reservations, how many queued jobs it
+        reserved, in order): while no job ends, arrivals only extend it (see `_conservative`)."""
 
     def start(self, i: int, now: float) -> None:
         job = self.jobs[i]
@@ -61,6 +66,7 @@ class ReplayState:
 
     def finish(self, i: int) -> None:
         job = self.jobs[i]
+        self.ended += 1
         self.free += job.cpus
         del self.running[bisect.bisect_left(self.running, (self.starts[i] + job.walltime, i))]
 
@@ -124,15 +130,16 @@ class Profile:
     def earliest(self, need: int, length: float) -> int:
         """The index of the earliest breakpoint from which `need` processors stay free for `length` seconds."""
         times, free = self.times, self.free
+        n = len(times)
         k = 0
         while True:
-            if free[k] < need:
+            while free[k] < need:
                 k += 1
-                continue
+            end = times[k] + length
             m = k + 1
-            while m < len(times) and times[m] < times[k] + length and free[m] >= need:
+            while m < n and free[m] >= need and times[m] < end:
                 m += 1
-            if m == len(times) or times[m] >= times[k] + length:
+            if m == n or times[m] >= end:
                 return k
             k = m + 1
 
@@ -143,24 +150,37 @@ class Profile:
         if m == len(self.times) or self.times[m] != end:
             self.times.insert(m, end)
             self.free.insert(m, self.free[m - 1])
-        for x in range(k, m):
-            self.free[x] -= need
+        self.free[k:m] = [f - need for f in self.free[k:m]]
 
 
 def _conservative(st: ReplayState, now: float) -> None:
+    queued = len(st.queue)
     _fcfs(st, now)
+    plan, st.plan = st.plan, None
+    if plan is not None and (plan[0] != st.ended or len(st.queue) != queued):
+        plan = None  # a job ended or started since: rebuild
     if not st.queue or st.free == 0:
+        st.plan = plan  # nothing walked: still the walk so far
         return
     jobs = st.jobs
-    suffix_min = [0] * (len(st.queue) + 1)
+    # While no job ends, the rebuilt profile is the last one (every breakpoint but the first lies after `now`; a
+    # job started then holds what its reservation held) and the walk over the same queue takes the same steps:
+    # so it resumes where the last one stopped, with the arrivals after it.
+    if plan is None:
+        prof, walked = Profile(st.free, now, ((end, jobs[i].cpus) for end, i in st.running)), 0
+    else:
+        prof, walked = plan[1], plan[2]
+        prof.times[0] = now
+    rest = st.queue[walked:]
+    suffix_min = [0] * (len(rest) + 1)
     suffix_min[-1] = st.procs + 1
-    for k in range(len(st.queue) - 1, -1, -1):
-        suffix_min[k] = min(suffix_min[k + 1], jobs[st.queue[k]].cpus)
-    prof = Profile(st.free, now, ((end, jobs[i].cpus) for end, i in st.running))
-    kept: list[int] = []
-    for k, i in enumerate(st.queue):
+    for k in range(len(rest) - 1, -1, -1):
+        suffix_min[k] = min(suffix_min[k + 1], jobs[rest[k]].cpus)
+    kept = st.queue[:walked]
+    for k, i in enumerate(rest):
         if prof.free[0] < suffix_min[k]:  # nothing left can start now: the rest keep their order
-            kept.extend(st.queue[k:])
+            st.plan = (st.ended, prof, len(kept))
+            kept.extend(rest[k:])
             break
         job = jobs[i]
         at = prof.earliest(job.cpus, job.walltime)
@@ -169,6 +189,8 @@ def _conservative(st: ReplayState, now: float) -> None:
             st.start(i, now)
         else:
             kept.append(i)
+    else:
+        st.plan = (st.ended, prof, len(kept))
     st.queue = kept
 
 
