@@ -259,6 +259,9 @@ def main() -> int:
     ap.add_argument("--baseline", type=Path, help="another tree's src/ measured beside this one")
     ap.add_argument("--history", type=int, default=0, help="ended jobs stored before the wake gateways start")
     ap.add_argument("--only-wakes", action="store_true", help="measure item 4 alone")
+    ap.add_argument(
+        "--wake-plugins", choices=("none", "default"), default="none", help="plug-ins of the wake gateways (item 4)"
+    )
     ap.add_argument("--only-submits", type=int, metavar="ROUNDS", help="measure item 2 alone, ROUNDS times")
     args = ap.parse_args()
     trees = {"this tree": ROOT / "src", **({"baseline": args.baseline} if args.baseline else {})}
@@ -280,7 +283,8 @@ def main() -> int:
                 print(f"   {tree:<10} {kind:<8} {line}")
         finally:
             gw.stop()
-    gws = {tree: Gateway(src, history=args.history) for tree, src in trees.items()}
+    plugins = "none" if args.wake_plugins == "none" else None
+    gws = {tree: Gateway(src, history=args.history, plugins=plugins) for tree, src in trees.items()}
     lab = None if args.no_slurm or args.only_wakes else slurm_gateway(trees["this tree"])
     try:
         if not args.only_wakes:
@@ -293,6 +297,7 @@ def main() -> int:
         print(
             "4. job end -> waiting client holding the report (the job prints the time and exits at once)"
             + (f"; {args.history} ended jobs stored before" if args.history else "")
+            + ("; default plug-ins" if plugins is None else "")
             + f"; load average {load0:.1f} -> {os.getloadavg()[0]:.1f} while measured"
         )
         for tree, v in lat.items():
