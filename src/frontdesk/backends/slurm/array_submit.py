@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from frontdesk.backends.base import BackendJob
 from frontdesk.backends.runas import for_job
-from frontdesk.backends.slurm import array_script, render
+from frontdesk.backends.slurm import array_script, exportfile, render
 from frontdesk.backends.slurm.options import OptionError, validate_passthrough
 from frontdesk.errors import BackendError, SpecError
 
@@ -117,9 +117,12 @@ async def submit_array(backend: SlurmBackend, jobs: Sequence[BackendJob], max_ru
     links = given is None and not who.foreign
     script = await asyncio.to_thread(_prepare, home, jobs, text, array_dir, links)
     options = _options(backend, jobs, max_running)
-    if who.foreign:
-        options += [f"--uid={who.uid}", f"--gid={who.gid}"]
     env = backend._env_for(array_script.common_env(jobs))
+    if who.foreign:  # sbatch runs as root: the environment goes in a file, never in its own (exportfile)
+        options += [f"--uid={who.uid}", f"--gid={who.gid}"]
+        export = given.export if given else None
+        env, file_opt = await asyncio.to_thread(exportfile.hand_over, env, export, array_dir / exportfile.FILE)
+        options += file_opt
     result = await backend._run(render.sbatch_argv(script, options=options), cwd=str(array_dir), env=env)
     array_id = result.stdout.strip().split(";", 1)[0]
     if not array_id.isdigit():

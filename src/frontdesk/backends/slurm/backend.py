@@ -21,7 +21,7 @@ from typing import Any
 
 from frontdesk.backends.base import BackendJob, BackendStatus, Inventory, JobState, PushHint, Usage
 from frontdesk.backends.runas import for_job
-from frontdesk.backends.slurm import arrays, parse, render
+from frontdesk.backends.slurm import arrays, exportfile, parse, render
 from frontdesk.backends.slurm.array_submit import submit_array
 from frontdesk.backends.slurm.config import SlurmConfig, notify_dir_from
 from frontdesk.backends.slurm.options import OptionError, validate_passthrough
@@ -107,11 +107,16 @@ class SlurmBackend:
             script.write_text(text)
 
         await asyncio.to_thread(write)
-        options = render.command_line(job, self._tag(job))
+        options, env = render.command_line(job, self._tag(job)), self._job_env(job)
         if who.foreign:  # a root gateway submits as the submitter: Slurm runs the job as them, never as root
             options += [f"--uid={who.uid}", f"--gid={who.gid}"]
+            given = render._slurm_options(job)  # and sbatch, run as root, never with their environment
+            env, file_opt = await asyncio.to_thread(
+                exportfile.hand_over, env, given.export if given else None, job.job_dir / exportfile.FILE
+            )
+            options += file_opt
         argv = render.sbatch_argv(script, options=options)
-        result = await self._run(argv, cwd=str(job.job_dir), env=self._job_env(job))
+        result = await self._run(argv, cwd=str(job.job_dir), env=env)
         backend_id = result.stdout.strip().split(";", 1)[0]
         if not backend_id.isdigit():
             raise BackendError(f"sbatch printed no job id: {result.stdout.strip()[:200]!r}")
