@@ -121,27 +121,31 @@ def ranker(
 ) -> Callable[[JobView], tuple[int, float, float]]:
     """`rank(job, now, hour, cfg, shares)` as one function for a whole pass: the class rules, time weights and
     fairshare factors are looked up once per class and per principal, the same values `rank` computes."""
-    classes: dict[tuple[str, bool], ClassPriority] = {}
-    weights: dict[str, float] = {}
-    factors: dict[tuple[str, str], float] = {}
+    known: dict[tuple[str, bool, str, str], tuple[int, int | None, int, int | None, int, float]] = {}
+    """(class, trial, principal, group) -> the class's level rules and -(fairshare × time weight)"""
 
     def key(job: JobView) -> tuple[int, float, float]:
-        c = classes.get((job.job_class, job.trial))
-        if c is None:
-            c = classes[(job.job_class, job.trial)] = _class_cfg(cfg, job.job_class, job.trial)
+        k = (job.job_class, job.trial, job.principal, job.group)
+        got = known.get(k)
+        if got is None:
+            c = _class_cfg(cfg, job.job_class, job.trial)
+            fs = shares.factor(job.principal, job.group) if shares else 1.0
+            got = known[k] = (
+                c.enter,
+                c.drop_after,
+                c.floor,
+                c.age_every,
+                c.ceiling,
+                -(fs * time_weight(job.job_class, hour, cfg)),
+            )
+        enter, drop_after, floor, age_every, ceiling, neg_score = got
         waited_s = now - job.queued_at
-        lvl = c.enter  # level(), with the class rules looked up once
-        if c.drop_after and waited_s >= c.drop_after:
-            lvl = max(c.floor, lvl - 1)
-        if c.age_every:
-            lvl = max(lvl, min(c.ceiling, c.enter + int(waited_s // c.age_every)))
-        fs = factors.get((job.principal, job.group))
-        if fs is None:
-            fs = factors[(job.principal, job.group)] = shares.factor(job.principal, job.group) if shares else 1.0
-        w = weights.get(job.job_class)
-        if w is None:
-            w = weights[job.job_class] = time_weight(job.job_class, hour, cfg)
-        return (-lvl, -(fs * w), job.queued_at)
+        lvl = enter  # level(), with the class rules looked up once
+        if drop_after and waited_s >= drop_after:
+            lvl = max(floor, lvl - 1)
+        if age_every:
+            lvl = max(lvl, min(ceiling, enter + int(waited_s // age_every)))
+        return (-lvl, neg_score, job.queued_at)
 
     return key
 

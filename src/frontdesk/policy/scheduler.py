@@ -96,6 +96,7 @@ class PoolPlacer:
 
     def signature(self, job: JobView) -> Hashable:
         """Jobs alike in pool, shape, constraints and borrowing rights."""
+        rules = self._rules(job)
         return (
             job.pool,
             job.job_class,
@@ -104,7 +105,7 @@ class PoolPlacer:
             job.memory_bytes,
             job.nodes,
             job.gpu if job.gpus else None,  # the GPU need matters only to a job asking GPUs
-            tuple(r.lender for r in self._rules(job)),
+            tuple(r.lender for r in rules) if rules else (),
         )
 
     def cores_rule(self, job: JobView) -> tuple[Sequence[str], float] | None:
