@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 
 from frontdesk.guard import rules as rules_mod
 from frontdesk.guard.fetches import fetch_targets, reads_fetched_code
-from frontdesk.guard.lookthrough import GUESSED
+from frontdesk.guard.guess import GUESSED
 from frontdesk.guard.model import Decision, GuardContext, Verdict
 from frontdesk.guard.named import NAMED_CHECKS
 from frontdesk.guard.runs import resolve, script_of, tainted_exec

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from frontdesk.guard.words import Word
 
-__all__ = ["Through", "LOOK_THROUGH", "command_after", "opt_width", "guess_inner", "GUESSED"]
+__all__ = ["Through", "LOOK_THROUGH", "command_after", "opt_width"]
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,10 @@ class Through:
 
 def _f(*names: str) -> frozenset[str]:
     return frozenset(names)
+
+
+def _w(names: str) -> frozenset[str]:
+    return frozenset(names.split())
 
 
 _SLURM_BOOLS = _f(
@@ -84,65 +88,19 @@ _PLAIN = Through()
 LOOK_THROUGH: dict[str, Through] = {
     **dict.fromkeys(
         (
-            "nohup",
-            "command",
-            "builtin",
-            "setsid",
-            "unbuffer",
-            "caffeinate",
-            "catchsegv",
-            "xvfb-run",
-            "proxychains",
-            "proxychains4",
-            "torsocks",
-            "ltrace",
-            "busybox",
-            "nocache",
-            "eatmydata",
-            "firejail",
-            "coproc",
-            "toybox",
-            "dbus-run-session",
-            "linux32",
-            "linux64",
-            "tini",
-            "dumb-init",
-            "catatonit",
-            "prime-run",
-            "optirun",
-            "primusrun",
-            "vglrun",
-            "torify",
-            "tsocks",
-            "ifne",
-            "chronic",
-            "nq",
-            "tsp",
-            "run-one",
-            "run-this-one",
-            "keep-one-running",
-            "valgrind",
-        ),
+            "nohup command builtin setsid unbuffer caffeinate catchsegv xvfb-run proxychains proxychains4 "
+            "torsocks ltrace busybox nocache eatmydata firejail coproc toybox dbus-run-session linux32 linux64 "
+            "tini dumb-init catatonit prime-run optirun primusrun vglrun torify tsocks ifne chronic nq tsp "
+            "run-one run-this-one keep-one-running valgrind"
+        ).split(),
         _PLAIN,
     ),  # fmt: skip
     "exec": Through(values=_f("-a")),
     # sandboxes, namespaces, other users and privileges: the inner command runs all the same
     "fakeroot": Through(values=_f("-l", "--lib", "--faked", "-s", "-i")),
     "unshare": Through(
-        values=_f(
-            "-S",
-            "--setuid",
-            "-G",
-            "--setgid",
-            "-R",
-            "--root",
-            "-w",
-            "--wd",
-            "--propagation",
-            "--map-user",
-            "--map-group",
-            "--map-users",
-            "--map-groups",
+        values=_w(
+            "-S --setuid -G --setgid -R --root -w --wd --propagation --map-user --map-group --map-users --map-groups"
         )
     ),  # fmt: skip
     "nsenter": Through(
@@ -150,21 +108,9 @@ LOOK_THROUGH: dict[str, Through] = {
     ),  # fmt: skip
     "chroot": Through(values=_f("--userspec", "--groups", "--skip-chdir"), skip=1),
     "setpriv": Through(
-        values=_f(
-            "--reuid",
-            "--regid",
-            "--ruid",
-            "--euid",
-            "--rgid",
-            "--egid",
-            "--groups",
-            "--inh-caps",
-            "--ambient-caps",
-            "--bounding-set",
-            "--securebits",
-            "--pdeathsig",
-            "--selinux-label",
-            "--apparmor-profile",
+        values=_w(
+            "--reuid --regid --ruid --euid --rgid --egid --groups --inh-caps --ambient-caps "
+            "--bounding-set --securebits --pdeathsig --selinux-label --apparmor-profile"
         )
     ),  # fmt: skip
     "prlimit": Through(values=_f("-p", "--pid", "-o", "--output")),
@@ -182,27 +128,7 @@ LOOK_THROUGH: dict[str, Through] = {
     "entr": Through(),
     "perf": Through(
         sub=_f("record", "stat", "trace", "top"),
-        values=_f(
-            "-o",
-            "--output",
-            "-e",
-            "--event",
-            "-p",
-            "--pid",
-            "-t",
-            "--tid",
-            "-C",
-            "--cpu",
-            "-F",
-            "--freq",
-            "-c",
-            "--count",
-            "-r",
-            "--repeat",
-            "-I",
-            "-G",
-            "--cgroup",
-        ),
+        values=_w("-o --output -e --event -p --pid -t --tid -C --cpu -F --freq -c --count -r --repeat -I -G --cgroup"),
     ),  # fmt: skip
     "nsys": Through(
         sub=_f("profile", "launch"), long_values=True, values=_f("-o", "-t", "-s", "-w", "-c", "-d", "-y", "-e", "-b")
@@ -245,24 +171,9 @@ LOOK_THROUGH: dict[str, Through] = {
     "toolbox": Through(sub=_f("run"), values=_f("-c", "--container", "-d", "--distro", "-r", "--release")),
     "flatpak-spawn": Through(values=_f("--directory", "--forward-fd")),
     "hyperfine": Through(
-        values=_f(
-            "-w",
-            "--warmup",
-            "-m",
-            "--min-runs",
-            "-M",
-            "--max-runs",
-            "-r",
-            "--runs",
-            "-L",
-            "--parameter-list",
-            "--export-json",
-            "--export-csv",
-            "--export-markdown",
-            "-n",
-            "--command-name",
-            "-S",
-            "--shell",
+        values=_w(
+            "-w --warmup -m --min-runs -M --max-runs -r --runs -L --parameter-list --export-json "
+            "--export-csv --export-markdown -n --command-name -S --shell"
         ),
         code_flags=_f("-p", "--prepare", "-c", "--cleanup", "-s", "--setup", "--conclude"),
         code=True,
@@ -300,27 +211,10 @@ LOOK_THROUGH: dict[str, Through] = {
     "micromamba": Through(sub=_f("run"), values=_f("-n", "--name", "-p", "--prefix", "--cwd")),
     "uv": Through(
         sub=_f("run"),
-        values=_f(
-            "--with",
-            "--with-requirements",
-            "--with-editable",
-            "--python",
-            "-p",
-            "--project",
-            "--directory",
-            "--env-file",
-            "--extra",
-            "--group",
-            "--package",
-            "--index",
-            "--index-url",
-            "--extra-index-url",
-            "--find-links",
-            "-f",
-            "--config-file",
-            "--cache-dir",
-            "-C",
-            "--config-setting",
+        values=_w(
+            "--with --with-requirements --with-editable --python -p --project --directory --env-file "
+            "--extra --group --package --index --index-url --extra-index-url --find-links -f "
+            "--config-file --cache-dir -C --config-setting"
         ),
     ),  # fmt: skip
     "pixi": Through(sub=_f("run", "exec"), values=_f("-e", "--environment", "--manifest-path", "-s", "--spec")),
@@ -336,30 +230,10 @@ LOOK_THROUGH: dict[str, Through] = {
         code_flags=_f("-c", "--command"),
     ),
     "systemd-run": Through(
-        values=_f(
-            "-u",
-            "--unit",
-            "-p",
-            "--property",
-            "-E",
-            "--setenv",
-            "--description",
-            "--slice",
-            "-M",
-            "--machine",
-            "-H",
-            "--host",
-            "--uid",
-            "--gid",
-            "--nice",
-            "-D",
-            "--working-directory",
-            "--on-active",
-            "--on-boot",
-            "--on-calendar",
-            "--timer-property",
-            "--path-property",
-            "--socket-property",
+        values=_w(
+            "-u --unit -p --property -E --setenv --description --slice -M --machine -H --host --uid "
+            "--gid --nice -D --working-directory --on-active --on-boot --on-calendar --timer-property "
+            "--path-property --socket-property"
         )
     ),  # fmt: skip
     "proot": Through(
@@ -440,38 +314,3 @@ def command_after(args: list[Word], spec: Through) -> tuple[list[Word], list[str
         codes.append(" ".join(texts))
         return [], codes
     return words, codes
-
-
-# -- programs the table does not know ------------------------------------------------------------------
-GUESSED = "runs its arguments?"
-"""The via tag of a command found in the arguments of a program the table does not know (`cgexec -g x rm -rf
-~`, a site's own wrapper): checked like any command, its deny softened to ask (the program may only print)."""
-# Commands that do harm on their own: when one of these appears in the words of an unknown program, the
-# program most likely runs it.
-_HEADS = frozenset(
-    "rm rmdir shred unlink srm dd wipefs truncate chmod chown chgrp find kill pkill killall scancel shutdown "
-    "reboot poweroff halt bash sh zsh dash ksh sudo doas su crontab mv eval mkfs".split()
-)
-# Programs whose words name commands without running them (docs, search, packages, version control).
-_NAMES_ONLY = frozenset(
-    "echo printf man info whatis apropos help tldr which type whereis hash complete compgen command-not-found "
-    "git hg svn apt apt-get apt-cache aptitude dnf yum zypper pacman brew pip pip3 pipx conda mamba micromamba "
-    "npm yarn pnpm cargo gem go dpkg dpkg-query rpm snap flatpak spack module ml grep egrep fgrep rg ag ack "
-    "cat less more head tail wc sort uniq cut tr ls file stat du df locate plocate mlocate test [ [[ true false "
-    "history fc read local export declare typeset readonly set unset shift return exit cd pushd popd dirs "
-    "docker podman nerdctl kubectl helm aws gsutil gcloud az rclone s3cmd mc hdfs lfs systemctl journalctl "
-    "tmux screen pgrep pidof ps top htop lsof fuser strace ltrace printenv env alias unalias bind trap jobs "
-    "wait fg bg disown kill ulimit umask getopts let source . exec builtin".split()
-)
-
-
-def guess_inner(prog: str, args: list[Word]) -> list[Word] | None:
-    """The command inside an unknown program's words: from the first word that names a harmful command and
-    has words after it (`my-wrapper --opt x rm -rf ~` -> `rm -rf ~`); None when there is none."""
-    if not prog or prog in _NAMES_ONLY or prog in _HEADS or prog.startswith("mkfs"):
-        return None
-    for j, w in enumerate(args[:-1]):
-        name = w.text.rsplit("/", 1)[-1]
-        if not w.dynamic and (name in _HEADS or name.startswith("mkfs.")):
-            return args[j:]
-    return None

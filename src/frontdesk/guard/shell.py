@@ -12,12 +12,20 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from collections.abc import Mapping
 from typing import Any
 
-from frontdesk.guard.lookthrough import LOOK_THROUGH
-from frontdesk.guard.shelltext import STATEMENTS, Redirect, find_fed, loop_tag, passes_on
-from frontdesk.guard.shellwords import WordReader
+from frontdesk.guard.shelltext import (
+    STATEMENTS,
+    Redirect,
+    find_fed,
+    loop_tag,
+    own_commands,
+    passes_on,
+    through_wrappers,
+)
+from frontdesk.guard.shellwords import WordReader, fd_of_next
 from frontdesk.guard.words import DYNAMIC, Invocation, Parsed, Word, basename
 from frontdesk.guard.wrappers import positional, unwrap
 
@@ -58,26 +66,6 @@ _RESERVED = frozenset("if then else elif fi case esac for select while until do 
 _DECLARE = frozenset(("export", "declare", "typeset", "local", "readonly"))
 
 
-_ALL_POSITIONAL = frozenset(('"$@"', "$@", '"${@}"', "${@}", "$*", "${*}"))
-
-
-# Wrappers that run their inner command in their own place: in a pipeline the inner command is the stage
-# (`sudo find ~ | xargs rm` is `find ~ | xargs rm` run as root; sudo never makes a verdict milder).
-_ARGV_WRAPPERS = frozenset(LOOK_THROUGH) | {"sudo", "doas", "run0", "pkexec", "env"}
-
-
-def _through(tags: list[str], via: list[str]) -> bool:
-    """Whether an invocation walked under `via` plus only argv wrappers (sudo, nice, timeout ...)."""
-    return tags[: len(via)] == via and all(t in _ARGV_WRAPPERS for t in tags[len(via) :])
-
-
-def _own(invs: list[Invocation], via: list[str]) -> list[Invocation]:
-    """A pipeline stage's own commands: each wrapper chain by its innermost command."""
-    own = [inv for inv in invs if inv.argv and _through(inv.via, via)]
-    wrapped = {tuple(inv.via) for inv in own}
-    return [inv for inv in own if (*inv.via, inv.program) not in wrapped]
-
-
 class _Walker(WordReader):
     """Walks the statements of a command line, emitting an `Invocation` per simple command it would run."""
 
@@ -88,7 +76,8 @@ class _Walker(WordReader):
         self.written: dict[str, str] = {}  # echo CMD > x.sh: what the line writes, by absolute path
         self._feed: str | None = None  # stdin text for the next simple command (`echo X | bash`)
         self._partial = False
-        self.nested_error = False  # ... of which only a part is known (`(crontab -l; echo X) | crontab -`)
+        self.nested_error = False
+        self.aliases: dict[str, str] = {}  # ... of which only a part is known (`(crontab -l; echo X) | crontab -`)
         self._upstream: list[str] | None = None
 
     # -- entry -------------------------------------------------------------------------------------
@@ -231,7 +220,7 @@ class _Walker(WordReader):
             self._stmt(body, depth, via, reds)
         elif reds:
             self.out.append(Invocation([], redirects=reds, via=list(via), cwd=self.cwd))
-        feeder = next(iter(_own(self.out[before:], via)), None)
+        feeder = next(iter(own_commands(self.out[before:], via)), None)
         for tail in tails:  # `cat <<EOF | python3 -`: the grammar puts the rest of the pipeline in the heredoc
             if tail.type == "pipeline" and feeder is not None:
                 self._feed = passes_on(feeder)
@@ -255,7 +244,15 @@ class _Walker(WordReader):
             elif child.type in STATEMENTS:
                 out.tails.append(child)
             elif child.is_named:
+                before = len(self.out)
                 word = self._word(child, depth, via)
+                if target is None and child.type == "process_substitution" and op == "<":
+                    # `bash < <(echo X)`: stdin is what the substitution prints, when the line shows it
+                    texts = [passes_on(inv) for inv in own_commands(self.out[before:], via)]
+                    if texts and None not in texts:
+                        out.stdin_text = "".join(t or "" for t in texts)
+                    else:
+                        out.stdin_from.extend(inv.program for inv in self.out[before:] if inv.program)
                 if target is None:
                     target = word
                 else:
@@ -267,20 +264,6 @@ class _Walker(WordReader):
             elif node.type == "herestring_redirect":
                 out.stdin_text = target.text + "\n"
         return out
-
-    def _declaration(self, node: Any, depth: int, via: list[str]) -> None:
-        env: dict[str, str] = {}
-        words: list[Word] = []
-        for child in node.children:
-            if child.type == "variable_assignment":
-                name, value = self._assignment(child, depth, via)
-                self._set(name, value)
-                env[name] = value.text
-            elif child.is_named:
-                words.append(self._word(child, depth, via))
-            else:
-                words.append(Word(child.type, child.type))
-        self.out.append(Invocation(words, env=env, via=list(via), cwd=self.cwd))
 
     # -- simple commands ---------------------------------------------------------------------------
     def _pipeline(self, node: Any, depth: int, via: list[str], redirects: list[tuple[str, Word]]) -> None:
@@ -300,7 +283,7 @@ class _Walker(WordReader):
             self._feed = None
             # `(echo a; echo b) | bash`: the stage's output is what its commands print; `(crontab -l; echo X)`
             # prints X after text the line does not show (partial: the known part is read, the rest is unknown)
-            own = _own(self.out[before:], via)  # `sudo echo X | bash`: echo's output, not sudo's
+            own = own_commands(self.out[before:], via)  # `sudo echo X | bash`: echo's output, not sudo's
             texts = [passes_on(inv) for inv in own]
             known = [t for t in texts if t is not None]
             feed = "".join(known) if known else None
@@ -308,7 +291,7 @@ class _Walker(WordReader):
             for inv in self.out[before:]:
                 if not inv.upstream:
                     inv.upstream = list(upstream)
-            upstream.extend(inv.program for inv in self.out[before:] if not inv.via or _through(inv.via, via))
+            upstream.extend(inv.program for inv in self.out[before:] if not inv.via or through_wrappers(inv.via, via))
             stage = self.out[before:]
             self.out.extend(find_fed(finds, stage, via, filtered=bool(finds) and not finds_last))
             finds_last = [inv for inv in own if inv.program == "find"]
@@ -333,10 +316,13 @@ class _Walker(WordReader):
         argv: list[Word] = []
         reds = list(redirects)
         stdin_from: list[str] = []
-        for child in node.named_children:
+        children = node.named_children
+        for k, child in enumerate(children):
             if child.type == "variable_assignment":
                 name, value = self._assignment(child, depth, via)
                 env[name] = value.text
+            elif child.type == "number" and fd_of_next(children, k):
+                continue  # `bash 0<<< CODE`: the grammar reads the fd as a word
             elif child.type in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
                 red = self._redirect(child, depth, via)
                 reds.extend(red.reds)
@@ -351,16 +337,14 @@ class _Walker(WordReader):
                 self._stmt(child, depth, via, [])
                 stdin_from.extend(inv.program for inv in self.out[before:])
                 argv.append(Word("/dev/fd/63", self._t(child), dynamic=True))
-                texts = [passes_on(inv) for inv in _own(self.out[before:], via)]
+                texts = [passes_on(inv) for inv in own_commands(self.out[before:], via)]
                 if texts and None not in texts and self._t(child).startswith("<("):
                     self.written["/dev/fd/63"] = "".join(t or "" for t in texts)  # bash <(echo X): X is the script
             else:
                 argv.append(self._word(child, depth, via))
         argv.extend(extra_words or ())
-        if self.positional is not None and any(w.raw in _ALL_POSITIONAL for w in argv):  # set -- rm -rf ~; "$@"
-            argv = [x for w in argv for x in (self.positional if w.raw in _ALL_POSITIONAL else [w])]
         inv = Invocation(
-            argv,
+            self._expanded(argv),
             env=env,
             redirects=reds,
             upstream=list(upstream),
@@ -385,6 +369,12 @@ class _Walker(WordReader):
         if not inv.argv:
             return
         prog = inv.program
+        if prog == "alias":
+            self.aliases.update(w.text.split("=", 1) for w in inv.args if "=" in w.text)  # type: ignore[misc]
+        elif prog in self.aliases and f"alias {prog}" not in inv.via:
+            # alias x='rm -rf'; x ~ : the value, then this use's words
+            words = " ".join(shlex.quote(w.text) for w in inv.args)
+            self.run(f"{self.aliases[prog]} {words}", depth + 1, inv.via + [f"alias {prog}"])
         if prog in self.functions and inv.args and f"function {prog}" not in inv.via:
             # f() { rm -rf "$1"; }; f ~ : the body again, with this call's words as $1 ...
             body = positional(self.functions[prog], [prog] + [w.text for w in inv.args])

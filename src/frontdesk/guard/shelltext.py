@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from frontdesk.guard.lookthrough import LOOK_THROUGH
 from frontdesk.guard.words import Invocation, Word
 
 __all__ = [
@@ -20,6 +22,9 @@ __all__ = [
     "unescape",
     "unescape_dq",
     "ansi_c",
+    "brace_words",
+    "own_commands",
+    "through_wrappers",
 ]
 
 STATEMENTS = frozenset(
@@ -62,12 +67,32 @@ def passes_on(inv: Invocation) -> str | None:
     if any(w.dynamic for w in args):
         return None
     if prog == "echo":
-        return " ".join(w.text for w in args) + "\n"
-    if prog == "printf" and args:
-        return args[0].text.replace("\\n", "\n").replace("%s", " ".join(w.text for w in args[1:]))
+        text = " ".join(w.text for w in args)
+        escapes = any(w.is_flag and "e" in w.text for w in inv.args[: len(inv.args) - len(args)])
+        return (ansi_c(text) if escapes else text) + "\n"  # echo -e '\x72m': rm
+    if prog == "printf" and args and args[0].text != "-v":
+        return _printf(args[0].text, [w.text for w in args[1:]])
     if (prog == "cat" and not args or prog == "tee") and not inv.stdin_partial:
         return inv.stdin_text  # tee passes its input on as well as writing it
     return None
+
+
+def _filler(values: Iterator[str]) -> Callable[[re.Match[str]], str]:
+    return lambda m: "%" if m.group(0) == "%%" else next(values, "")
+
+
+def _printf(fmt: str, values: list[str]) -> str:
+    """printf's output for %s/%b/%d formats and backslash escapes (`printf '\x72m'` is rm); the format is
+    used again while values are left, as printf does."""
+    slots = len(re.findall(r"%[-0-9.]*[sbdiqc]", fmt))
+    out = ""
+    rest = list(values)
+    while True:
+        taken, rest = rest[: slots or 0], rest[slots or 0 :]
+        out += re.sub(r"%[-0-9.]*[sbdiqc]|%%", _filler(iter(taken)), fmt)
+        if not rest or not slots:
+            break
+    return ansi_c(out)
 
 
 def known_output(invs: list[Invocation], cwd: str | None, via: list[str]) -> str | None:
@@ -98,6 +123,40 @@ def unescape(raw: str) -> str:
 
 def unescape_dq(raw: str) -> str:
     return re.sub(r'\\([$`"\\\n])', r"\1", raw) if "\\" in raw else raw
+
+
+_BRACES = re.compile(r"\{([^{}]*)\}")
+_BRACE_LIMIT = 64
+
+
+def brace_words(raw: str) -> list[str] | None:
+    """The words bash's brace expansion makes of one plain word (`{~,/tmp/x}`, `/{etc,usr}`, `-{r,f}`,
+    `x{1..3}`); None when the word has none (or quotes, expansions or escapes: left as they are)."""
+    if "{" not in raw or any(c in raw for c in "'\"$`\\"):
+        return None
+    words = [raw]
+    for _ in range(4):  # nested or several groups: a few rounds, bounded
+        out: list[str] = []
+        changed = False
+        for word in words:
+            m = next((m for m in _BRACES.finditer(word) if "," in m.group(1) or ".." in m.group(1)), None)
+            if m is None:
+                out.append(word)
+                continue
+            inside = m.group(1)
+            span = re.fullmatch(r"(-?\d+)\.\.(-?\d+)", inside)
+            if span:
+                lo, hi = int(span.group(1)), int(span.group(2))
+                step = 1 if hi >= lo else -1
+                items = [str(n) for n in range(lo, hi + step, step)][:_BRACE_LIMIT]
+            else:
+                items = inside.split(",")
+            out += [word[: m.start()] + item + word[m.end() :] for item in items]
+            changed = True
+        words = out[:_BRACE_LIMIT]
+        if not changed:
+            break
+    return words if words != [raw] else None
 
 
 def ansi_c(body: str) -> str:
@@ -132,3 +191,20 @@ def find_fed(finds: list[Invocation], stage: list[Invocation], via: list[str], f
                 )
             )
     return out
+
+
+# Wrappers that run their inner command in their own place: in a pipeline the inner command is the stage
+# (`sudo find ~ | xargs rm` is `find ~ | xargs rm` run as root; sudo never makes a verdict milder).
+_ARGV_WRAPPERS = frozenset(LOOK_THROUGH) | {"sudo", "doas", "run0", "pkexec", "env"}
+
+
+def through_wrappers(tags: list[str], via: list[str]) -> bool:
+    """Whether an invocation walked under `via` plus only argv wrappers (sudo, nice, timeout ...)."""
+    return tags[: len(via)] == via and all(t in _ARGV_WRAPPERS for t in tags[len(via) :])
+
+
+def own_commands(invs: list[Invocation], via: list[str]) -> list[Invocation]:
+    """A pipeline stage's own commands: each wrapper chain by its innermost command."""
+    own = [inv for inv in invs if inv.argv and through_wrappers(inv.via, via)]
+    wrapped = {tuple(inv.via) for inv in own}
+    return [inv for inv in own if (*inv.via, inv.program) not in wrapped]

@@ -11,11 +11,20 @@ import os
 import re
 from typing import Any
 
-from frontdesk.guard.shelltext import ansi_c, known_output, unescape, unescape_dq
+from frontdesk.guard.shelltext import ansi_c, brace_words, known_output, unescape, unescape_dq
 from frontdesk.guard.words import DYNAMIC, Invocation, Word
 from frontdesk.guard.wrappers import VAR_RE as _VAR_RE
 
-__all__ = ["WordReader"]
+__all__ = ["WordReader", "fd_of_next"]
+
+_ALL_POSITIONAL = frozenset(('"$@"', "$@", '"${@}"', "${@}", "$*", "${*}"))
+_ARRAY_ALL = re.compile(r'"?\$\{(\w+)\[[@*]\]\}"?')
+
+
+def fd_of_next(children: list[Any], k: int) -> bool:
+    """Whether node k is a file descriptor number written against the redirection after it (`0<<<`)."""
+    nxt = children[k + 1] if k + 1 < len(children) else None
+    return nxt is not None and nxt.type.endswith("_redirect") and nxt.start_byte == children[k].end_byte
 
 
 class WordReader:
@@ -28,6 +37,7 @@ class WordReader:
         self.cwd = cwd
         self.out: list[Invocation] = []
         self.positional: list[Word] | None = None  # `set -- a b c` earlier on the line: $1 $2 $@
+        self.arrays: dict[str, list[Word]] = {}  # `a=(rm -rf ~)` earlier on the line: "${a[@]}"
 
     def _stmt(self, node: Any, depth: int, via: list[str], redirects: list[tuple[str, Word]]) -> None:
         """Walk one statement (a substitution inside a word is one): the walker's."""
@@ -43,6 +53,10 @@ class WordReader:
         name_node = node.child_by_field_name("name")
         value_node = node.child_by_field_name("value")
         name = self._t(name_node) if name_node is not None else ""
+        if value_node is not None and value_node.type == "array":
+            items = [self._word(c, depth, via) for c in value_node.named_children]
+            self.arrays[name] = items
+            return name, Word(" ".join(w.text for w in items), self._t(value_node), dynamic=True)
         value = self._word(value_node, depth, via) if value_node is not None else Word("", "")
         return name, value
 
@@ -51,6 +65,39 @@ class WordReader:
             return
         text = value if isinstance(value, str) else (DYNAMIC if value.dynamic else value.text)
         self.env[name] = text
+
+    def _expanded(self, argv: list[Word]) -> list[Word]:
+        """Words that become several: `"$@"` after `set --`, `"${a[@]}"` of an array the line set, and brace
+        expansion (`{~,/tmp/x}` is two words, `~` among them)."""
+        out: list[Word] = []
+        for w in argv:
+            array = _ARRAY_ALL.fullmatch(w.raw)
+            if self.positional is not None and w.raw in _ALL_POSITIONAL:  # set -- rm -rf ~; "$@"
+                out.extend(self.positional)
+            elif array and array.group(1) in self.arrays:  # cmd=(rm -rf ~); "${cmd[@]}"
+                out.extend(self.arrays[array.group(1)])
+            elif (braced := brace_words(w.raw)) is not None:
+                home = (self.env or {}).get("HOME") or os.environ.get("HOME", "~")
+                texts = [home + t[1:] if t == "~" or t.startswith("~/") else t for t in braced]
+                out.extend(Word(t, w.raw) for t in texts)
+            else:
+                out.append(w)
+        return out
+
+    def _declaration(self, node: Any, depth: int, via: list[str]) -> None:
+        """`export X=1`, `declare -a a=(...)`, `local d=~`: the values are set, the command is emitted."""
+        env: dict[str, str] = {}
+        words: list[Word] = []
+        for child in node.children:
+            if child.type == "variable_assignment":
+                name, value = self._assignment(child, depth, via)
+                self._set(name, value)
+                env[name] = value.text
+            elif child.is_named:
+                words.append(self._word(child, depth, via))
+            else:
+                words.append(Word(child.type, child.type))
+        self.out.append(Invocation(words, env=env, via=list(via), cwd=self.cwd))
 
     def _word(self, node: Any, depth: int, via: list[str]) -> Word:
         parts: list[tuple[str, str | None, bool]] = []  # (text, unset var name, dynamic)
@@ -135,17 +182,45 @@ class WordReader:
             default = op[2:] if op.startswith(":") else op[1:]
             if value:
                 return (value, None, False)
+            ref = re.fullmatch(r"\$\{?([A-Za-z_]\w*)\}?(/[^$`]*)?", default)
+            if ref:  # ${NOPE:-$HOME}: the default is another variable
+                text, unset, dynamic = self._lookup(ref.group(1), None, "")
+                return (text + (ref.group(2) or ""), unset, dynamic)
             return (default, None, default.startswith("$"))
         if op.startswith((":+", "+")):
             return ("", None, True)
         cut = _removed(value or "", op) if op[:1] in ("%", "#") else None
         if cut is not None:  # ${HOME%/}: a known value with a pattern removed is still known
             return (cut, None, False) if cut else ("", name, False)
+        changed = _operated(value or "", op) if op else None
+        if changed is not None:  # ${HOME/alice/bob}, ${HOME,,}, ${HOME:0:6}: known too
+            return (changed, None, False) if changed else ("", name, False)
         if op:
-            return (raw, None, True)  # substring, replacement, case changes
+            return (raw, None, True)  # patterns, indirection: known only at run time
         if not value:
             return ("", name, False)
         return (value, None, False)
+
+
+def _operated(value: str, op: str) -> str | None:
+    """`value` after a replacement (`/pat/rep`, `//pat/rep` with a plain pattern), a case change (`,,` `^^`
+    `,` `^`) or a substring (`:OFF` `:OFF:LEN`); None for anything else."""
+    m = re.fullmatch(r"(//?)([^*?\[$`\\/]+)/?([^$`]*)", op)
+    if m:
+        return value.replace(m.group(2), m.group(3), -1 if m.group(1) == "//" else 1)
+    cases = {
+        ",,": value.lower(),
+        "^^": value.upper(),
+        ",": value[:1].lower() + value[1:],
+        "^": value[:1].upper() + value[1:],
+    }
+    if op in cases:
+        return cases[op]
+    m = re.fullmatch(r":\s*(\d+)(?::\s*(\d+))?", op)
+    if m:
+        start = int(m.group(1))
+        return value[start : start + int(m.group(2))] if m.group(2) is not None else value[start:]
+    return None
 
 
 def _removed(value: str, op: str) -> str | None:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Iterator
 from typing import Any
 
-from frontdesk.guard.lookthrough import GUESSED, LOOK_THROUGH, command_after, guess_inner, opt_width
+from frontdesk.guard.guess import GUESSED, guess_inner
+from frontdesk.guard.lookthrough import LOOK_THROUGH, command_after, opt_width
 from frontdesk.guard.shellout import (
     LATER,
     awk_commands,
@@ -121,11 +123,7 @@ def unwrap(inv: Invocation) -> Iterator[Invocation]:
     elif prog == "find":
         yield from _find_exec(inv, inner)
     elif prog == "sbatch":
-        for i, w in enumerate(args):
-            if w.text.startswith("--wrap="):
-                yield code(w.text[len("--wrap=") :], "sbatch --wrap")
-            elif w.text == "--wrap" and i + 1 < len(args):
-                yield code(args[i + 1].text, "sbatch --wrap")
+        yield from (code(text, "sbatch --wrap") for text in _sbatch_wrap(args))
     elif prog in ("awk", "gawk", "mawk", "nawk", "busybox awk"):
         yield from awk_commands(inv, code)
     elif prog in ("sed", "gsed"):
@@ -144,6 +142,15 @@ def unwrap(inv: Invocation) -> Iterator[Invocation]:
             yield inner(words, prog)
     elif (guessed := guess_inner(prog, args)) is not None:
         yield inner(guessed, f"{prog} {GUESSED}")
+
+
+def _sbatch_wrap(args: list[Word]) -> Iterator[str]:
+    """`sbatch --wrap=CODE`, `sbatch --wrap CODE`."""
+    for i, w in enumerate(args):
+        if w.text.startswith("--wrap="):
+            yield w.text[len("--wrap=") :]
+        elif w.text == "--wrap" and i + 1 < len(args):
+            yield args[i + 1].text
 
 
 def _dash_c(prog: str, args: list[Word], code: Any) -> Iterator[Invocation]:
@@ -367,6 +374,8 @@ def positional(code: str, values: list[str]) -> str:
     def put(m: re.Match[str]) -> str:
         name = m.group(1) or m.group(2)
         picked = values[1:] if name in "@*" else values[int(name) : int(name) + 1]
+        if picked and m.group(1):  # "$1", "$@": each value one word, whatever it holds
+            return shlex.quote(" ".join(picked)) if name == "*" else " ".join(shlex.quote(v) for v in picked)
         if not picked or not all(_PLAIN_VALUE.match(v) for v in picked):
             return m.group(0)
         return " ".join(picked)
