@@ -3,7 +3,10 @@ backfill around it) and frontdesk's (one reservation per pool, jobs in MLFQ orde
 
 A reservation holds the nodes the blocked head job will use at its shadow time (when enough running
 jobs will have ended, by their requested walltimes); a later job may start now if it ends before the
-shadow time or keeps off those nodes, so backfill never delays the head.
+shadow time or keeps off those nodes, so backfill never delays the head. Where any whole free core serves
+the head (a cores-only job on nodes all alike: `shadow.counted_pools`) the reservation is a processor count,
+as in textbook EASY: a job ending after the shadow time may start anywhere while it takes no more than the
+"extra" cores left over then.
 """
 
 from __future__ import annotations
@@ -113,6 +116,10 @@ class _Pass:
         """key -> agent cores on its reservation's nodes [until the shadow time, past it], the head's cores,
         the slice cores the head leaves free"""
         self.head: dict[str, tuple[float, float]] = {}
+        self.extra: dict[str, list[float]] = {}
+        """key -> [extra cores left, slice cores left for agent work] of a processor-count reservation"""
+        self.counted: dict[str, frozenset[str]] = {}
+        """key -> the pools whose cores a processor-count reservation counts"""
         self.slice = _Slices(self.work.nodes, running, agents.slices if agents else {}, agents.caps if agents else {})
 
     def _agent(self, job: JobView) -> bool:
@@ -135,6 +142,8 @@ class _Pass:
         p = self._placement(job, key, res, agent, sig)
         if p is None:
             return False
+        if res is not None and res.extra is not None and self.now + job.walltime_s > res.shadow:
+            self._take_extra(key, self._cost(key, p), agent)
         if res is not None and agent and key in self.held:
             held = self.held[key]
             held[0 if self.now + job.walltime_s <= res.shadow else 1] += sum(
@@ -157,6 +166,8 @@ class _Pass:
         # Planning only ever takes capacity, so what failed once in this pass fails again; and a job asking
         # more than the whole cluster has free cannot be placed anywhere (checked before any node is scanned).
         ok = sig not in self.failed and self.work.may_fit(job)
+        if ok and res is not None and res.extra is not None and self.now + job.walltime_s > res.shadow:
+            return self._counted(job, key, sig, agent)
         if ok and res is not None and not agent and self.now + job.walltime_s > res.shadow:
             # A batch job ending after the shadow time may use no reserved node: placed off them at once (a
             # placement that touches none of them is the same either way, so nothing is decided otherwise).
@@ -174,6 +185,41 @@ class _Pass:
             if p is None:
                 self.excluded_failed.add((key, sig))
         return p
+
+    def _counted(self, job: JobView, key: str, sig: Hashable, agent: bool) -> Placement | None:
+        """Where `job`, ending after its key's processor-count reservation's shadow time, may start: anywhere,
+        when it takes no more than the extra cores left (agent work: and the slice the head leaves free)."""
+        if (key, (sig, agent)) in self.excluded_failed:
+            return None
+        p = self.placer.place(job, self.work.nodes, frozenset())
+        if p is None:
+            self.failed.add(sig)
+            return None
+        left, spare = self.extra[key]
+        if self._cost(key, p) > left + (spare if agent else 0.0) + 1e-9:
+            self.excluded_failed.add((key, (sig, agent)))  # the same shape costs the same: fails again
+            return None
+        return p
+
+    def _cost(self, key: str, p: Placement) -> float:
+        """The whole cores `p` takes from the counted pools at the shadow time (at most: a whole node when
+        exclusive, a core for a share of one)."""
+        pools, nodes = self.counted[key], self.work.nodes
+        return float(
+            sum(
+                nodes[x.node].cpus if p.exclusive else math.ceil(x.cpus - 1e-9)
+                for x in p.parts
+                if nodes[x.node].pool in pools
+            )
+        )
+
+    def _take_extra(self, key: str, cost: float, agent: bool) -> None:
+        got = self.extra[key]
+        if agent:  # agent work takes the slice the head leaves free first
+            use = min(got[1], cost)
+            got[1] -= use
+            cost -= use
+        got[0] -= cost
 
     def _may_fill(self, job: JobView, res: Reservation, p: Placement) -> bool:
         """Whether `job` may run on `res`'s nodes. A batch job: when it ends before the shadow time. Agent
@@ -203,7 +249,11 @@ class _Pass:
         spare = 0 if self._agent(job) else self.slice.spare(key, job.cpus)
         need = replace(job, cpus=job.cpus + spare) if spare else job
         res = _shadow(need, self.work.nodes, self.index, self.placer, self.now)
-        self.reservations[key] = Reservation(job.id, res.shadow, res.nodes)
+        self.reservations[key] = Reservation(job.id, res.shadow, res.nodes, res.extra)
+        rule = self.placer.cores_rule(need) if res.extra is not None else None
+        if rule is not None:  # a processor count (`shadow.counted_pools`): over the pools of `rule`
+            self.counted[key] = frozenset(rule[0])
+            self.extra[key] = [float(res.extra or 0.0), float(spare)]
         self.head[key] = (float(job.cpus), float(spare))
         self.held.pop(key, None)
 

@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 import heapq
-from collections.abc import Hashable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 
 from frontdesk.policy.backfill import AgentRules, Reservation, backfill
 from frontdesk.policy.config import BorrowRule, PolicyConfig
@@ -156,8 +156,11 @@ def plan(
 ) -> tuple[list[Placement], dict[str, Reservation]]:
     """The jobs to start now and the per-pool reservations, under policy `cfg` at time `now`."""
     snap = shares.snapshot(now, cfg.priority.principal_weight) if shares else None
+    key = ranker(now, hour, cfg.priority, snap)
+    if cfg.easy_head and (mixed := _mixed_pools(cfg)):
+        key = _batch_first_come(key, mixed)
     # backfill() only considers the first backfill_depth jobs: nsmallest is sorted()[:depth], without the sort
-    order = heapq.nsmallest(cfg.backfill_depth, queue, key=ranker(now, hour, cfg.priority, snap))
+    order = heapq.nsmallest(cfg.backfill_depth, queue, key=key)
     placer = PoolPlacer(cfg, nodes, hour, models)
     if not cfg.easy_head:
         return backfill(order, nodes, running, now, placer, lambda j: j.pool, cfg.backfill_depth)
@@ -190,6 +193,21 @@ def _agent_work(job: JobView) -> bool:
     return job.trial
 
 
+def _batch_first_come(
+    key: Callable[[JobView], tuple[int, float, float]], mixed: set[str]
+) -> Callable[[JobView], tuple[int, float, float]]:
+    """`key`, but batch jobs of a mixed pool rank by age alone, as on level 0 with the lowest score: they
+    backfill in first-come order (EASY's), and agent work (granted trials, higher levels) goes before them.
+    With no agent work queued a mixed pool then runs textbook EASY (on nodes all alike: docs/policy.md)."""
+
+    def first_come(job: JobView) -> tuple[int, float, float]:
+        if job.pool in mixed and not _agent_work(job):
+            return (0, 0.0, job.queued_at)
+        return key(job)
+
+    return first_come
+
+
 def _mixed_pools(cfg: PolicyConfig) -> set[str]:
     """Pools that take agent work and batch classes (hpc, training) alike."""
     return {p.name for p in cfg.pools if "agent" in p.classes and {"hpc", "training"} & set(p.classes)}
@@ -201,7 +219,7 @@ def _first_come(queue: Sequence[JobView], pool: str) -> Iterator[JobView]:
     In a mixed pool the oldest job goes first (EASY's head: it starts or holds the pool's reservation), and
     while the head starts, the next oldest is the head: so the reservation always belongs to the oldest
     blocked job, as in textbook EASY, and agent work (granted trials) only backfills into holes that do not
-    delay it. The rest keep their MLFQ order."""
+    delay it. Backfill then takes agent work in MLFQ order, then batch jobs in first-come order."""
     heap = [(j.queued_at, j.id, k) for k, j in enumerate(queue) if j.pool == pool]
     heapq.heapify(heap)
     while heap:

@@ -6,9 +6,10 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from frontdesk.policy.counted import counted_pools, extra_cores
 from frontdesk.policy.model import JobView, NodeView, Part, Placement, RunningView, apply
 from frontdesk.policy.shapes import MISS, IndexedNodes, Miss, Shape, sorted_of, take_cores
 
@@ -25,6 +26,10 @@ class Reservation:
     job_id: str
     shadow: float
     nodes: frozenset[str]
+    extra: float | None = None
+    """A processor-count reservation (textbook EASY's): the whole cores left over at the shadow time once the
+    head has its own, which jobs ending after the shadow time may hold wherever they run; None: the head holds
+    `nodes` by name (nodes that differ: GPUs, sizes, whole-node or shared-core rules)."""
 
 
 class _CopyOnWrite:
@@ -83,8 +88,25 @@ def _shadow(
     placer: Placer,
     now: float,
 ) -> Reservation:
-    """When and where `job` could start if the running jobs on its candidate nodes end as expected."""
+    """When and where `job` could start if the running jobs on its candidate nodes end as expected; on
+    interchangeable nodes (`counted_pools`), with the extra cores left over then."""
     names = [n for n in placer.candidates(job) if n in work]
+    res = _search(job, names, work, index, placer, now)
+    pools = None if math.isinf(res.shadow) else counted_pools(job, names, work, placer)
+    if pools is None:
+        return res
+    return replace(res, extra=extra_cores(job, names, tuple(pools), work, index, res.shadow))
+
+
+def _search(
+    job: JobView,
+    names: list[str],
+    work: Mapping[str, NodeView],
+    index: Mapping[str, list[RunningView]],
+    placer: Placer,
+    now: float,
+) -> Reservation:
+    """`_shadow`'s search: the first release group after which `job` fits, and where."""
     base: Mapping[str, NodeView] = work
     if not (isinstance(work, IndexedNodes) and len(names) == len(work)):  # else: the candidates are all of work
         base = {n: work[n] for n in names}

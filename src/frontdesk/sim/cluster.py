@@ -109,7 +109,8 @@ def default_policy(
     raw = dict(_GPU_POOLS)
     if cluster == "swf":
         # The trace's own machine, one pool: no capacity is set aside for agents on a replayed HPC trace
-        # (whatever the classifier guesses), so frontdesk differs from EASY only in its order and backfill.
+        # (whatever the classifier guesses): batch jobs keep first-come order and the head's reservation counts
+        # processors (nodes all alike), so with no agent work frontdesk makes textbook EASY's decisions.
         # While a batch job has waited over an hour, agent work may hold at most 1/32 of the machine (a lane
         # bounded in size): unbounded, prioritised short trials take every hole the large jobs queued behind
         # EASY's head would have started in (docs/policy.md).
@@ -122,10 +123,12 @@ def default_policy(
         }
         if agent_slice:
             pool["agent_cores"] = agent_slice
-        raw = {"pools": [pool]}
+        # Textbook EASY looks at the whole queue for backfill: so does frontdesk on a replayed trace (a window
+        # of 200 jobs made Lublin-1's hpc bsld +52 % once reservations count processors).
+        raw = {"pools": [pool], "backfill_depth": 10_000}
         if agent_pool:  # listed first: pool_for("agent") and the agent-* nodes find it before "all"
             agents = {"name": AGENT_POOL, "classes": ["agent"], "allocation": "spread", "nodes": ["agent-*"]}
-            raw = {"pools": [{**agents, "partition": "agent"}, pool]}
+            raw["pools"] = [{**agents, "partition": "agent"}, pool]
     return parse_policy(raw, f"built-in policy for {cluster}")
 
 

@@ -56,7 +56,7 @@ class _FlatPlacer:
             self.present: Set[str] = nodes.layout.gpu_models
             self.pools: Sequence[str] = tuple(nodes.layout.by_pool)
         else:
-            self.pools = ()
+            self.pools = tuple(dict.fromkeys(n.pool for n in nodes.values()))
             self.names = list(nodes)
             self.present = {n.gpu_model for n in nodes.values() if n.gpu_model}
         self._ranks: dict[GpuNeed, dict[str, int]] = {}

@@ -80,11 +80,13 @@ def _fcfs(st: ReplayState, now: float) -> None:
 
 
 def _shadow(st: ReplayState, need: int) -> tuple[float, int]:
-    """When `need` processors will be free (by requested times), and how many more than `need` are free then."""
+    """When `need` processors will be free (by requested times), and how many more than `need` are free then
+    (every job expected to end at that time has ended then, not only the first that makes `need`)."""
     avail = st.free
-    for end, i in st.running:
+    running = st.running
+    for k, (end, i) in enumerate(running):
         avail += st.jobs[i].cpus
-        if avail >= need:
+        if avail >= need and (k + 1 == len(running) or running[k + 1][0] > end):
             return end, avail - need
     raise AssertionError("a queued job is wider than the machine")
 

@@ -86,6 +86,48 @@ def test_without_agent_work_in_the_pool_the_rule_is_off_for_split_pools() -> Non
     assert res["agent"].job_id == "A"
 
 
+def test_on_nodes_all_alike_the_reservation_counts_processors() -> None:
+    """Three 2-core nodes; R holds 3 cores (n0, and one of n1's) until 100. H (hpc, 5 cores) waits since 0:
+    at 100 all 6 cores are free, so 1 is extra. K (hpc, 1 core, 1 000 s) ends long after 100 and runs on the
+    extra core, wherever it lands; L (hpc, 2 cores, 1 000 s) would take 2 > 1 and waits. (A reservation of
+    named nodes held all three nodes, H's 5 cores being spread over them, and K waited too.)"""
+    nodes = {f"n{i}": NodeView(f"n{i}", "all", 2, 0) for i in range(3)}
+    parts = (Part("n0", 2.0, 0, 0), Part("n1", 1.0, 0, 0))
+    apply(nodes, parts, False)
+    running = [RunningView("R", parts, 100.0, False, "hpc")]
+    queue = [hpc("H", 5, 3600, 0.0), hpc("K", 1, 1000, 1.0), hpc("L", 2, 1000, 2.0)]
+    starts, res = plan(queue, nodes, running, now=10.0, hour=12, cfg=SHARED)
+    assert [p.job_id for p in starts] == ["K"]
+    assert res["all"].job_id == "H" and res["all"].shadow == 100.0 and res["all"].extra == 1.0
+
+
+def test_on_nodes_that_differ_the_reservation_holds_named_nodes() -> None:
+    """A 2-core and a 4-core node (sizes differ): R holds the 4-core node's 4 cores until 100. H (5 cores)
+    reserves both nodes at 100 by name (extra None); K (1 core, 1 000 s) fits on the free 2-core node but
+    that node is H's: it waits, though 1 core will be left over at 100."""
+    nodes = {"a": NodeView("a", "all", 2, 0), "b": NodeView("b", "all", 4, 0)}
+    parts = (Part("b", 4.0, 0, 0),)
+    apply(nodes, parts, False)
+    running = [RunningView("R", parts, 100.0, False, "hpc")]
+    starts, res = plan([hpc("H", 5, 3600, 0.0), hpc("K", 1, 1000, 1.0)], nodes, running, 10.0, 12, SHARED)
+    assert starts == []
+    assert res["all"].extra is None and res["all"].nodes == {"a", "b"}
+
+
+def test_batch_jobs_backfill_first_come_and_trials_before_them() -> None:
+    """Four 1-core nodes, 2 busy until 100; H (4 cores) waits since 0, so no job ending after 100 may start.
+    Behind it: A (hpc, 1 core, 60 s, queued at 1), B (an agent-shaped job, not a trial, 60 s, queued at 2),
+    T (a trial, 60 s, queued at 3). The trial backfills first (agent work ranks above batch jobs); then the
+    older batch job A takes the last free node: batch jobs keep first-come order (B's class would enter the
+    MLFQ higher, but in a pool shared with agent work only granted trials jump the queue)."""
+    nodes, running = one_core_nodes(4, 2, 100.0)
+    b = JobView("B", "phys", "agent", "all", 1, 0, 0, 60, 2.0)
+    assert started([hpc("H", 4, 3600, 0.0), hpc("A", 1, 60, 1.0), b, trial("T", 60, 3.0)], nodes, running) == {
+        "T",
+        "A",
+    }
+
+
 queues = st.lists(
     st.tuples(st.booleans(), st.integers(1, 6), st.integers(1, 40).map(lambda m: 60.0 * m), st.integers(0, 9)),
     min_size=1,
@@ -124,5 +166,6 @@ def test_no_pass_places_more_than_is_free_or_delays_the_reservation(
     ends = [(x, r.expected_end) for r in running for x in r.parts]
     ends += [(x, 10.0 + by_id[p.job_id].walltime_s) for p in starts for x in p.parts]
     for r in res.values():  # the reservation still holds after every start: nothing delays the head
-        held = sum(x.cpus for x, end in ends if x.node in r.nodes and end > r.shadow)
-        assert sum(nodes[n].cpus for n in r.nodes) - held >= by_id[r.job_id].cpus, (r, starts)
+        mine = set(nodes) if r.extra is not None else r.nodes  # a processor count: all the pool's cores
+        held = sum(x.cpus for x, end in ends if x.node in mine and end > r.shadow)
+        assert sum(nodes[n].cpus for n in mine) - held >= by_id[r.job_id].cpus, (r, starts)

@@ -39,13 +39,40 @@ def test_easy_backfills_a_job_that_ends_before_the_shadow_time_but_not_one_that_
 def test_easy_backfills_a_long_job_onto_the_extra_processors() -> None:
     """4 processors. A (3 procs, 10 s) from 0. B (2 procs) at 1: blocked, shadow 10, extra 1 + 3 - 2 = 2.
     C (1 proc, 100 s) at 2 ends long after the shadow but uses 1 <= 2 extra processors: it starts at 2, and B
-    still starts at 10 (3 free then). frontdesk's node-based EASY on the same machine as ONE 4-core node reserves
-    that whole node, so C waits until 10: the weaker baseline the issue found. On four 1-core nodes the node
-    reservation leaves C a node of its own and the two agree."""
+    still starts at 10 (3 free then). frontdesk's EASY and its policy agree, on ONE 4-core node as on four
+    1-core nodes: on nodes all alike the head's reservation counts processors (before, it held the whole named
+    node and C waited until 10: the weaker baseline the issue found)."""
     wl = workload([(0, 3, 10, 10), (1, 2, 10, 10), (2, 1, 100, 100)])
     assert starts(wl, Rule.EASY) == {"A": 0, "B": 10, "C": 2}
-    assert starts(wl, "easy") == {"A": 0, "B": 10, "C": 10}
-    assert starts(workload([(0, 3, 10, 10), (1, 2, 10, 10), (2, 1, 100, 100)], 4, 4), "easy")["C"] == 2
+    for nodes in (1, 4):
+        for spec in ("easy", "frontdesk"):
+            got = starts(workload([(0, 3, 10, 10), (1, 2, 10, 10), (2, 1, 100, 100)], 4, nodes), spec)
+            assert got == {"A": 0, "B": 10, "C": 2}, (spec, nodes)
+
+
+def test_a_2_processor_job_runs_on_the_extra_processors_of_2_processor_nodes() -> None:
+    """HPC2N's case: 6 processors on three 2-processor nodes. A (3 procs, 100 s) from 0 holds one node and
+    half of another. B (5 procs) at 1: shadow 100, extra 6 - 5 = 1. C (1 proc, 1 000 s) at 2 fits in the
+    extra processor: it starts at 2 under textbook EASY, frontdesk's EASY and its policy (a reservation of
+    named nodes held all three nodes, where B's 5 processors will run, and C waited for B's end). D (2 procs,
+    1 000 s) at 3 would take 2 > 1 extra: it waits until B ends (B 100-110; then A's and B's processors)."""
+    jobs = [(0, 3, 100, 100), (1, 5, 10, 10), (2, 1, 1000, 1000), (3, 2, 1000, 1000)]
+    want = {"A": 0, "B": 100, "C": 2, "D": 110}
+    assert starts(workload(jobs, 6), Rule.EASY) == want
+    for spec in ("easy", "frontdesk"):
+        assert starts(workload(jobs, 6, 3), spec) == want, spec
+
+
+def test_the_extra_processors_count_every_job_ending_at_the_shadow_time() -> None:
+    """5 processors. A and B (2 procs each, 10 s) from 0. C (3 procs) at 1: 1 free; A's end at 10 makes 3,
+    and B ends at 10 too, so 5 are free then: extra 2. D (1 proc, 100 s) at 2 takes 1 <= 2 extra processors and
+    starts at once; C starts at 10 on 4 free processors. (Counting only up to A's end, extra was 0 and D
+    waited: not the rule, whose extra processors are all those free at the shadow time.)"""
+    jobs = [(0, 2, 10, 10), (0, 2, 10, 10), (1, 3, 10, 10), (2, 1, 100, 100)]
+    want = {"A": 0, "B": 0, "C": 10, "D": 2}
+    assert starts(workload(jobs, 5), Rule.EASY) == want
+    for nodes in (1, 5):
+        assert starts(workload(jobs, 5, nodes), "easy") == want, nodes
 
 
 def test_conservative_protects_every_queued_job_and_easy_only_the_head() -> None:
@@ -171,3 +198,17 @@ def test_an_easy_pass_never_delays_the_heads_reservation(
         return
     late = [i for i in started if now + jobs[i].walltime > shadow]
     assert sum(jobs[i].cpus for i in late) <= extra
+
+
+@settings(max_examples=100, deadline=None)
+@given(jobs_strategy, st.sampled_from([(6, 1), (6, 6), (8, 4), (8, 1)]))
+def test_frontdesk_runs_textbook_easy_on_nodes_all_alike(
+    jobs: list[tuple[float, int, float, float]], shape: tuple[int, int]
+) -> None:
+    """On nodes all alike, with no agent work, frontdesk's EASY and its policy make textbook EASY's decisions:
+    the head's reservation counts processors, and batch jobs backfill in first-come order."""
+    procs, nodes = shape
+    wl = workload(jobs, procs, nodes)
+    want = starts(workload(jobs, procs), Rule.EASY)
+    assert starts(wl, "easy") == want
+    assert starts(wl, "frontdesk") == want
