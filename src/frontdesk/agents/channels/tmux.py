@@ -18,6 +18,7 @@ import asyncio
 import hashlib
 import os
 import shutil
+import stat
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -35,6 +36,35 @@ def _agent(reach: Mapping[str, Any]) -> tuple[int, int] | None:
     if isinstance(pid, int) and isinstance(start, int) and not isinstance(pid, bool):
         return pid, start
     return None
+
+
+def _user_of(session: Session) -> tuple[int, int] | None:
+    """The (uid, gid) of the session's Unix user; None when its principal is no user here."""
+    import pwd
+
+    try:
+        pw = pwd.getpwnam(session.user)
+    except KeyError:
+        return None
+    return pw.pw_uid, pw.pw_gid
+
+
+def owned_by_the_user(session: Session) -> tuple[bool, str]:
+    """Whether the tmux server's socket and the agent process are the session's user's own: a submission names
+    both itself, and another user's pane (their shell) must never be typed into."""
+    who = _user_of(session)
+    if who is None:
+        return False, f"{session.user} is no Unix user here: no pane of theirs to type into"
+    try:
+        sock = os.lstat(str(session.reach.get("tmux_socket")))
+        agent = os.stat(f"/proc/{int(session.reach.get('pid') or 0)}")
+    except (OSError, ValueError):
+        return False, "tmux server or agent process is gone"
+    if not stat.S_ISSOCK(sock.st_mode) or sock.st_uid != who[0]:
+        return False, f"the tmux socket is not {session.user}'s: never typed into"
+    if agent.st_uid != who[0]:
+        return False, f"the agent process is not {session.user}'s: never typed into"
+    return True, "the pane is the session user's"
 
 
 def agent_alive(reach: Mapping[str, Any]) -> tuple[bool, str]:
@@ -79,9 +109,16 @@ class TmuxChannel:
     def _base(self, session: Session) -> list[str] | None:
         pane = session.reach.get("tmux_pane")
         sock = session.reach.get("tmux_socket")
-        if not pane or not sock:
+        who = _user_of(session)
+        if not pane or not sock or who is None:
             return None
-        return [self.settings.tmux_bin, "-S", str(sock)]
+        tmux = [self.settings.tmux_bin, "-S", str(sock)]
+        if os.geteuid() != 0 or who[0] == 0:
+            return tmux
+        # a root gateway never runs a tmux client itself: the server at the socket may tell its client to
+        # run a command (tmux's exec message), so the client is the session's user, with a clean environment
+        drop = ["setpriv", f"--reuid={who[0]}", f"--regid={who[1]}", "--init-groups", "--", "env", "-i"]
+        return [*drop, f"PATH={os.environ.get('PATH') or '/usr/bin:/bin'}", "LANG=C.UTF-8", *tmux]
 
     def available(self, session: Session) -> tuple[bool, str]:
         """A pane and its server registered, the session not ended, its agent process still alive."""
@@ -95,6 +132,9 @@ class TmuxChannel:
         if not os.path.exists(str(session.reach["tmux_socket"])):
             return False, "tmux server is gone"
         ok, why = agent_alive(session.reach)
+        if not ok:
+            return False, why
+        ok, why = owned_by_the_user(session)
         if not ok:
             return False, why
         if session.turn_state in (TurnState.IN_TURN, TurnState.STOPPING):
@@ -123,6 +163,9 @@ class TmuxChannel:
         if session.turn_state in (TurnState.IN_TURN, TurnState.STOPPING):
             raise Busy("turn in progress")
         pane = str(session.reach["tmux_pane"])
+        ok, why = owned_by_the_user(session)
+        if not ok:
+            raise Declined(why)
         try:
             await self._verify(base, pane, session)
             before = await self._snapshot(base, pane)
