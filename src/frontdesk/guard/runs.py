@@ -44,6 +44,12 @@ def script_of(inv: Invocation) -> tuple[str, str] | None:
         return later
     if prog in SHELL_RUNNERS and positional and inv.inline_code is None:
         return ("shell", positional[0].text)
+    fed = next((w.text for op, w in inv.redirects if op == "<" and not w.dynamic and w.text), None)
+    if fed and not positional and inv.stdin_text is None:  # bash < x.sh, python3 < x.py: the file is the code
+        if prog in SHELL_RUNNERS - {"sbatch"}:
+            return ("shell", fed)
+        if rules_mod.rx(CODE_RUNNERS).match(prog):
+            return ("code", fed)
     if rules_mod.rx(CODE_RUNNERS).match(prog) and inv.inline_code is None and positional and not inv.module:
         if "-m" in [w.text for w in inv.args]:
             return None
