@@ -382,8 +382,12 @@ class _Walker(WordReader):
         if prog == "set" and inv.args and (inv.args[0].text[:1] not in "-+" or "--" in [w.text for w in inv.args]):
             texts = [w.text for w in inv.args]
             self.positional = inv.args[texts.index("--") + 1 :] if "--" in texts else list(inv.args)
-        if prog == "cd" and len(inv.argv) > 1 and self.cwd is not None:
-            self.cwd = os.path.normpath(os.path.join(self.cwd, inv.argv[1].text or "~"))
+        if prog in ("cd", "pushd") and self.cwd is not None:  # `cd` alone goes home; `pushd DIR` moves too
+            dirs = [w.text for w in inv.args if not w.is_flag] or (
+                [(self.env or {}).get("HOME", "")] if prog == "cd" else []
+            )
+            if dirs and dirs[0]:
+                self.cwd = os.path.normpath(os.path.join(self.cwd, dirs[0]))
         for inner in unwrap(inv):
             if inner.inline_code is not None and not inner.argv:
                 before = len(self.out)

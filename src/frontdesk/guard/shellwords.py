@@ -21,6 +21,25 @@ _ALL_POSITIONAL = frozenset(('"$@"', "$@", '"${@}"', "${@}", "$*", "${*}"))
 _ARRAY_ALL = re.compile(r'"?\$\{(\w+)\[[@*]\]\}"?')
 
 
+def _brace_source(word: Word) -> str:
+    """The text brace expansion works on: the word as written when it is plain; the expanded text when
+    the braces stand outside quotes and are no `${...}` (`"$HOME"/{.,}*`); else nothing."""
+    if "{" not in word.raw:
+        return ""
+    if not any(c in word.raw for c in "'\"$`\\"):
+        return word.raw
+    quote, prev = "", ""
+    for ch in word.raw:
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "{" and prev != "$":
+            return "" if word.dynamic else word.text
+        prev = ch
+    return ""
+
+
 def fd_of_next(children: list[Any], k: int) -> bool:
     """Whether node k is a file descriptor number written against the redirection after it (`0<<<`)."""
     nxt = children[k + 1] if k + 1 < len(children) else None
@@ -76,7 +95,7 @@ class WordReader:
                 out.extend(self.positional)
             elif array and array.group(1) in self.arrays:  # cmd=(rm -rf ~); "${cmd[@]}"
                 out.extend(self.arrays[array.group(1)])
-            elif (braced := brace_words(w.raw)) is not None:
+            elif (braced := brace_words(_brace_source(w))) is not None:
                 home = (self.env or {}).get("HOME") or os.environ.get("HOME", "~")
                 texts = [home + t[1:] if t == "~" or t.startswith("~/") else t for t in braced]
                 out.extend(Word(t, w.raw) for t in texts)

@@ -302,6 +302,10 @@ def test_redirect_ops_is_validated() -> None:
         "echo 'rm -rf ~' > w.sh; bash < w.sh",
         "rm --rec --for ~",
         "rm --recursive --fo ~",
+        'rm -rf "$HOME"/{.,}*',
+        "cd; rm -rf *",
+        "cd && rm -rf ./*",
+        "pushd ~; rm -rf *",
     ],
 )
 def test_words_are_read_as_bash_expands_them(command: str) -> None:
@@ -318,6 +322,9 @@ def test_words_are_read_as_bash_expands_them(command: str) -> None:
         "printf '%s\\n' a b c",
         "alias ll='ls -l'; ll ~",
         "ls --col",
+        'mkdir -p "$HOME"/{a,b}',
+        "cd; ls",
+        "pushd /tmp; rm -rf ./scratch-canary; popd",
     ],
 )
 def test_the_same_expansions_of_harmless_words_stay_allowed(command: str) -> None:
