@@ -21,6 +21,8 @@ from frontdesk.errors import SpecError, UserError
 from frontdesk.events.bus import Bus
 from frontdesk.events.models import Event, EventKind
 from frontdesk.jobenv import DEFAULT_DENY, MAX_ENV_BYTES, filter_env, matches, site_filter
+from frontdesk.jobs.record import EndStage, JobRecord
+from frontdesk.jobs.state import JobState
 from frontdesk.spec.bounds import check_text
 from frontdesk.store.db import CHECKPOINT_PAGES, WAL_KEPT_BYTES, open_db
 from frontdesk.store.jobs import JobStore
@@ -174,3 +176,38 @@ def test_an_event_starts_no_task_unless_someone_holds_the_changed_condition() ->
         await waiter
 
     asyncio.run(run())
+
+
+class _Row:
+    """A row-like object (names, then values in that order), as `sqlite3.Row` and core/ending's adapter are."""
+
+    def __init__(self, cols: dict[str, object]) -> None:
+        self.cols = cols
+
+    def keys(self) -> list[str]:
+        return list(self.cols)
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self.cols.values())
+
+
+def test_a_record_built_through_its_slots_equals_the_constructors(tmp_path: Path) -> None:
+    store = JobStore(open_db(tmp_path / "fd.db"))
+    rec = store.insert_job_record(
+        name="n", spec="{}", context="{}", state="RUNNING", principal="p", submitted_at=2.0, backend="local"
+    )
+    cols = {k: rec[k] for k in rec.keys()}
+    built = JobRecord(**{**{k: getattr(rec, k) for k in cols}, "others": {}})
+    assert rec == built and rec.state is JobState.RUNNING and rec.submitting is False
+    assert rec.report_pending is EndStage.DONE and rec.priority == 0
+    extra = JobRecord.from_row(_Row({**cols, "plugin_column": 7}))
+    assert extra.others == {"plugin_column": 7} and extra["plugin_column"] == 7
+    older = {k: v for k, v in cols.items() if k not in ("request_id", "array_size", "cancel_requested", "priority")}
+    old = JobRecord.from_row(_Row(older))  # a row of an older schema: the defaults
+    assert old.request_id is None and old.array_size is None and old.cancel_requested is False and old.priority == 0
+    with pytest.raises(TypeError, match="'principal'"):
+        JobRecord.from_row(_Row({k: v for k, v in cols.items() if k != "principal"}))
+    with pytest.raises(ValueError):
+        JobRecord.from_row(_Row({**cols, "state": "BOGUS"}))
+    with pytest.raises(AttributeError):
+        rec.state = JobState.PENDING  # type: ignore[misc]  # still frozen
