@@ -13,6 +13,7 @@ Other owners add their own points here (one line each, with where they sit).
 - `shepherd_started` (shepherd): the job's process started, started.json written, nothing waited on yet.
 - `shepherd_job_exited` (shepherd): the job exited (status collected), no result.json yet.
 - `shepherd_result_written` (shepherd): result.json written, the gateway not yet notified.
+- `before_backend_cancel` (gateway `_step`): a cancel stored (`cancel_requested`), the backend not yet asked.
 """
 
 from __future__ import annotations

@@ -268,6 +268,7 @@ class Gateway:
         if done.action is Action.DISPATCH:
             await self._dispatch(self._fresh(rec.id))
         elif done.action is Action.CANCEL_BACKEND and bid is not None:
+            faults.point("before_backend_cancel")  # the cancel stored, the job not yet told (tests/faults)
             await self.backend.cancel(bid)
             self._hinted.add(bid)
             self._wake.set()
@@ -339,8 +340,18 @@ class Gateway:
             for key, row in keys.items():
                 signal: Signal = Launched(found[key]) if key in found else LaunchLost()
                 await self._step(self._fresh(row.id), signal)
+        await self._cancels_cut_short()
         await self.refresh(None)
         await arrays.reconcile(self)
+
+    async def _cancels_cut_short(self) -> None:
+        """A cancel answered (cancel_requested stored) whose kill a crash cut short: ask the backend again
+        (a job), or cancel every task again (an array); else the job would run to its end (tests/faults)."""
+        for rec in self.store.active():
+            if rec.cancel_requested and rec.is_array:
+                await arrays.cancel_array(self, rec)
+            elif rec.cancel_requested and rec.backend_id is not None and not rec.submitting:
+                await self.backend.cancel(rec.backend_id)
 
     # -- queries used by the API ----------------------------------------------------------------------
     def get_job(self, job_id: int) -> JobRecord:

@@ -9,6 +9,7 @@ O_EXCL pid file makes a second launch of the same attempt a no-op. Stdlib only: 
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
@@ -56,7 +57,10 @@ def write_json(path: Path, data: dict[str, Any]) -> None:
 
 
 def _kill_tree(root: int, pgid: int, cgroup: JobCgroup | None, sig: int) -> None:
-    """Signal the job's whole tree once (process group, cgroup, descendants of this subreaper)."""
+    """Signal the job's whole tree once (process group, cgroup, descendants of this subreaper). The group first,
+    in one call: signalled pid by pid, a shell whose child died first ran its next command (`sleep; upload`)."""
+    with contextlib.suppress(OSError):
+        os.killpg(pgid, sig)
     kill_all(lambda: attempt_pids(pgid=pgid, cgroup=cgroup, ancestor=os.getpid()), sig=sig, timeout=0)
 
 
