@@ -22,13 +22,15 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from frontdesk.api.auth import PEER_KEY
 from frontdesk.identity import peer_credentials
 
-__all__ = ["HEAD_MAX", "peer_protocol"]
+__all__ = ["HEAD_MAX", "MAX_PER_PEER", "peer_protocol"]
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
@@ -44,9 +46,23 @@ def peer_protocol() -> type[Any]:
     from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
     class PeerCredProtocol(AutoHTTPProtocol):  # type: ignore[misc, valid-type]
+        _peer: object = None
+        """This connection's key in `_OPEN` (None: not counted)."""
+        _refused = False
+        """Over the cap: answered 429 at once, closed once its request came (or a second later)."""
+
+        def data_received(self, data: bytes) -> None:
+            if self._refused:
+                raw: Any = self.transport  # type: ignore[has-type]
+                raw.close()
+                return
+            super().data_received(data)
+
         def connection_made(self, transport: asyncio.Transport) -> None:
             super().connection_made(transport)
             cred = peer_credentials(transport.get_extra_info("socket"))
+            if not _admit(self, transport, cred):
+                return
             inner: Any = self.app  # type: ignore[has-type]
             corked = self.transport = _Corked(transport)  # what each request's cycle writes to
 
@@ -55,6 +71,14 @@ def peer_protocol() -> type[Any]:
                 await inner(scope, receive, _one_write(send, corked))
 
             self.app = app
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            if self._peer is not None:
+                _OPEN[self._peer] -= 1
+                if _OPEN[self._peer] <= 0:
+                    del _OPEN[self._peer]
+                self._peer = None
+            super().connection_lost(exc)
 
     if not hasattr(AutoHTTPProtocol, "on_headers_complete"):
         return PeerCredProtocol  # h11: it caps the head itself
@@ -81,6 +105,42 @@ def peer_protocol() -> type[Any]:
                 _close_delimited(self.cycle)
 
     return CappedHeadProtocol
+
+
+MAX_PER_PEER = 512
+"""Connections one peer (a Unix uid; a TCP client host) may hold open at once. Without a cap one user's idle
+connections (or `events?follow` streams) used up the gateway's file descriptors: it answered nobody else.
+Root and the gateway's own uid (shepherds, the gateway's own clients) are not counted."""
+
+_OPEN: dict[object, int] = {}
+_FULL = (
+    b"HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\nconnection: close\r\n"
+    b"content-length: %d\r\n\r\n%s"
+)
+
+
+def _admit(proto: Any, transport: asyncio.Transport, cred: Any) -> bool:
+    """Count the connection against its peer; over MAX_PER_PEER answer 429 in one line and close it."""
+    if cred is not None:
+        if cred.uid in (0, os.getuid()):
+            return True
+        peer: object = ("uid", cred.uid)
+    else:
+        addr = transport.get_extra_info("peername")
+        peer = ("host", addr[0] if isinstance(addr, tuple) and addr else str(addr))
+    if _OPEN.get(peer, 0) >= MAX_PER_PEER:
+        body = json.dumps(
+            {"error": "rate_limited", "message": f"too many open connections from one peer (at most {MAX_PER_PEER})"}
+        ).encode()
+        transport.write(_FULL % (len(body), body))  # the client reads it after sending its request
+        proto._refused = True
+        if transport.can_write_eof():
+            transport.write_eof()
+        asyncio.get_running_loop().call_later(1.0, transport.close)  # held at most a second
+        return False
+    _OPEN[peer] = _OPEN.get(peer, 0) + 1
+    proto._peer = peer
+    return True
 
 
 _UNBOUNDED = 1 << 62
