@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -77,22 +76,25 @@ def passes_on(inv: Invocation) -> str | None:
     return None
 
 
-def _filler(values: Iterator[str]) -> Callable[[re.Match[str]], str]:
-    return lambda m: "%" if m.group(0) == "%%" else next(values, "")
-
-
 def _printf(fmt: str, values: list[str]) -> str:
-    """printf's output for %s/%b/%d formats and backslash escapes (`printf '\x72m'` is rm); the format is
-    used again while values are left, as printf does."""
-    slots = len(re.findall(r"%[-0-9.]*[sbdiqc]", fmt))
+    """printf's output: escapes in the format decoded (`printf '\\x72m'` is rm), `%s` values as they are,
+    `%b` values decoded; the format is used again while values are left, as printf does."""
+    pieces = re.split(r"(%[-0-9.]*[sbdiqc]|%%)", fmt)
+    slots = sum(1 for p in pieces[1::2] if p != "%%")
     out = ""
     rest = list(values)
     while True:
-        taken, rest = rest[: slots or 0], rest[slots or 0 :]
-        out += re.sub(r"%[-0-9.]*[sbdiqc]|%%", _filler(iter(taken)), fmt)
+        taken, rest = rest[:slots], rest[slots:]
+        for k, piece in enumerate(pieces):
+            if k % 2 == 0:
+                out += ansi_c(piece)
+            elif piece == "%%":
+                out += "%"
+            else:
+                value = taken.pop(0) if taken else ""
+                out += ansi_c(value) if piece.endswith("b") else value
         if not rest or not slots:
-            break
-    return ansi_c(out)
+            return out
 
 
 def known_output(invs: list[Invocation], cwd: str | None, via: list[str]) -> str | None:

@@ -303,6 +303,8 @@ def test_redirect_ops_is_validated() -> None:
         "rm --rec --for ~",
         "rm --recursive --fo ~",
         'rm -rf "$HOME"/{.,}*',
+        "printf '%s\\n' '\\rm -rf /' | sh",
+        "printf '\\x72\\x6d -rf %s' ~ | bash",
         "cd; rm -rf *",
         "cd && rm -rf ./*",
         "pushd ~; rm -rf *",
