@@ -62,13 +62,18 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
 
 
+_MODEL_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$"
+
+
 class GpuConstraints(_Strict):
     """Which accelerator models a job can use."""
 
-    type: list[str] = Field(default_factory=list)
+    type: list[Annotated[str, Field(pattern=_MODEL_NAME)]] = Field(default_factory=list, max_length=32)
+    """Model names (a100, h100-80gb): letters, digits and `_.+-` only; a name may be written into a batch
+    script's `#SBATCH --gres=gpu:TYPE:N`, where a newline would add a directive that root's sbatch obeys."""
     min_memory: int | None = None
     fp64: bool = False
-    interconnect: str | None = None
+    interconnect: Annotated[str, Field(pattern=_MODEL_NAME)] | None = None
     memory: Annotated[int, Field(gt=0)] | None = None
     """GPU memory asked on a shared GPU (bytes): the job gets a share of one device, packed with others by memory."""
     share: Annotated[float, Field(gt=0, lt=1)] | None = None
