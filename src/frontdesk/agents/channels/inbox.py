@@ -22,6 +22,7 @@ import asyncio
 import hashlib
 import json
 import os
+import stat
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -153,11 +154,13 @@ def _find_transcript(sid: str, env: Mapping[str, Any]) -> str | None:
 
 def transcript_idle(path: str, now: float, quiet_s: float = _QUIET_S) -> bool | None:
     """From a Claude Code transcript: True when its last turn ended, False mid-turn, None when unknown."""
-    try:
-        st = os.stat(path)
-        with open(path, "rb") as fh:
+    try:  # a path the session named: a regular file only, opened without blocking (a FIFO hung the gateway)
+        with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC), "rb") as fh:
+            st = os.fstat(fh.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                return None
             fh.seek(max(0, st.st_size - 65536))
-            lines = fh.read().decode(errors="replace").splitlines()
+            lines = fh.read(65536).decode(errors="replace").splitlines()
     except OSError:
         return None
     if now - st.st_mtime < quiet_s:
