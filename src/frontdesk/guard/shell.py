@@ -103,6 +103,7 @@ class _Walker(WordReader):
     def _simple(self, source: str, depth: int, via: list[str]) -> None:
         """A command with no quoting, expansion or operators: bash would split it on blanks, so do we."""
         words = source.split()
+        feed, self._feed = self._feed, None  # `ssh host bash -s <<< CODE`: the stdin this code was handed
         env: dict[str, str] = {}
         while words and _ASSIGNMENT.match(words[0]):
             name, _, value = words.pop(0).partition("=")
@@ -119,7 +120,8 @@ class _Walker(WordReader):
                     self._set(name, value)
                     env[name] = value
         argv = [Word(w, w) for w in words]
-        self._emit(Invocation(argv, env=env, via=list(via), cwd=self.cwd), depth)
+        inv = Invocation(argv, env=env, via=list(via), cwd=self.cwd, stdin_text=feed, stdin_partial=self._partial)
+        self._emit(inv, depth)
 
     # -- statements --------------------------------------------------------------------------------
     def _stmt(self, node: Any, depth: int, via: list[str], redirects: list[tuple[str, Word]]) -> None:
@@ -391,8 +393,12 @@ class _Walker(WordReader):
         for inner in unwrap(inv):
             if inner.inline_code is not None and not inner.argv:
                 before = len(self.out)
+                tag = inner.via[-1] if inner.via else ""
+                if tag.endswith(" -c") or tag in ("ssh", "eval", "env -S"):  # the code keeps the wrapper's stdin
+                    self._feed, self._partial = inv.stdin_text, inv.stdin_partial
                 if self.run(inner.inline_code, depth + 1, inner.via):
                     self.nested_error = True  # code handed to a shell (bash -c, ssh, crontab) the parser misread
+                self._feed, self._partial = None, False
                 for sub in self.out[before:]:
                     sub.upstream = sub.upstream or list(inv.upstream)
                     sub.env = {**inner.env, **sub.env}

@@ -113,7 +113,7 @@ def unwrap(inv: Invocation) -> Iterator[Invocation]:
     elif prog == "eval":
         yield code(" ".join(_code_text(w) for w in args), "eval")
     elif prog in ("su", "script", "sg"):
-        yield from _dash_c(prog, args, code)
+        yield from _dash_c(prog, args, code, inv.stdin_text)
     elif prog in LATER:
         yield from later_commands(inv, code)
     elif prog == "xargs":
@@ -136,6 +136,8 @@ def unwrap(inv: Invocation) -> Iterator[Invocation]:
         if prog in ("gdb", "gdb-multiarch", "cuda-gdb"):
             yield from gdb_commands(inv, code)
         words, codes = command_after(args, LOOK_THROUGH[prog])
+        if prog == "ssh" and not words and not codes and inv.stdin_text is not None:
+            codes = [inv.stdin_text]  # ssh HOST <<< CODE: the remote shell reads its code on stdin
         for text in codes:
             yield code(text, prog)
         if words:
@@ -153,14 +155,20 @@ def _sbatch_wrap(args: list[Word]) -> Iterator[str]:
             yield args[i + 1].text
 
 
-def _dash_c(prog: str, args: list[Word], code: Any) -> Iterator[Invocation]:
-    """`su -c CODE`, `script -qc CODE` (c ends a flag group), `--command CODE`, `--command=CODE`."""
+def _dash_c(prog: str, args: list[Word], code: Any, stdin_text: str | None) -> Iterator[Invocation]:
+    """`su -c CODE`, `script -qc CODE` (c ends a flag group), `--command CODE`, `--command=CODE`; without one,
+    the shell they start reads its code on stdin (`su <<< CODE`, `script -q /dev/null <<< CODE`)."""
+    found = False
     for i, w in enumerate(args):
         grouped = re.fullmatch(r"-[A-Za-z]*c", w.text) is not None
         if (w.text == "--command" or grouped) and i + 1 < len(args):
+            found = True
             yield code(args[i + 1].text, f"{prog} -c")
         elif w.text.startswith("--command="):
+            found = True
             yield code(w.text.partition("=")[2], f"{prog} -c")
+    if not found and stdin_text is not None:
+        yield code(stdin_text, f"{prog} <stdin")
 
 
 def _sudo_env(inv: Invocation, inner: Any) -> Iterator[Invocation]:
@@ -194,6 +202,11 @@ def _sudo_env(inv: Invocation, inner: Any) -> Iterator[Invocation]:
         yield inner(args[i:], prog, env=env)
     elif prog == "env" and env != inv.env:
         yield inner([], "env", env=env)
+    elif inv.stdin_text is not None and any(
+        re.fullmatch(r"-[A-Za-z]*[si][A-Za-z]*|--shell|--login", w.text) for w in args
+    ):
+        # sudo -s / sudo -i with no command: the shell it starts reads its code on stdin
+        yield inner([], f"{prog} -s", inline_code=inv.stdin_text, stdin_text=None, stdin_partial=False)
 
 
 def _shell(inv: Invocation, code: Any) -> Iterator[Invocation]:

@@ -340,3 +340,28 @@ def test_secrets_in_code_handed_to_another_shell_are_found() -> None:
         "echo '0 3 * * * mysqldump -uroot -pR00tPassw0rd db > d.sql' | crontab -",
     ]:
         assert verdict(command) == (Decision.ASK, "secret.in-command"), command
+
+
+# -- a shell started with no command reads its code on stdin ---------------------------------------------
+@pytest.mark.parametrize(
+    "command",
+    [
+        "ssh localhost bash -s <<< 'rm -rf ~'",
+        "echo 'rm -rf ~' | ssh host",
+        "echo 'rm -rf ~' | ssh host bash",
+        "sudo -s <<< 'rm -rf ~'",
+        "sudo -i <<< 'rm -rf ~'",
+        "echo 'rm -rf ~' | sudo -s",
+        "su <<< 'rm -rf ~'",
+        "sudo su - <<< 'rm -rf ~'",
+        "script -q /dev/null <<< 'rm -rf ~'",
+        "bash -c 'bash -s' <<< 'rm -rf ~'",
+    ],
+)
+def test_a_shell_started_without_a_command_runs_its_stdin(command: str) -> None:
+    assert verdict(command) == (Decision.DENY, "fs.rm-root"), command
+
+
+@pytest.mark.parametrize("command", ["ssh host ls", "echo hi | ssh host cat", "ssh host <<< 'uptime'"])
+def test_harmless_remote_stdin_stays_allowed(command: str) -> None:
+    assert verdict(command)[0] is Decision.ALLOW, command
