@@ -17,8 +17,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from frontdesk.guard.shelltext import (
-    STATEMENTS,
-    Redirect,
     find_fed,
     loop_tag,
     own_commands,
@@ -229,43 +227,6 @@ class _Walker(WordReader):
                 self._upstream = [feeder.program]
             self._stmt(tail, depth, via, [])
             self._feed, self._upstream = None, None
-
-    def _redirect(self, node: Any, depth: int, via: list[str]) -> Redirect:
-        """One redirection: its operator and target, the words the grammar wrongly hung on it
-        (`rm -rf 2>/dev/null ~`: `~` is an argument), a heredoc or here-string body, statements after it."""
-        out = Redirect()
-        op = ""
-        target: Word | None = None
-        for child in node.children:
-            if not child.is_named and child.type not in ("(", ")"):
-                op = op or child.type
-            elif child.type in ("heredoc_start", "heredoc_end", "file_descriptor"):
-                continue
-            elif child.type == "heredoc_body":
-                out.stdin_text = self._t(child)
-            elif child.type in STATEMENTS:
-                out.tails.append(child)
-            elif child.is_named:
-                before = len(self.out)
-                word = self._word(child, depth, via)
-                if target is None and child.type == "process_substitution" and op == "<":
-                    # `bash < <(echo X)`: stdin is what the substitution prints, when the line shows it
-                    texts = [passes_on(inv) for inv in own_commands(self.out[before:], via)]
-                    if texts and None not in texts:
-                        out.stdin_text = "".join(t or "" for t in texts)
-                    else:
-                        out.stdin_from.extend(inv.program for inv in self.out[before:] if inv.program)
-                if target is None:
-                    target = word
-                else:
-                    out.words.append(word)
-        if target is not None:
-            out.reds.append((op, target))
-            if node.type == "herestring_redirect" and target.dynamic:
-                out.stdin_from.extend(target.subst_programs)  # `bash <<< $(X)`: code only X knows
-            elif node.type == "herestring_redirect":
-                out.stdin_text = target.text + "\n"
-        return out
 
     # -- simple commands ---------------------------------------------------------------------------
     def _pipeline(self, node: Any, depth: int, via: list[str], redirects: list[tuple[str, Word]]) -> None:

@@ -11,7 +11,17 @@ import os
 import re
 from typing import Any
 
-from frontdesk.guard.shelltext import ansi_c, brace_words, known_output, unescape, unescape_dq
+from frontdesk.guard.shelltext import (
+    STATEMENTS,
+    Redirect,
+    ansi_c,
+    brace_words,
+    known_output,
+    own_commands,
+    passes_on,
+    unescape,
+    unescape_dq,
+)
 from frontdesk.guard.words import DYNAMIC, Invocation, Word
 from frontdesk.guard.wrappers import VAR_RE as _VAR_RE
 
@@ -117,6 +127,43 @@ class WordReader:
             else:
                 words.append(Word(child.type, child.type))
         self.out.append(Invocation(words, env=env, via=list(via), cwd=self.cwd))
+
+    def _redirect(self, node: Any, depth: int, via: list[str]) -> Redirect:
+        """One redirection: its operator and target, the words the grammar wrongly hung on it
+        (`rm -rf 2>/dev/null ~`: `~` is an argument), a heredoc or here-string body, statements after it."""
+        out = Redirect()
+        op = ""
+        target: Word | None = None
+        for child in node.children:
+            if not child.is_named and child.type not in ("(", ")"):
+                op = op or child.type
+            elif child.type in ("heredoc_start", "heredoc_end", "file_descriptor"):
+                continue
+            elif child.type == "heredoc_body":
+                out.stdin_text = self._t(child)
+            elif child.type in STATEMENTS:
+                out.tails.append(child)
+            elif child.is_named:
+                before = len(self.out)
+                word = self._word(child, depth, via)
+                if target is None and child.type == "process_substitution" and op == "<":
+                    # `bash < <(echo X)`: stdin is what the substitution prints, when the line shows it
+                    texts = [passes_on(inv) for inv in own_commands(self.out[before:], via)]
+                    if texts and None not in texts:
+                        out.stdin_text = "".join(t or "" for t in texts)
+                    else:
+                        out.stdin_from.extend(inv.program for inv in self.out[before:] if inv.program)
+                if target is None:
+                    target = word
+                else:
+                    out.words.append(word)
+        if target is not None:
+            out.reds.append((op, target))
+            if node.type == "herestring_redirect" and target.dynamic:
+                out.stdin_from.extend(target.subst_programs)  # `bash <<< $(X)`: code only X knows
+            elif node.type == "herestring_redirect":
+                out.stdin_text = target.text + "\n"
+        return out
 
     def _word(self, node: Any, depth: int, via: list[str]) -> Word:
         parts: list[tuple[str, str | None, bool]] = []  # (text, unset var name, dynamic)

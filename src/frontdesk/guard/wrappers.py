@@ -9,6 +9,7 @@ from typing import Any
 
 from frontdesk.guard.guess import GUESSED, guess_inner
 from frontdesk.guard.lookthrough import LOOK_THROUGH, command_after, opt_width
+from frontdesk.guard.perinput import parallel_commands, xargs_commands
 from frontdesk.guard.shellout import (
     LATER,
     awk_commands,
@@ -61,24 +62,6 @@ _SUDO_ARG_FLAGS = {
     "--other-user",
     "--close-from",
 }
-_XARGS_ARG_FLAGS = {
-    "-I",
-    "-J",
-    "-n",
-    "-P",
-    "-L",
-    "-l",
-    "-d",
-    "-E",
-    "-e",
-    "-s",
-    "-a",
-    "--max-args",
-    "--max-procs",
-    "--delimiter",
-    "--arg-file",
-    "--max-lines",
-}
 VAR_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -117,9 +100,9 @@ def unwrap(inv: Invocation) -> Iterator[Invocation]:
     elif prog in LATER:
         yield from later_commands(inv, code)
     elif prog == "xargs":
-        yield from _xargs(inv, inner, code)
+        yield from xargs_commands(inv, inner, code)
     elif prog == "parallel":
-        yield from _parallel(inv, inner, code)
+        yield from parallel_commands(inv, inner, code)
     elif prog == "find":
         yield from _find_exec(inv, inner)
     elif prog == "sbatch":
@@ -133,17 +116,23 @@ def unwrap(inv: Invocation) -> Iterator[Invocation]:
     elif prog in _DB_CLIENTS and inv.stdin_text is not None:
         inv.inline_code = inv.stdin_text  # SQL on stdin: matched by code_regex rules
     elif prog in LOOK_THROUGH:
-        if prog in ("gdb", "gdb-multiarch", "cuda-gdb"):
-            yield from gdb_commands(inv, code)
-        words, codes = command_after(args, LOOK_THROUGH[prog])
-        if prog == "ssh" and not words and not codes and inv.stdin_text is not None:
-            codes = [inv.stdin_text]  # ssh HOST <<< CODE: the remote shell reads its code on stdin
-        for text in codes:
-            yield code(text, prog)
-        if words:
-            yield inner(words, prog)
+        yield from _looked_through(inv, inner, code)
     elif (guessed := guess_inner(prog, args)) is not None:
         yield inner(guessed, f"{prog} {GUESSED}")
+
+
+def _looked_through(inv: Invocation, inner: Any, code: Any) -> Iterator[Invocation]:
+    """A row of the look-through table: the inner argv, and shell code in option values or the rest."""
+    prog = inv.program
+    if prog in ("gdb", "gdb-multiarch", "cuda-gdb"):
+        yield from gdb_commands(inv, code)
+    words, codes = command_after(inv.args, LOOK_THROUGH[prog])
+    if prog == "ssh" and not words and not codes and inv.stdin_text is not None:
+        codes = [inv.stdin_text]  # ssh HOST <<< CODE: the remote shell reads its code on stdin
+    for text in codes:
+        yield code(text, prog)
+    if words:
+        yield inner(words, prog)
 
 
 def _sbatch_wrap(args: list[Word]) -> Iterator[str]:
@@ -249,101 +238,6 @@ def _interpreter(inv: Invocation, inner: Any, code: Any) -> Iterator[Invocation]
         inv.inline_code = inv.stdin_text
     for text in shell_strings(inv.inline_code or ""):
         yield code(text, f"{prog} shell-out")
-
-
-def _stdin_items(inv: Invocation) -> list[str]:
-    return [line for line in (inv.stdin_text or "").splitlines() if line.strip()][:8]
-
-
-def _xargs(inv: Invocation, inner: Any, code: Any) -> Iterator[Invocation]:
-    args = inv.args
-    replace: str | None = None
-    i = 0
-    while i < len(args) and args[i].text.startswith("-"):
-        t = args[i].text
-        if t in ("-I", "-J") and i + 1 < len(args):
-            replace = args[i + 1].text
-        elif t.startswith(("-I", "-J")) and len(t) > 2:
-            replace = t[2:]
-        elif t == "-i" or t == "--replace":
-            replace = "{}"
-        elif t.startswith("--replace=") or t.startswith("-i") and len(t) > 2:
-            replace = t.split("=", 1)[1] if "=" in t else t[2:]
-            replace = replace or "{}"
-        i += 2 if t in _XARGS_ARG_FLAGS else 1
-    words = args[i:] or [Word("echo", "echo")]
-    items = _stdin_items(inv)
-    if _code_from_input(words, replace):
-        for item in items if not inv.stdin_partial else ():
-            yield code(item, "xargs sh -c")  # echo CODE | xargs sh -c: the input is the code
-        yield inner(words[:1], "xargs", stdin_text=None)  # a shell whose code is each input line: stdin-exec
-        return
-    tag = (
-        "xargs -a"
-        if any(w.text in ("-a", "--arg-file") or w.text.startswith("--arg-file=") for w in args[:i])
-        else "xargs"
-    )
-    if not items or tag == "xargs -a" or inv.stdin_partial:  # some input the line does not show
-        yield inner(words + [Word("", "{xargs}", dynamic=True)], tag, stdin_text=None)
-    if not items or tag == "xargs -a":
-        return
-    for item in items:
-        if replace:
-            yield inner([_subst(w, replace, item) for w in words], "xargs", stdin_text=None)
-        else:
-            yield inner(words + [Word(x, x) for x in item.split()], "xargs", stdin_text=None)
-
-
-_PARALLEL_VALUES = {
-    "-j", "--jobs", "-S", "--sshlogin", "--results", "--res", "-N", "-n", "-L", "--delay", "--timeout", "-a",
-    "--arg-file", "--joblog", "--tmpdir", "--workdir", "--wd", "--env", "--colsep", "-C", "-d", "--delimiter",
-    "-I", "--halt", "-P", "--retries", "--memfree", "--load", "--tagstring", "--sshloginfile", "--slf",
-}  # fmt: skip
-
-
-def _parallel(inv: Invocation, inner: Any, code: Any) -> Iterator[Invocation]:
-    """GNU parallel: a command template, then `::: values` (or lines on stdin) filled into `{}`."""
-    args = inv.args
-    i = 0
-    while i < len(args) and args[i].is_flag and args[i].text not in (":::", "::::", ":::+"):
-        t = args[i].text
-        i += 2 if t in _PARALLEL_VALUES else 1
-    template: list[Word] = []
-    while i < len(args) and args[i].text not in (":::", "::::", ":::+", "::::+"):
-        template.append(args[i])
-        i += 1
-    values = [w.text for w in args[i:] if w.text not in (":::", "::::", ":::+", "::::+")][:8]
-    if _code_from_input(template, "{}"):
-        for value in values:
-            yield code(value, "parallel")
-        if not values:  # a shell whose code is each input line: stdin-exec
-            yield inner(template[:1], "parallel", stdin_text=None)
-        return
-    values = values or _stdin_items(inv) or [""]
-    for value in values:
-        if not template:
-            yield code(value, "parallel")
-            continue
-        has_slot = any(re.search(r"\{\d*\.?/?/?\}", w.text) for w in template)
-        words = [_subst(w, None, value) for w in template]
-        if not has_slot and value:
-            words.append(Word(value, value))
-        if len(words) == 1:
-            yield code(words[0].text, "parallel")
-        else:
-            yield inner(words, "parallel", stdin_text=None)
-
-
-def _code_from_input(words: list[Word], token: str | None) -> bool:
-    """`xargs bash -c`, `xargs -I{} sh -c {}`, `parallel bash -c {}`: the shell's code is the input itself."""
-    if len(words) < 2 or words[0].text.rsplit("/", 1)[-1] not in _SHELLS or words[1].text != "-c":
-        return False
-    return len(words) == 2 or (len(words) == 3 and token is not None and words[2].text == token)
-
-
-def _subst(word: Word, token: str | None, value: str) -> Word:
-    text = word.text.replace(token, value) if token else re.sub(r"\{\d*\.?/?/?\}", value, word.text)
-    return word if text == word.text else Word(text, word.raw)
 
 
 def _find_exec(inv: Invocation, inner: Any) -> Iterator[Invocation]:
