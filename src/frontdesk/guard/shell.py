@@ -64,6 +64,14 @@ _RESERVED = frozenset("if then else elif fi case esac for select while until do 
 _DECLARE = frozenset(("export", "declare", "typeset", "local", "readonly"))
 
 
+# Variables whose value is a command some program runs (git, editors, pagers, prompts), or a file bash sources.
+_CODE_VARS = frozenset(
+    "GIT_SSH_COMMAND GIT_SSH GIT_EDITOR GIT_PAGER GIT_SEQUENCE_EDITOR GIT_EXTERNAL_DIFF GIT_ASKPASS SSH_ASKPASS "
+    "SUDO_ASKPASS EDITOR VISUAL PAGER MANPAGER SYSTEMD_EDITOR SUDO_EDITOR LESSOPEN LESSCLOSE PROMPT_COMMAND "
+    "FCEDIT BASH_ENV ENV".split()
+)
+
+
 class _Walker(WordReader):
     """Walks the statements of a command line, emitting an `Invocation` per simple command it would run."""
 
@@ -109,7 +117,7 @@ class _Walker(WordReader):
         if not words:
             for name, value in env.items():
                 self._set(name, value)
-                self.out.append(Invocation([], env={name: value}, via=list(via), cwd=self.cwd))
+                self._emit(Invocation([], env={name: value}, via=list(via), cwd=self.cwd), depth)
             return
         if words[0] in _DECLARE:
             for word in words[1:]:
@@ -138,7 +146,7 @@ class _Walker(WordReader):
         elif kind == "variable_assignment":
             name, value = self._assignment(node, depth, via)
             self._set(name, value)
-            self.out.append(Invocation([], env={name: value.text}, via=list(via), cwd=self.cwd))
+            self._emit(Invocation([], env={name: value.text}, via=list(via), cwd=self.cwd), depth)
         elif kind == "variable_assignments":
             for child in node.named_children:
                 self._stmt(child, depth, via, redirects)
@@ -329,6 +337,11 @@ class _Walker(WordReader):
             if op in (">", ">|", ">>", "&>") and target.text and not target.dynamic and self.cwd is not None:
                 path = os.path.normpath(os.path.join(self.cwd, target.text))
                 self.written[path] = (self.written.get(path, "") if op == ">>" else "") + (text or "")
+        for name in _CODE_VARS.intersection(inv.env):  # GIT_SSH_COMMAND='rm -rf ~' git fetch: a command git runs
+            value = inv.env[name].lstrip("|")
+            code = f"source {shlex.quote(value)}" if name in ("BASH_ENV", "ENV") else value
+            if value and f"${name}" not in inv.via:
+                self.run(code, depth + 1, inv.via + [f"${name}"])
         if not inv.argv:
             return
         prog = inv.program

@@ -72,6 +72,10 @@ class WordReader:
         """Walk one statement (a substitution inside a word is one): the walker's."""
         raise NotImplementedError
 
+    def _emit(self, inv: Invocation, depth: int) -> None:
+        """Record one simple command (the walker also reads what it runs)."""
+        self.out.append(inv)
+
     def _t(self, node: Any) -> str:
         """The source text of a node, from the real bytes."""
         if node is None:
@@ -126,7 +130,7 @@ class WordReader:
                 words.append(self._word(child, depth, via))
             else:
                 words.append(Word(child.type, child.type))
-        self.out.append(Invocation(words, env=env, via=list(via), cwd=self.cwd))
+        self._emit(Invocation(words, env=env, via=list(via), cwd=self.cwd), depth)
 
     def _redirect(self, node: Any, depth: int, via: list[str]) -> Redirect:
         """One redirection: its operator and target, the words the grammar wrongly hung on it

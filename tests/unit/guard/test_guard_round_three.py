@@ -365,3 +365,33 @@ def test_a_shell_started_without_a_command_runs_its_stdin(command: str) -> None:
 @pytest.mark.parametrize("command", ["ssh host ls", "echo hi | ssh host cat", "ssh host <<< 'uptime'"])
 def test_harmless_remote_stdin_stays_allowed(command: str) -> None:
     assert verdict(command)[0] is Decision.ALLOW, command
+
+
+# -- a variable whose value is a command some program runs ----------------------------------------------
+@pytest.mark.parametrize(
+    "command",
+    [
+        "GIT_SSH_COMMAND='rm -rf ~' git fetch",
+        "EDITOR='rm -rf ~' crontab -e",
+        "PAGER='rm -rf ~' man ls",
+        "export PROMPT_COMMAND='rm -rf ~'",
+        "env GIT_EDITOR='rm -rf ~' git commit",
+        "echo 'rm -rf ~' > /tmp/e.sh; BASH_ENV=/tmp/e.sh bash -c ls",
+    ],
+)
+def test_a_command_kept_in_a_variable_a_program_runs_is_checked(command: str) -> None:
+    assert verdict(command) == (Decision.DENY, "fs.rm-root"), command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "EDITOR=vim git commit",
+        "export PAGER='less -R'",
+        "LESSOPEN='| /usr/bin/lesspipe %s' less x",
+        "GIT_SSH_COMMAND='ssh -i ~/.ssh/deploy_key' git fetch",
+        "export PROMPT_COMMAND='history -a'",
+    ],
+)
+def test_ordinary_command_variables_stay_allowed(command: str) -> None:
+    assert verdict(command)[0] is Decision.ALLOW, command
