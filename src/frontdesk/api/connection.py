@@ -53,7 +53,7 @@ def peer_protocol() -> type[Any]:
 
         def data_received(self, data: bytes) -> None:
             if self._refused:
-                raw: Any = self.transport  # type: ignore[has-type]
+                raw: Any = self.transport
                 raw.close()
                 return
             super().data_received(data)
@@ -63,14 +63,8 @@ def peer_protocol() -> type[Any]:
             cred = peer_credentials(transport.get_extra_info("socket"))
             if not _admit(self, transport, cred):
                 return
-            inner: Any = self.app  # type: ignore[has-type]
             corked = self.transport = _Corked(transport)  # what each request's cycle writes to
-
-            async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
-                scope[PEER_KEY] = cred
-                await inner(scope, receive, _one_write(send, corked))
-
-            self.app = app
+            self.app = _peer_app(self.app, cred, corked)  # type: ignore[has-type]
 
         def connection_lost(self, exc: Exception | None) -> None:
             if self._peer is not None:
@@ -167,6 +161,16 @@ def _close_delimited(cycle: Any) -> None:
         await send(message)
 
     cycle.send = send_10
+
+
+def _peer_app(inner: Any, cred: Any, corked: _Corked) -> Any:
+    """The app of one connection: the peer's credentials in each request's scope, each answer in one write."""
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        scope[PEER_KEY] = cred
+        await inner(scope, receive, _one_write(send, corked))
+
+    return app
 
 
 class _Corked:
