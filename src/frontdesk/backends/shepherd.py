@@ -57,8 +57,7 @@ def write_json(path: Path, data: dict[str, Any]) -> None:
 
 
 def _kill_tree(root: int, pgid: int, cgroup: JobCgroup | None, sig: int) -> None:
-    """Signal the job's whole tree once (process group, cgroup, descendants of this subreaper). The group first,
-    in one call: signalled pid by pid, a shell whose child died first ran its next command (`sleep; upload`)."""
+    """Signal the job's tree: its group first in one call (else a shell whose child died ran on), then the rest."""
     with contextlib.suppress(OSError):
         os.killpg(pgid, sig)
     kill_all(lambda: attempt_pids(pgid=pgid, cgroup=cgroup, ancestor=os.getpid()), sig=sig, timeout=0)
@@ -388,10 +387,9 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     code = main()
-    # Nothing is left to finalise (result written, gateway told, files closed by the kernel): skipping the
-    # interpreter's teardown frees the CPU the gateway needs at this very moment to wake the job's waiters.
-    # The exit itself (unmapping this interpreter) is nobody's wait either: on a busy host the gateway, which
-    # is waking the job's waiters now, goes first. Raising one's own nice value needs no privilege.
+    # Nothing is left to finalise (result written, gateway told, files closed by the kernel): no teardown, and
+    # the exit itself (unmapping this interpreter) yields the CPU to the gateway, which is waking the job's
+    # waiters at this very moment (nice 19: raising one's own nice value needs no privilege).
     try:
         os.setpriority(os.PRIO_PROCESS, 0, 19)
     except OSError:
