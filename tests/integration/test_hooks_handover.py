@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -99,10 +100,12 @@ def test_an_ended_session_shows_no_live_channel(gateway_factory: Any, tmp_path: 
     gw = _gw(gateway_factory)
     sid = str(uuid.uuid4())
     sock = tmp_path / "tmux.sock"
-    sock.touch()
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)  # a real socket of ours: the channel checks both
+    listener.bind(str(sock))
     reach = {"pid": os.getpid(), "tmux_socket": str(sock), "tmux_pane": "%1"}
     gw.client.request("POST", "/v1/sessions", {"session": sid, "harness": "claude-code", "reach": reach})
     before = session(gw, sid)
+    listener.close()
     assert before["channel"] == "tmux"
     hook(gw, "session-end", {"session_id": sid, "cwd": "/tmp", "hook_event_name": "SessionEnd"})
     after = session(gw, sid)
