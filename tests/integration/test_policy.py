@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from frontdesk.errors import FrontdeskError
+
 PY = sys.executable
 
 CONFIG = """
@@ -154,3 +156,32 @@ def test_drained_machine_takes_no_new_job(gateway_factory: Any, workdir: Path) -
     assert drained and drained[0]["data"]["detail"] == "GPU fan failed"
     gw.client.request("POST", "/v1/policy/undrain", {"node": "local"})
     assert gw.wait_state(job["id"], {"COMPLETED"})["state"] == "COMPLETED"
+
+
+def test_hostile_drain_bodies_are_one_line_refusals_and_drain_nothing(gateway_factory: Any) -> None:
+    gw = gateway_factory(config=CONFIG)
+    bodies: list[dict[str, Any]] = [
+        {},  # no node: nothing is drained by default
+        {"node": "\u0000"},
+        {"node": "n" * 100_000},
+        {"node": "a\nb"},
+        {"node": "local", "bogus": 1},
+        {"node": "local", "reason": "line\n#SBATCH --uid=0"},
+        {"node": 7},
+    ]
+    for body in bodies:
+        try:
+            gw.client.request("POST", "/v1/policy/drain", body)
+        except FrontdeskError as err:
+            assert "\n" not in str(err), body
+        else:
+            raise AssertionError(f"accepted {body!r}")
+    for body in ({"version": -1}, {"version": 1, "x": 2}):
+        try:
+            gw.client.request("POST", "/v1/policy/rollback", body)
+        except FrontdeskError as err:
+            assert "\n" not in str(err)
+        else:
+            raise AssertionError(f"accepted {body!r}")
+    assert not json.loads(gw.cli("cluster", "--json").stdout)["policy"].get("drained")
+    assert events(gw, "node.drained") == []

@@ -7,7 +7,7 @@ import pwd
 from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, Request
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Field
 
 from frontdesk.errors import Forbidden
 from frontdesk.policy.health import Verdict
@@ -21,14 +21,18 @@ __all__ = ["build_router"]
 class RollbackBody(BaseModel):
     """`POST /v1/policy/rollback`."""
 
-    version: int
+    model_config = ConfigDict(extra="forbid")
+    version: int = Field(ge=0, le=2**31)
 
 
 class DrainBody(BaseModel):
-    """`POST /v1/policy/drain` and `/undrain`."""
+    """`POST /v1/policy/drain` and `/undrain`: one node named (a Slurm node name or `local`), a one-line reason."""
 
-    node: str = "local"
-    reason: str = "drained by an administrator"
+    model_config = ConfigDict(extra="forbid")
+    node: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+    reason: str = Field(
+        default="drained by an administrator", min_length=1, max_length=500, pattern=r"^[^\x00-\x1f\x7f]*$"
+    )
 
 
 def _admin(request: Request) -> None:
