@@ -191,12 +191,18 @@ class _Pass:
         when it takes no more than the extra cores left (agent work: and the slice the head leaves free)."""
         if (key, (sig, agent)) in self.excluded_failed:
             return None
+        left, spare = self.extra[key]
+        room = left + (spare if agent else 0.0) + 1e-9
+        rule = self.placer.cores_rule(job)
+        if rule is not None and rule[1] == 1.0 and job.cpus > room and self.counted[key].issuperset(rule[0]):
+            # any placement of it (whole cores on the counted pools) would cost exactly job.cpus: no need to place
+            self.excluded_failed.add((key, (sig, agent)))
+            return None
         p = self.placer.place(job, self.work.nodes, frozenset())
         if p is None:
             self.failed.add(sig)
             return None
-        left, spare = self.extra[key]
-        if self._cost(key, p) > left + (spare if agent else 0.0) + 1e-9:
+        if self._cost(key, p) > room:
             self.excluded_failed.add((key, (sig, agent)))  # the same shape costs the same: fails again
             return None
         return p
