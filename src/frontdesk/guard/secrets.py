@@ -217,6 +217,8 @@ def _assignment_is_secret(name: str, value: str) -> bool:
     if _rx(_PLACEHOLDER).match(value):
         return False
     lname = name.lower()
+    if lname.lstrip("$") in ("pwd", "oldpwd") and value.startswith(("/", "~")):
+        return False  # the shell's working directories (`env` output), not passwords
     if "pass" in lname or lname.endswith("pwd"):
         return len(value) >= 4
     if value.isdigit() or value.startswith(("/", "./", "~", "../", "http")):

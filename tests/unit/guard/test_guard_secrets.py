@@ -89,3 +89,11 @@ def test_remembered_values_are_redacted_even_without_a_pattern(request: pytest.F
     remember(token, "claude-inbox-token")
     out = redact(f"socket token {token} here, again {token}")
     assert token not in out and out.count("«redacted:claude-inbox-token:") == 2
+
+
+def test_the_shells_working_directories_are_not_passwords_but_pwd_suffixed_secrets_are() -> None:
+    env = "PWD=/home/u/proj\nOLDPWD=~/old\nDB_PWD=hunter2secret\nMYSQL_PWD=abcdefgh1\nPWD=hunter22\n"
+    out = redact(env)
+    assert "PWD=/home/u/proj\n" in out and "OLDPWD=~/old\n" in out
+    for secret in ("hunter2secret", "abcdefgh1", "hunter22"):
+        assert secret not in out
