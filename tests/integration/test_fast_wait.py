@@ -16,7 +16,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from frontdesk.api.fastwait import _parsed
+from frontdesk.api.fastsubmit import parsed_body
+from frontdesk.api.jobs import WaitBody
 
 FAST, FULL = "application/json", "application/json; charset=utf-8"
 
@@ -102,8 +103,8 @@ def test_the_fast_route_takes_exactly_the_well_formed_bodies() -> None:
     def scope(kind: bytes) -> dict[str, Any]:
         return {"headers": [(b"content-type", kind)]}
 
-    good = _parsed(scope(b"application/json"), _body(ids=[1, "2"], mode="any", timeout=1))
+    good = parsed_body(scope(b"application/json"), _body(ids=[1, "2"], mode="any", timeout=1), WaitBody)
     assert good is not None and good.ids == [1, 2] and good.mode == "any"
-    assert _parsed(scope(FULL.encode()), _body(ids=[1])) is None
+    assert parsed_body(scope(FULL.encode()), _body(ids=[1]), WaitBody) is None
     for bad in (_body(ids=[]), _body(ids=[1], bogus=1), _body(ids=[1], timeout=-1), b"[1]", b"x", b""):
-        assert _parsed(scope(b"application/json"), bad) is None, bad
+        assert parsed_body(scope(b"application/json"), bad, WaitBody) is None, bad

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Generic, TypeVar
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 from starlette.responses import Response
 
 from frontdesk.api.access import Access
@@ -26,17 +26,26 @@ from frontdesk.errors import FrontdeskError
 from frontdesk.gateway import Gateway
 from frontdesk.identity import Caller
 
-__all__ = ["ErrorAnswer", "FastSubmit", "read_body", "replay"]
+__all__ = ["ErrorAnswer", "FastRoute", "FastSubmit", "parsed_body", "read_body", "replay"]
 
 ErrorAnswer = Callable[[Access, Caller | None, str, str, FrontdeskError], Response]
 """The app's answer to a FrontdeskError: (access, caller, method, path, error) -> response."""
+
+B = TypeVar("B", bound=BaseModel)
 
 _ANSWER: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
 """The route's return type, as FastAPI serializes it (its response field's `dump_json`)."""
 
 
-class FastSubmit:
-    """Answers a well-formed `POST /v1/jobs` itself; passes everything else on unchanged."""
+class FastRoute(Generic[B]):
+    """Answers a well-formed `POST path` itself (`answer`); passes everything else on unchanged.
+
+    Well-formed: a JSON object (`Content-Type: application/json`) that `body` accepts as FastAPI would; the
+    full route answers anything else, its body replayed. A `FrontdeskError` gets the app's one error answer.
+    """
+
+    path: str
+    body: type[B]
 
     def __init__(self, app: ASGIApp, gw: Gateway, access: Access, on_error: ErrorAnswer) -> None:
         self.app = app
@@ -45,22 +54,36 @@ class FastSubmit:
         self.on_error = on_error
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] != "/v1/jobs" or scope["method"] != "POST":
+        if scope["type"] != "http" or scope["path"] != self.path or scope["method"] != "POST":
             await self.app(scope, receive, send)
             return
         messages, body = await read_body(receive)
-        parsed = _parsed(scope, body) if body is not None else None
+        parsed = parsed_body(scope, body, self.body) if body is not None else None
         if parsed is None:  # not ours to judge: the full route answers it, body replayed
             await self.app(scope, replay(messages, receive), send)
             return
         caller: Caller = scope["state"]["caller"]  # Identify ran: no caller, no request
+        answer: Response
         try:
-            result = await accept(self.gw, self.access, caller, parsed)
+            answer = await self.answer(caller, parsed)
         except FrontdeskError as exc:
             answer = self.on_error(self.access, caller, "POST", scope["path"], exc)
-        else:
-            answer = Response(_ANSWER.dump_json(result), media_type="application/json")
         await answer(scope, receive, send)
+
+    async def answer(self, caller: Caller, parsed: B) -> Response:
+        """The route's own answer to a well-formed request."""
+        raise NotImplementedError
+
+
+class FastSubmit(FastRoute[SubmitBody]):
+    """Answers a well-formed `POST /v1/jobs` itself; passes everything else on unchanged."""
+
+    path = "/v1/jobs"
+    body = SubmitBody
+
+    async def answer(self, caller: Caller, parsed: SubmitBody) -> Response:
+        result = await accept(self.gw, self.access, caller, parsed)
+        return Response(_ANSWER.dump_json(result), media_type="application/json")
 
 
 async def read_body(receive: Receive) -> tuple[list[Message], bytes | None]:
@@ -77,7 +100,7 @@ async def read_body(receive: Receive) -> tuple[list[Message], bytes | None]:
             return messages, b"".join(chunks)
 
 
-def _parsed(scope: Scope, body: bytes) -> SubmitBody | None:
+def parsed_body(scope: Scope, body: bytes, model: type[B]) -> B | None:
     """The body as the full route would validate it, or None when the full route must answer."""
     kinds = [v for k, v in scope["headers"] if k == b"content-type"]
     if kinds != [b"application/json"] or not body:
@@ -89,7 +112,7 @@ def _parsed(scope: Scope, body: bytes) -> SubmitBody | None:
     if not isinstance(data, dict):
         return None
     try:
-        return SubmitBody.model_validate(data, from_attributes=True)  # as FastAPI validates a body field
+        return model.model_validate(data, from_attributes=True)  # as FastAPI validates a body field
     except (ValidationError, RecursionError):
         return None
 
