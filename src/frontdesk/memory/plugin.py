@@ -200,6 +200,8 @@ class MemoryPlugin:
         self, kind: str, partition: str | None, report: Report, suggest: MemorySuggestion | None
     ) -> str | None:
         """Where the advice fits when the job's own partition cannot hold it (for the report's next step)."""
+        if kind not in ("host_oom", "walltime", "no_gpu") or self.gateway is None:
+            return None  # most ends: nothing to place (and no imports on a job's end path)
         from frontdesk.memory.fit import Need, advise, shapes
         from frontdesk.reports.build import suggest_walltime
 
@@ -211,8 +213,6 @@ class MemoryPlugin:
         elif kind == "no_gpu":
             need = Need(gpus=True)
         else:
-            return None
-        if self.gateway is None:
             return None
         return advise(partition, need, shapes(self.gateway.backend.inventory().pools))
 
