@@ -7,11 +7,10 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from frontdesk.guard.words import Invocation, Word
+from frontdesk.guard.words import SHELLS, Invocation, Word
 
 __all__ = ["xargs_commands", "parallel_commands"]
 
-_SHELLS = {"bash", "sh", "zsh", "dash", "ksh", "fish", "ash"}
 _XARGS_ARG_FLAGS = {
     "-I",
     "-J",
@@ -117,7 +116,7 @@ def parallel_commands(inv: Invocation, inner: Any, code: Any) -> Iterator[Invoca
 
 def _code_from_input(words: list[Word], token: str | None) -> bool:
     """`xargs bash -c`, `xargs -I{} sh -c {}`, `parallel bash -c {}`: the shell's code is the input itself."""
-    if len(words) < 2 or words[0].text.rsplit("/", 1)[-1] not in _SHELLS or words[1].text != "-c":
+    if len(words) < 2 or words[0].text.rsplit("/", 1)[-1] not in SHELLS or words[1].text != "-c":
         return False
     return len(words) == 2 or (len(words) == 3 and token is not None and words[2].text == token)
 

@@ -82,15 +82,12 @@ def job_texts(spec: Any) -> tuple[list[str], int]:
     return distinct[:MAX_SWEEP_CHECKS], len(distinct)
 
 
-_STRENGTH = {Decision.ALLOW: 0, Decision.ASK: 1, Decision.DENY: 2}
-
-
 def _strongest(texts: list[str], total: int, gctx: Any) -> tuple[str, Verdict]:
     """The first of the strongest verdicts over `texts` (stops at a deny); an ask if some texts went unread."""
     best: tuple[str, Verdict] | None = None
     for text in texts:
         verdict = check(text, gctx)
-        if best is None or _STRENGTH[verdict.decision] > _STRENGTH[best[1].decision]:
+        if best is None or verdict.decision.rank > best[1].decision.rank:
             best = (text, verdict)
             if verdict.decision is Decision.DENY:
                 return best

@@ -5,7 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
-__all__ = ["DYNAMIC", "Word", "Invocation", "Parsed", "basename"]
+__all__ = ["DYNAMIC", "SHELLS", "Word", "Invocation", "Parsed", "basename"]
+
+SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "fish", "ash"})
+"""Shells: they run `-c CODE`, a script named after them, or their stdin."""
 
 DYNAMIC = "\x00dyn"  # the value of a variable that is set but unknown here (a loop variable, `read`)
 

@@ -18,12 +18,11 @@ from frontdesk.guard.shellout import (
     sed_commands,
     shell_strings,
 )
-from frontdesk.guard.words import Invocation, Word
+from frontdesk.guard.words import SHELLS, Invocation, Word
 from frontdesk.guard.writers import file_writes
 
 __all__ = ["unwrap", "shell_strings", "positional", "VAR_RE"]
 
-_SHELLS = {"bash", "sh", "zsh", "dash", "ksh", "fish", "ash"}
 _INTERPRETERS = {
     "python",
     "python2",
@@ -91,7 +90,7 @@ def unwrap(inv: Invocation) -> Iterator[Invocation]:
 
     if prog in ("sudo", "doas", "run0", "pkexec", "env"):
         yield from _sudo_env(inv, inner)
-    elif prog in _SHELLS:
+    elif prog in SHELLS:
         yield from _shell(inv, code)
     elif prog == "eval":
         yield code(" ".join(_code_text(w) for w in args), "eval")
