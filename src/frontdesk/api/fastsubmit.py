@@ -13,6 +13,7 @@ is answered by the app's one error handler. `tests/integration/test_fast_submit.
 from __future__ import annotations
 
 import json
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
@@ -37,7 +38,7 @@ _ANSWER: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
 """The route's return type, as FastAPI serializes it (its response field's `dump_json`)."""
 
 
-class FastRoute(Generic[B]):
+class FastRoute(ABC, Generic[B]):
     """Answers a well-formed `POST path` itself (`answer`); passes everything else on unchanged.
 
     Well-formed: a JSON object (`Content-Type: application/json`) that `body` accepts as FastAPI would; the
@@ -70,9 +71,9 @@ class FastRoute(Generic[B]):
             answer = self.on_error(self.access, caller, "POST", scope["path"], exc)
         await answer(scope, receive, send)
 
+    @abstractmethod
     async def answer(self, caller: Caller, parsed: B) -> Response:
-        """The route's own answer to a well-formed request."""
-        raise NotImplementedError
+        """The route's own answer to a well-formed request (each route's code)."""
 
 
 class FastSubmit(FastRoute[SubmitBody]):
