@@ -13,7 +13,7 @@ from pathlib import Path
 from facility_helpers import SYSTEM_PY, Facility, user_env
 
 from frontdesk.api.connection import MAX_PER_PEER
-from unix_users import ensure_user
+from unix_users import ensure_user, reachable
 
 HOG = Path(__file__).with_name("conn_hog.py")
 
@@ -21,7 +21,8 @@ HOG = Path(__file__).with_name("conn_hog.py")
 def test_one_users_connections_are_capped_and_the_others_still_answered(facility: Facility) -> None:
     ensure_user("fdpr27a")
     ensure_user("fdpr27b")
-    argv = ["runuser", "-u", "fdpr27a", "--", *user_env("fdpr27a"), SYSTEM_PY, str(HOG), str(facility.socket)]
+    hog_script = str(reachable(HOG))  # run as fdpr27a: the checkout may sit under a 0700 directory
+    argv = ["runuser", "-u", "fdpr27a", "--", *user_env("fdpr27a"), SYSTEM_PY, hog_script, str(facility.socket)]
     hog = subprocess.Popen(
         [*argv, str(MAX_PER_PEER + 40)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd="/tmp"
     )
