@@ -13,13 +13,19 @@ def _open_log(path: str | os.PathLike[str], owner: int | None) -> int:
 
     Never blocks (a FIFO named as the output is refused, not waited on). A root gateway reading another
     user's job (`owner`, that user's uid) reads only files that user owns: an output path the user chose
-    (sbatch -o, a symlink in their directory) never hands them a file only root may read."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
-    st = os.fstat(fd)
-    if not stat.S_ISREG(st.st_mode) or (owner not in (None, 0) and os.geteuid() == 0 and st.st_uid != owner):
-        os.close(fd)
-        raise PermissionError(f"{os.fspath(path)!r}: not a log file of the job's user")
-    return fd
+    (sbatch -o, a symlink in their directory) never hands them a file only root may read.
+
+    The path is first taken with O_PATH, which opens nothing: only a regular file (the user's, where that
+    matters) is then opened, through that very descriptor. Opening is itself an action on a device or a FIFO
+    (a watchdog arms, a tape rewinds, a blocked writer is let go), and `sbatch -o /dev/...` names any."""
+    where = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    try:
+        st = os.fstat(where)
+        if not stat.S_ISREG(st.st_mode) or (owner not in (None, 0) and os.geteuid() == 0 and st.st_uid != owner):
+            raise PermissionError(f"{os.fspath(path)!r}: not a log file of the job's user")
+        return os.open(f"/proc/self/fd/{where}", os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    finally:
+        os.close(where)
 
 
 def read_tail(path: str | os.PathLike[str] | None, max_bytes: int = 64 * 1024, *, owner: int | None = None) -> str:
