@@ -26,7 +26,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         view = fetch_view()
     except FrontdeskError as exc:
         gateway_down("squeue", args_in, exc)
-    rc, out, err = answer(args_in, os.environ, current_user(), view)
+    try:
+        rc, out, err = answer(args_in, os.environ, current_user(), view)
+    except Passthrough as exc:  # too large an answer to build from the view
+        exec_real("squeue", args_in, str(exc))
     sys.stdout.write(out)
     sys.stderr.write(err)
     return rc

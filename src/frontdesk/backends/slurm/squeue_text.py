@@ -23,8 +23,8 @@ from frontdesk.backends.slurm.clitext import (
 )
 
 # fmt: off
-__all__ = ["DEFAULT_FORMAT", "LONG_FORMAT", "Passthrough", "answer", "expand_tasks", "format_rows", "has_clock",
-           "select_rows", "sort_rows", "stale_note"]
+__all__ = ["DEFAULT_FORMAT", "LONG_FORMAT", "MAX_ANSWER_CHARS", "MAX_WIDTH", "Passthrough", "answer",
+           "check_format", "expand_tasks", "format_rows", "has_clock", "select_rows", "sort_rows", "stale_note"]
 # fmt: on
 
 DEFAULT_FORMAT = "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R"
@@ -49,6 +49,13 @@ _REASON_STATES = {"PENDING", "TIMEOUT", "OUT_OF_MEMORY", "DEADLINE", "FAILED"}
 _UNCUT = {"M", "l", "L"}
 """Durations squeue widens instead of cutting."""
 _SPEC = re.compile(r"%(\.?)(\d*)([A-Za-z%])")
+MAX_WIDTH = 10_000
+"""A wider `%.Ni` field is passed to the real squeue: the gateway renders these answers (and keeps them in
+files), so `%.100000000i` would cost it 100 MB a row and `%.99999999999i` a MemoryError."""
+MAX_ANSWER_CHARS = 16 << 20
+"""A longer answer is passed to the real squeue (many wide fields, many rows): the gateway never builds it."""
+_CACHED_ARGV_CHARS = 4096
+"""Longer command lines are parsed each time, not cached (4,096 cached 1 MB bodies would hold 4 GB)."""
 _HEADERS = {
     "i": "JOBID",
     "A": "JOBID",
@@ -195,6 +202,14 @@ def _array_id(job: Mapping[str, str]) -> str:
     return f"{array}_{task}" if task.isdigit() else f"{array}_[{task}]"
 
 
+def check_format(fmt: str) -> None:
+    """Raise Passthrough for a format whose field widths the gateway will not render (see MAX_WIDTH)."""
+    for m in _SPEC.finditer(fmt):
+        width = m.group(2)
+        if width and (len(width) > len(str(MAX_WIDTH)) or int(width) > MAX_WIDTH):
+            raise Passthrough(f"a field width over {MAX_WIDTH}")
+
+
 def _render(fmt: str, job: Mapping[str, str] | None) -> str:
     out, pos = [], 0
     for m in _SPEC.finditer(fmt):
@@ -213,8 +228,14 @@ def _render(fmt: str, job: Mapping[str, str] | None) -> str:
 
 def format_rows(jobs: Sequence[Mapping[str, str]], fmt: str, header: bool) -> str:
     """squeue's text for these jobs in this -o format."""
+    check_format(fmt)
     lines = [_render(fmt, None)] if header else []
-    lines += [_render(fmt, job) for job in jobs]
+    size = sum(len(line) for line in lines)
+    for job in jobs:
+        lines.append(_render(fmt, job))
+        size += len(lines[-1]) + 1
+        if size > MAX_ANSWER_CHARS:
+            raise Passthrough(f"an answer over {MAX_ANSWER_CHARS >> 20} MiB")
     return "".join(line + "\n" for line in lines)
 
 
@@ -307,9 +328,15 @@ class Passthrough(Exception):
     """This command line needs the real squeue (a flag the view cannot answer)."""
 
 
-@functools.lru_cache(maxsize=4096)
 def _parse(args_in: tuple[str, ...]) -> argparse.Namespace:
-    """Parsed once per command line: the gateway re-renders the same ones every snapshot (read only)."""
+    """Parsed once per (short) command line: the gateway re-renders the same ones every snapshot (read only)."""
+    if sum(len(a) for a in args_in) > _CACHED_ARGV_CHARS:
+        return _parser().parse_args(list(args_in))
+    return _parse_cached(args_in)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_cached(args_in: tuple[str, ...]) -> argparse.Namespace:
     return _parser().parse_args(list(args_in))
 
 
@@ -333,6 +360,8 @@ def answer(
         raise Passthrough("positional arguments")
     if environ.get("SQUEUE_FORMAT2") and not args.format:
         raise Passthrough("SQUEUE_FORMAT2 (the -O field list)")
+    fmt = args.format or (LONG_FORMAT if args.long else environ.get("SQUEUE_FORMAT") or DEFAULT_FORMAT)
+    check_format(fmt)
     if view is None:
         return 0, "", ""
     users = split_list(args.user) + ([me] if args.me else [])
@@ -359,7 +388,6 @@ def answer(
     order = args.sort or environ.get("SQUEUE_SORT")
     if order:
         rows = sort_rows(rows, order)
-    fmt = args.format or (LONG_FORMAT if args.long else environ.get("SQUEUE_FORMAT") or DEFAULT_FORMAT)
     return 0, head + format_rows(rows, fmt, header=not args.noheader), stale_note(view)
 
 
