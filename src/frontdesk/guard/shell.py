@@ -377,4 +377,6 @@ class _Walker(WordReader):
                     sub.upstream = sub.upstream or list(inv.upstream)
                     sub.env = {**inner.env, **sub.env}
                 continue
+            if inner.cwd and inner.cwd.startswith("~"):  # docker run -v ~:/h -w /h: the mapped workdir
+                inner.cwd = (self.env or {}).get("HOME", "~") + inner.cwd[1:]
             self._emit(inner, depth + 1)

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import re
 import shlex
+from dataclasses import replace
 from collections.abc import Iterator
 from typing import Any
 
 from frontdesk.guard.guess import GUESSED, guess_inner
 from frontdesk.guard.lookthrough import LOOK_THROUGH, command_after, opt_width
+from frontdesk.guard.mounts import CONTAINERS, contained, map_text
 from frontdesk.guard.perinput import parallel_commands, xargs_commands
 from frontdesk.guard.shellout import (
     LATER,
@@ -78,7 +80,7 @@ def unwrap(inv: Invocation) -> Iterator[Invocation]:
             redirects=inv.redirects,
             upstream=inv.upstream,
             via=inv.via + [tag],
-            cwd=inv.cwd,
+            cwd=extra.pop("cwd", inv.cwd),
             stdin_from=inv.stdin_from,
             stdin_text=extra.pop("stdin_text", inv.stdin_text),
             stdin_partial=extra.pop("stdin_partial", inv.stdin_partial),
@@ -114,6 +116,8 @@ def unwrap(inv: Invocation) -> Iterator[Invocation]:
         yield from _interpreter(inv, inner, code)
     elif prog in _DB_CLIENTS and inv.stdin_text is not None:
         inv.inline_code = inv.stdin_text  # SQL on stdin: matched by code_regex rules
+    elif prog in CONTAINERS and (box := contained(prog, args, inv.cwd)) is not None:
+        yield from _in_container(prog, box, inner)
     elif prog in LOOK_THROUGH:
         yield from _looked_through(inv, inner, code)
     elif (guessed := guess_inner(prog, args)) is not None:
@@ -132,6 +136,16 @@ def _looked_through(inv: Invocation, inner: Any, code: Any) -> Iterator[Invocati
         yield code(text, prog)
     if words:
         yield inner(words, prog)
+
+
+def _in_container(prog: str, box: Any, inner: Any) -> Iterator[Invocation]:
+    """`docker run -v ~:/h IMG rm -rf /h`: the inner command with each mount target put back to its host path."""
+    if not box.argv:
+        return
+    words = [w if (t := map_text(w.text, box.mounts)) == w.text else replace(w, text=t) for w in box.argv]
+    workdir = map_text(box.workdir, box.mounts) if box.workdir else None
+    extra = {"cwd": workdir} if workdir and workdir != box.workdir else {}
+    yield inner(words, f"{prog} run", **extra)
 
 
 def _sbatch_wrap(args: list[Word]) -> Iterator[str]:

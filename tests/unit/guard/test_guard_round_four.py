@@ -1,0 +1,93 @@
+"""The guard's fourth round: gaps left by round three, closed as classes.
+
+- a container, sandbox or chroot that maps a host path in, then acts on it (`docker run -v ~:/h IMG rm -rf /h`);
+- here-strings after another redirection (`cat > F <<< X`), which the grammar cannot parse;
+- `xargs -I{}` (and loops) filling in the entries of a directory the line lists (`ls ~ | xargs -I{} rm -rf ~/{}`);
+- destroying a file's content without deleting it (truncate, shred, fallocate --punch-hole) over a whole tree;
+- interpreters and tools that run code from an option (`emacs --eval`, `nvim --cmd`, `sqlite3 .shell`, ...).
+
+Canaries only: every command here is a string the guard reads, never runs.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from frontdesk.guard.checker import check
+from frontdesk.guard.model import Decision
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "data" / "guard"))
+from corpus_loader import corpus_context  # noqa: E402
+
+CTX = corpus_context()  # HOME=/home/alice, cwd ~/project, workstation
+
+
+def verdict(command: str) -> tuple[Decision, str | None]:
+    result = check(command, CTX)
+    return result.decision, result.rule
+
+
+# -- containers, sandboxes and chroots that map a host path in ------------------------------------------
+MOUNTED = [
+    ("docker run -v ~:/h img rm -rf /h", "fs.rm-root"),
+    ("docker run --rm -v $HOME:/host alpine rm -rf /host", "fs.rm-root"),
+    ("docker run --rm -it --volume=/home/alice:/w ubuntu rm -rf /w/", "fs.rm-root"),
+    ("docker run --mount type=bind,source=/home/alice,target=/h img rm -rf /h", "fs.rm-root"),
+    ("podman run --mount type=bind,src=/,dst=/mnt img rm -rf /mnt", "fs.rm-root"),
+    ("nerdctl run -v /:/mnt img rm -rf /mnt", "fs.rm-root"),
+    ("docker container run -v /:/host img chroot /host rm -rf /", "fs.rm-root"),
+    ("docker run -v ~:/h img sh -c 'rm -rf /h/*'", "fs.rm-root"),
+    ("docker run --entrypoint sh -v ~:/h img -c 'rm -rf /h'", "fs.rm-root"),
+    ("docker run -v ~:/h -w /h img rm -rf .", "fs.rm-root"),
+    ("docker run -v ~/.ssh:/k:ro img rm -rf /k", "fs.rm-protected"),
+    ("apptainer exec --bind ~:/h img.sif rm -rf /h", "fs.rm-root"),
+    ("singularity exec -B /home/alice:/data img.sif rm -rf /data", "fs.rm-root"),
+    ("apptainer run -B /tmp,/home/alice:/d img.sif rm -rf /d", "fs.rm-root"),
+    ("apptainer exec --bind /scratch/alice:/s img.sif rm -rf /s", "fs.rm-protected"),
+    ("bwrap --bind ~ /h rm -rf /h", "fs.rm-root"),
+    ("bwrap --ro-bind /usr /usr --bind ~ /home/u --chdir /home/u rm -rf .", "fs.rm-root"),
+    ("systemd-nspawn -D /srv/c --bind ~:/h rm -rf /h", "fs.rm-root"),
+    ("systemd-nspawn -D ~ rm -rf /", "fs.rm-root"),
+    ("chroot ~ rm -rf /", "fs.rm-root"),
+    ("docker run -v /home/alice:/h img mkfs.ext4 /dev/fd-does-not-exist", "disk.wipe"),
+]
+
+
+@pytest.mark.parametrize(("command", "rule"), MOUNTED)
+def test_a_container_acting_on_a_mapped_host_path_is_checked_on_the_host_path(command: str, rule: str) -> None:
+    assert verdict(command) == (Decision.DENY, rule), command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "docker run -v ~/.ssh:/s img cat /s/id_rsa",
+        "podman run --mount type=bind,src=/home/alice/.ssh,dst=/k img cat /k/id_ed25519",
+    ],
+)
+def test_reading_keys_through_a_mount_is_reading_keys(command: str) -> None:
+    assert verdict(command) == (Decision.ASK, "secret.read"), command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        'docker run --rm -it -v "$PWD":/work -w /work python:3.12 python train.py',
+        "docker run --rm -v $(pwd):/src -w /src node:20 npm test",
+        "docker run --gpus all --rm nvidia/cuda:12.2.0-base nvidia-smi",
+        "docker run -d -p 8080:80 --name web nginx",
+        "docker run --rm -v ~/data:/data img rm -rf /data/tmp",
+        "docker run --rm -v cache:/root/.cache img pip install -r requirements.txt",
+        "apptainer exec img.sif python train.py",
+        "singularity run --nv -B /data img.sif python x.py",
+        "apptainer exec --bind /scratch/alice/run1:/out img.sif rm -rf /out/tmp",
+        "bwrap --ro-bind / / --dev /dev --tmpfs /tmp python3 sandboxed.py",
+        "docker build -t x .",
+        "docker run img",
+    ],
+)
+def test_ordinary_container_runs_stay_allowed(command: str) -> None:
+    assert verdict(command)[0] is Decision.ALLOW, command
