@@ -102,7 +102,7 @@ class _Walker(WordReader):
         try:
             root = _get_parser().parse(safe).root_node
             self._stmt(root, depth, via or [], [])
-            return bool(root.has_error)
+            return bool(root.has_error) and not (b"<<<" in safe and _only_split_herestrings(root, self._t))
         finally:
             self.src = saved
 
@@ -213,10 +213,15 @@ class _Walker(WordReader):
         words: list[Word] = []
         stdin_text: str | None = None
         tails: list[Any] = []
+        here = False
         for child in node.named_children:
             if body is not None and child.id == body.id:
                 continue
-            red = self._redirect(child, depth, via)
+            if _split_herestring(child, self._t):
+                here = True  # `cat > F <<< X`: the grammar reads `<<<` after a redirection as `<<` and `< X`
+                continue
+            red = self._redirect(child, depth, via, herestring=here)
+            here = False
             reds.extend(red.reds)
             words.extend(red.words)
             stdin_text = red.stdin_text if red.stdin_text is not None else stdin_text
@@ -380,3 +385,27 @@ class _Walker(WordReader):
             if inner.cwd and inner.cwd.startswith("~"):  # docker run -v ~:/h -w /h: the mapped workdir
                 inner.cwd = (self.env or {}).get("HOME", "~") + inner.cwd[1:]
             self._emit(inner, depth + 1)
+
+
+def _split_herestring(node: Any, text: Any) -> bool:
+    """An ERROR node that is the `<<` of a here-string the grammar split after another redirection."""
+    nxt = node.next_named_sibling
+    return (
+        node.type == "ERROR"
+        and text(node).strip() == "<<"
+        and nxt is not None
+        and nxt.type == "file_redirect"
+        and text(nxt).startswith("<")
+        and nxt.start_byte == node.end_byte
+    )
+
+
+def _only_split_herestrings(root: Any, text: Any) -> bool:
+    """Whether every parse error in the tree is a here-string split after another redirection."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.is_missing or node.type == "ERROR" and not _split_herestring(node, text):
+            return False
+        stack.extend(c for c in node.children if c.has_error or c.is_missing)
+    return True

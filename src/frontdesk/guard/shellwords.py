@@ -132,7 +132,7 @@ class WordReader:
                 words.append(Word(child.type, child.type))
         self._emit(Invocation(words, env=env, via=list(via), cwd=self.cwd), depth)
 
-    def _redirect(self, node: Any, depth: int, via: list[str]) -> Redirect:
+    def _redirect(self, node: Any, depth: int, via: list[str], herestring: bool = False) -> Redirect:
         """One redirection: its operator and target, the words the grammar wrongly hung on it
         (`rm -rf 2>/dev/null ~`: `~` is an argument), a heredoc or here-string body, statements after it."""
         out = Redirect()
@@ -161,11 +161,12 @@ class WordReader:
                     target = word
                 else:
                     out.words.append(word)
+        herestring = herestring or node.type == "herestring_redirect"
         if target is not None:
-            out.reds.append((op, target))
-            if node.type == "herestring_redirect" and target.dynamic:
+            out.reds.append(("<<<" if herestring else op, target))
+            if herestring and target.dynamic:
                 out.stdin_from.extend(target.subst_programs)  # `bash <<< $(X)`: code only X knows
-            elif node.type == "herestring_redirect":
+            elif herestring:
                 out.stdin_text = target.text + "\n"
         return out
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import replace
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 from frontdesk.guard.guess import GUESSED, guess_inner

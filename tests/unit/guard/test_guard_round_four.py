@@ -91,3 +91,28 @@ def test_reading_keys_through_a_mount_is_reading_keys(command: str) -> None:
 )
 def test_ordinary_container_runs_stay_allowed(command: str) -> None:
     assert verdict(command)[0] is Decision.ALLOW, command
+
+
+# -- here-strings after another redirection (the grammar splits `<<<` into `<<` and `< X`) -------------------
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("cat > F <<< X", (Decision.ALLOW, None)),
+        ("cat 2>/dev/null <<< X", (Decision.ALLOW, None)),
+        ("cat > notes.txt <<< 'hello world'", (Decision.ALLOW, None)),
+        ('cat > F <<< "$(date)"', (Decision.ALLOW, None)),
+        ("python3 - > out.txt <<< 'print(1)'", (Decision.ALLOW, None)),
+        ("bash > /tmp/log <<< 'rm -rf ~'", (Decision.DENY, "fs.rm-root")),
+        ("bash 2>&1 <<< 'rm -rf ~'", (Decision.DENY, "fs.rm-root")),
+        ("cat >> ~/.bashrc <<< 'rm -rf ~'", (Decision.DENY, "fs.rm-root")),
+        ("cat > x.sh <<< 'rm -rf ~' && bash x.sh", (Decision.DENY, "fs.rm-root")),
+        ("crontab - 2>/dev/null <<< '* * * * * rm -rf ~'", (Decision.DENY, "fs.rm-root")),
+        ("ssh host > out.log <<< 'rm -rf ~'", (Decision.DENY, "fs.rm-root")),
+        ("sudo bash > /dev/null <<< 'mkfs.ext4 /dev/fd-does-not-exist'", (Decision.DENY, "disk.wipe")),
+        ("cat > F <<", (Decision.ASK, "parse.error")),  # a real parse error stays one
+    ],
+)
+def test_a_here_string_after_another_redirection_is_read_as_one(
+    command: str, expected: tuple[Decision, str | None]
+) -> None:
+    assert verdict(command) == expected, command
