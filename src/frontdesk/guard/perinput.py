@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -65,6 +66,10 @@ def xargs_commands(inv: Invocation, inner: Any, code: Any) -> Iterator[Invocatio
     )
     if not items or tag == "xargs -a" or inv.stdin_partial:  # some input the line does not show
         yield inner(words + [Word("", "{xargs}", dynamic=True)], tag, stdin_text=None)
+        if inv.stdin_lists and tag == "xargs":  # `ls ~ | xargs -I{} rm -rf ~/{}`: every entry of ~, as ~/*
+            listed = _each_entry(words, replace, inv.stdin_lists, inv.cwd)
+            if listed is not None:
+                yield inner(listed, "xargs", stdin_text=None)
     if not items or tag == "xargs -a":
         return
     for item in items:
@@ -99,6 +104,10 @@ def parallel_commands(inv: Invocation, inner: Any, code: Any) -> Iterator[Invoca
         if not values:  # a shell whose code is each input line: stdin-exec
             yield inner(template[:1], "parallel", stdin_text=None)
         return
+    if not values and not _stdin_items(inv) and inv.stdin_lists and template:
+        listed = _each_entry(template, "{}", inv.stdin_lists, inv.cwd)  # `ls ~ | parallel rm -rf ~/{}`
+        if listed is not None:
+            yield inner(listed, "parallel", stdin_text=None)
     values = values or _stdin_items(inv) or [""]
     for value in values:
         if not template:
@@ -112,6 +121,25 @@ def parallel_commands(inv: Invocation, inner: Any, code: Any) -> Iterator[Invoca
             yield code(words[0].text, "parallel")
         else:
             yield inner(words, "parallel", stdin_text=None)
+
+
+def _each_entry(words: list[Word], token: str | None, listed: str, cwd: str | None) -> list[Word] | None:
+    """The command run once per entry of `listed`, written with the glob of all of them: each word
+    `PREFIX{}` whose PREFIX is the listed directory becomes `PREFIX*`; with no token, the entries are
+    names relative to the working directory, so they stand for `*` only when that is the listed one."""
+    here = os.path.normpath(cwd or ".")
+    if token is None:
+        return [*words, Word("*", "*")] if here == listed else None
+    out: list[Word] = []
+    hit = False
+    for w in words:
+        prefix, found, rest = w.text.partition(token)
+        if found and not rest.strip("/") and os.path.normpath(os.path.join(here, prefix or ".")) == listed:
+            out.append(Word(prefix + "*", w.raw))
+            hit = True
+        else:
+            out.append(w)
+    return out if hit else None
 
 
 def _code_from_input(words: list[Word], token: str | None) -> bool:

@@ -18,6 +18,7 @@ from typing import Any
 
 from frontdesk.guard.shelltext import (
     find_fed,
+    listed_dir,
     loop_tag,
     own_commands,
     passes_on,
@@ -81,6 +82,7 @@ class _Walker(WordReader):
         self._loop_walks = 0
         self.written: dict[str, str] = {}  # echo CMD > x.sh: what the line writes, by absolute path
         self._feed: str | None = None  # stdin text for the next simple command (`echo X | bash`)
+        self._lists: str | None = None  # the directory the previous pipeline stage lists (`ls ~ |`)
         self._partial = False
         self.nested_error = False
         self.aliases: dict[str, str] = {}  # ... of which only a part is known (`(crontab -l; echo X) | crontab -`)
@@ -176,6 +178,7 @@ class _Walker(WordReader):
         via = via + [tag] if tag else via
         var = node.child_by_field_name("variable")
         items: list[Word] = []
+        start = len(self.out)
         for child in node.named_children:
             if child.type in (
                 "word",
@@ -193,8 +196,12 @@ class _Walker(WordReader):
         self._loop_walks += len(items) if known else 0
         body = node.child_by_field_name("body")
         before = len(self.out)
+        values = [w.text for w in items] if known and var is not None else [DYNAMIC]
+        subs = [inv for inv in self.out[start:] if inv.program]
+        if len(items) == 1 and items[0].dynamic and len(subs) == 1 and listed_dir(subs[0], self.cwd) is not None:
+            values = ["*"]  # `for f in $(ls ~); do rm -rf ~/$f`: each entry of ~, as ~/*
         # `for d in build ~; do rm -rf $d; done`: a list the line shows is walked once per value
-        for value in [w.text for w in items] if known and var is not None else [DYNAMIC]:
+        for value in values:
             if var is not None:
                 self._set(self._t(var), value)
             if body is not None:
@@ -249,20 +256,22 @@ class _Walker(WordReader):
         last = len(node.named_children) - 1
         finds: list[Invocation] = []
         finds_last: list[Invocation] = []
+        lists: str | None = None
         for k, child in enumerate(node.named_children):
             before = len(self.out)
-            self._feed = feed
+            self._feed, self._lists = feed, lists
             # `yes | head > f`: the grammar hangs the redirection on the whole pipeline; output goes to the
             # last command only, input comes to the first only
             reds = [(op, w) for op, w in redirects if (k == 0 if op.startswith("<") else k == last)]
             self._stmt(child, depth, via, reds)
-            self._feed = None
+            self._feed, self._lists = None, None
             # `(echo a; echo b) | bash`: the stage's output is what its commands print; `(crontab -l; echo X)`
             # prints X after text the line does not show (partial: the known part is read, the rest is unknown)
             own = own_commands(self.out[before:], via)  # `sudo echo X | bash`: echo's output, not sudo's
             texts = [passes_on(inv) for inv in own]
             known = [t for t in texts if t is not None]
             feed = "".join(known) if known else None
+            lists = listed_dir(own[0], self.cwd) if len(own) == 1 else None
             self._partial = feed is not None and len(known) < len(texts)
             for inv in self.out[before:]:
                 if not inv.upstream:
@@ -284,6 +293,7 @@ class _Walker(WordReader):
         stdin_text: str | None = None,
     ) -> None:
         feed, self._feed = self._feed, None
+        lists, self._lists = self._lists, None
         partial = self._partial and stdin_text is None and feed is not None
         fed_by, self._upstream = self._upstream, None
         stdin_text = stdin_text if stdin_text is not None else feed
@@ -329,6 +339,7 @@ class _Walker(WordReader):
             stdin_from=stdin_from,
             stdin_text=stdin_text,
             stdin_partial=partial,
+            stdin_lists=lists if stdin_text is None else None,
         )
         self._emit(inv, depth)
 

@@ -12,6 +12,7 @@ from frontdesk.guard.lookthrough import LOOK_THROUGH
 from frontdesk.guard.words import Invocation, Word
 
 __all__ = [
+    "listed_dir",
     "STATEMENTS",
     "Redirect",
     "loop_tag",
@@ -74,6 +75,22 @@ def passes_on(inv: Invocation) -> str | None:
     if (prog == "cat" and not args or prog == "tee") and not inv.stdin_partial:
         return inv.stdin_text  # tee passes its input on as well as writing it
     return None
+
+
+_LS_FLAGS = re.compile(
+    r"-[1aAUfrtSXvcuBGNh]+|--(all|almost-all|reverse|ignore-backups|group-directories-first|sort=\w+|time=\w+)"
+)
+
+
+def listed_dir(inv: Invocation, cwd: str | None) -> str | None:
+    """The directory whose entry names `ls [DIR]` prints, one a line (not `ls -d`, `-l`, `-R` or several dirs)."""
+    if inv.program != "ls" or inv.redirects:
+        return None
+    dirs = [w for w in inv.args if not _LS_FLAGS.fullmatch(w.text)]
+    if len(dirs) > 1 or any(w.dynamic or w.unset_vars or w.is_flag or "*" in w.text for w in dirs):
+        return None
+    text = dirs[0].text if dirs else "."
+    return posixpath.normpath(posixpath.join(inv.cwd or cwd or ".", text))
 
 
 def _printf(fmt: str, values: list[str]) -> str:

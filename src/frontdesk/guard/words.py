@@ -47,6 +47,8 @@ class Invocation:
     """What it reads on stdin when that is known: a heredoc or here-string body, `echo TEXT |`."""
     stdin_partial: bool = False
     """stdin_text is only part of the input: `(crontab -l; echo X) |` also passes on text the line does not show."""
+    stdin_lists: str | None = None
+    """The directory whose entry names stdin is, one a line (`ls ~ |`): what `xargs -I{} rm -rf ~/{}` fills in."""
 
     @cached_property
     def program(self) -> str:

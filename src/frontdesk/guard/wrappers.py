@@ -84,6 +84,7 @@ def unwrap(inv: Invocation) -> Iterator[Invocation]:
             stdin_from=inv.stdin_from,
             stdin_text=extra.pop("stdin_text", inv.stdin_text),
             stdin_partial=extra.pop("stdin_partial", inv.stdin_partial),
+            stdin_lists=extra.pop("stdin_lists", inv.stdin_lists),
             **extra,
         )
 

@@ -116,3 +116,33 @@ def test_a_here_string_after_another_redirection_is_read_as_one(
     command: str, expected: tuple[Decision, str | None]
 ) -> None:
     assert verdict(command) == expected, command
+
+
+# -- the entries of a listed directory, filled in one at a time ---------------------------------------------
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("ls ~ | xargs -I{} rm -rf ~/{}", (Decision.DENY, "fs.rm-root")),
+        ("ls ~ | xargs -I % rm -rf ~/%", (Decision.DENY, "fs.rm-root")),
+        ('ls -A ~ | xargs -I{} rm -rf "$HOME/{}"', (Decision.DENY, "fs.rm-root")),
+        ("ls ~ | sudo xargs -I{} rm -rf ~/{}", (Decision.DENY, "fs.rm-root")),
+        ("ls ~ | xargs -i rm -rf ~/{}", (Decision.DENY, "fs.rm-root")),
+        ("cd ~ && ls | xargs -I{} rm -rf {}", (Decision.DENY, "fs.rm-root")),
+        ("cd ~ && ls | xargs rm -rf", (Decision.DENY, "fs.rm-root")),
+        ("ls ~ | parallel rm -rf ~/{}", (Decision.DENY, "fs.rm-root")),
+        ("for f in $(ls ~); do rm -rf ~/$f; done", (Decision.DENY, "fs.rm-root")),
+        ('for f in `ls -A ~`; do rm -rf "$HOME/$f"; done', (Decision.DENY, "fs.rm-root")),
+        ("ls ~/data | xargs -I{} rm -rf ~/data/{}", (Decision.ASK, "fs.rm-wide")),
+        ("ls | xargs -I{} rm -rf {}", (Decision.ASK, "fs.rm-wide")),
+        ("ls /tmp/build | xargs -I{} rm -rf /tmp/build/{}", (Decision.ALLOW, None)),
+        ("ls ~ | xargs -I{} du -sh ~/{}", (Decision.ALLOW, None)),
+        ("ls ~/data | xargs -I{} cp ~/data/{} /tmp/", (Decision.ALLOW, None)),
+        ("ls *.log | xargs -I{} rm {}", (Decision.ALLOW, None)),
+        ("ls ~/data | parallel gzip ~/data/{}", (Decision.ALLOW, None)),
+        ("for f in $(ls ~/data); do python proc.py ~/data/$f; done", (Decision.ALLOW, None)),
+    ],
+)
+def test_each_entry_of_a_listed_directory_is_the_directorys_glob(
+    command: str, expected: tuple[Decision, str | None]
+) -> None:
+    assert verdict(command) == expected, command
