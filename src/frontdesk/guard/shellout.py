@@ -30,7 +30,7 @@ def _rx(pattern: str, flags: int = 0) -> re.Pattern[str]:
 
 # Shell commands inside interpreter code: os.system("..."), subprocess.run("...", shell=True), `...`.
 _SHELL_OUT_RX: tuple[str, int] = (
-    r"""(?:\bsystem|\bpopen|\bexec(?:Sync)?|\bspawnSync|check_output|check_call|\bcall|\brun|Popen|getoutput|"""
+    r"""(?:\bsystem|\bpopen|\bexecute|\bexec(?:Sync)?|\bspawnSync|check_output|check_call|\bcall|\brun|Popen|getoutput|"""
     r"""getstatusoutput|%x)\s*[\(\{]\s*[rbf]?(["'])((?:\\.|(?!\1).)*)\1|`([^`]+)`|%x\{([^}]*)\}""",
     re.S,
 )
@@ -70,7 +70,51 @@ def shell_strings(code: str) -> list[str]:
             words.insert(0, shlex.quote(prog))
         if len(words) > 1 and _all_literal(inside, len(items)):
             out.append(" ".join(words))
+    out.extend(_lisp_and_trees(code))
     return out[:8]
+
+
+# Lisp (emacs --eval): (shell-command "CMD"), (call-process-shell-command "CMD"), (call-process "rm" nil nil nil ...)
+_LISP_SHELL = (
+    r"""\((?:async-)?shell-command(?:-to-string)?\s+"((?:\\.|[^"\\])*)"|"""
+    r"""\((?:call|start)-process-shell-command\s+(?:"[^"]*"\s+\S+\s+)?"((?:\\.|[^"\\])*)"|"""
+    r"""\((?:call-process|process-file|process-lines)\s+"([^"]+)"((?:\s+(?:nil|t|"[^"]*"))*)"""
+)
+# A home directory written in interpreter code: each is `~` to the shell.
+_HOME_EXPR = (
+    r"""os\.path\.expanduser\(\s*['"]~['"]\s*\)|(?:pathlib\.)?Path\.home\(\)|os\.environ\[\s*['"]HOME['"]\s*\]|"""
+    r"""os\.getenv\(\s*['"]HOME['"]\s*\)|\$ENV\{HOME\}|ENV\[\s*['"]HOME['"]\s*\]|Dir\.home|"""
+    r"""(?:require\(\s*['"]os['"]\s*\)|\bos)\.homedir\(\)|Sys\.getenv\(\s*['"]HOME['"]\s*\)|"""
+    r"""Deno\.env\.get\(\s*['"]HOME['"]\s*\)|process\.env\.HOME|\(getenv\s+"HOME"\)|path\.expand\(\s*['"]~['"]\s*\)"""
+)
+# Code that deletes a whole tree: shutil.rmtree(P), rmtree(P), FileUtils.rm_rf(P), fs.rmSync(P, ...), unlink(P,
+# recursive=TRUE), Deno.removeSync(P, ...), (delete-directory P t): read as `rm -rf P` for a literal or a home.
+_TREE_DELETE = (
+    r"""(?:shutil\.rmtree|\brmtree|\bremove_tree|FileUtils\.(?:rm_rf|rm_r|remove_dir|remove_entry(?:_secure)?)|"""
+    r"""\brmSync|\brmdirSync|Deno\.remove(?:Sync)?|\bunlink(?=\s*\([^)]*recursive\s*=\s*T)|"""
+    r"""\(delete-directory)\s*\(?\s*(?:(?P<home>"""
+    + _HOME_EXPR
+    + r""")|'(?P<sq>[^'\\]*)'|"(?P<dq>[^"\\]*)"|\(expand-file-name\s+"(?P<el>[^"\\]*)"\))"""
+)
+
+
+def _lisp_and_trees(code: str) -> Iterator[str]:
+    """Shell commands in Lisp forms, and whole-tree deletions in any interpreter's code, as shell text."""
+    if "(" not in code:
+        return
+    if "-process" in code or "shell-command" in code:
+        for m in _rx(_LISP_SHELL).finditer(code):
+            if m.group(1) or m.group(2):
+                yield (m.group(1) or m.group(2)).replace('\\"', '"')
+            elif m.group(3):
+                args = [a for a in re.findall(r'"([^"]*)"', m.group(4) or "")]
+                yield " ".join(shlex.quote(w) for w in [m.group(3), *args])
+    for m in _rx(_TREE_DELETE).finditer(code):
+        path = "~" if m.group("home") else m.group("sq") or m.group("dq") or m.group("el") or ""
+        if path:
+            yield "rm -rf " + (
+                "~/" + shlex.quote(path[2:]) if path.startswith("~/") else path if path == "~" else shlex.quote(path)
+            )
 
 
 def _all_literal(inside: str, count: int) -> bool:
@@ -184,7 +228,31 @@ def sed_commands(inv: Invocation, code: Callable[[str, str], Invocation]) -> Ite
 # Programs that keep shell code to run later, on a signal or on a key press: alias values, at/batch/crontab
 # bodies, trap handlers, vim :!, git config commands, Tcl/expect exec and spawn, make recipes fed on stdin.
 LATER = frozenset(
-    ("alias", "at", "batch", "crontab", "trap", "vim", "vi", "nvim", "ex", "view", "git", "expect", "tclsh", "wish")
+    (
+        "alias",
+        "at",
+        "batch",
+        "crontab",
+        "trap",
+        "vim",
+        "vi",
+        "nvim",
+        "ex",
+        "view",
+        "git",
+        "expect",
+        "tclsh",
+        "wish",
+        "emacs",
+        "emacsclient",
+        "sqlite3",
+        "duckdb",
+        "psql",
+        "mysql",
+        "mariadb",
+        "less",
+        "man",
+    )
     + ("make", "gmake")
 )
 _CRON_TIME = re.compile(r"^\s*(@\w+|(\S+\s+){4}\S+)\s+(.*)$")
@@ -226,11 +294,77 @@ def later_commands(inv: Invocation, code: Callable[[str, str], Invocation]) -> I
             for i, t in enumerate(texts)
         ):
             yield code(make_recipes(inv.stdin_text), "make")
+    elif prog in ("emacs", "emacsclient"):
+        yield from _emacs(inv, code)
+    elif prog in _CLIENT_ESCAPES:
+        yield from _client_escapes(inv, code)
     elif prog not in ("alias", "at", "batch", "crontab"):
-        for i, w in enumerate(args):  # vim -c ':!CMD', vim '+!CMD': an ex shell escape
-            text = args[i + 1].text if w.text == "-c" and i + 1 < len(args) else w.text[1:] if w.text[:1] == "+" else ""
+        for i, w in enumerate(args):  # vim -c ':!CMD', vim '+!CMD', nvim --cmd: an ex command
+            given = w.text in ("-c", "--cmd") and i + 1 < len(args)
+            text = args[i + 1].text if given else w.text[1:] if w.text[:1] == "+" else ""
             if _EX_BANG.match(text):
                 yield code(_EX_BANG.sub("", text), f"{prog} :!")
+            elif text and _EX_READ.match(text):  # :r !CMD, :w !CMD, :silent !CMD
+                yield code(_EX_READ.sub("", text), f"{prog} :!")
+            for inner in shell_strings(text) if "(" in text else ():  # :call system('CMD')
+                yield code(inner, f"{prog} system()")
+
+
+_EX_READ = re.compile(r"^\s*:?\s*(?:sil(?:ent)?!?\s+|exe(?:cute)?\s+['\"]|r(?:ead)?\s*|w(?:rite)?\s*)!")
+
+
+def _emacs(inv: Invocation, code: Callable[[str, str], Invocation]) -> Iterator[Invocation]:
+    """`emacs --batch --eval '(shell-command "CMD")'`, `(delete-directory "~" t)`: Lisp run at start."""
+    args = inv.args
+    for i, w in enumerate(args):
+        t = w.text
+        if t in ("--eval", "-eval", "-e") and i + 1 < len(args):
+            lisp = args[i + 1].text
+        elif t.startswith("--eval="):
+            lisp = t.partition("=")[2]
+        else:
+            continue
+        inv.inline_code = lisp
+        for text in shell_strings(lisp):
+            yield code(text, f"{inv.program} --eval")
+
+
+# Database and pager clients whose own commands run a shell: sqlite3 `.shell CMD` / `.system CMD`, psql and
+# mysql `\! CMD` / `system CMD`, less `!CMD` (given as +CMD), man -P / --pager (the pager is a command).
+_CLIENT_ESCAPES = frozenset(("sqlite3", "duckdb", "psql", "mysql", "mariadb", "less", "man"))
+_ESCAPE = re.compile(r"(?m)^\s*(?:\.(?:shell|system)\s+|\\!\s*|system\s+|!)(?P<cmd>.+)$")
+
+
+def _client_escapes(inv: Invocation, code: Callable[[str, str], Invocation]) -> Iterator[Invocation]:
+    prog, args = inv.program, inv.args
+    texts: list[str] = []
+    for i, w in enumerate(args):
+        t = w.text
+        if prog == "man":
+            if t in ("-P", "--pager") and i + 1 < len(args):
+                yield code(args[i + 1].text, "man -P")
+            elif t.startswith("--pager="):
+                yield code(t.partition("=")[2], "man -P")
+        elif prog == "less":
+            if t.startswith("+") and _EX_BANG.match(t[1:]):
+                yield code(_EX_BANG.sub("", t[1:]).rstrip("\n"), "less !")
+        elif t in ("-c", "--command", "-e", "--execute", "-cmd") and i + 1 < len(args):
+            texts.append(args[i + 1].text)
+        elif t.startswith(("--command=", "--execute=")):
+            texts.append(t.partition("=")[2])
+        elif prog in ("sqlite3", "duckdb") and not w.is_flag and t.lstrip().startswith("."):
+            texts.append(t)
+    if prog not in ("man", "less") and inv.stdin_text is not None:
+        inv.inline_code = inv.stdin_text  # SQL on stdin: matched by code_regex rules
+        texts.append(inv.stdin_text)
+    for text in texts:
+        for m in _ESCAPE.finditer(text):
+            cmd = m.group("cmd").strip()
+            if prog in ("sqlite3", "duckdb") and not m.group(0).lstrip().startswith("."):
+                continue  # only dot-commands escape to the shell there
+            if prog in ("psql",) and not m.group(0).lstrip().startswith("\\"):
+                continue
+            yield code(cmd, f"{prog} shell escape")
 
 
 # git settings whose value is a command git runs (`alias.x = !CMD`, core.sshCommand, filters, pagers ...).

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from frontdesk.guard.lookthrough import opt_width
 from frontdesk.guard.words import Invocation, Word
 
-__all__ = ["file_writes", "WRITERS", "EDIT"]
+__all__ = ["file_writes", "emptied", "WRITERS", "EDIT"]
 
 EDIT = "<>"
 """The operator of an in-place change (bash's read-write open: the file is not emptied first)."""
@@ -114,6 +114,40 @@ def _truncate(args: list[Word]) -> Writes:
     return [(EDIT if grows else ">", w) for w in _positionals(args, frozenset(("-s", "--size", "-r", "--reference")))]
 
 
+def _shred(args: list[Word]) -> Writes:
+    values = frozenset(("-n", "--iterations", "-s", "--size", "--random-source"))
+    return [(">", w) for w in _positionals(args, values)]
+
+
+_HOLES = re.compile(r"-[a-zA-Z]*[pzc][a-zA-Z]*|--(punch-hole|zero-range|collapse-range)")
+
+
+def _fallocate(args: list[Word]) -> Writes:
+    """`fallocate --punch-hole|--zero-range|--collapse-range F` destroys content in place; a plain one adds."""
+    if not any(_HOLES.fullmatch(w.text) for w in args):
+        return []
+    return [(">", w) for w in _positionals(args, frozenset(("-o", "--offset", "-l", "--length")))[-1:]]
+
+
+def _find_prints(args: list[Word]) -> Writes:
+    """`find ... -fprint F`, `-fprint0 F`, `-fls F`, `-fprintf F FORMAT`: F is created or emptied first."""
+    return [
+        (">", args[k + 1]) for k, w in enumerate(args[:-1]) if w.text in ("-fprint", "-fprint0", "-fls", "-fprintf")
+    ]
+
+
+def _script(args: list[Word]) -> Writes:
+    """`script [-a] [-c CMD] FILE`: the typescript FILE (appended with -a)."""
+    values = frozenset(("-c", "--command", "-t", "--timing", "-T", "-I", "--log-in", "-O", "--log-out", "-B",
+                        "--log-io", "-E", "--echo", "-m", "--logging-format"))  # fmt: skip
+    op = (
+        ">>"
+        if any(w.text in ("-a", "--append") or re.fullmatch(r"-[a-zA-Z]*a[a-zA-Z]*", w.text) for w in args)
+        else ">"
+    )
+    return [(op, w) for w in _positionals(args, values)[:1]]
+
+
 def _option_file(names: tuple[str, ...], op: str = ">") -> Callable[[list[Word]], Writes]:
     """Programs that write the file an option names: `sort -o F`, `curl -o F`, `wget -O F`, `openssl -out F`."""
 
@@ -151,14 +185,38 @@ WRITERS: dict[str, Callable[[list[Word]], Writes]] = {
     "ln": _copy_dest,
     "rsync": _copy_dest,
     "truncate": _truncate,
+    "shred": _shred,
+    "fallocate": _fallocate,
     "ed": _first_positional(EDIT),
     "patch": _first_positional(EDIT),
     "sort": _option_file(("-o", "--output")),
     "curl": _option_file(("-o", "--output")),
     "wget": _option_file(("-O", "--output-document")),
     "openssl": _option_file(("-out",)),
+    "find": _find_prints,
+    "script": _script,
+    "iconv": _option_file(("-o", "--output")),
+    "pandoc": _option_file(("-o", "--output")),
+    **dict.fromkeys(("gcc", "g++", "cc", "c++", "clang", "clang++", "gfortran", "nvcc", "ld"), _option_file(("-o",))),
     "uniq": lambda args: [(">", w) for w in _positionals(args, frozenset(("-f", "-s", "-w")))[1:2]],
 }
+
+
+_ENDLESS = ("/dev/zero", "/dev/urandom", "/dev/random", "/dev/null")
+
+
+def emptied(inv: Invocation) -> list[Word]:
+    """The files `inv` destroys the content of without deleting them, as surely as `rm` would: truncate (not
+    growing), shred, fallocate --punch-hole, `dd if=/dev/zero of=F`, `cp /dev/null F`."""
+    prog = inv.program
+    if prog in ("truncate", "shred", "fallocate"):
+        return [w for op, w in WRITERS[prog](inv.args) if op == ">"]
+    texts = [w.text for w in inv.args]
+    if prog == "dd" and any(t[3:] in _ENDLESS for t in texts if t.startswith("if=")):
+        return [w for _, w in _dd(inv.args)]
+    if prog in ("cp", "install") and any(t in _ENDLESS for t in texts):
+        return [w for _, w in _copy_dest(inv.args)]
+    return []
 
 
 def file_writes(inv: Invocation) -> Iterator[Invocation]:
@@ -179,3 +237,7 @@ def file_writes(inv: Invocation) -> Iterator[Invocation]:
                 cwd=inv.cwd,
                 stdin_text=known if op != EDIT else None,
             )
+    gone = [w for w in emptied(inv) if w.text and not w.text.startswith(("-", "/dev/"))]
+    if gone:  # `truncate -s 0 ~/data/*`: every file's content is gone, as with `rm ~/data/*`
+        argv = [Word("rm", "rm"), Word("-f", "-f"), *gone]
+        yield Invocation(argv, env=dict(inv.env), via=inv.via + [f"{inv.program} empties"], cwd=inv.cwd)

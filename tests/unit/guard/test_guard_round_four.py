@@ -146,3 +146,95 @@ def test_each_entry_of_a_listed_directory_is_the_directorys_glob(
     command: str, expected: tuple[Decision, str | None]
 ) -> None:
     assert verdict(command) == expected, command
+
+
+# -- destroying a file's content without deleting it ----------------------------------------------------------
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("truncate -s 0 ~/data/*", (Decision.ASK, "fs.rm-wide")),
+        ("shred -u ~/data/*", (Decision.ASK, "fs.rm-wide")),
+        ("shred -n 3 -z ~/*", (Decision.ASK, "fs.rm-wide")),
+        ("fallocate --punch-hole -o 0 -l 1G ~/data/*", (Decision.ASK, "fs.rm-wide")),
+        ("rm -f ~/*", (Decision.ASK, "fs.rm-wide")),
+        ("rm -f *", (Decision.ASK, "fs.rm-wide")),
+        ("find ~ -type f -exec truncate -s 0 {} +", (Decision.ASK, "fs.rm-root")),
+        ("find ~ -exec truncate -s 0 {} +", (Decision.DENY, "fs.rm-root")),
+        ("fallocate -p -o 0 -l 4096 ~/.ssh/id_rsa", (Decision.DENY, "fs.rm-protected")),
+        ("shred ~/.bashrc", (Decision.DENY, "fs.rm-protected")),
+        ("dd if=/dev/zero of=~/.ssh/id_rsa bs=1k count=4", (Decision.DENY, "fs.rm-protected")),
+        ("cp /dev/null ~/.ssh/authorized_keys", (Decision.DENY, "fs.rm-protected")),
+        ("find . -fprint ~/.bashrc", (Decision.DENY, "fs.rm-protected")),
+        ("find . -fprintf ~/.bashrc '%p'", (Decision.DENY, "fs.rm-protected")),
+        ("find . -fls ~/.ssh/authorized_keys", (Decision.DENY, "fs.rm-protected")),
+        ("gcc -o ~/.bashrc x.c", (Decision.DENY, "fs.rm-protected")),
+        ("script ~/.bashrc", (Decision.DENY, "fs.rm-protected")),
+        # one file emptied is one file deleted: fine in the agent's own tree, as rm is
+        ("truncate -s 0 ~/project/out.log", (Decision.ALLOW, None)),
+        ("truncate -s 0 logs/*.log", (Decision.ALLOW, None)),
+        (": > results.csv", (Decision.ALLOW, None)),
+        ("cp /dev/null out.log", (Decision.ALLOW, None)),
+        ("fallocate -l 1G /tmp/swapfile", (Decision.ALLOW, None)),
+        ("truncate -s +1M disk.img", (Decision.ALLOW, None)),
+        ("rm -f *.o", (Decision.ALLOW, None)),
+        ("rm -f /tmp/x/*", (Decision.ALLOW, None)),
+        ("find . -name '*.py' -fprint files.txt", (Decision.ALLOW, None)),
+        ("gcc -O2 -o build/app main.c", (Decision.ALLOW, None)),
+        ("script -q /dev/null", (Decision.ALLOW, None)),
+    ],
+)
+def test_destroying_content_is_deleting(command: str, expected: tuple[Decision, str | None]) -> None:
+    assert verdict(command) == expected, command
+
+
+# -- interpreters and tools that run code given in an option -------------------------------------------------
+@pytest.mark.parametrize(
+    ("command", "rule"),
+    [
+        ("emacs --eval '(shell-command \"rm -rf ~\")'", "fs.rm-root"),
+        ("emacs -batch --eval '(delete-directory \"~\" t)'", "fs.rm-root"),
+        ('emacs --batch --eval \'(call-process "rm" nil nil nil "-rf" "/home/alice")\'', "fs.rm-root"),
+        ("emacsclient --eval '(async-shell-command \"mkfs.ext4 /dev/fd-does-not-exist\")'", "disk.wipe"),
+        ("nvim --cmd '!rm -rf ~'", "fs.rm-root"),
+        ("vim -c ':r !rm -rf ~'", "fs.rm-root"),
+        ("vim -c 'call system(\"rm -rf ~\")'", "fs.rm-root"),
+        ("sqlite3 x.db '.shell rm -rf ~'", "fs.rm-root"),
+        ("sqlite3 x.db <<< '.system rm -rf ~'", "fs.rm-root"),
+        ("psql -c '\\! rm -rf ~'", "fs.rm-root"),
+        ("mysql -e 'system rm -rf ~'", "fs.rm-root"),
+        ("less +'!rm -rf ~' x", "fs.rm-root"),
+        ("man -P 'rm -rf ~' ls", "fs.rm-root"),
+        ("lua -e 'os.execute(\"rm -rf ~\")'", "fs.rm-root"),
+        ("python -c 'import shutil,os; shutil.rmtree(os.path.expanduser(\"~\"))'", "fs.rm-root"),
+        ("python3 -c \"import shutil; shutil.rmtree('/home/alice')\"", "fs.rm-root"),
+        ("python3 -c 'import shutil, pathlib; shutil.rmtree(pathlib.Path.home())'", "fs.rm-root"),
+        ("perl -e 'use File::Path; rmtree($ENV{HOME})'", "fs.rm-root"),
+        ("ruby -e 'require \"fileutils\"; FileUtils.rm_rf(Dir.home)'", "fs.rm-root"),
+        ('node -e \'require("fs").rmSync(require("os").homedir(), {recursive:true})\'', "fs.rm-root"),
+        ("Rscript -e 'unlink(\"~\", recursive=TRUE)'", "fs.rm-root"),
+        ("deno eval 'Deno.removeSync(Deno.env.get(\"HOME\"), {recursive:true})'", "fs.rm-root"),
+    ],
+)
+def test_code_given_in_an_option_is_read(command: str, rule: str) -> None:
+    assert verdict(command) == (Decision.DENY, rule), command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "emacs -Q --batch --eval '(message \"hi\")'",
+        "emacs --batch -l init.el --eval '(org-babel-tangle)'",
+        "vim -c ':wq' x",
+        "nvim --cmd 'set rtp+=.' -c 'PlugInstall' -c qa",
+        "sqlite3 x.db '.tables'",
+        "sqlite3 x.db 'select count(*) from runs'",
+        "psql -c 'select 1'",
+        "mysql -e 'show databases'",
+        "less +G log.txt",
+        "less +F slurm-123.out",
+        "man -P cat ls",
+        'python -c \'import shutil; shutil.copy("a", "b")\'',
+    ],
+)
+def test_ordinary_option_code_stays_allowed(command: str) -> None:
+    assert verdict(command)[0] is Decision.ALLOW, command
