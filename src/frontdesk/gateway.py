@@ -16,7 +16,8 @@ import os
 import sqlite3
 import stat
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +86,7 @@ class Gateway:
         self.redact = redact
         self.loop: asyncio.AbstractEventLoop | None = None
         self._hinted: set[str] = set()
+        self._held: list[Event] | None = None  # events published inside a job's end, fanned out after its commit
         self.waiting = Waiting()  # which waiting jobs the tick examines (core/deps.py)
         self._wake = asyncio.Event()
         self._tick_task: asyncio.Task[None] | None = None
@@ -124,10 +126,27 @@ class Gateway:
         asyncio.get_running_loop().create_task(_wake_all())
 
     def publish(self, event: Event) -> Event:
-        """Store an event, then fan it out. Returns the stored event (with seq)."""
+        """Store an event, then fan it out. Returns the stored event (with seq).
+
+        While a job's end is being stored (`holding`), the event joins that end's one commit and is fanned
+        out with the end's own events, once they are all stored."""
         stored = self.store.append_event(event)
-        self.bus.fanout(stored)
+        if self._held is not None:
+            self._held.append(stored)
+        else:
+            self.bus.fanout(stored)
         return stored
+
+    @contextmanager
+    def holding(self) -> Iterator[list[Event]]:
+        """Hold what `publish` fans out until the caller's transaction commits (the caller fans them out then;
+        a rollback drops them with their rows). Synchronous inside: no other task publishes meanwhile."""
+        held: list[Event] = []
+        self._held = held
+        try:
+            yield held
+        finally:
+            self._held = None
 
     def _push_hint(self, ids: Sequence[str]) -> None:
         if self.loop is None:
@@ -159,7 +178,7 @@ class Gateway:
             return {**job_record(sent), "warnings": [], "duplicate": True}  # the same request, sent again
         spec = keyed(spec, ctx, self.plugins)  # issue 18: a session's replayed turn gets the job it made
         if spec.idempotency_key:
-            row = self.store.by_idempotency_key(spec.idempotency_key)
+            row = self.store.by_idempotency_key(ctx.principal, spec.idempotency_key)
             if row is not None:
                 return {**job_record(row), "warnings": [], "duplicate": True}
         deps = resolve_deps(self.store, spec.depends_on, ctx.principal)
@@ -175,7 +194,7 @@ class Gateway:
                 rec = self.store.insert_job_record(**columns, backend=self.backend.name)
                 stored = [self.store.append_event(e) for e in submitted_events(rec.id, spec, ctx, admission)]
         except sqlite3.IntegrityError:  # the same key or request stored meanwhile by a concurrent call
-            row = self.store.by_idempotency_key(spec.idempotency_key or "")
+            row = self.store.by_idempotency_key(ctx.principal, spec.idempotency_key) if spec.idempotency_key else None
             if row is None and ctx.request_id:
                 row = self.store.by_request(ctx.principal, ctx.request_id)
             if row is None:

@@ -23,6 +23,7 @@ from frontdesk.agents.campaign import (
 )
 from frontdesk.agents.campaign_turns import TurnMark
 from frontdesk.agents.model import Session
+from frontdesk.jobs.record import KEY_SEP
 from frontdesk.jobs.state import JobState
 from frontdesk.store.db import register_schema
 
@@ -71,6 +72,11 @@ def outcome_of(state: str) -> JobOutcome:
     if not js.terminal:
         return JobOutcome.PENDING
     return JobOutcome.COMPLETED if js is JobState.COMPLETED else JobOutcome.FAILED
+
+
+def _key_as_given(stored: str | None) -> str | None:
+    """An idempotency key as its submitter gave it (stored in the principal's namespace: jobs.record.scoped_key)."""
+    return None if stored is None else stored.partition(KEY_SEP)[2] or stored
 
 
 def _plan(raw: str | None) -> tuple[PlanItem, ...]:
@@ -227,7 +233,7 @@ class CampaignStore:
                 name=r["name"],
                 state=r["state"],
                 outcome=outcome_of(r["state"]),
-                idempotency_key=r["idempotency_key"],
+                idempotency_key=_key_as_given(r["idempotency_key"]),
                 reason=r["reason"],
                 exit_code=r["exit_code"],
                 cause=_cause(r["report"]) if outcome_of(r["state"]) is JobOutcome.FAILED else None,

@@ -71,7 +71,7 @@ async def submit_batch(gw: Gateway, specs: list[JobSpec], ctx: SubmitContext) ->
             raise UserError(f"jobs[{pos}]: idempotency_key repeats that of jobs[{keys[key]}]")
         if key:
             keys[key] = pos
-            row = gw.store.by_idempotency_key(key)
+            row = gw.store.by_idempotency_key(ctx.principal, key)
             if row is not None:
                 results[pos] = {**job_record(row), "warnings": [], "duplicate": True}
                 continue

@@ -9,7 +9,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from frontdesk.errors import SpecError
 from frontdesk.events.models import Event, EventKind
-from frontdesk.jobs.record import JobRecord, Scalar
+from frontdesk.jobs.record import JobRecord, Scalar, scoped_key
 from frontdesk.jobs.state import JobState
 from frontdesk.plugins import Accepts, Admission, Admits, Notice, Plugin, SubmitContext
 from frontdesk.spec.model import JobSpec
@@ -132,7 +132,7 @@ def job_columns(
         "partition": admission.partition or spec.pool,
         "priority": admission.priority or 0,
         "qos": admission.qos,
-        "idempotency_key": spec.idempotency_key,
+        "idempotency_key": scoped_key(ctx.principal, spec.idempotency_key) if spec.idempotency_key else None,
         "submitted_at": now,
         "eligible_at": None if deps else now,
         "plugin_meta": json.dumps(admission.metas, sort_keys=True),

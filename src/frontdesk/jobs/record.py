@@ -17,10 +17,19 @@ from typing import Any
 
 from frontdesk.jobs.state import JobState
 
-__all__ = ["EndStage", "JobRecord", "PUBLIC_FIELDS", "Scalar"]
+__all__ = ["KEY_SEP", "EndStage", "JobRecord", "PUBLIC_FIELDS", "Scalar", "scoped_key"]
 
 Scalar = str | int | float | None
 """What one SQLite column holds."""
+
+KEY_SEP = "\x1f"
+"""Between a principal and its idempotency key in the stored column (no user or principal name holds it)."""
+
+
+def scoped_key(principal: str, key: str) -> str:
+    """An idempotency key as stored: in its principal's own namespace, so the same key of another user is another
+    key (it neither finds nor blocks their job, nor tells that it exists). `JobRecord` shows the key as given."""
+    return f"{principal}{KEY_SEP}{key}"
 
 
 class EndStage(IntEnum):
@@ -133,6 +142,8 @@ class JobRecord:
         _SET["submitting"](rec, bool(rec.submitting))
         _SET["cancel_requested"](rec, bool(rec.cancel_requested))
         _SET["report_pending"](rec, EndStage(int(rec.report_pending or 0)))
+        if rec.idempotency_key is not None:  # stored in its principal's namespace (scoped_key): shown as given
+            _SET["idempotency_key"](rec, rec.idempotency_key.partition(KEY_SEP)[2] or rec.idempotency_key)
         _SET["priority"](rec, int(rec.priority or 0))
         _SET["others"](rec, others)
         return rec

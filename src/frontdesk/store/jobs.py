@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from frontdesk.events.models import Event, EventKind
-from frontdesk.jobs.record import EndStage, JobRecord
+from frontdesk.jobs.record import EndStage, JobRecord, scoped_key
 from frontdesk.jobs.state import TERMINAL_STATES, JobState
 
 __all__ = ["JobStore", "job_record"]
@@ -66,7 +66,20 @@ class JobStore:
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        """Everything inside commits together or not at all (the connection is in autocommit otherwise)."""
+        """Everything inside commits together or not at all (the connection is in autocommit otherwise).
+
+        Inside another transaction it is a savepoint of that one, and commits with it (a job's end: the
+        plug-ins' writes and `end_job` in one commit, core/ending.py)."""
+        if self.conn.in_transaction:
+            self.conn.execute("SAVEPOINT inner")
+            try:
+                yield
+            except BaseException:
+                self.conn.execute("ROLLBACK TO inner")
+                self.conn.execute("RELEASE inner")
+                raise
+            self.conn.execute("RELEASE inner")
+            return
         self.conn.execute("BEGIN IMMEDIATE")
         try:
             yield
@@ -93,9 +106,9 @@ class JobStore:
         row = self.conn.execute("SELECT principal FROM jobs WHERE id=?", (job_id,)).fetchone()
         return (False, None) if row is None else (True, None if row[0] is None else str(row[0]))
 
-    def by_idempotency_key(self, key: str) -> JobRecord | None:
-        """The job submitted earlier with this key."""
-        return self._one("SELECT * FROM jobs WHERE idempotency_key=?", (key,))
+    def by_idempotency_key(self, principal: str, key: str) -> JobRecord | None:
+        """The job this principal submitted earlier with this key (another principal's same key is another key)."""
+        return self._one("SELECT * FROM jobs WHERE idempotency_key=?", (scoped_key(principal, key),))
 
     def by_request(self, principal: str, request_id: str) -> JobRecord | None:
         """The job this principal's request made, if it was stored (the request is being sent again)."""

@@ -106,3 +106,7 @@ CREATE TABLE tallies (
     value   REAL NOT NULL,
     PRIMARY KEY (name, labels)
 ) WITHOUT ROWID;
+
+-- migration 8: idempotency keys are each principal's own (stored as principal, U+001F, key: the column stays
+-- UNIQUE): one user's key never finds, nor blocks, another user's job (record.scoped_key)
+UPDATE jobs SET idempotency_key = principal || char(31) || idempotency_key WHERE idempotency_key IS NOT NULL;
