@@ -19,7 +19,7 @@ from frontdesk.guard.named import NAMED_CHECKS
 from frontdesk.guard.runs import resolve, script_of, tainted_exec
 from frontdesk.guard.secrets import Secret, find_secrets, redact
 from frontdesk.guard.shell import DYNAMIC, Invocation, Parsed, parse
-from frontdesk.guard.shellout import cron_commands
+from frontdesk.guard.shellout import cron_commands, shell_strings
 from frontdesk.guard.sitechecks import job_process, misused_partition
 from frontdesk.guard.taint import JOB_OUTPUT
 
@@ -108,8 +108,14 @@ def _env_for(ctx: GuardContext) -> dict[str, str] | None:
 
 
 def _hits(
-    command: str, ctx: GuardContext, ruleset: rules_mod.RuleSet, depth: int, written: Mapping[str, str] | None = None
+    command: str,
+    ctx: GuardContext,
+    ruleset: rules_mod.RuleSet,
+    depth: int,
+    written: Mapping[str, str] | None = None,
+    own: bool = True,
 ) -> tuple[list[_Hit], Parsed]:
+    """`own`: the text is the line's own (the line, or text it wrote): scripts it names are read from disk."""
     written = written or {}
     env = _env_for(ctx)
     parsed = parse(command, env, ctx.cwd, ctx.env_complete)
@@ -143,7 +149,7 @@ def _hits(
             if hit is not None:
                 hits.append(hit)
         if depth < _SCRIPT_DEPTH and ctx.scan_scripts:
-            hits.extend(_scan_script(inv, ctx, ruleset, known, depth))
+            hits.extend(_scan_script(inv, ctx, ruleset, known, depth, own))
     for path, text in parsed.written.items() if depth < _SCRIPT_DEPTH else ():
         if os.path.basename(path) in _STARTUP_FILES:  # echo CMD >> ~/.bashrc: every new shell runs it
             hits.extend(_shell_hits(text, os.path.basename(path), ctx, ruleset, depth + 1))
@@ -195,15 +201,22 @@ def _nested_secrets(command: str, parsed: Parsed) -> list[Secret]:
 
 
 def _scan_script(
-    inv: Invocation, ctx: GuardContext, ruleset: rules_mod.RuleSet, written: Mapping[str, str], depth: int = 0
+    inv: Invocation,
+    ctx: GuardContext,
+    ruleset: rules_mod.RuleSet,
+    written: Mapping[str, str],
+    depth: int = 0,
+    own: bool = True,
 ) -> Iterator[_Hit]:
     script = script_of(inv)
     if script is None:
         return
     kind, path = script
     full = resolve(path, ctx, inv.cwd)
-    # a script this same line wrote, else the file (files only for the line itself: reading is bounded)
-    text = written.get(full) or (ctx.read_file(full) if depth == 0 else None)
+    # a script this same line wrote, else the file (files only for the line's own text: reading is bounded);
+    # `echo '* * * * * python3 job.py' > c; crontab c`: job.py is named by text the line wrote, so it is read
+    wrote = written.get(full)
+    text = wrote or (ctx.read_file(full) if own else None)
     if not text:
         return
     text = text[:_SCRIPT_LIMIT]
@@ -216,13 +229,16 @@ def _scan_script(
         # The kernel runs the file with its interpreter line, whatever its name says.
         kind = "shell" if re.match(r"#!\s*\S*/(ba|z|da|k)?sh\b|#!\s*\S*env\s+(ba|z|da|k)?sh\b", text) else "code"
     if kind == "shell":
-        yield from _shell_hits(text, name, ctx, ruleset, depth + 1, written)
+        yield from _shell_hits(text, name, ctx, ruleset, depth + 1, written, own=own and wrote is not None)
         if inv.program == "sbatch":
             detail = misused_partition(inv, ctx, ruleset, script_text=text)
             rule = next((r for r in ruleset.rules if r.check == "slurm-test-partition"), None)
             if detail and rule is not None:
                 yield _Hit(rule, f"in {name}: {detail}")
         return
+    inner = shell_strings(text)  # a script in another language: the shell commands it hands on, as -c code does
+    if inner:
+        yield from _shell_hits("\n".join(inner), name, ctx, ruleset, depth + 1, written)
     for rule in ruleset.rules:
         if (
             rule.code_regex is not None
@@ -239,10 +255,11 @@ def _shell_hits(
     ruleset: rules_mod.RuleSet,
     depth: int = 1,
     written: Mapping[str, str] | None = None,
+    own: bool = False,
 ) -> Iterator[_Hit]:
     """What a shell script's text would do, each hit naming the script (scripts it runs in turn are read
     while `depth` allows: `echo 'bash job.sh' > x.sh; bash x.sh`)."""
-    sub_hits, _ = _hits(text, ctx, ruleset, depth, written)
+    sub_hits, _ = _hits(text, ctx, ruleset, depth, written, own)
     for hit in sub_hits:
         if hit.rule.id != "parse.error":
             yield _Hit(hit.rule, f"in {name}" + (f": {hit.detail}" if hit.detail else ""), hit.taint)

@@ -238,3 +238,24 @@ def test_code_given_in_an_option_is_read(command: str, rule: str) -> None:
 )
 def test_ordinary_option_code_stays_allowed(command: str) -> None:
     assert verdict(command)[0] is Decision.ALLOW, command
+
+
+# -- scripts named by text the line writes (a crontab, an at file, a script) are read from disk ---------------
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        (
+            "echo '* * * * * /home/alice/project/nightly_canary.sh' > /tmp/c; crontab /tmp/c",
+            (Decision.DENY, "disk.wipe"),
+        ),
+        ("echo '* * * * * bash ~/project/nightly_canary.sh' > /tmp/c && crontab /tmp/c", (Decision.DENY, "disk.wipe")),
+        ("echo 'bash ~/project/nightly_canary.sh' > /tmp/a; at -f /tmp/a now", (Decision.DENY, "disk.wipe")),
+        ("echo 'bash nightly_canary.sh' > x.sh; bash x.sh", (Decision.DENY, "disk.wipe")),
+        # a Python script's shell-outs and tree deletions are read like -c code
+        ("python3 ~/project/wipe_home.py", (Decision.DENY, "fs.rm-root")),
+        ("echo 'python3 ~/project/wipe_home.py' > /tmp/a; at -f /tmp/a now", (Decision.DENY, "fs.rm-root")),
+        ("echo '0 3 * * * ~/project/run_experiment.sh' > /tmp/c; crontab /tmp/c", (Decision.ALLOW, None)),
+    ],
+)
+def test_scripts_named_by_text_the_line_writes_are_read(command: str, expected: tuple[Decision, str | None]) -> None:
+    assert verdict(command) == expected, command
