@@ -35,13 +35,18 @@ def run(
     env: Mapping[str, str] | None = None,
     cwd: str | None = None,
 ) -> Result:
-    """Run argv to completion; raise CommandFailed on a non-zero exit when `check`."""
+    """Run argv to completion; raise CommandFailed on a non-zero exit when `check`.
+
+    Output is read as UTF-8 with invalid bytes replaced: what a command prints carries user text (job names,
+    paths, comments), and no user's bytes may make a gateway-wide query fail."""
     args = [str(a) for a in argv]
     try:
         proc = subprocess.run(
             args,
             capture_output=True,
             text=True,
+            encoding="utf-8",
+            errors="replace",  # one job named with a byte 0xff made every `scontrol show job` raise
             timeout=timeout,
             input=input,
             env=dict(env) if env is not None else None,

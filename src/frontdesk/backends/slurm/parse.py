@@ -20,6 +20,7 @@ __all__ = [
     "SLURM_STATES",
     "SACCT_FIELDS",
     "JobRecord",
+    "checked_jobs",
     "MAX_RECORD_CHARS",
     "parse_exit_code",
     "parse_memory_value",
@@ -56,8 +57,46 @@ def parse_state(raw: str) -> JobState | None:
 
 
 def parse_scontrol_jobs(text: str) -> list[JobRecord]:
-    """Records from `scontrol -o show job` (one job a line; values may hold spaces)."""
-    return parse_scontrol_records(text, "JobId")
+    """Records from `scontrol -o show job` (one job a line; values may hold spaces); see `checked_jobs`."""
+    return checked_jobs(text)[0]
+
+
+def checked_jobs(text: str) -> tuple[list[JobRecord], set[str]]:
+    """(records, ids to ask again alone) from `scontrol -o show job`.
+
+    scontrol prints a newline in a job name, comment or path as it is, so `sbatch -J $'x\\nJobId=7 ...'`
+    writes a line that poses as job 7's record. A record cut by such a newline (the next line is no record,
+    or it has no JobState: the rest is on the next line, which is dropped with it) and a JobId on two lines
+    are not trusted; their ids are returned so the caller can ask `scontrol -o show job ID` for each alone,
+    where no other job's text can pose as it. Lines are split at `\\n` only (Python's splitlines also
+    splits at U+2028 and \\x1c, which scontrol prints inside a name)."""
+    records: list[JobRecord | None] = []
+    suspect: set[str] = set()
+    rest = False  # a record was cut: the next record line is its rest, whatever id it names
+    for raw in text.split("\n"):
+        line = raw.strip()
+        last = records[-1] if records else None
+        if not line.startswith("JobId="):
+            if line and last is not None:  # the last record went on here: cut
+                suspect.add(last.get("JobId", ""))
+                records[-1], rest = None, True
+            records.append(None)
+            continue
+        record = _record(line, "JobId") if len(line) <= MAX_RECORD_CHARS else None
+        if last is not None and "JobState" not in last:  # cut before its JobState: this line is its rest
+            suspect.add(last.get("JobId", ""))
+            records[-1], rest = None, True
+        if rest:
+            record, rest = None, False
+        records.append(record)
+    kept = [r for r in records if r is not None]
+    seen: dict[str, int] = {}
+    for r in kept:
+        seen[r.get("JobId", "")] = seen.get(r.get("JobId", ""), 0) + 1
+    twice = {bid for bid, n in seen.items() if n > 1}
+    suspect |= twice
+    suspect.discard("")
+    return [r for r in kept if r.get("JobId", "") not in twice], suspect
 
 
 def parse_scontrol_records(text: str, first_key: str) -> list[JobRecord]:
@@ -67,15 +106,19 @@ def parse_scontrol_records(text: str, first_key: str) -> list[JobRecord]:
         line = line.strip()
         if not line.startswith(first_key + "=") or len(line) > MAX_RECORD_CHARS:
             continue
-        matches = list(_KEY.finditer(line))
-        if first_key == "JobId":
-            matches = _real_keys(matches)
-        record: JobRecord = {}
-        for i, m in enumerate(matches):
-            end = matches[i + 1].start() if i + 1 < len(matches) else len(line)
-            record.setdefault(m.group(1), line[m.end() : end])
-        records.append(record)
+        records.append(_record(line, first_key))
     return records
+
+
+def _record(line: str, first_key: str) -> JobRecord:
+    matches = list(_KEY.finditer(line))
+    if first_key == "JobId":
+        matches = _real_keys(matches)
+    record: JobRecord = {}
+    for i, m in enumerate(matches):
+        end = matches[i + 1].start() if i + 1 < len(matches) else len(line)
+        record.setdefault(m.group(1), line[m.end() : end])
+    return record
 
 
 _USER_TEXT = frozenset(
@@ -107,12 +150,31 @@ _JOB_KEYS = frozenset(
 )
 
 
+_BEFORE_NAME = frozenset({"JobId", "ArrayJobId", "ArrayTaskId", "ArrayTaskThrottle", "HetJobId", "HetJobOffset"})
+"""Keys scontrol prints before JobName: never inside a user-written value."""
+
+
 def _real_keys(matches: list[re.Match[str]]) -> list[re.Match[str]]:
-    """Drop `Word=` matches inside a user-written value unless scontrol itself prints that key."""
+    """Drop `Word=` matches inside a user-written value unless scontrol itself prints that key there.
+
+    Inside a value (after JobName=, Comment=, WorkDir=...) a key scontrol prints is text when the line has
+    it already or again later (each key is printed once: a job named `x JobState=COMPLETED` is still
+    PENDING), or when scontrol prints it only before the name (ArrayJobId)."""
     out: list[re.Match[str]] = []
+    later: dict[str, int] = {}
     for m in matches:
-        if out and out[-1].group(1) in _USER_TEXT and m.group(1) not in _JOB_KEYS:
+        later[m.group(1)] = later.get(m.group(1), 0) + 1
+    taken: set[str] = set()
+    for m in matches:
+        key = m.group(1)
+        later[key] -= 1
+        if (
+            out
+            and out[-1].group(1) in _USER_TEXT
+            and (key not in _JOB_KEYS or key in taken or later[key] > 0 or key in _BEFORE_NAME)
+        ):
             continue
+        taken.add(key)
         out.append(m)
     return out
 
@@ -220,16 +282,25 @@ def parse_usage_file(text: str) -> tuple[Usage, int | None, float | None]:
     return Usage(cpu_seconds=cpu, peak_rss_bytes=peak), rc, ended
 
 
+_NAME_AT = SACCT_FIELDS.index("JobName")
+
+
 def parse_sacct(text: str) -> list[dict[str, str]]:
-    """Rows of `sacct --parsable2 --noheader --format=<SACCT_FIELDS>`."""
+    """Rows of `sacct --parsable2 --noheader --format=<SACCT_FIELDS>`.
+
+    sacct prints a `|` in a job name as it is (`sbatch -J 'a|COMPLETED|0:0'`): the cells over the count are
+    the name's, so a name cannot pose as the job's state or exit code."""
     rows = []
-    for line in text.splitlines():
+    for line in text.split("\n"):  # not splitlines(): U+2028 or \x1c in a job name is no line break
         if not line.strip():
             continue
         cells = line.split("|")
         if len(cells) < len(SACCT_FIELDS):
             continue
-        rows.append(dict(zip(SACCT_FIELDS, cells, strict=False)))
+        extra = len(cells) - len(SACCT_FIELDS)
+        if extra:
+            cells[_NAME_AT : _NAME_AT + extra + 1] = ["|".join(cells[_NAME_AT : _NAME_AT + extra + 1])]
+        rows.append(dict(zip(SACCT_FIELDS, cells, strict=True)))
     return rows
 
 

@@ -52,7 +52,7 @@ async def lookup(backend: SlurmBackend, keys: Sequence[str]) -> dict[str, str]:
             "--format=JobIDRaw,JobName,WorkDir",
         ]
         res = await backend._run(argv, check=False)
-        for line in res.stdout.splitlines():
+        for line in res.stdout.split("\n"):  # U+2028 in a name is no line break
             bid, name, workdir = (line.split("|") + ["", ""])[:3]
             if name in rest and bid.isdigit() and (workdir + "/").startswith(home):
                 out[name] = bid

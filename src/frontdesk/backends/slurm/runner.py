@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import shutil
 import time
 from collections import Counter
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from frontdesk import proc
 from frontdesk.backends.slurm import parse
+from frontdesk.errors import BackendError
 
 if TYPE_CHECKING:
     from frontdesk.backends.slurm.config import SlurmConfig
@@ -55,13 +57,34 @@ class JobTable:
             started = time.time()
             result = await self._run(["scontrol", "-o", "show", "job"])
             self.queries += 1
-            records = await asyncio.to_thread(_by_id, result.stdout)  # 10k jobs parse in ~0.5 s: off the loop
+            records, suspect = await asyncio.to_thread(_by_id, result.stdout)  # 10k jobs in ~0.5 s: off the loop
+            for bid in sorted(suspect)[:MAX_ASKED_ALONE]:
+                await self._ask_alone(bid, records)
             self._snap = _Snapshot(records, started)
             return records, started
 
+    async def _ask_alone(self, bid: str, records: dict[str, parse.JobRecord]) -> None:
+        """Job `bid`'s record from `scontrol -o show job ID`, where no other job's text can pose as it."""
+        if not _PLAIN_ID.fullmatch(bid):
+            return
+        try:
+            result = await self._run(["scontrol", "-o", "show", "job", bid], check=False)
+        except BackendError:  # timed out: the job stays out of this snapshot, the next asks again
+            return
+        alone, suspect = parse.checked_jobs(result.stdout)
+        for record in alone:
+            if record.get("JobId") == bid and bid not in suspect:
+                records[bid] = record
 
-def _by_id(text: str) -> dict[str, parse.JobRecord]:
-    return {r["JobId"]: r for r in parse.parse_scontrol_jobs(text)}
+
+MAX_ASKED_ALONE = 8
+"""Suspect records (a JobId on two lines, a record cut by a newline) asked again one by one, per query."""
+_PLAIN_ID = re.compile(r"[0-9]{1,12}")
+
+
+def _by_id(text: str) -> tuple[dict[str, parse.JobRecord], set[str]]:
+    records, suspect = parse.checked_jobs(text)
+    return {r["JobId"]: r for r in records}, suspect
 
 
 class Runner:
