@@ -137,6 +137,11 @@ def match(rule: Rule, inv: Invocation, ctx: GuardContext, rules: RuleSet) -> boo
     if rule.code_regex is not None:
         if rule.code_scope == "script" or inv.inline_code is None or not rx(rule.code_regex).search(inv.inline_code):
             return False
+    # the words' regex before the flags and targets: a search costs less than classifying every path
+    if rule.args_regex is not None:
+        joined = " ".join(w.text if not w.dynamic else w.raw for w in inv.args)
+        if not rx(rule.args_regex).search(joined):
+            return False
     needs_flags = (
         rule.subcommand
         or rule.flags_all
@@ -161,10 +166,6 @@ def match(rule: Rule, inv: Invocation, ctx: GuardContext, rules: RuleSet) -> boo
         if rule.unless_flag_values and _values_match(flags, rule.unless_flag_values):
             return False
         if rule.targets_any and not _targets_match(rule, inv, ctx, flags, positionals):
-            return False
-    if rule.args_regex is not None:
-        joined = " ".join(w.text if not w.dynamic else w.raw for w in inv.args)
-        if not rx(rule.args_regex).search(joined):
             return False
     return not rule.redirect_targets_any or _redirects_match(rule, inv, ctx)
 
