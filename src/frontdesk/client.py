@@ -170,8 +170,9 @@ class Client:
         auth = None
         if self.url and self.munge:
             from frontdesk.identity import munge_credential
+            from frontdesk.wire import request_binding
 
-            auth = f"MUNGE {munge_credential()}"
+            auth = f"MUNGE {munge_credential(request_binding(method, path, data))}"
         elif self.token and self.url:  # on the Unix socket the kernel says who we are: no token needed
             auth = f"Bearer {self.token}"
         head = request_head(method, path, len(data), json_body=body is not None, auth=auth)

@@ -122,8 +122,8 @@ class Subscription:
             await asyncio.sleep(backoff)
             backoff = min(backoff * 2, MAX_BACKOFF_S)
 
-    async def _connect(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, str]:
-        """The Unix socket (checked before and after connecting), else TCP with MUNGE.
+    async def _connect(self, target: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, str]:
+        """The Unix socket (checked before and after connecting), else TCP with MUNGE (a credential for `target`).
 
         (reader, writer, the Authorization header's value or "")."""
         if self.url is None or os.path.lexists(self.socket):
@@ -137,17 +137,19 @@ class Subscription:
                 raise
             return reader, writer, ""
         from frontdesk.identity import munge_credential
+        from frontdesk.wire import request_binding
 
         host, _, port = self.url.split("://", 1)[1].split("/", 1)[0].rpartition(":")
-        cred = await asyncio.to_thread(munge_credential)  # one per connection: the facility refuses replays
+        binding = request_binding("GET", target, b"")  # good for this request only, once (munged refuses replays)
+        cred = await asyncio.to_thread(munge_credential, binding)
         reader, writer = await asyncio.open_connection(host.strip("[]"), int(port or 80))
         return reader, writer, f"MUNGE {cred}"
 
     async def _once(self) -> bool:
         """One connection: check, connect, stream until it ends. True when the stream was open."""
-        reader, writer, auth = await self._connect()
+        query = "" if self.cursor is None else f"?since={self.cursor}"
+        reader, writer, auth = await self._connect(PATH + query)
         try:
-            query = "" if self.cursor is None else f"?since={self.cursor}"
             head = request_head("GET", PATH + query, auth=auth or None, accept="text/event-stream", http10=True)
             writer.write(head)
             await writer.drain()

@@ -342,27 +342,32 @@ class TokenTable:
 # -- MUNGE --------------------------------------------------------------------------------------------------
 
 
-def munge_credential(timeout: float = 10.0) -> str:
-    """A fresh MUNGE credential for the calling user (`munge -n`)."""
+def munge_credential(binding: str, timeout: float = 10.0) -> str:
+    """A fresh MUNGE credential for the calling user, carrying the one request it is for (`wire.request_binding`):
+    whoever sees it on its way (plain HTTP) cannot replay it as another request of that user."""
     from frontdesk.proc import run
 
-    return run(["munge", "-n"], timeout=timeout).stdout.strip()
+    return run(["munge"], input=binding, timeout=timeout).stdout.strip()
 
 
-def unmunge_credential(cred: str, timeout: float = 10.0) -> PeerCred:
-    """Decode a credential with `unmunge`: its uid and gid; raises CommandFailed (replayed, expired, bad)."""
+def unmunge_credential(cred: str, binding: str, timeout: float = 10.0) -> PeerCred:
+    """Decode a credential with `unmunge`: its uid and gid, once its payload is `binding` (the request it came
+    with, `wire.request_binding`); raises CommandFailed (replayed, expired, bad) or ConfigError (another request)."""
     from frontdesk.proc import run
 
     if not cred or len(cred) > 8192 or not cred.isascii() or any(c.isspace() for c in cred):
         raise ConfigError("not a MUNGE credential")
-    out = run(["unmunge", "--numeric", "--keys=UID,GID", "--output=/dev/null"], input=cred, timeout=timeout)
+    out = run(["unmunge", "--numeric", "--keys=UID,GID"], input=cred, timeout=timeout)
+    meta, _, payload = out.stdout.partition("\n\n")  # metadata lines, a blank line, then the payload as given
     keys: dict[str, int] = {}
-    for line in out.stdout.splitlines():
+    for line in meta.splitlines():
         key, _, value = line.partition(":")
         if value.strip().isdigit():
             keys[key.strip()] = int(value.strip())
     if "UID" not in keys or "GID" not in keys:
         raise ConfigError("unmunge gave no UID/GID")
+    if not hmac.compare_digest(payload.encode(errors="surrogateescape"), binding.encode(errors="surrogateescape")):
+        raise ConfigError("the MUNGE credential was made for another request")
     return PeerCred(0, keys["UID"], keys["GID"])
 
 

@@ -9,7 +9,7 @@ importing this costs nothing on the hot path; each caller keeps its own socket.
 
 from __future__ import annotations
 
-__all__ = ["Answer", "BadHead", "CutOff", "parse_answer", "request_head"]
+__all__ = ["Answer", "BadHead", "CutOff", "parse_answer", "request_binding", "request_head"]
 
 CUT = "the answer was cut off mid-body"
 
@@ -40,6 +40,15 @@ def _on_the_wire(path: str) -> str:
     from urllib.parse import quote
 
     return quote(path, safe="/?&=%:@!$'()*+,;~-._[]")
+
+
+def request_binding(method: str, target: str, body: bytes) -> str:
+    """What a MUNGE credential carries over TCP: the one request it is for (method, target as sent, the body's
+    SHA-256). The gateway takes the credential for exactly that request, so one seen on its way is no key to
+    anything else of its user's (identity.munge_credential, api/auth.py)."""
+    import hashlib
+
+    return f"frontdesk/1 {method} {_on_the_wire(target)} sha256:{hashlib.sha256(body).hexdigest()}"
 
 
 def request_head(

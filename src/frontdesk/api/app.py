@@ -115,7 +115,12 @@ def create_app(gw: Gateway) -> FastAPI:
     authn = Authenticator(gw.settings, access.roles, tokens_from_settings(gw.settings))
     failures = AuthFailures.from_section(gw.settings.section("access"), gw.publish)
     app.add_middleware(
-        Identify, authn=authn, access=access, session_owner=lambda sid: _session_owner(gw, sid), failures=failures
+        Identify,
+        authn=authn,
+        access=access,
+        session_owner=lambda sid: _session_owner(gw, sid),
+        failures=failures,
+        max_body=max_body_from(gw_section),  # a MUNGE request's body is read here, to check its credential
     )
     _errors(app, access)
     app.include_router(jobs.router)

@@ -55,8 +55,14 @@ class Authenticator:
         self.munge = settings.section("gateway").get("munge") is True
         self._owner = user_name(os.geteuid())
 
-    async def caller(self, scope: Mapping[str, Any], headers: Mapping[str, str]) -> Caller:
-        """The Caller of one request, or Unauthenticated."""
+    def wants_body(self, scope: Mapping[str, Any], headers: Mapping[str, str]) -> bool:
+        """Whether this request's credential is checked against its body (MUNGE over TCP: `caller`'s `body`)."""
+        scheme = headers.get("authorization", "").partition(" ")[0]
+        return bool(scope.get("client")) and self.munge and scheme.lower() == "munge"
+
+    async def caller(self, scope: Mapping[str, Any], headers: Mapping[str, str], body: bytes = b"") -> Caller:
+        """The Caller of one request, or Unauthenticated. A MUNGE credential must carry this very request
+        (`wire.request_binding` of its method, target and `body`): one seen on its way is good for nothing else."""
         if not scope.get("client"):  # a Unix socket: uvicorn has no client address there
             cred: PeerCred | None = scope.get(PEER_KEY)
             if cred is not None:
@@ -68,12 +74,24 @@ class Authenticator:
         scheme, _, value = auth.partition(" ")
         if scheme.lower() == "munge" and self.munge:
             try:
-                cred = await asyncio.to_thread(unmunge_credential, value.strip())
+                cred = await asyncio.to_thread(unmunge_credential, value.strip(), _binding(scope, body))
             except FrontdeskError:
-                raise Unauthenticated("the MUNGE credential was refused (bad, expired or replayed)") from None
+                raise Unauthenticated(
+                    "the MUNGE credential was refused (bad, expired, replayed or for another request)"
+                ) from None
             return self.roles.caller_for_uid(cred.uid, cred.gid, Via.MUNGE)
         if scheme.lower() == "bearer":
             user = self.tokens.user_for(value.strip())
             if user is not None:
                 return self.roles.caller_for_name(user, Via.TOKEN)
         raise Unauthenticated("a valid bearer token or MUNGE credential is required")
+
+
+def _binding(scope: Mapping[str, Any], body: bytes) -> str:
+    """The request as its client named it in its MUNGE credential: method, target as sent, the body's digest."""
+    from frontdesk.wire import request_binding
+
+    path = scope.get("raw_path") or scope.get("path", "").encode()
+    query = scope.get("query_string") or b""
+    target = path.decode("latin-1") + ("?" + query.decode("latin-1") if query else "")
+    return request_binding(str(scope.get("method", "")), target, body)

@@ -15,7 +15,7 @@ from starlette.responses import JSONResponse
 from frontdesk.api.access import Access
 from frontdesk.api.auth import Authenticator, Unauthenticated
 from frontdesk.api.authfail import AuthFailures
-from frontdesk.api.limits import ASGIApp, Receive, Scope, Send
+from frontdesk.api.limits import DEFAULT_MAX_BODY, ASGIApp, Message, Receive, Scope, Send
 
 __all__ = ["Identify", "SESSION_PATH"]
 
@@ -32,8 +32,10 @@ class Identify:
         access: Access,
         session_owner: Callable[[str], str | None],
         failures: AuthFailures | None = None,
+        max_body: int = DEFAULT_MAX_BODY,
     ) -> None:
         self.app = app
+        self.max_body = max_body
         self.failures = failures
         self.authn = authn
         self.access = access
@@ -45,8 +47,16 @@ class Identify:
             return
         # The kernel (SO_PEERCRED) on the Unix socket; a MUNGE credential or a bearer token on TCP.
         headers = Headers(scope=scope)
+        body = b""
+        if self.authn.wants_body(scope, headers):  # a MUNGE credential names its request's body: read it first
+            body, receive = await _buffered(receive, self.max_body)
+            if len(body) > self.max_body:
+                await JSONResponse(
+                    {"error": "too_large", "message": f"request body over the limit of {self.max_body} bytes"}, 413
+                )(scope, receive, send)
+                return
         try:
-            caller = await self.authn.caller(scope, headers)
+            caller = await self.authn.caller(scope, headers, body)
         except Unauthenticated as exc:
             if self.failures is not None:  # journalled, at most one event per source per interval
                 self.failures.record(scope, headers)
@@ -62,3 +72,27 @@ class Identify:
                 path = scope["path"]
                 self.access.deny(caller, f"{scope['method']} {path} of", f"session {sid.group(1)}", owner)
         await self.app(scope, receive, send)
+
+
+async def _buffered(receive: Receive, cap: int) -> tuple[bytes, Receive]:
+    """The request's body (reading stops past `cap` bytes) and a `receive` that hands it to the app again."""
+    parts: list[bytes] = []
+    seen, more = 0, True
+    while more and seen <= cap:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        parts.append(message.get("body", b""))
+        seen += len(parts[-1])
+        more = bool(message.get("more_body", False))
+    body = b"".join(parts)
+    replayed = False
+
+    async def again() -> Message:
+        nonlocal replayed
+        if replayed:
+            return await receive()
+        replayed = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return body, again

@@ -203,7 +203,8 @@ def test_a_revoked_token_stops_at_once_and_a_replayed_munge_credential_fails(fac
     code = (
         "import json,sys,socket\n"
         "from frontdesk.identity import munge_credential\n"
-        "cred = munge_credential()\n"
+        "from frontdesk.wire import request_binding\n"
+        "cred = munge_credential(request_binding('GET', '/v1/health', b''))\n"
         "host, port = sys.argv[1].rsplit(':', 1)\n"
         "out = []\n"
         "for _ in range(2):\n"

@@ -87,18 +87,28 @@ def test_events_reach_their_owner_admins_and_nobody_else() -> None:
     assert access.sees_event(_caller("alice"), alice_job) and not access.sees_event(_caller("alice"), refused)
 
 
-def test_unmunge_gives_the_encoders_uid_once() -> None:
+def test_unmunge_gives_the_encoders_uid_once_for_its_own_request() -> None:
+    from frontdesk.wire import request_binding
+
+    this = request_binding("GET", "/v1/jobs/1", b"")
     try:
-        cred = subprocess.run(["munge", "-n"], capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+        cred = subprocess.run(["munge"], input=this, capture_output=True, text=True, timeout=10, check=True).stdout
     except (OSError, subprocess.CalledProcessError):
         pytest.skip("munged is not running here")
-    assert unmunge_credential(cred).uid == os.getuid()
+    assert unmunge_credential(cred.strip(), this).uid == os.getuid()
     from frontdesk.errors import CommandFailed
 
     with pytest.raises(CommandFailed):  # munged remembers it: a replay is refused
-        unmunge_credential(cred)
+        unmunge_credential(cred.strip(), this)
     with pytest.raises(ConfigError):
-        unmunge_credential("not a credential")
+        unmunge_credential("not a credential", this)
+    other = subprocess.run(["munge"], input=this, capture_output=True, text=True, timeout=10, check=True).stdout
+    with pytest.raises(ConfigError):  # made for another request
+        unmunge_credential(other.strip(), request_binding("GET", "/v1/jobs/1/logs", b""))
+    bare = subprocess.run(["munge", "-n"], capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+    with pytest.raises(ConfigError):  # a credential that names no request is good for none
+        unmunge_credential(bare, this)
+    assert request_binding("POST", "/v1/jobs", b"{}") != request_binding("POST", "/v1/jobs", b"{ }")
 
 
 def test_rendezvous_refuses_a_directory_others_may_write(tmp_path: Path) -> None:
