@@ -64,7 +64,10 @@ class PolicyHistory:
         act = self.active()
         if act and act["digest"] == d:
             return int(act["version"]), False
-        with self.conn:
+        # A savepoint, not `with conn:` (which commits whatever transaction is open, a job's end included):
+        # alone it is a transaction of its own; inside another one it commits with it.
+        self.conn.execute("SAVEPOINT policy_record")
+        try:
             cur = self.conn.execute(
                 "INSERT INTO policy_versions(loaded_at, source, digest, config) VALUES(?,?,?,?)",
                 (now, source, d, json.dumps(raw, sort_keys=True, default=str)),
@@ -75,6 +78,11 @@ class PolicyHistory:
                 "ON CONFLICT(id) DO UPDATE SET version=excluded.version",
                 (version,),
             )
+        except BaseException:
+            self.conn.execute("ROLLBACK TO policy_record")
+            self.conn.execute("RELEASE policy_record")
+            raise
+        self.conn.execute("RELEASE policy_record")
         return version, True
 
 
