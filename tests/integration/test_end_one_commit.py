@@ -74,3 +74,50 @@ def test_killed_after_the_commit_state_report_and_events_are_all_stored(gateway_
     assert (state, has_report, kinds) == ("COMPLETED", True, ["job.state", "job.report"])
     assert pending == 2  # EVENTS_STORED: the next start fans them out, and tells the end once
     _told_once_after_restart(gw, job)
+
+
+def _lessons(home: Path) -> list[tuple[int, str, int]]:
+    """(id, kind, times_seen) of every stored lesson, from the file."""
+    conn = sqlite3.connect(f"file:{home / 'frontdesk.db'}?mode=ro", uri=True)
+    try:
+        return [(int(i), str(k), int(n)) for i, k, n in conn.execute("SELECT id, kind, times_seen FROM memory_lessons")]
+    finally:
+        conn.close()
+
+
+def _recorded(home: Path, job_id: int) -> int:
+    conn = sqlite3.connect(f"file:{home / 'frontdesk.db'}?mode=ro", uri=True)
+    try:
+        return int(
+            conn.execute("SELECT COUNT(*) FROM events WHERE job_id=? AND kind='memory.lesson'", (job_id,)).fetchone()[0]
+        )
+    finally:
+        conn.close()
+
+
+def test_killed_before_the_commit_memory_learned_nothing_and_learns_once(gateway_factory: Any, workdir: Path) -> None:
+    """What the memory plug-in learns from an end is in the end's one commit: a gateway killed before it has
+    learned nothing, and the end derived again on the next start learns once (a lesson seen once, not twice),
+    and its report lists the lesson it touched (one memory.lesson event)."""
+    gw = gateway_factory(env={"FRONTDESK_FAULT": "after_report_built", "FRONTDESK_PLUGINS": "memory"})
+    gate = workdir / "gate"
+    cmd = (
+        f"while [ ! -e {shlex.quote(str(gate))} ]; do sleep 0.02; done; "
+        "echo \"ModuleNotFoundError: No module named 'fdnomod'\" >&2; exit 1"
+    )
+    job = gw.client.submit(spec={"command": ["/bin/sh", "-c", cmd]}, context={"cwd": str(workdir)})["id"]
+    gw.wait_state(job, {"RUNNING"})
+    gate.touch()
+    gw.proc.wait(timeout=60)
+    assert gw.proc.returncode == -9, gw.log()[-2000:]
+    assert _lessons(gw.home) == [] and _recorded(gw.home, job) == 0  # rolled back with the end
+
+    gw.env.pop("FRONTDESK_FAULT")
+    gw.start()
+    report = gw.client.wait([job], "all", 60)["reports"][0]
+    assert report["state"] == "FAILED"
+    lessons = _lessons(gw.home)
+    assert [(kind, seen) for _, kind, seen in lessons] == [("missing_import", 1)]
+    listed = report["extra"]["memory"]["lessons"]
+    assert [lesson["id"] for lesson in listed] == [lessons[0][0]] and listed[0]["times_seen"] == 1
+    assert _recorded(gw.home, job) == 1
