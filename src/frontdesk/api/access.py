@@ -6,7 +6,8 @@ Rules (docs/facility.md):
   their logs, never acts;
 - everyone else sees others' job records (name, state, times) only with `[access] private_jobs = false`
   (like Slurm without `PrivateData=jobs`); capacity (the inventory) is for all;
-- events reach the caller when they are about the caller (its jobs, its sessions, its refusals); admins see all;
+- events reach the caller when they are about the caller (its jobs, its sessions, its refusals of nobody's
+  object or its own); admins see all;
 - policy changes (reload, rollback, drain) are for admins;
 - an admin's read of or action on another user's object is journalled too (`access.admin`), and so is a
   listing that showed an admin others' objects (one event per request naming them);
@@ -46,6 +47,8 @@ class Action(StrEnum):
 
 _PUBLIC_EVENTS = frozenset({EventKind.POLICY_LOADED, EventKind.NODE_DRAINED})
 """Events about the facility, not about anyone's work."""
+_REFUSALS = frozenset({EventKind.ACCESS_DENIED, EventKind.ACCESS_ADMIN})
+"""The audit trail: each names the caller (`principal`) and the owner of what it touched."""
 
 
 class Access:
@@ -153,9 +156,18 @@ class Access:
             raise self.deny(caller, "notify", "the gateway", None)
 
     def sees_event(self, caller: Caller, event: Event) -> bool:
-        """Whether an event of the journal reaches this caller."""
-        if caller.admin or event.kind in _PUBLIC_EVENTS or caller.owns(event.principal):
+        """Whether an event of the journal reaches this caller.
+
+        A caller's own refusals reach it, except those about another user's object: they name its owner and
+        say it exists, which the refused answer (a 404 for a session or a lesson, a 403 for a private job)
+        did not. The audit trail keeps them all, for admins."""
+        if caller.admin or event.kind in _PUBLIC_EVENTS:
             return True
-        if event.job_id is None or event.kind in (EventKind.ACCESS_DENIED, EventKind.ACCESS_ADMIN):
+        if event.kind in _REFUSALS:
+            owner = event.data.get("owner")
+            return caller.owns(event.principal) and (owner is None or caller.owns(owner))
+        if caller.owns(event.principal):
+            return True
+        if event.job_id is None:
             return False
         return self.may(caller, event.principal, Action.READ)

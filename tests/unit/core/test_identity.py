@@ -85,6 +85,11 @@ def test_events_reach_their_owner_admins_and_nobody_else() -> None:
     bob = _caller("bob")
     assert [access.sees_event(bob, e) for e in (alice_job, refused, drained)] == [False, True, True]
     assert access.sees_event(_caller("alice"), alice_job) and not access.sees_event(_caller("alice"), refused)
+    # a refusal about another user's object names its owner and says it exists: admins only
+    hidden = Event(EventKind.ACCESS_DENIED, principal="bob", data={"target": "session s1", "owner": "alice"})
+    own = Event(EventKind.ACCESS_DENIED, principal="bob", data={"target": "the policy", "owner": None})
+    assert not access.sees_event(bob, hidden) and access.sees_event(bob, own)
+    assert not access.sees_event(_caller("alice"), hidden)
 
 
 def test_unmunge_gives_the_encoders_uid_once_for_its_own_request() -> None:
