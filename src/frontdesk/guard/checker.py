@@ -261,5 +261,5 @@ def _shell_hits(
     while `depth` allows: `echo 'bash job.sh' > x.sh; bash x.sh`)."""
     sub_hits, _ = _hits(text, ctx, ruleset, depth, written, own)
     for hit in sub_hits:
-        if hit.rule.id != "parse.error":
+        if hit.rule.id != "parse.error" or own:  # text the line wrote itself that bash cannot read: ask
             yield _Hit(hit.rule, f"in {name}" + (f": {hit.detail}" if hit.detail else ""), hit.taint)

@@ -284,8 +284,8 @@ def map_text(text: str, mounts: list[Mount]) -> str:
     order = sorted(mounts, key=lambda m: -len(m[1]))
     by_dst = dict((d, s) for s, d in reversed(order))
     alts = [re.escape(d) + r"(?=/|$|[\s'\";|&)<>`])" for d in by_dst if d != "/"]
-    if "/" in by_dst:
-        alts.append(r"/")
+    if "/" in by_dst:  # a new root: but devices and kernel trees stay the host's (chroots bind them in)
+        alts.append(r"/(?!(?:dev|proc|sys)(?:/|$|\s))")
     pattern = re.compile(_LEFT + "(" + "|".join(alts) + ")")
 
     def put(m: re.Match[str]) -> str:

@@ -214,7 +214,7 @@ def find_fed(finds: list[Invocation], stage: list[Invocation], via: list[str], f
 
 # Wrappers that run their inner command in their own place: in a pipeline the inner command is the stage
 # (`sudo find ~ | xargs rm` is `find ~ | xargs rm` run as root; sudo never makes a verdict milder).
-_ARGV_WRAPPERS = frozenset(LOOK_THROUGH) | {"sudo", "doas", "run0", "pkexec", "env"}
+_ARGV_WRAPPERS = frozenset(LOOK_THROUGH) | {"sudo", "doas", "run0", "pkexec", "env", "bwrap", "systemd-nspawn"}
 
 
 def through_wrappers(tags: list[str], via: list[str]) -> bool:

@@ -146,7 +146,7 @@ def _in_container(prog: str, box: Any, inner: Any) -> Iterator[Invocation]:
     words = [w if (t := map_text(w.text, box.mounts)) == w.text else replace(w, text=t) for w in box.argv]
     workdir = map_text(box.workdir, box.mounts) if box.workdir else None
     extra = {"cwd": workdir} if workdir and workdir != box.workdir else {}
-    yield inner(words, f"{prog} run", **extra)
+    yield inner(words, prog, **extra)  # the tag a wrapper gets: a pipeline stage is its inner command
 
 
 def _sbatch_wrap(args: list[Word]) -> Iterator[str]:

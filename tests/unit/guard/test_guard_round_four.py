@@ -11,6 +11,7 @@ Canaries only: every command here is a string the guard reads, never runs.
 
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from frontdesk.guard.checker import check
 from frontdesk.guard.model import Decision
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "data" / "guard"))
-from corpus_loader import corpus_context  # noqa: E402
+from corpus_loader import corpus_context, load_corpus  # noqa: E402
 
 CTX = corpus_context()  # HOME=/home/alice, cwd ~/project, workstation
 
@@ -259,3 +260,73 @@ def test_ordinary_option_code_stays_allowed(command: str) -> None:
 )
 def test_scripts_named_by_text_the_line_writes_are_read(command: str, expected: tuple[Decision, str | None]) -> None:
     assert verdict(command) == expected, command
+
+
+# -- every dangerous corpus row handed on in this round's forms keeps its verdict ----------------------------
+def _lisp(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+FORMS = [
+    lambda c: f"docker run --rm -v /home/alice:/home/alice -w /home/alice/project img bash -c {shlex.quote(c)}",
+    lambda c: f"bwrap --bind / / --dev /dev bash -c {shlex.quote(c)}",
+    lambda c: f"bash 2>/dev/null <<< {shlex.quote(c)}",
+    lambda c: f"emacs --batch --eval {shlex.quote('(shell-command ' + _lisp(c) + ')')}",
+    lambda c: f"nvim --cmd {shlex.quote('!' + c)}",
+    lambda c: f"sqlite3 x.db {shlex.quote('.shell ' + c)}",
+    lambda c: f"psql -c {shlex.quote(chr(92) + '! ' + c)}",
+    lambda c: f"python3 -c {shlex.quote('import os; os.system(' + repr(c) + ')')}",
+    lambda c: f"echo {shlex.quote('* * * * * ' + c)} > /tmp/c; crontab /tmp/c",
+]
+KEYWORDS = ("(", "{", "!", "if", "for", "while", "until", "select", "case", "function", "export", "unset", "cd")
+
+
+def _plain_rows() -> list[str]:
+    rows = []
+    for case in load_corpus():
+        first = case.command.split(" ", 1)[0]
+        plain = not case.command.startswith(KEYWORDS) and "=" not in first and "()" not in case.command
+        if case.dangerous and case.role.value == "workstation" and not case.gpus and plain and "\n" not in case.command:
+            rows.append(case.command)
+    return rows[::3]
+
+
+@pytest.mark.parametrize("form", range(len(FORMS)))
+def test_a_dangerous_row_handed_on_in_this_rounds_forms_keeps_its_verdict(form: int) -> None:
+    weaker = []
+    for command in _plain_rows():
+        if "\\" in command:  # a backslash-escaped name stays one word only through shell quoting
+            continue
+        base = check(command, CTX).decision
+        wrapped = check(FORMS[form](command), CTX).decision
+        if wrapped.rank < base.rank:
+            weaker.append((command, base.value, wrapped.value))
+    assert not weaker, weaker[:5]
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("python3 -c 'import os; os.system(\"reboot\")'", (Decision.DENY, "sys.power")),
+        ("perl -e 'system(\"poweroff\")'", (Decision.DENY, "sys.power")),
+        ("bwrap --bind / / echo 'rm -rf ~' | bash", (Decision.DENY, "fs.rm-root")),
+        ("systemd-nspawn -D /srv/c echo 'mkfs.ext4 /dev/fd-does-not-exist' | bash", (Decision.DENY, "disk.wipe")),
+        ("echo '* * * * * rm -rf $( ( (' > /tmp/c; crontab /tmp/c", (Decision.ASK, "parse.error")),
+        ("python3 -c 'import app; app.run(\"main\")'", (Decision.ALLOW, None)),
+    ],
+)
+def test_single_word_shell_outs_pipes_out_of_sandboxes_and_unreadable_tables(
+    command: str, expected: tuple[Decision, str | None]
+) -> None:
+    assert verdict(command) == expected, command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "chroot /mnt/sysimage mkfs.ext4 /dev/fd-does-not-exist",
+        "systemd-nspawn -D /srv/c mkfs.ext4 /dev/fd-does-not-exist",
+    ],
+)
+def test_devices_stay_the_hosts_under_a_new_root(command: str) -> None:
+    assert verdict(command) == (Decision.DENY, "disk.wipe"), command
