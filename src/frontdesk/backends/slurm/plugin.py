@@ -73,6 +73,10 @@ VIEW_FIELDS = (
     "Comment",
     "ArrayJobId",
     "ArrayTaskId",
+    "GroupId",
+    "Features",
+    "ReqNodeList",
+    "ExcNodeList",
 )
 """The scontrol fields the shims format (squeue %-codes, sacct fields); the rest stay on the gateway."""
 

@@ -46,9 +46,13 @@ ACTIVE = {
 }
 _REASON_STATES = {"PENDING", "TIMEOUT", "OUT_OF_MEMORY", "DEADLINE", "FAILED"}
 """squeue's %R shows "(reason)" for these, the node list otherwise."""
-_UNCUT = {"M", "l", "L"}
+_UNCUT = {"M", "l"}
 """Durations squeue widens instead of cutting."""
 _SPEC = re.compile(r"%(\.?)(\d*)([A-Za-z%])")
+_NOT_RENDERED = frozenset({"%", "L"})
+"""Codes squeue prints its own way (`%%` prints N/A and eats what follows; `%L` is cut, the time left)."""
+_JOB_ID = re.compile(r"[1-9][0-9]{0,9}(_[0-9]{1,7})?")
+"""An id `-j` is answered for from the view; others (0, `abc`, `77_[1-3]`, 20 digits) get squeue's own error."""
 MAX_WIDTH = 10_000
 """A wider `%.Ni` field is passed to the real squeue: the gateway renders these answers (and keeps them in
 files), so `%.100000000i` would cost it 100 MB a row and `%.99999999999i` a MemoryError."""
@@ -110,7 +114,6 @@ _FIELDS = {
     "q": ("QOS", "(null)"),
     "Q": ("Priority", ""),
     "o": ("Command", ""),
-    "k": ("Comment", "(null)"),
     "E": ("Dependency", "(null)"),
     "K": ("ArrayTaskId", "N/A"),
 }
@@ -156,6 +159,16 @@ def _value(code: str, job: Mapping[str, str]) -> str:
             return job.get("MinMemoryNode") or job.get("MinMemoryCPU", "0")
         case "b":
             return job.get("TresPerNode", "") or "N/A"
+        case "g":
+            return user_name(job.get("GroupId", ""))
+        case "f":
+            return job.get("Features", "(null)")
+        case "n" | "x":
+            nodes = job.get("ReqNodeList" if code == "n" else "ExcNodeList", "")
+            return "" if nodes == "(null)" else nodes
+        case "k":
+            comment = job.get("Comment", "(null)")  # scontrol -o prints `Comment=x  StdErr=`: one space is its
+            return comment[:-1] if comment.endswith(" ") else comment
         case "p":
             prio = job.get("Priority", "")
             return f"{int(prio) / 2**32:.14f}" if prio.isdigit() else prio
@@ -203,11 +216,16 @@ def _array_id(job: Mapping[str, str]) -> str:
 
 
 def check_format(fmt: str) -> None:
-    """Raise Passthrough for a format whose field widths the gateway will not render (see MAX_WIDTH)."""
+    """Raise Passthrough for a format the view does not answer as squeue would: a field width over
+    MAX_WIDTH, a code it does not know (`%z`), `%%`, `%L` or a `%` squeue reads otherwise (`%-5i`)."""
     for m in _SPEC.finditer(fmt):
-        width = m.group(2)
+        width, code = m.group(2), m.group(3)
         if width and (len(width) > len(str(MAX_WIDTH)) or int(width) > MAX_WIDTH):
             raise Passthrough(f"a field width over {MAX_WIDTH}")
+        if code not in _HEADERS or code in _NOT_RENDERED:
+            raise Passthrough(f"format code %{code}")
+    if "%" in _SPEC.sub("", fmt):
+        raise Passthrough("a % that is no format code")
 
 
 def _render(fmt: str, job: Mapping[str, str] | None) -> str:
@@ -216,8 +234,8 @@ def _render(fmt: str, job: Mapping[str, str] | None) -> str:
         out.append(fmt[pos : m.start()])
         right, width, code = m.group(1) == ".", m.group(2), m.group(3)
         text = _HEADERS.get(code, code.upper()) if job is None else _value(code, job)
-        if width:
-            w = int(width)
+        if width.strip("0"):  # squeue reads a width of 0 as none; answer() passed wider ones through
+            w = MAX_WIDTH if len(width) > 6 else min(int(width), MAX_WIDTH)
             text = text if job is not None and code in _UNCUT else text[:w]
             text = text.rjust(w) if right else text.ljust(w)
         out.append(text)
@@ -228,7 +246,6 @@ def _render(fmt: str, job: Mapping[str, str] | None) -> str:
 
 def format_rows(jobs: Sequence[Mapping[str, str]], fmt: str, header: bool) -> str:
     """squeue's text for these jobs in this -o format."""
-    check_format(fmt)
     lines = [_render(fmt, None)] if header else []
     size = sum(len(line) for line in lines)
     for job in jobs:
@@ -362,6 +379,7 @@ def answer(
         raise Passthrough("SQUEUE_FORMAT2 (the -O field list)")
     fmt = args.format or (LONG_FORMAT if args.long else environ.get("SQUEUE_FORMAT") or DEFAULT_FORMAT)
     check_format(fmt)
+    _check_filters(args, environ)
     if view is None:
         return 0, "", ""
     users = split_list(args.user) + ([me] if args.me else [])
@@ -389,6 +407,35 @@ def answer(
     if order:
         rows = sort_rows(rows, order)
     return 0, head + format_rows(rows, fmt, header=not args.noheader), stale_note(view)
+
+
+_STATE_WORDS = frozenset(LONG_STATES) | frozenset(LONG_STATES.values()) | {"ALL"}
+
+
+def _check_filters(args: argparse.Namespace, environ: Mapping[str, str]) -> None:
+    """Passthrough for filters squeue refuses with its own message (an unknown state, sort key, id or user)."""
+    states = args.states or ([environ["SQUEUE_STATES"]] if environ.get("SQUEUE_STATES") else [])
+    if any(s.upper() not in _STATE_WORDS for s in split_list(states)):
+        raise Passthrough("a job state squeue does not know")
+    for key in (k.strip() for k in (args.sort or environ.get("SQUEUE_SORT") or "").split(",")):
+        if key and (len(key.lstrip("+-")) != 1 or key.lstrip("+-") not in _HEADERS or key.lstrip("+-") == "%"):
+            raise Passthrough("a sort key the view does not order by")
+    if any(not _JOB_ID.fullmatch(i) for i in split_list(args.jobs)):
+        raise Passthrough("a job id squeue refuses")
+    for user in split_list(args.user):
+        if not _known_user(user):
+            raise Passthrough("a user squeue does not know")
+
+
+@functools.lru_cache(maxsize=1024)
+def _known_user(user: str) -> bool:
+    import pwd
+
+    try:
+        pwd.getpwuid(int(user)) if user.isdigit() else pwd.getpwnam(user)
+    except (KeyError, ValueError, OverflowError):
+        return False
+    return True
 
 
 def stale_note(view: Mapping[str, Any]) -> str:
