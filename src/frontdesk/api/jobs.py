@@ -28,10 +28,9 @@ from frontdesk.jobs.state import JobState
 from frontdesk.plugins import SubmitContext, backend_classes
 from frontdesk.spec.bounds import check_text
 from frontdesk.spec.model import JobSpec, parse_spec_text, validate_spec
-from frontdesk.store.jobs import job_record
 from frontdesk.tails import read_tail_lines
 
-__all__ = ["SubmitBody", "WaitBody", "accept", "owner_of", "router", "wait_for"]
+__all__ = ["SubmitBody", "WaitBody", "accept", "owner_of", "router", "shown", "wait_for"]
 
 router = APIRouter(prefix="/v1")
 
@@ -94,6 +93,25 @@ def _str(value: Any) -> str | None:
 def _parts(request: Request) -> tuple[Gateway, Access, Caller]:
     state = request.app.state
     return state.gw, state.access, request.state.caller
+
+
+_LISTED_SPEC = ("name", "type", "trial", "pool", "resources", "depends_on", "array")
+"""What of a job's spec a caller who may list the job but not read it sees: squeue's columns (resources, the
+dependency ids). Never its command, script, environment, working directory, output paths or keys."""
+
+
+def shown(gw: Gateway, access: Access, caller: Caller, row: Any) -> dict[str, Any]:
+    """A job's record for this caller: whole for those who may read it (owner, admins, labmates where the site
+    says so); for the others `[access] private_jobs = false` lets list it, the record as squeue shows it."""
+    out = arrays.public(gw, row)
+    if access.may(caller, owner_of(row), Action.READ):
+        return out
+    spec = out.get("spec") or {}
+    out["spec"] = {k: spec[k] for k in _LISTED_SPEC if k in spec}
+    out["session"] = None  # the owner's agent session: its id is a name to squat
+    if row.terminal:
+        out["reason"] = None  # how it ended is the report's (a failure's text names paths, commands)
+    return out
 
 
 def _job(request: Request, job_id: int, action: Action, verb: str) -> Any:
@@ -231,9 +249,9 @@ async def list_jobs(
         top_level=not tasks and array is None,  # an array is one line; its tasks with ?array=ID or ?tasks=true
         array_id=array,
     )
-    shown = [r for r in rows if access.may(caller, owner_of(r), Action.LIST)]
-    access.audit_list(caller, "jobs", [(r["id"], owner_of(r)) for r in shown])  # an admin's view of others'
-    return [arrays.public(gw, r) for r in shown]
+    listed = [r for r in rows if access.may(caller, owner_of(r), Action.LIST)]
+    access.audit_list(caller, "jobs", [(r["id"], owner_of(r)) for r in listed])  # an admin's view of others'
+    return [shown(gw, access, caller, r) for r in listed]
 
 
 @functools.cache
@@ -257,7 +275,7 @@ async def queue(request: Request) -> dict[str, Any]:
     gw, access, caller = _parts(request)
     rows = [r for r in gw.store.active() if access.may(caller, owner_of(r), Action.LIST)]
     access.audit_list(caller, "jobs", [(r["id"], owner_of(r)) for r in rows])
-    return {"jobs": [arrays.public(gw, r) for r in rows], "inventory": gw.backend.inventory().to_dict()}
+    return {"jobs": [shown(gw, access, caller, r) for r in rows], "inventory": gw.backend.inventory().to_dict()}
 
 
 def _own_rows(info: Any, caller: Caller, access: Access) -> Any:
@@ -296,7 +314,8 @@ async def cluster(request: Request) -> dict[str, Any]:
 
 @router.get("/jobs/{job_id}")
 async def get_job(job_id: int, request: Request) -> dict[str, Any]:
-    return arrays.public(request.app.state.gw, _job(request, job_id, Action.LIST, "see"))
+    gw, access, caller = _parts(request)
+    return shown(gw, access, caller, _job(request, job_id, Action.LIST, "see"))
 
 
 @router.get("/jobs/{job_id}/tasks/{index}")
@@ -305,11 +324,12 @@ async def get_task(job_id: int, index: int, request: Request) -> dict[str, Any]:
     from frontdesk.errors import NotFound
     from frontdesk.store.arrays import task
 
+    gw, access, caller = _parts(request)
     row = _job(request, job_id, Action.LIST, "see")
-    found = task(request.app.state.gw.store, job_id, index) if row.array_size is not None else None
+    found = task(gw.store, job_id, index) if row.array_size is not None else None
     if found is None:
         raise NotFound(f"no task {index} in job {job_id}" + ("" if row.array_size is not None else " (not an array)"))
-    return job_record(found)
+    return shown(gw, access, caller, found)
 
 
 @router.post("/jobs/{job_id}/cancel")
