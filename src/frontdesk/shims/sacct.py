@@ -9,6 +9,8 @@ real sacct.
 from __future__ import annotations
 
 import argparse
+import pwd
+import re
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -163,8 +165,6 @@ _UNITS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400, "week": 604800}
 
 def when(text: str, now: float) -> float:
     """Epoch seconds of sacct's -S/-E: `now[-N[unit]]`, `YYYY-MM-DD[THH:MM[:SS]]`, `HH:MM[:SS]` (today)."""
-    import re
-
     t = text.strip().lower()
     m = re.fullmatch(r"now(?:([-+])(\d+)(second|minute|hour|day|week)?s?)?", t)
     if m:
@@ -213,8 +213,27 @@ def _fields(spec: str) -> list[tuple[str, int | None]]:
         key = name.lower()
         if key not in _NAMES:
             raise ShimArgs(f"field {name!r}")
-        out.append((key, int(width) if width.isdigit() else None))
+        if width and not (width.isascii() and width.isdigit() and len(width) <= 4 and int(width) > 0):
+            raise ShimArgs(f"field width {width[:20]!r}")  # sacct's own reading (and no 100 GB line here)
+        out.append((key, int(width) if width else None))
     return out
+
+
+_ID = re.compile(r"[1-9][0-9]{0,9}(_[0-9]{1,7})?")
+_STATE_WORDS = frozenset(LONG_STATES) | frozenset(LONG_STATES.values())
+
+
+def _check_filters(args: argparse.Namespace) -> None:
+    """ShimArgs for what sacct refuses with its own message: a bad -j id, an unknown -s state or -u user."""
+    if any(not _ID.fullmatch(i) for i in split_list(args.jobs)):
+        raise ShimArgs("a job id sacct reads itself")
+    if any(s.upper() not in _STATE_WORDS for s in split_list(args.state)):
+        raise ShimArgs("a job state sacct does not know")
+    for user in split_list(args.user):
+        try:
+            pwd.getpwuid(int(user)) if user.isdigit() else pwd.getpwnam(user)
+        except (KeyError, ValueError, OverflowError):
+            raise ShimArgs("a user sacct does not know") from None
 
 
 def format_sacct(rows: Sequence[Mapping[str, str]], spec: str, *, header: bool, parsable: str | None) -> str:
@@ -265,6 +284,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = _parser().parse_args(args_in)
         fmt = args.format or DEFAULT_FIELDS
         _fields(fmt)
+        _check_filters(args)
         now = time.time()
         midnight = datetime.fromtimestamp(now).replace(hour=0, minute=0, second=0, microsecond=0).timestamp()
         start = when(args.starttime, now) if args.starttime else (None if args.jobs else midnight)
