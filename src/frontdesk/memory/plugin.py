@@ -45,6 +45,8 @@ __all__ = ["MemoryPlugin"]
 log = logging.getLogger("frontdesk.memory")
 
 _NO_RUN_STATES = {JobState.DEPENDENCY_NEVER_SATISFIED}
+_CONTEXT_CACHED_CHARS = 16_384
+"""Jobs whose spec and submit context are longer than this have their context worked out on each end."""
 
 
 def _summary(lesson: Lesson) -> LessonSummary:
@@ -83,6 +85,8 @@ class MemoryPlugin:
         self.redact = redact
         self._said: dict[tuple[str, str, str, str], None] = {}
         """Notices already said, by (session, template, lesson or advice, text): said once, then quiet."""
+        self._contexts: dict[tuple[str, str | None, str], JobContext] = {}
+        """Ended jobs' contexts by (spec, partition, submit context) text (`_ended_context`)."""
 
     # -- the seam -----------------------------------------------------------------------------------
     def attach(self, gateway: GatewayHandle) -> None:
@@ -169,8 +173,7 @@ class MemoryPlugin:
             text = "\n".join([*report.stdout_tail, *report.stderr_tail])
         sig = classify(text, report.state, report.exit_code)
         sig = replace(sig, line=self.redact(sig.line), normalised_line=self.redact(sig.normalised_line))
-        context = job.context_data()
-        job_ctx = self._context(job.spec_data(), job.partition, context.get("env"), context.get("cwd"))
+        job_ctx = self._ended_context(job)
         used: dict[str, Any] = {**report.used.model_dump(), "run_s": report.run_s}
         failed = None if sig.kind == "ok" else sig
         self.store.record_run(job.id, job.principal, job_ctx, str(report.state), failed, used, job.ended_at)
@@ -229,6 +232,20 @@ class MemoryPlugin:
         step = f"resubmit with --mem {format_bytes(want)} ({basis}), or reduce the working set"
         return MemorySuggestion(memory_bytes=want, basis=basis, next_step=step)
 
+    def _ended_context(self, job: JobRecord) -> JobContext:
+        """An ended job's context: pure over its stored spec, partition and submit context, so a rerun of the
+        same job (an agent's loop) reuses it instead of normalising its command again on its end's path."""
+        key = (job.spec, job.partition, job.context)
+        found = self._contexts.get(key)
+        if found is None:
+            context = job.context_data()
+            found = self._context(job.spec_data(), job.partition, context.get("env"), context.get("cwd"))
+            if len(job.spec) + len(job.context) <= _CONTEXT_CACHED_CHARS:
+                self._contexts[key] = found
+                if len(self._contexts) > 256:  # bounded: forget the oldest
+                    self._contexts.pop(next(iter(self._contexts)))
+        return found
+
     def _context(
         self, spec: dict[str, Any], partition: str | None, env: dict[str, str] | None, cwd: str | None
     ) -> JobContext:
@@ -237,7 +254,7 @@ class MemoryPlugin:
         return replace(job_ctx, template=self.redact(job_ctx.template))
 
     def _publish(self, job: JobRecord, lessons: list[Lesson]) -> None:
-        if self.gateway is None:
+        if self.gateway is None or not lessons:
             return
         from frontdesk.events.models import Event, EventKind
 
