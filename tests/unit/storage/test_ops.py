@@ -89,6 +89,25 @@ def test_the_budget_admits_charges_refuses_with_retry_after_and_refills() -> Non
     assert rows[alice]["refused"] == 1 and rows[alice]["admitted"] == 2 and rows[alice]["spent"] == 150
 
 
+def test_a_users_sessions_share_its_own_bucket_and_session_buckets_are_bounded() -> None:
+    from frontdesk.storage.budget import MAX_TALLIES
+
+    budget = Budget(BudgetConfig(rate=10, burst=100, user_rate=10, user_burst=250))
+    for i in range(3):  # new session names: each a full session bucket, but one user bucket under them all
+        budget.admit(("alice", f"s{i}"), 0.0)
+        budget.charge(("alice", f"s{i}"), 90, 0.0)
+    with pytest.raises(RateLimited, match="all sessions"):
+        budget.admit(("alice", "s-new"), 0.0)
+    budget.admit(("bob", "s0"), 0.0)  # another user is not touched
+    for i in range(MAX_TALLIES + 500):  # a flood of names never grows the table past the bound
+        budget.admit(("carol", f"n{i}"), 1000.0 + i)
+    assert len(budget.tallies) <= MAX_TALLIES
+    budget.charge(("bob", "s0"), 500, 10_000.0)  # in debt: never dropped (its debt would be forgiven)
+    for i in range(MAX_TALLIES + 10):
+        budget.admit(("carol", f"m{i}"), 10_000.0)
+    assert ("bob", "s0") in budget.tallies
+
+
 @pytest.mark.parametrize("section", [{"rate": 0}, {"burst": "many"}, {"rate": True}, {"rate": float("inf")}])
 def test_a_bad_storage_section_is_a_config_error(section: dict[str, object]) -> None:
     with pytest.raises(ConfigError, match=r"\[storage\]"):
