@@ -72,7 +72,7 @@ class AppServer:
         for line in self.proc.stdout:
             try:
                 msg = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):  # a deeply nested line must not end this reader thread
                 continue
             if isinstance(msg, dict):
                 self.inbox.put(msg)

@@ -168,7 +168,7 @@ def transcript_idle(path: str, now: float, quiet_s: float = _QUIET_S) -> bool | 
     for line in reversed(lines):
         try:
             entry = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # a torn or hostile line (`[[[[...` 60,000 deep raised through)
             continue
         kind = entry.get("type") if isinstance(entry, dict) else None
         if kind == "system" and entry.get("subtype") == "turn_duration":
