@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from frontdesk.guard.words import Word
 
-__all__ = ["Contained", "CONTAINERS", "contained", "map_text"]
+__all__ = ["Contained", "CONTAINERS", "contained", "map_text", "pyxis_mounts"]
 
 Mount = tuple[str, str]  # (source on the host, target inside)
 
@@ -31,8 +31,8 @@ class Contained:
     argv: list[Word]
     mounts: list[Mount] = field(default_factory=list)
     workdir: str | None = None
-    code: str | None = None
-    """Shell code the sandbox runs instead of an argv (none of the readers here need it yet)."""
+    shell: bool = False
+    """It starts a shell that reads its code on stdin (`apptainer shell IMG <<< CODE`)."""
 
 
 def _host(src: str, cwd: str | None) -> str | None:
@@ -97,6 +97,8 @@ def _docker_run(args: list[Word], cwd: str | None) -> Contained | None:
         i += 1
     if i < len(args) and args[i].text == "container":
         i += 1
+    if i < len(args) and args[i].text == "unshare":  # podman/buildah unshare CMD: on the host, in a user namespace
+        return Contained(args[i + 1 :])
     if i >= len(args) or args[i].text != "run":
         return None
     i += 1
@@ -146,10 +148,11 @@ def _apptainer(args: list[Word], cwd: str | None) -> Contained | None:
     i = 0
     while i < len(args) and args[i].is_flag:
         i += 1
-    if i >= len(args) or args[i].text not in ("exec", "run"):
+    if i >= len(args) or args[i].text not in ("exec", "run", "shell"):
         return None
+    shell = args[i].text == "shell"
     i += 1
-    out = Contained([])
+    out = Contained([], shell=shell)
     while i < len(args) and args[i].is_flag and args[i].text != "--":
         t = args[i].text
         name, eq, value = t.partition("=")
@@ -170,7 +173,7 @@ def _apptainer(args: list[Word], cwd: str | None) -> Contained | None:
             out.workdir = value
         i += width
     i += 1 if i < len(args) and args[i].text == "--" else 0
-    out.argv = args[i + 1 :]
+    out.argv = [] if shell else args[i + 1 :]
     return out
 
 
@@ -252,6 +255,78 @@ def _chroot(args: list[Word], cwd: str | None) -> Contained | None:
     return Contained(args[i + 1 :], [(root, "/")] if root else [])
 
 
+def _mount_opts(
+    args: list[Word], cwd: str | None, binds: frozenset[str], values: frozenset[str], root: frozenset[str] = frozenset()
+) -> tuple[Contained, int]:
+    """Options up to the first positional: `binds` take `SRC[:DST]` (comma lists too), `root` a new root."""
+    out = Contained([])
+    i = 0
+    while i < len(args) and args[i].is_flag and args[i].text != "--":
+        name, eq, value = args[i].text.partition("=")
+        width = 1
+        if not eq and (name in binds or name in values or name in root):
+            value, width = (args[i + 1].text if i + 1 < len(args) else ""), 2
+        elif not eq and not name.startswith("--") and len(name) > 2 and name[:2] in binds | root:
+            name, value = name[:2], name[2:]
+        if name in binds:
+            out.mounts += _binds(value, cwd)
+        elif name in root and (host := _host(value, cwd)):
+            out.mounts.append((host, "/"))
+        elif name in ("-w", "--pwd", "--workdir", "-c", "--cd"):
+            out.workdir = value
+        i += width
+    return out, i + (1 if i < len(args) and args[i].text == "--" else 0)
+
+
+def _enroot(args: list[Word], cwd: str | None) -> Contained | None:
+    """`enroot start [--mount SRC:DST] [--rw] [--root] [-e K=V] NAME [CMD...]`."""
+    if not args or args[0].text not in ("start", "exec"):
+        return None
+    out, i = _mount_opts(args[1:], cwd, frozenset(("-m", "--mount")), frozenset(("-e", "--env", "-c", "--conf")))
+    out.argv = args[1 + i + 1 :]
+    return out
+
+
+def _ch_run(args: list[Word], cwd: str | None) -> Contained:
+    """Charliecloud `ch-run [-b SRC[:DST]] [-c DIR] IMAGE -- CMD...`."""
+    values = frozenset(("-c", "--cd", "--set-env", "--unset-env", "-g", "--gid", "-u", "--uid", "-s", "--storage"))
+    out, i = _mount_opts(args, cwd, frozenset(("-b", "--bind")), values)
+    rest = args[i + 1 :]  # after the image
+    if rest and rest[0].text == "--":
+        rest = rest[1:]
+    out.argv = rest
+    return out
+
+
+def _proot(args: list[Word], cwd: str | None) -> Contained:
+    """`proot [-r ROOT] [-b SRC[:DST]] [-w DIR] CMD...`."""
+    values = frozenset(("-q", "--qemu", "-k", "--kernel-release"))
+    root = frozenset(("-r", "--rootfs", "-R"))
+    out, i = _mount_opts(args, cwd, frozenset(("-b", "--bind", "-m", "--mount")), values, root)
+    out.argv = args[i:]
+    return out
+
+
+def _arch_chroot(args: list[Word], cwd: str | None) -> Contained | None:
+    """`arch-chroot [-u USER] [-N] ROOT [CMD...]`: ROOT becomes /."""
+    words = [w for k, w in enumerate(args) if not w.is_flag and not (k and args[k - 1].text == "-u")]
+    if not words or words[0].dynamic:
+        return None
+    root = _host(words[0].text, cwd)
+    return Contained(args[args.index(words[0]) + 1 :], [(root, "/")] if root else [])
+
+
+def pyxis_mounts(args: list[Word], cwd: str | None) -> list[Mount]:
+    """Slurm's pyxis `srun --container-mounts=SRC:DST[,SRC:DST]`: the mounts the step's command sees."""
+    out: list[Mount] = []
+    for k, w in enumerate(args):
+        if w.text.startswith("--container-mounts="):
+            out += _binds(w.text.partition("=")[2], cwd)
+        elif w.text == "--container-mounts" and k + 1 < len(args):
+            out += _binds(args[k + 1].text, cwd)
+    return out
+
+
 CONTAINERS: dict[str, Callable[[list[Word], str | None], Contained | None]] = {
     "docker": _docker_run,
     "podman": _docker_run,
@@ -261,6 +336,12 @@ CONTAINERS: dict[str, Callable[[list[Word], str | None], Contained | None]] = {
     "bwrap": _bwrap,
     "systemd-nspawn": _nspawn,
     "chroot": _chroot,
+    "udocker": _docker_run,
+    "buildah": _docker_run,
+    "enroot": _enroot,
+    "ch-run": _ch_run,
+    "proot": _proot,
+    "arch-chroot": _arch_chroot,
 }
 
 

@@ -243,15 +243,6 @@ LATER = frozenset(
         "expect",
         "tclsh",
         "wish",
-        "emacs",
-        "emacsclient",
-        "sqlite3",
-        "duckdb",
-        "psql",
-        "mysql",
-        "mariadb",
-        "less",
-        "man",
     )
     + ("make", "gmake")
 )
@@ -294,10 +285,6 @@ def later_commands(inv: Invocation, code: Callable[[str, str], Invocation]) -> I
             for i, t in enumerate(texts)
         ):
             yield code(make_recipes(inv.stdin_text), "make")
-    elif prog in ("emacs", "emacsclient"):
-        yield from _emacs(inv, code)
-    elif prog in _CLIENT_ESCAPES:
-        yield from _client_escapes(inv, code)
     elif prog not in ("alias", "at", "batch", "crontab"):
         for i, w in enumerate(args):  # vim -c ':!CMD', vim '+!CMD', nvim --cmd: an ex command
             given = w.text in ("-c", "--cmd") and i + 1 < len(args)
@@ -311,60 +298,6 @@ def later_commands(inv: Invocation, code: Callable[[str, str], Invocation]) -> I
 
 
 _EX_READ = re.compile(r"^\s*:?\s*(?:sil(?:ent)?!?\s+|exe(?:cute)?\s+['\"]|r(?:ead)?\s*|w(?:rite)?\s*)!")
-
-
-def _emacs(inv: Invocation, code: Callable[[str, str], Invocation]) -> Iterator[Invocation]:
-    """`emacs --batch --eval '(shell-command "CMD")'`, `(delete-directory "~" t)`: Lisp run at start."""
-    args = inv.args
-    for i, w in enumerate(args):
-        t = w.text
-        if t in ("--eval", "-eval", "-e") and i + 1 < len(args):
-            lisp = args[i + 1].text
-        elif t.startswith("--eval="):
-            lisp = t.partition("=")[2]
-        else:
-            continue
-        inv.inline_code = lisp
-        for text in shell_strings(lisp):
-            yield code(text, f"{inv.program} --eval")
-
-
-# Database and pager clients whose own commands run a shell: sqlite3 `.shell CMD` / `.system CMD`, psql and
-# mysql `\! CMD` / `system CMD`, less `!CMD` (given as +CMD), man -P / --pager (the pager is a command).
-_CLIENT_ESCAPES = frozenset(("sqlite3", "duckdb", "psql", "mysql", "mariadb", "less", "man"))
-_ESCAPE = re.compile(r"(?m)^\s*(?:\.(?:shell|system)\s+|\\!\s*|system\s+|!)(?P<cmd>.+)$")
-
-
-def _client_escapes(inv: Invocation, code: Callable[[str, str], Invocation]) -> Iterator[Invocation]:
-    prog, args = inv.program, inv.args
-    texts: list[str] = []
-    for i, w in enumerate(args):
-        t = w.text
-        if prog == "man":
-            if t in ("-P", "--pager") and i + 1 < len(args):
-                yield code(args[i + 1].text, "man -P")
-            elif t.startswith("--pager="):
-                yield code(t.partition("=")[2], "man -P")
-        elif prog == "less":
-            if t.startswith("+") and _EX_BANG.match(t[1:]):
-                yield code(_EX_BANG.sub("", t[1:]).rstrip("\n"), "less !")
-        elif t in ("-c", "--command", "-e", "--execute", "-cmd") and i + 1 < len(args):
-            texts.append(args[i + 1].text)
-        elif t.startswith(("--command=", "--execute=")):
-            texts.append(t.partition("=")[2])
-        elif prog in ("sqlite3", "duckdb") and not w.is_flag and t.lstrip().startswith("."):
-            texts.append(t)
-    if prog not in ("man", "less") and inv.stdin_text is not None:
-        inv.inline_code = inv.stdin_text  # SQL on stdin: matched by code_regex rules
-        texts.append(inv.stdin_text)
-    for text in texts:
-        for m in _ESCAPE.finditer(text):
-            cmd = m.group("cmd").strip()
-            if prog in ("sqlite3", "duckdb") and not m.group(0).lstrip().startswith("."):
-                continue  # only dot-commands escape to the shell there
-            if prog in ("psql",) and not m.group(0).lstrip().startswith("\\"):
-                continue
-            yield code(cmd, f"{prog} shell escape")
 
 
 # git settings whose value is a command git runs (`alias.x = !CMD`, core.sshCommand, filters, pagers ...).

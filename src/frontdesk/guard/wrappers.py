@@ -10,7 +10,8 @@ from typing import Any
 
 from frontdesk.guard.guess import GUESSED, guess_inner
 from frontdesk.guard.lookthrough import LOOK_THROUGH, command_after, opt_width
-from frontdesk.guard.mounts import CONTAINERS, contained, map_text
+from frontdesk.guard.mounts import CONTAINERS, contained, map_text, pyxis_mounts
+from frontdesk.guard.optcode import CLIENTS, OPTION_CODE, client_code, cmake_rm, option_code
 from frontdesk.guard.perinput import parallel_commands, xargs_commands
 from frontdesk.guard.shellout import (
     LATER,
@@ -39,6 +40,7 @@ _INTERPRETERS = {
     "julia",
     "deno",
     "bun",
+    "R",
 }
 _DB_CLIENTS = {"psql", "mysql", "mariadb", "sqlite3", "duckdb", "clickhouse-client", "cqlsh", "mongosh", "sqlcmd"}
 _CODE_FLAGS = {"-c", "-e", "-E", "--eval", "-r", "--command", "-p"}
@@ -91,6 +93,8 @@ def unwrap(inv: Invocation) -> Iterator[Invocation]:
     def code(text: str, tag: str) -> Invocation:
         return inner([], tag, inline_code=text, stdin_text=None, stdin_partial=False)
 
+    if prog in OPTION_CODE:  # tar --to-command=CMD, rsync -e CMD, ssh -o ProxyCommand=CMD, make --eval
+        yield from option_code(inv, code)
     if prog in ("sudo", "doas", "run0", "pkexec", "env"):
         yield from _sudo_env(inv, inner)
     elif prog in SHELLS:
@@ -115,12 +119,16 @@ def unwrap(inv: Invocation) -> Iterator[Invocation]:
         yield from sed_commands(inv, code)
     elif prog in _INTERPRETERS or re.match(r"^python\d(\.\d+)?$", prog):
         yield from _interpreter(inv, inner, code)
+    elif prog in CLIENTS:
+        yield from client_code(inv, code)
     elif prog in _DB_CLIENTS and inv.stdin_text is not None:
         inv.inline_code = inv.stdin_text  # SQL on stdin: matched by code_regex rules
     elif prog in CONTAINERS and (box := contained(prog, args, inv.cwd)) is not None:
-        yield from _in_container(prog, box, inner)
+        yield from _in_container(prog, box, inner, inv.stdin_text)
     elif prog in LOOK_THROUGH:
         yield from _looked_through(inv, inner, code)
+    elif (removes := cmake_rm(inv)) is not None:
+        yield inner(removes, "cmake -E")
     elif (guessed := guess_inner(prog, args)) is not None:
         yield inner(guessed, f"{prog} {GUESSED}")
 
@@ -131,6 +139,10 @@ def _looked_through(inv: Invocation, inner: Any, code: Any) -> Iterator[Invocati
     if prog in ("gdb", "gdb-multiarch", "cuda-gdb"):
         yield from gdb_commands(inv, code)
     words, codes = command_after(inv.args, LOOK_THROUGH[prog])
+    mounts = pyxis_mounts(inv.args, inv.cwd) if prog == "srun" else []
+    if mounts:  # srun --container-mounts=~:/h rm -rf /h: the step acts on the host path
+        words = [w if (t := map_text(w.text, mounts)) == w.text else replace(w, text=t) for w in words]
+        codes = [map_text(c, mounts) for c in codes]
     if prog == "ssh" and not words and not codes and inv.stdin_text is not None:
         codes = [inv.stdin_text]  # ssh HOST <<< CODE: the remote shell reads its code on stdin
     for text in codes:
@@ -139,8 +151,10 @@ def _looked_through(inv: Invocation, inner: Any, code: Any) -> Iterator[Invocati
         yield inner(words, prog)
 
 
-def _in_container(prog: str, box: Any, inner: Any) -> Iterator[Invocation]:
+def _in_container(prog: str, box: Any, inner: Any, inv_stdin: str | None) -> Iterator[Invocation]:
     """`docker run -v ~:/h IMG rm -rf /h`: the inner command with each mount target put back to its host path."""
+    if box.shell and inv_stdin is not None:  # apptainer shell IMG <<< CODE
+        yield inner([], f"{prog} shell", inline_code=map_text(inv_stdin, box.mounts), stdin_text=None)
     if not box.argv:
         return
     words = [w if (t := map_text(w.text, box.mounts)) == w.text else replace(w, text=t) for w in box.argv]

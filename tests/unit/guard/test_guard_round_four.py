@@ -330,3 +330,59 @@ def test_single_word_shell_outs_pipes_out_of_sandboxes_and_unreadable_tables(
 )
 def test_devices_stay_the_hosts_under_a_new_root(command: str) -> None:
     assert verdict(command) == (Decision.DENY, "disk.wipe"), command
+
+
+# -- the same classes, found afresh: HPC container runners, option values that are code, cmake -E -------------
+@pytest.mark.parametrize(
+    "command",
+    [
+        "podman unshare rm -rf ~",
+        "buildah unshare rm -rf ~",
+        "singularity shell img.sif <<< 'rm -rf ~'",
+        "srun --container-image=ubuntu --container-mounts=/home/alice:/h rm -rf /h",
+        "enroot start --mount /home/alice:/h img rm -rf /h",
+        "ch-run -b /home/alice:/h img -- rm -rf /h",
+        "udocker run -v /home/alice:/h img rm -rf /h",
+        "proot -r /srv/r -b /home/alice:/h rm -rf /h",
+        "arch-chroot ~ rm -rf /",
+        "tar --to-command='rm -rf ~' -xf x.tar",
+        "tar -I 'rm -rf ~' -cf x.tar .",
+        "tar --use-compress-program='rm -rf ~' -cf x.tar .",
+        "tar -cf /dev/null x --checkpoint=1 --checkpoint-action=exec='rm -rf ~'",
+        "rsync -e 'rm -rf ~' x host:",
+        "ssh -o ProxyCommand='rm -rf ~' host",
+        "ssh -o PermitLocalCommand=yes -o LocalCommand='rm -rf ~' host",
+        "zip -T -TT 'rm -rf ~' x.zip f",
+        "make --eval='all:; rm -rf ~'",
+        "cmake -E rm -rf ~",
+        "cmake -E remove_directory /home/alice",
+        "R -e 'system(\"rm -rf ~\")'",
+    ],
+)
+def test_fresh_members_of_this_rounds_classes_are_denied(command: str) -> None:
+    assert verdict(command) == (Decision.DENY, "fs.rm-root"), command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "proot -0 ls",
+        "enroot start --mount /scratch/alice/data:/data img python train.py --data /data",
+        "ch-run -b /scratch/alice:/mnt/0 img -- python x.py",
+        "srun --container-mounts=$PWD:/work --container-workdir=/work -n 1 make test",
+        "podman unshare ls -la ~/.local/share/containers",
+        "apptainer shell img.sif",
+        "tar -I 'zstd -19 -T0' -cf x.tar.zst results/",
+        "tar --use-compress-program=pigz -cf x.tgz results",
+        "rsync -e 'ssh -p 2222' -a src/ host:dst/",
+        "ssh -o ProxyCommand='ssh -W %h:%p bastion' node01",
+        "ssh -o StrictHostKeyChecking=no -o ConnectTimeout=5 host uptime",
+        "make -j4 --eval 'CFLAGS+=-O2'",
+        "cmake -E rm -rf build",
+        "cmake -E make_directory build",
+        "zip -T x.zip f",
+        "R --vanilla -e 'print(1)'",
+    ],
+)
+def test_ordinary_uses_of_the_fresh_members_stay_allowed(command: str) -> None:
+    assert verdict(command)[0] is Decision.ALLOW, command
