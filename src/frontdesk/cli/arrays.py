@@ -59,6 +59,20 @@ def task_ids(client: Any, texts: list[str]) -> list[int | str]:
     return out
 
 
+def _own(job: dict[str, Any]) -> None:
+    """A retry submits the job's command, environment and directory AS THE CALLER: only its owner's (an admin
+    who may read every job would otherwise run a user's code as the admin)."""
+    import os
+    import pwd
+
+    from frontdesk.errors import Forbidden
+
+    me = pwd.getpwuid(os.geteuid()).pw_name
+    owner = job.get("principal")
+    if owner is not None and owner != me:
+        raise Forbidden(f"job {job['id']} is {owner}'s: a retry would run its command as you ({me}); only {owner} can")
+
+
 def cmd_retry(args: argparse.Namespace) -> int:
     """Submit again, now: an array's tasks that did not complete as a new array (same sweep points, same %N), or
     one job or task as a new job; dependencies are dropped (the retry runs now)."""
@@ -69,6 +83,7 @@ def cmd_retry(args: argparse.Namespace) -> int:
 
     c = _client()
     job = c.job(task_ids(c, [args.id])[0])
+    _own(job)
     spec = {k: v for k, v in job["spec"].items() if k not in ("depends_on", "aftercorr", "idempotency_key")}
     if job.get("array"):
         tasks = c.jobs(array=job["id"], limit=100000)
