@@ -50,8 +50,7 @@ def exec_real(name: str, argv: Sequence[str], why: str | None = None) -> NoRetur
 def _connect(timeout: float) -> socket.socket:
     url = os.environ.get("FRONTDESK_URL")
     if url:
-        host, _, port = url.split("://", 1)[-1].rstrip("/").partition(":")
-        return socket.create_connection((host, int(port or 80)), timeout=timeout)
+        return socket.create_connection(_host_port(url), timeout=timeout)
     path = os.environ.get("FRONTDESK_SOCKET")
     if not path:
         from frontdesk.paths import socket_path_from_env
@@ -70,6 +69,21 @@ def _connect(timeout: float) -> socket.socket:
         sock.close()
         raise
     return sock
+
+
+def _host_port(url: str) -> tuple[str, int]:
+    """(host, port) of FRONTDESK_URL (`http://host:port`, `http://[::1]:port`); GatewayUnavailable when not one."""
+    from frontdesk.errors import GatewayUnavailable
+
+    where = url.split("://", 1)[-1].split("/", 1)[0]
+    if where.startswith("["):
+        host, _, port = where[1:].partition("]")
+        port = port.removeprefix(":")
+    else:
+        host, _, port = where.partition(":")
+    if not host or not (port == "" or (port.isascii() and port.isdigit() and 0 < int(port) < 65536)):
+        raise GatewayUnavailable(f"FRONTDESK_URL {url[:200]!r} is not http://HOST[:PORT]")
+    return host, int(port or 80)
 
 
 def http_get(path: str, timeout: float = 10.0) -> Any:
