@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from frontdesk.policy.model import JobView, NodeView, Placement, RunningView
-from frontdesk.policy.shadow import Reservation, _CopyOnWrite, _shadow
+from frontdesk.policy.shadow import Reservation, Runs, _CopyOnWrite, _shadow
 
 __all__ = ["AgentRules", "Placer", "Reservation", "backfill"]
 
@@ -106,12 +106,12 @@ class _Pass:
     ) -> None:
         self.work = _CopyOnWrite(nodes)
         self.running, self.now, self.placer, self.key, self.agents = running, now, placer, reserve_key, agents
-        self.planned: list[RunningView] = []
+        self.runs = Runs(running)
+        """The running jobs and those planned in this pass."""
         self.reservations: dict[str, Reservation] = {}
         self.out: list[Placement] = []
         self.failed: set[Hashable] = set()
         self.excluded_failed: set[tuple[str, Hashable]] = set()
-        self.index: dict[str, list[RunningView]] | None = None
         self.held: dict[str, list[float]] = {}
         """key -> agent cores on its reservation's nodes [until the shadow time, past it], the head's cores,
         the slice cores the head leaves free"""
@@ -153,10 +153,7 @@ class _Pass:
         self.slice.took(key, sum(x.cpus for x in p.parts), agent)
         self.out.append(p)
         view = RunningView(job.id, p.parts, self.now + job.walltime_s, p.exclusive, job.job_class, job.trial)
-        self.planned.append(view)
-        if self.index is not None:
-            for x in p.parts:
-                self.index.setdefault(x.node, []).append(view)
+        self.runs.add(view)
         return True
 
     def _placement(
@@ -180,7 +177,9 @@ class _Pass:
         p = self.placer.place(job, self.work.nodes, frozenset()) if ok else None
         if p is None:
             self.failed.add(sig)
-        elif res is not None and any(x.node in res.nodes for x in p.parts) and not self._may_fill(job, res, p):
+        elif (
+            res is not None and agent and any(x.node in res.nodes for x in p.parts) and not self._may_fill(job, res, p)
+        ):  # (a batch job gets here only when it ends before the shadow time: it may use the reserved nodes)
             p = None if (key, sig) in self.excluded_failed else self.placer.place(job, self.work.nodes, res.nodes)
             if p is None:
                 self.excluded_failed.add((key, sig))
@@ -246,16 +245,11 @@ class _Pass:
     def reserve(self, job: JobView) -> None:
         """Give blocked `job` its key's reservation (at its shadow time, on the nodes it will use); a batch
         head in a pool with an agent slice reserves the slice's cores too."""
-        if self.index is None:
-            self.index = {}
-            for r in [*self.running, *self.planned]:
-                for x in r.parts:
-                    self.index.setdefault(x.node, []).append(r)
         key = self.key(job) if self.key else ""
         spare = 0 if self._agent(job) else self.slice.spare(key, job.cpus)
         need = replace(job, cpus=job.cpus + spare) if spare else job
-        res = _shadow(need, self.work.nodes, self.index, self.placer, self.now)
-        self.reservations[key] = Reservation(job.id, res.shadow, res.nodes, res.extra)
+        res = _shadow(need, self.work.nodes, self.runs, self.placer, self.now)
+        self.reservations[key] = Reservation(job.id, res.shadow, res.where, res.extra)
         rule = self.placer.cores_rule(need) if res.extra is not None else None
         if rule is not None:  # a processor count (`shadow.counted_pools`): over the pools of `rule`
             self.counted[key] = frozenset(rule[0])
@@ -265,7 +259,8 @@ class _Pass:
 
     def _held(self, key: str, res: Reservation) -> list[float]:
         """Counted when agent work first asks for reserved nodes (planned trials are in the index too)."""
-        trials = {r.id: r for n in res.nodes for r in (self.index or {}).get(n, ()) if r.trial}
+        index = self.runs.by_node()
+        trials = {r.id: r for n in res.nodes for r in index.get(n, ()) if r.trial}
         held = [0.0, 0.0, *self.head[key]]
         for r in trials.values():
             held[0 if r.expected_end <= res.shadow else 1] += sum(x.cpus for x in r.parts if x.node in res.nodes)

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from frontdesk.policy.counted import counted_pools, extra_cores
@@ -16,20 +17,71 @@ from frontdesk.policy.shapes import MISS, IndexedNodes, Miss, Shape, sorted_of, 
 if TYPE_CHECKING:
     from frontdesk.policy.backfill import Placer
 
-__all__ = ["Reservation", "release_until_fit"]
+__all__ = ["Reservation", "Runs", "release_until_fit"]
+
+Where = frozenset[str] | Callable[[], frozenset[str]]
+"""A reservation's nodes, or how to work them out when first asked for."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Reservation:
     """The blocked head job of one queue: when it is expected to start and on which nodes."""
 
     job_id: str
     shadow: float
-    nodes: frozenset[str]
+    where: Where = field(repr=False)
+    """`nodes`, or a function that works them out (a processor-count reservation's nodes are read only by
+    agent work: most passes never ask)."""
     extra: float | None = None
     """A processor-count reservation (textbook EASY's): the whole cores left over at the shadow time once the
     head has its own, which jobs ending after the shadow time may hold wherever they run; None: the head holds
     `nodes` by name (nodes that differ: GPUs, sizes, whole-node or shared-core rules)."""
+
+    @cached_property
+    def nodes(self) -> frozenset[str]:
+        """The nodes the head will use at the shadow time."""
+        return self.where if isinstance(self.where, frozenset) else self.where()
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Reservation):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def _fields(self) -> tuple[str, float, frozenset[str], float | None]:
+        return (self.job_id, self.shadow, self.nodes, self.extra)
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return f"Reservation({self.job_id!r}, {self.shadow!r}, {set(self.nodes)!r}, {self.extra!r})"
+
+
+class Runs:
+    """The running and planned jobs of one pass; by node only when first asked for (a reservation on nodes
+    all alike reads them all, or a memo, and needs no per-node index)."""
+
+    def __init__(self, running: Sequence[RunningView]) -> None:
+        self.running = running
+        self.planned: list[RunningView] = []
+        self._by_node: dict[str, list[RunningView]] | None = None
+
+    def add(self, view: RunningView) -> None:
+        """A job planned to start in this pass."""
+        self.planned.append(view)
+        if self._by_node is not None:
+            for x in view.parts:
+                self._by_node.setdefault(x.node, []).append(view)
+
+    def by_node(self) -> dict[str, list[RunningView]]:
+        """Node name -> the jobs (running, then planned) with a part there."""
+        if self._by_node is None:
+            index: dict[str, list[RunningView]] = {}
+            for r in [*self.running, *self.planned]:
+                for x in r.parts:
+                    index.setdefault(x.node, []).append(r)
+            self._by_node = index
+        return self._by_node
 
 
 class _CopyOnWrite:
@@ -81,32 +133,29 @@ class _CopyOnWrite:
         apply(nodes, mine, exclusive, sign)
 
 
-def _shadow(
-    job: JobView,
-    work: Mapping[str, NodeView],
-    index: Mapping[str, list[RunningView]],
-    placer: Placer,
-    now: float,
-) -> Reservation:
+def _shadow(job: JobView, work: Mapping[str, NodeView], runs: Runs, placer: Placer, now: float) -> Reservation:
     """When and where `job` could start if the running jobs on its candidate nodes end as expected; on
     interchangeable nodes (`counted_pools`), with the extra cores left over then."""
     names = [n for n in placer.candidates(job) if n in work]
-    res = _search(job, names, work, index, placer, now)
+    res, whole = _search(job, names, work, runs, placer, now)
     pools = None if math.isinf(res.shadow) else counted_pools(job, names, work, placer)
     if pools is None:
         return res
-    return replace(res, extra=extra_cores(job, names, tuple(pools), work, index, res.shadow))
+    if whole is not None:  # the count saw every release up to the shadow time: its whole cores are extra_cores'
+        return replace(res, extra=max(0.0, float(whole - job.cpus)))
+    return replace(res, extra=extra_cores(job, names, tuple(pools), work, runs.by_node(), res.shadow))
 
 
 def _search(
     job: JobView,
     names: list[str],
     work: Mapping[str, NodeView],
-    index: Mapping[str, list[RunningView]],
+    runs: Runs,
     placer: Placer,
     now: float,
-) -> Reservation:
-    """`_shadow`'s search: the first release group after which `job` fits, and where."""
+) -> tuple[Reservation, float | None]:
+    """`_shadow`'s search: the first release group after which `job` fits, and where; with the whole free
+    cores on `names` then when a count found it at that group's own time (else None)."""
     base: Mapping[str, NodeView] = work
     if not (isinstance(work, IndexedNodes) and len(names) == len(work)):  # else: the candidates are all of work
         base = {n: work[n] for n in names}
@@ -115,8 +164,8 @@ def _search(
     rule = placer.cores_rule(job) if isinstance(base, IndexedNodes) and not base.odd else None
     if rule is not None:  # count releases until it fits, instead of probing placements
         assert isinstance(base, IndexedNodes)
-        return _shadow_by_counts(job, names, work, base, index, rule, now)
-    groups = _release_groups(names, index)
+        return _shadow_by_counts(job, names, work, base, runs, rule, now)
+    groups = _release_groups(names, work, runs)
     lo = _first_possible(job, names, work, groups, base)
 
     # More releases never make a placement impossible: gallop forward from `lo`, then bisect. Each probe is a
@@ -128,7 +177,7 @@ def _search(
     while p is None:
         target = min(len(groups) - 1, done + step)
         if target <= done:
-            return Reservation(job.id, math.inf, frozenset())
+            return Reservation(job.id, math.inf, frozenset()), None
         probe = _CopyOnWrite(state.nodes)
         _release(groups, probe, done + 1, target)
         p = placer.place(job, probe.nodes, frozenset())
@@ -144,7 +193,7 @@ def _search(
             lo = mid + 1
         else:
             hi, p = mid, got
-    return Reservation(job.id, max(now, groups[hi][0]), frozenset(x.node for x in p.parts))
+    return Reservation(job.id, max(now, groups[hi][0]), frozenset(x.node for x in p.parts)), None
 
 
 def _shadow_by_counts(
@@ -152,39 +201,67 @@ def _shadow_by_counts(
     names: list[str],
     work: Mapping[str, NodeView],
     base: IndexedNodes,
-    index: Mapping[str, list[RunningView]],
+    runs: Runs,
     rule: tuple[Sequence[str], float],
     now: float,
-) -> Reservation:
+) -> tuple[Reservation, float | None]:
     """`_shadow` for a job `release_until_fit` answers; a state's answer is kept (a pass that starts
     nothing leaves the next pass the same state, running jobs and planned ones)."""
     memo, key = base.layout.memo, (base.version, job.cpus, job.job_class, tuple(rule[0]), rule[1])
     if key not in memo:
         if len(memo) > 64:
             memo.clear()
-        groups = _release_groups(names, index)
+        groups = _release_groups(names, work, runs)
         # from group 0: the counting itself finds the first group after which the job fits
         found = release_until_fit(job, base, groups, 0, *rule)
-        memo[key] = None if found is None else (groups[found[0]][0], found[1])
+        memo[key] = None if found is None else (groups[found[0]][0], found[1], found[2])
     got = memo[key]
     if got is None:
-        return Reservation(job.id, math.inf, frozenset())
-    return Reservation(job.id, max(now, got[0]), got[1])
+        return Reservation(job.id, math.inf, frozenset()), None
+    at, where, whole = got
+    # a group already due (a job past its expected end) puts the shadow at `now`: later groups may be due too
+    return Reservation(job.id, max(now, at), where), (whole if at >= now else None)
 
 
-def _release_groups(names: list[str], index: Mapping[str, list[RunningView]]) -> list[tuple[float, list[RunningView]]]:
-    """The running jobs on these nodes, grouped by expected end, earliest first."""
+def _release_groups(
+    names: list[str], work: Mapping[str, NodeView], runs: Runs
+) -> list[tuple[float, list[RunningView]]]:
+    """The running jobs on these nodes, grouped by expected end, earliest first; within a group, in the order
+    of the first of `names` they hold a part on, then running before planned (the node walk's order)."""
+    layout = work.layout if isinstance(work, IndexedNodes) else None
+    if layout is not None and len(names) == len(layout.position) and names == list(layout.names):
+        position = layout.position
+        # every node, in the layout's order: every job (no per-node walk), ties put in the walk's order
+        ordered = sorted([r for r in [*runs.running, *runs.planned] if r.parts], key=_expected_end)
+        groups = []
+        k = 0
+        while k < len(ordered):
+            end = ordered[k].expected_end
+            m = k + 1
+            while m < len(ordered) and ordered[m].expected_end == end:
+                m += 1
+            group = ordered[k:m]
+            if len(group) > 1:
+                group.sort(key=lambda r: min(position[x.node] for x in r.parts))
+            groups.append((end, group))
+            k = m
+        return groups
+    index = runs.by_node()
     seen: dict[str, RunningView] = {}
     for n in names:
         for r in index.get(n, ()):
             seen[r.id] = r
-    groups: list[tuple[float, list[RunningView]]] = []
-    for r in sorted(seen.values(), key=lambda r: r.expected_end):
+    groups = []
+    for r in sorted(seen.values(), key=_expected_end):
         if groups and groups[-1][0] == r.expected_end:
             groups[-1][1].append(r)
         else:
             groups.append((r.expected_end, [r]))
     return groups
+
+
+def _expected_end(r: RunningView) -> float:
+    return r.expected_end
 
 
 def _first_possible(
@@ -226,25 +303,28 @@ Groups = Sequence[tuple[float, Sequence[RunningView]]]
 
 def release_until_fit(
     job: JobView, base: IndexedNodes, groups: Groups, first: int, pools: Sequence[str], ratio: float
-) -> tuple[int, frozenset[str]] | None:
+) -> tuple[int, Where, float] | None:
     """The reservation search for a cores-only `job` spread with no node count: release `groups` in order
     (running jobs by expected end) until `place_cores` would place it, counting as it goes the two things that
     decide (a node it fits alone, the whole free cores) instead of probing placements. Returns the first group
-    index from `first` on after which it fits, and the nodes its parts would use then; None when it never fits."""
+    index from `first` on after which it fits, the nodes its parts would use then (or how to work them out),
+    and the whole free cores of `pools` then; None when it never fits."""
     cost, need, member = job.cpus / ratio, job.cpus, set(pools)
     if cost > max(base.layout.widest.get(p, 0) for p in pools) + 1e-9:  # it never fits one node alone
         counted = _count_whole_cores(need, base, groups, first, member)
         if counted is None:
             return None
         if counted is not MISS:
-            i, gained = counted
-            return i, _nodes_after(job, base, pools, gained)
+            i, gained, whole = counted
+            # the nodes are read from this state's index, which the pass changes next: from a snapshot of it
+            snap = base.snapshot()
+            return i, lambda: _nodes_after(job, snap, pools, gained), whole
     return _count_node_by_node(job, base, groups, first, pools, ratio)
 
 
 def _count_node_by_node(
     job: JobView, base: IndexedNodes, groups: Groups, first: int, pools: Sequence[str], ratio: float
-) -> tuple[int, frozenset[str]] | None:
+) -> tuple[int, frozenset[str], float] | None:
     """`release_until_fit`, each release applied to its node as `model.apply` does."""
     cost, need, member = job.cpus / ratio, job.cpus, set(pools)
     whole = alone = 0
@@ -291,16 +371,17 @@ def _count_node_by_node(
                     shapes.setdefault(shape, set()).add(name)
             entries = [(shape, names, "") for shape, names in shapes.items()]
             got = take_cores(job, entries, sorted_of(entries), frozenset(), ratio, "spread")
-            return None if got is None or got is MISS else (i, frozenset(name for name, _ in got))
+            return None if got is None or got is MISS else (i, frozenset(name for name, _ in got), whole)
     return None
 
 
 def _count_whole_cores(
     need: int, base: IndexedNodes, groups: Groups, first: int, member: set[str]
-) -> tuple[int, dict[str, float]] | Miss | None:
+) -> tuple[int, dict[str, float], float] | Miss | None:
     """`release_until_fit` for a job no node fits alone, while every core count it meets is whole: a release
     of `x` cores then frees exactly `x` whole cores on a counted node. Returns the group index and the cores
-    each node got back; MISS when a release is exclusive or fractional (then count node by node)."""
+    each node got back, and the whole free cores then; MISS when a release is exclusive or fractional (then
+    count node by node)."""
     key = base._key
     whole = 0.0
     for (_, free), names in base.shapes(tuple(member)).items():
@@ -324,7 +405,7 @@ def _count_whole_cores(
                 gained[x.node] = g + x.cpus
                 whole += x.cpus
         if i >= first and whole >= need:
-            return i, gained
+            return i, gained, whole
     return None
 
 

@@ -46,6 +46,8 @@ class Layout:
     gpu_models: frozenset[str]
     widest: Mapping[str, int]
     """pool -> the most cores one of its nodes has"""
+    position: Mapping[str, int] = field(default_factory=dict, compare=False)
+    """name -> its index in `names` (empty when the layout was built by hand)"""
     memo: dict[Hashable, Any] = field(default_factory=dict, compare=False)
     """Answers worked out for one state (keyed by its `IndexedNodes.version`): a reservation search a pass
     repeats when nothing started or ended since the last one."""
@@ -62,7 +64,8 @@ class Layout:
             widest[n.pool] = max(widest.get(n.pool, 0), n.cpus)
             if n.gpu_model:
                 models.add(n.gpu_model)
-        return Layout(tuple(names), {p: tuple(v) for p, v in by_pool.items()}, frozenset(models), widest)
+        position = {name: k for k, name in enumerate(names)}
+        return Layout(tuple(names), {p: tuple(v) for p, v in by_pool.items()}, frozenset(models), widest, position)
 
 
 _VERSIONS = itertools.count(1)
@@ -100,6 +103,13 @@ class IndexedNodes(dict[str, NodeView]):
         new._buckets = {p: {k: set(s) for k, s in b.items()} for p, b in self._buckets.items()}
         new.version = self.version
         new._sorted, new._owned = dict(self._sorted), set()
+        return new
+
+    def snapshot(self) -> IndexedNodes:
+        """A planning copy that later changes to this one do not reach (its index; the node objects are shared,
+        so read only the index from it)."""
+        new = self.planning_copy()
+        self._owned = set()  # the ordered lists are shared now: copy one before changing it, as the copy does
         return new
 
     def apply(self, parts: tuple[Part, ...], exclusive: bool, sign: int = 1) -> None:
