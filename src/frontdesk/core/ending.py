@@ -130,11 +130,22 @@ def _enriched(plugin: Plugin, rec: JobRecord, report: Report) -> Report:
         log.error("plug-in %s enriched the report of job %s with a %s", plugin.name, rec.id, type(out).__name__)
         return report
     try:
-        out.wire()  # what is stored: a section that cannot be JSON is the plug-in's failure, not the job's
+        _wire_changed(report, out)  # what is stored: a section that cannot be JSON is the plug-in's failure
     except Exception:
         log.exception("plug-in %s added a section to the report of job %s that is not JSON", plugin.name, rec.id)
         return report
     return out
+
+
+def _wire_changed(before: Report, after: Report) -> None:
+    """Raise as `after.wire()` would, dumping only what `after` does not share with `before` (the plug-in's
+    section, a field it replaced): the whole report is dumped once, when it is stored."""
+    for name, section in after.extra.items():
+        if before.extra.get(name) is not section:
+            section.wire()
+    changed = {f for f in Report.model_fields if f != "extra" and getattr(after, f) is not getattr(before, f)}
+    if changed:
+        after.model_dump(mode="json", include=changed)
 
 
 def end_events(rec: JobRecord, report: Mapping[str, JsonValue]) -> list[Event]:

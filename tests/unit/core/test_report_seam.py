@@ -89,8 +89,17 @@ class NotJsonPlugin:
         return report.with_section(self.name, ReportSection(handle=object()))
 
 
+class NotJsonFieldPlugin:
+    """Replaces a field of the report itself with something JSON cannot say: dropped like a bad section."""
+
+    name = "notjsonfield"
+
+    def enrich(self, job: JobRecord, report: Report) -> Report:
+        return report.model_copy(update={"run_s": object()})
+
+
 def _plugins() -> list[Plugin]:
-    return [FailingPlugin(), SitePlugin(), OldSeamPlugin(), NotJsonPlugin(), AdvisingPlugin()]
+    return [FailingPlugin(), SitePlugin(), OldSeamPlugin(), NotJsonPlugin(), NotJsonFieldPlugin(), AdvisingPlugin()]
 
 
 def test_plugins_enrich_the_typed_report(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
@@ -106,6 +115,8 @@ def test_plugins_enrich_the_typed_report(tmp_path: Path, caplog: pytest.LogCaptu
     assert "never shown" not in rep.text
     assert "the site database is down" in caplog.text and "enriched the report of job 42 with a dict" in caplog.text
     assert "plug-in notjson added a section to the report of job 42 that is not JSON" in caplog.text
+    assert "plug-in notjsonfield added a section to the report of job 42 that is not JSON" in caplog.text
+    assert isinstance(rep.run_s, (int, float)) and json.dumps(rep.wire())  # the field as built, still JSON
     assert rep.array_id is None and "array_id" not in rep.wire()
 
 
