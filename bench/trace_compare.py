@@ -7,6 +7,8 @@
                                                             floor under trial waits for any policy)
     python bench/trace_compare.py --agent-nodes 32 DIR     (the smallest agent partition of 32-core nodes outside
                                                             the machine for trial p95 <= 30 s, hpc beside it)
+    python bench/trace_compare.py --overlay --suspend DIR  (frontdesk with and without preemption by suspension
+                                                            beside textbook EASY, under the agent overlay)
 
 Each trace is replayed on its own machine (header MaxProcs/MaxNodes), cleaned with the default options (zero-runtime
 jobs dropped, requests below runtime extended), jobs wider than the machine refused; the reader's report is printed.
@@ -49,11 +51,12 @@ def _figures(records: list[JobRecord], large_from: int) -> tuple[float, float, f
     def mean(xs: list[float]) -> float:
         return sum(xs) / len(xs) if xs else 0.0
 
+    # a suspended job's wait includes its time suspended (0 for every policy but frontdesk-suspend)
     return (
         mean([bounded_slowdown(r) for r in done]),
-        mean([r.start - r.submit for r in done]),  # type: ignore[operator]
+        mean([r.start - r.submit + r.suspended for r in done]),  # type: ignore[operator]
         mean([bounded_slowdown(r) for r in large]),
-        mean([r.start - r.submit for r in large]),  # type: ignore[operator]
+        mean([r.start - r.submit + r.suspended for r in large]),  # type: ignore[operator]
     )
 
 
@@ -203,6 +206,43 @@ def overlay_table(path: Path, jobs: int | None) -> None:
             )
 
 
+SUSPEND_ROWS = (
+    ("easy-textbook", "EASY (textbook)"),
+    ("frontdesk", "frontdesk"),
+    ("frontdesk-suspend", "fd + suspend"),
+)
+
+
+def suspend_table(path: Path, jobs: int | None) -> None:
+    """Under the agent overlay: textbook EASY, frontdesk, and frontdesk whose blocked short trials suspend
+    running hpc jobs (sim/suspend.py); hpc figures count the time suspended as waiting."""
+    wl, large_from, mixed = _overlaid(path, jobs)
+    print(f"\n== {path.name}: {len(wl.jobs)} hpc jobs + {len(mixed.jobs) - len(wl.jobs)} agent trials, suspension")
+    head = f"{'policy':<18}{'hpc bsld':>10}{'hpc wait':>10}{'large bsld':>11}{'large wait':>11}{'trial p95':>10}"
+    print(head + f"{'<=30s':>7}{'suspended jobs':>15}{'max susp.':>10}{'CPU s':>7}")
+    rows: dict[str, list[float]] = {}
+    for spec, label in SUSPEND_ROWS:
+        t0 = time.process_time()
+        res = run(mixed, spec)
+        rows[spec] = f = _hpc_agent(res.records, large_from)
+        paused = [r for r in res.records if r.pauses]
+        hpc = sum(1 for r in res.records if not r.job.agent)
+        most = max((r.suspended for r in paused), default=0.0)
+        line = f"{label:<18}{f[0]:>10.2f}{f[1]:>9.0f}s{f[2]:>11.2f}{f[3]:>10.0f}s{f[4]:>9.0f}s{f[7]:>7.1%}"
+        print(line + f"{len(paused):>7} ({len(paused) / hpc:>4.1%}){most:>9.0f}s{time.process_time() - t0:>7.1f}")
+    tb = rows["easy-textbook"]
+    for spec in ("frontdesk", "frontdesk-suspend"):
+        ratios = [rows[spec][k] / tb[k] if tb[k] else float("nan") for k in range(4)]
+        met = rows[spec][4] <= 30.0 and ratios[0] <= 1.10
+        print(
+            f"   {spec} / EASY (hpc bsld, wait, large bsld, large wait): "
+            + " ".join(f"{r:.3f}" for r in ratios)
+            + f"; trial p95 {rows[spec][4]:.0f} s: goal (p95 <= 30 s, hpc bsld <= 1.10 EASY) "
+            + ("MET" if met else "not met"),
+            flush=True,
+        )
+
+
 def _print_bound(mixed: Workload, procs: int, easy: list[float], large_from: int) -> None:
     """The floor under trial waits for ANY non-preemptive policy running every hpc job (sim/trialbound.py),
     with hpc bsld within 10 % of textbook EASY's: all hpc jobs, and all and large ones together."""
@@ -276,6 +316,9 @@ def main() -> int:
     ap.add_argument("--rlscheduler", action="store_true", help="RLScheduler's protocol and published table")
     ap.add_argument("--overlay", action="store_true", help="hpc jobs alone and under the agent overlay")
     ap.add_argument(
+        "--suspend", action="store_true", help="with --overlay: frontdesk with preemption by suspension, beside EASY"
+    )
+    ap.add_argument(
         "--agent-nodes",
         type=int,
         metavar="CORES",
@@ -295,6 +338,10 @@ def main() -> int:
         print(head + "  large-hpc wait alone, +agents   (+agents / alone: bsld, wait, large bsld, large wait)  CPU s")
         for p in paths:
             agent_nodes_table(p, args.jobs, args.agent_nodes)
+        return 0
+    if args.overlay and args.suspend:
+        for p in paths:
+            suspend_table(p, args.jobs)
         return 0
     if args.overlay:
         for p in paths:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import heapq
 import itertools
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from frontdesk.policy.model import JobView, NodeView, Part, Placement, RunningView, apply
 from frontdesk.policy.shapes import IndexedNodes
@@ -16,9 +17,13 @@ from frontdesk.policy.trial import Revocation
 from frontdesk.sim.policies import SimPolicy
 from frontdesk.sim.workload import SimJob, Workload
 
+if TYPE_CHECKING:
+    from frontdesk.sim.suspend import Suspender
+
 __all__ = ["JobRecord", "SimResult", "simulate"]
 
-ARRIVE, END, RECLAIM = 0, 1, 2
+ARRIVE, END, RECLAIM, WAKE = 0, 1, 2, 3
+"""Event kinds (WAKE: only a pass, asked for by the suspension hook)."""
 
 
 @dataclass
@@ -34,6 +39,13 @@ class JobRecord:
     preempted: int = 0
     borrowed: bool = False
     free_at_submit: bool = False
+    pauses: tuple[tuple[float, float], ...] = ()
+    """(suspended at, resumed at) of each suspension (sim/suspend.py)."""
+
+    @property
+    def suspended(self) -> float:
+        """Seconds spent suspended in all."""
+        return sum(b - a for a, b in self.pauses)
 
 
 @dataclass
@@ -113,6 +125,11 @@ class _Sim:
         self.window: int | None = getattr(policy, "window", None)
         self.costs: list[tuple[float, str]] = []
         """(least cores, job id) of queued jobs: a heap, started ones dropped lazily."""
+        self.hook: Suspender | None = None
+        if (rules := getattr(policy, "suspend", None)) is not None:
+            from frontdesk.sim.suspend import Suspender
+
+            self.hook = Suspender(self, rules)
 
     def integrate(self, t: float) -> None:
         a, b = max(self.last, self.w0), t if self.w1 is None else min(t, self.w1)
@@ -133,11 +150,15 @@ class _Sim:
                     assert isinstance(item, SimJob)
                     self.arrive(item, now)
                     dirty = True
+                elif kind == WAKE:
+                    dirty = True
                 else:
                     assert isinstance(item, tuple)
                     dirty = self.release(kind, item, now) or dirty
             if dirty and self.queue:
                 self.schedule(now)
+                if self.hook is not None and self.queue:
+                    self.hook.after_pass(now)
             if self.trace:
                 self.samples.append((now, self.busy_g, self.busy_c))
 
@@ -150,6 +171,8 @@ class _Sim:
         self.records[item.id] = rec
         self.queue[item.id] = (item, view)
         heapq.heappush(self.costs, (_cost(view), item.id))
+        if self.hook is not None:
+            self.hook.arrived(view)
 
     def release(self, kind: int, item: tuple[str, int], now: float) -> bool:
         """A run's end or reclaim; False for a stale event (the run it names is gone)."""
@@ -164,6 +187,8 @@ class _Sim:
         if kind == END:
             run.record.end = now
             self.policy.finished(run.record.job, run.view, run.start, now)
+            if self.hook is not None:
+                self.hook.ended(job_id, now)
         else:  # reclaimed by the lending pool: requeued, or ended as preempted
             run.record.preempted += 1
             if _reclaim(self.policy, run.placement)[1] == "requeue":

@@ -25,8 +25,11 @@ def percentile(values: Sequence[float], q: float) -> float:
 
 
 def bounded_slowdown(r: JobRecord) -> float:
-    """max(1, (wait + run) / max(run, 10 s))."""
+    """max(1, (wait + suspended + run) / max(run, 10 s)): time suspended counts as waiting, not running."""
     assert r.start is not None and r.end is not None
+    if r.pauses:
+        run = r.end - r.start - r.suspended
+        return max(1.0, (r.end - r.submit) / max(run, BSLD_TAU))
     run = r.end - r.start
     return max(1.0, (r.start - r.submit + run) / max(run, BSLD_TAU))
 

@@ -14,6 +14,7 @@ from frontdesk.policy.placement import place
 from frontdesk.policy.priority import FairshareLedger
 from frontdesk.policy.scheduler import PoolPlacer, plan
 from frontdesk.policy.shapes import MISS, IndexedNodes, place_cores
+from frontdesk.policy.suspend import SuspendRules
 from frontdesk.policy.trial import Revocation, TrialLedger
 from frontdesk.sim.workload import SimJob
 from frontdesk.spec.accelerators import GpuNeed, catalog, eligible
@@ -147,6 +148,8 @@ class FrontdeskPolicy:
     direct: str | None = None
     """The pool of jobs that do not come from agents (a trace's own users, who submit straight to the
     facility's partition, never through frontdesk's classifier); None: every job is routed by frontdesk."""
+    suspend: SuspendRules | None = None
+    """Blocked short trials may suspend running batch jobs (sim/suspend.py); None: never."""
     shares: FairshareLedger = field(init=False)
     trials: TrialLedger = field(init=False)
 
