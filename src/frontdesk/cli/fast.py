@@ -193,7 +193,9 @@ def _wait(path: str, ids: list[str], as_json: bool, sid: str | None) -> int | No
         if as_json:
             _emit(True, res, None)
         else:
-            sys.stdout.write("".join(r["text"] + "\n\n" for r in reports))
+            from frontdesk.cli.termtext import for_terminal
+
+            sys.stdout.write(for_terminal("".join(r["text"] + "\n\n" for r in reports), sys.stdout))
             sys.stdout.flush()
         if sid:
             _mark_read(path, sid, reports, "wait")
@@ -221,6 +223,10 @@ def _cancel(path: str, job: str, as_json: bool) -> int:
 def _emit(as_json: bool, data: Any, text: str | None) -> None:
     """cli/output.emit."""
     out = _dumps(data) + "\n" if as_json else text
+    if out and not as_json:
+        from frontdesk.cli.termtext import for_terminal
+
+        out = for_terminal(out, sys.stdout)
     if out:
         sys.stdout.write(out if out.endswith("\n") else out + "\n")
     sys.stdout.flush()

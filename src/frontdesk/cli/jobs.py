@@ -8,6 +8,7 @@ from pathlib import Path
 
 from frontdesk.cli.output import emit
 from frontdesk.cli.parsing import client as _client
+from frontdesk.cli.termtext import for_terminal
 
 TYPE_CHECKING = False  # typing costs a fresh process ~1.5 ms: annotations only (the CLI's hot path)
 if TYPE_CHECKING:
@@ -247,7 +248,7 @@ def _print_wait(args: argparse.Namespace, res: dict[str, Any], submitted: dict[s
         emit(True, res if submitted is None else {**res, "job": submitted})
     else:
         for rep in res["reports"]:
-            sys.stdout.write(rep["text"] + "\n\n")
+            sys.stdout.write(for_terminal(rep["text"] + "\n\n", sys.stdout))
         sys.stdout.flush()
     from frontdesk.agents.readmark import mark_read
 
@@ -381,6 +382,6 @@ def cmd_events(args: argparse.Namespace) -> int:
             data = event.get("data", {})
             detail = data.get("state") or data.get("text") or data.get("name") or ""
             job = f" job {event['job_id']}" if event.get("job_id") else ""
-            sys.stdout.write(f"{event['seq']:>6} {event['kind']}{job} {detail}\n")
+            sys.stdout.write(for_terminal(f"{event['seq']:>6} {event['kind']}{job} {detail}\n", sys.stdout))
         sys.stdout.flush()
     return 0

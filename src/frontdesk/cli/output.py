@@ -30,7 +30,9 @@ def emit(as_json: bool, data: Any, text: str | Callable[[], str] | None = None) 
         if out is None:
             out = data if isinstance(data, str) else dumps(data)
         if out:
-            sys.stdout.write(out if out.endswith("\n") else out + "\n")
+            from frontdesk.cli.termtext import for_terminal
+
+            sys.stdout.write(for_terminal(out if out.endswith("\n") else out + "\n", sys.stdout))
     sys.stdout.flush()
 
 
@@ -38,4 +40,6 @@ def emit_error(as_json: bool, payload: dict[str, Any]) -> None:
     """One line on stderr (and the JSON error object on stdout with --json)."""
     if as_json:
         sys.stdout.write(dumps(payload) + "\n")
-    sys.stderr.write(f"frontdesk: {payload.get('message', 'error')}\n")
+    from frontdesk.cli.termtext import for_terminal
+
+    sys.stderr.write(for_terminal(f"frontdesk: {payload.get('message', 'error')}\n", sys.stderr))
