@@ -23,6 +23,7 @@ __all__ = [
     "suggest_oom_memory",
     "suggest_walltime",
     "tail_lines",
+    "visible_text",
 ]
 
 _ERROR_LINE = re.compile(
@@ -34,9 +35,22 @@ _CLASSIFY_BYTES = 32 * 1024
 """How much of each stream the classifier reads (stderr last: its final line is usually the decisive one)."""
 
 
+_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
+"""Terminal escape sequences a job prints (colours, cursor moves, `ESC]0;title BEL`): dropped from tails."""
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+"""Other control characters and bidi overrides: shown as `\\xNN`, never sent raw to a terminal or an agent."""
+
+
+def visible_text(text: str) -> str:
+    """A job's output as it reads: escape sequences dropped, `\\r` a line break, other control characters
+    shown as `\\xNN` (they reach an agent's context and a person's terminal through the report)."""
+    text = _ANSI.sub("", text).replace("\r\n", "\n").replace("\r", "\n")
+    return _CONTROL.sub(lambda m: ascii(m.group())[1:-1], text)
+
+
 def tail_lines(text: str, n: int, width: int = 200) -> list[str]:
-    """The last n non-empty lines of text, each cut to `width` characters."""
-    lines = [ln.rstrip() for ln in text.splitlines() if ln.strip()]
+    """The last n non-empty lines of text (see `visible_text`), each cut to `width` characters."""
+    lines = [ln.rstrip() for ln in visible_text(text).splitlines() if ln.strip()]
     head = width * 2 // 3
     # Long lines keep both ends: the start says what it is, the end often holds the detail.
     return [ln if len(ln) <= width else ln[:head] + " … " + ln[-(width - head - 3) :] for ln in lines[-n:]]
@@ -191,7 +205,7 @@ def build_report(
     wait_s = max(0.0, begun - submitted) if submitted and begun else None
     # Redacted whole, before the line limits cut anything: a key's body lines are known by their BEGIN line,
     # and a secret cut in half by the width limit would no longer be recognised.
-    stdout_text, stderr_text = redact(stdout_text), redact(stderr_text)
+    stdout_text, stderr_text = redact(visible_text(stdout_text)), redact(visible_text(stderr_text))
     out_tail = tail_lines(stdout_text, lines)
     err_tail = tail_lines(stderr_text, lines)
     used = _used(job.usage)
