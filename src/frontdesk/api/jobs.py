@@ -250,6 +250,8 @@ async def list_jobs(
         array_id=array,
     )
     listed = [r for r in rows if access.may(caller, owner_of(r), Action.LIST)]
+    if session is not None:  # a session id is its owner's (never shown to those who only list): no oracle on it
+        listed = [r for r in listed if access.may(caller, owner_of(r), Action.READ)]
     access.audit_list(caller, "jobs", [(r["id"], owner_of(r)) for r in listed])  # an admin's view of others'
     return [shown(gw, access, caller, r) for r in listed]
 

@@ -55,9 +55,11 @@ def test_others_see_a_record_without_what_only_its_owner_may_read(facility: Faci
             {"method": "GET", "path": "/v1/jobs"},
             {"method": "GET", "path": "/v1/queue"},
             calls_bad,
+            {"method": "GET", "path": f"/v1/jobs?session={marks['sess']}"},
         ]
         got = facility.probe("carol", calls)
-        assert [g[0] for g in got] == [200, 200, 200, 200, 200], got
+        assert [g[0] for g in got] == [200, 200, 200, 200, 200, 200], got
+        assert got[5][1] == [], got[5]  # filtering by alice's session tells nothing either
         assert got[4][1]["state"] == "FAILED", got[4]
         record = got[0][1]
         assert (record["id"], record["name"], record["principal"]) == (jid, "fdprobe-public", "alice"), record
