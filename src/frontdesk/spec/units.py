@@ -9,10 +9,11 @@ from frontdesk.durations import parse_slurm_clock
 
 __all__ = ["parse_memory", "parse_duration", "format_bytes", "format_duration"]
 
-_MEM = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?)(i?b?)\s*$", re.IGNORECASE)
+_MEM = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?)(i?b?)\s*$", re.IGNORECASE | re.ASCII)
 _MULT = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4, "p": 1024**5}
 _DUR = re.compile(
-    r"^\s*(\d+(?:\.\d+)?)\s*(s|sec|secs|seconds?|m|min|mins|minutes?|h|hr|hrs|hours?|d|days?)?\s*$", re.IGNORECASE
+    r"^\s*(\d+(?:\.\d+)?)\s*(s|sec|secs|seconds?|m|min|mins|minutes?|h|hr|hrs|hours?|d|days?)?\s*$",
+    re.IGNORECASE | re.ASCII,  # `٣s` (an Arabic-Indic 3) is no duration a scheduler reads
 )
 _DUR_MULT = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 MAX_DURATION = 100 * 365 * 86400
@@ -62,7 +63,7 @@ def parse_duration(value: str | int | float) -> int:
     text = str(value).strip()
     if len(text) > 100:
         raise ValueError(f"expected a duration such as 90s, 10m or 2h, got {text[:40]!r}...")
-    if ":" in text or re.match(r"^\d+-", text):
+    if ":" in text or re.match(r"^[0-9]+-", text):
         try:
             clock = parse_slurm_clock(text)  # the one Slurm clock parser (D-HH:MM:SS, HH:MM:SS, MM:SS)
         except ValueError:
