@@ -22,6 +22,7 @@ moving: in each case the shim asks the socket.
 
 from __future__ import annotations
 
+import errno
 import os
 import secrets
 import string
@@ -53,6 +54,10 @@ MAX_NAME = 200
 MAX_PER_USER = 256
 """Command lines one user may have rendered at once (each costs the gateway a rendering per snapshot); more
 are answered through the socket, as before."""
+MAX_FILE_BYTES = 1 << 20
+"""A longer answer is not kept in a file (it is re-rendered every snapshot): the socket answers it each time."""
+MAX_USER_BYTES = 16 << 20
+"""What one user's files may hold together: 256 command lines of wide fields were gigabytes per snapshot."""
 IDLE_DROP = 60.0
 """Seconds a file may go unread before it is dropped (and its rendering stops)."""
 FRESH = "fresh"
@@ -87,6 +92,8 @@ class Registration:
     name: str
     caller: Any
     last_read: float = field(default_factory=time.time)
+    size: int = 0
+    """Bytes of the answer last written."""
 
 
 class ViewFiles:
@@ -128,8 +135,14 @@ class ViewFiles:
         return reg
 
     def write(self, reg: Registration, text: str) -> None:
-        """Replace `reg`'s file with `text`, readable by its user only."""
-        self._atomic(reg.name, text.encode(), 0o600, reg.uid)
+        """Replace `reg`'s file with `text`, readable by its user only; OSError (EFBIG) past MAX_FILE_BYTES or
+        the user's MAX_USER_BYTES (the caller drops the registration)."""
+        data = text.encode()
+        others = sum(r.size for r in self.registrations.values() if r.uid == reg.uid and r is not reg)
+        if len(data) > MAX_FILE_BYTES or others + len(data) > MAX_USER_BYTES:
+            raise OSError(errno.EFBIG, "a squeue answer too large to keep in a file")
+        self._atomic(reg.name, data, 0o600, reg.uid)
+        reg.size = len(data)
 
     def set_fresh(self, until: float) -> None:
         """Let the shims serve the files until /proc/uptime reaches `until` (in this boot): written in
