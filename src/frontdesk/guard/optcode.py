@@ -15,7 +15,7 @@ from frontdesk.guard.words import Invocation, Word
 __all__ = ["OPTION_CODE", "CLIENTS", "client_code", "option_code", "cmake_rm"]
 
 Code = Callable[[str, str], Invocation]
-_EX_BANG = re.compile(r"^\s*:?\s*!")
+_EX_BANG = r"^\s*:?\s*!"  # patterns compile on first use (re's cache): the hook's cold start
 
 
 def _emacs(inv: Invocation, code: Code) -> Iterator[Invocation]:
@@ -37,7 +37,7 @@ def _emacs(inv: Invocation, code: Code) -> Iterator[Invocation]:
 # Database and pager clients whose own commands run a shell: sqlite3 `.shell CMD` / `.system CMD`, psql and
 # mysql `\! CMD` / `system CMD`, less `!CMD` (given as +CMD), man -P / --pager (the pager is a command).
 _CLIENT_ESCAPES = frozenset(("sqlite3", "duckdb", "psql", "mysql", "mariadb", "less", "man"))
-_ESCAPE = re.compile(r"(?m)^\s*(?:\.(?:shell|system)\s+|\\!\s*|system\s+|!)(?P<cmd>.+)$")
+_ESCAPE = r"(?m)^\s*(?:\.(?:shell|system)\s+|\\!\s*|system\s+|!)(?P<cmd>.+)$"
 
 
 def _client_escapes(inv: Invocation, code: Code) -> Iterator[Invocation]:
@@ -51,8 +51,8 @@ def _client_escapes(inv: Invocation, code: Code) -> Iterator[Invocation]:
             elif t.startswith("--pager="):
                 yield code(t.partition("=")[2], "man -P")
         elif prog == "less":
-            if t.startswith("+") and _EX_BANG.match(t[1:]):
-                yield code(_EX_BANG.sub("", t[1:]).rstrip("\n"), "less !")
+            if t.startswith("+") and re.match(_EX_BANG, t[1:]):
+                yield code(re.sub(_EX_BANG, "", t[1:]).rstrip("\n"), "less !")
         elif t in ("-c", "--command", "-e", "--execute", "-cmd") and i + 1 < len(args):
             texts.append(args[i + 1].text)
         elif t.startswith(("--command=", "--execute=")):
@@ -63,7 +63,7 @@ def _client_escapes(inv: Invocation, code: Code) -> Iterator[Invocation]:
         inv.inline_code = inv.stdin_text  # SQL on stdin: matched by code_regex rules
         texts.append(inv.stdin_text)
     for text in texts:
-        for m in _ESCAPE.finditer(text):
+        for m in re.finditer(_ESCAPE, text):
             cmd = m.group("cmd").strip()
             if prog in ("sqlite3", "duckdb") and not m.group(0).lstrip().startswith("."):
                 continue  # only dot-commands escape to the shell there
@@ -96,7 +96,7 @@ OPTION_CODE: dict[str, frozenset[str]] = {
     "sftp": frozenset(("-S",)),
 }  # fmt: skip
 # ssh -o settings whose value is a command ssh runs on this machine.
-_SSH_CODE = re.compile(r"(?i)^(ProxyCommand|LocalCommand|KnownHostsCommand)[= ]\s*(.+)$")
+_SSH_CODE = r"(?i)^(ProxyCommand|LocalCommand|KnownHostsCommand)[= ]\s*(.+)$"
 
 
 def option_code(inv: Invocation, code: Code) -> Iterator[Invocation]:
@@ -118,7 +118,7 @@ def option_code(inv: Invocation, code: Code) -> Iterator[Invocation]:
         elif prog == "tar" and t.startswith("--checkpoint-action=exec="):
             value = t.partition("exec=")[2]
         elif prog in ("ssh", "scp", "sftp") and (t == "-o" and nxt is not None or t.startswith("-o") and len(t) > 2):
-            m = _SSH_CODE.match(nxt if t == "-o" and nxt is not None else t[2:])
+            m = re.match(_SSH_CODE, nxt if t == "-o" and nxt is not None else t[2:])
             value = m.group(2) if m else None
         if value:
             text = make_recipes(value.replace("; ", "\n\t", 1) if ":" in value else value) if "make" in prog else value

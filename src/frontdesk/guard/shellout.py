@@ -291,13 +291,13 @@ def later_commands(inv: Invocation, code: Callable[[str, str], Invocation]) -> I
             text = args[i + 1].text if given else w.text[1:] if w.text[:1] == "+" else ""
             if _EX_BANG.match(text):
                 yield code(_EX_BANG.sub("", text), f"{prog} :!")
-            elif text and _EX_READ.match(text):  # :r !CMD, :w !CMD, :silent !CMD
-                yield code(_EX_READ.sub("", text), f"{prog} :!")
+            elif text and re.match(_EX_READ, text):  # :r !CMD, :w !CMD, :silent !CMD
+                yield code(re.sub(_EX_READ, "", text), f"{prog} :!")
             for inner in shell_strings(text) if "(" in text else ():  # :call system('CMD')
                 yield code(inner, f"{prog} system()")
 
 
-_EX_READ = re.compile(r"^\s*:?\s*(?:sil(?:ent)?!?\s+|exe(?:cute)?\s+['\"]|r(?:ead)?\s*|w(?:rite)?\s*)!")
+_EX_READ = r"^\s*:?\s*(?:sil(?:ent)?!?\s+|exe(?:cute)?\s+['\"]|r(?:ead)?\s*|w(?:rite)?\s*)!"
 
 
 # git settings whose value is a command git runs (`alias.x = !CMD`, core.sshCommand, filters, pagers ...).

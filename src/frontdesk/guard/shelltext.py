@@ -77,16 +77,14 @@ def passes_on(inv: Invocation) -> str | None:
     return None
 
 
-_LS_FLAGS = re.compile(
-    r"-[1aAUfrtSXvcuBGNh]+|--(all|almost-all|reverse|ignore-backups|group-directories-first|sort=\w+|time=\w+)"
-)
+_LS_FLAGS = r"-[1aAUfrtSXvcuBGNh]+|--(all|almost-all|reverse|ignore-backups|group-directories-first|sort=\w+|time=\w+)"
 
 
 def listed_dir(inv: Invocation, cwd: str | None) -> str | None:
     """The directory whose entry names `ls [DIR]` prints, one a line (not `ls -d`, `-l`, `-R` or several dirs)."""
     if inv.program != "ls" or inv.redirects:
         return None
-    dirs = [w for w in inv.args if not _LS_FLAGS.fullmatch(w.text)]
+    dirs = [w for w in inv.args if not re.fullmatch(_LS_FLAGS, w.text)]
     if len(dirs) > 1 or any(w.dynamic or w.unset_vars or w.is_flag or "*" in w.text for w in dirs):
         return None
     text = dirs[0].text if dirs else "."

@@ -10,8 +10,6 @@ from typing import Any
 
 from frontdesk.guard.guess import GUESSED, guess_inner
 from frontdesk.guard.lookthrough import LOOK_THROUGH, command_after, opt_width
-from frontdesk.guard.mounts import CONTAINERS, contained, map_text, pyxis_mounts
-from frontdesk.guard.optcode import CLIENTS, OPTION_CODE, client_code, cmake_rm, option_code
 from frontdesk.guard.perinput import parallel_commands, xargs_commands
 from frontdesk.guard.shellout import (
     LATER,
@@ -65,6 +63,14 @@ _SUDO_ARG_FLAGS = {
     "--other-user",
     "--close-from",
 }
+# Programs whose reading lives in mounts.py and optcode.py, imported on first use (the hook checks one command
+# per process; tests keep these sets equal to the modules' tables).
+CONTAINER_PROGS = frozenset(
+    "docker podman nerdctl udocker buildah apptainer singularity bwrap systemd-nspawn chroot arch-chroot enroot "
+    "ch-run proot".split()
+)
+OPTION_CODE_PROGS = frozenset("tar rsync zip make gmake ssh scp sftp".split())
+CLIENT_PROGS = frozenset("emacs emacsclient sqlite3 duckdb psql mysql mariadb less man".split())
 VAR_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -93,7 +99,9 @@ def unwrap(inv: Invocation) -> Iterator[Invocation]:
     def code(text: str, tag: str) -> Invocation:
         return inner([], tag, inline_code=text, stdin_text=None, stdin_partial=False)
 
-    if prog in OPTION_CODE:  # tar --to-command=CMD, rsync -e CMD, ssh -o ProxyCommand=CMD, make --eval
+    if prog in OPTION_CODE_PROGS:  # tar --to-command=CMD, rsync -e CMD, ssh -o ProxyCommand=CMD, make --eval
+        from frontdesk.guard.optcode import option_code
+
         yield from option_code(inv, code)
     if prog in ("sudo", "doas", "run0", "pkexec", "env"):
         yield from _sudo_env(inv, inner)
@@ -119,15 +127,17 @@ def unwrap(inv: Invocation) -> Iterator[Invocation]:
         yield from sed_commands(inv, code)
     elif prog in _INTERPRETERS or re.match(r"^python\d(\.\d+)?$", prog):
         yield from _interpreter(inv, inner, code)
-    elif prog in CLIENTS:
+    elif prog in CLIENT_PROGS:
+        from frontdesk.guard.optcode import client_code
+
         yield from client_code(inv, code)
     elif prog in _DB_CLIENTS and inv.stdin_text is not None:
         inv.inline_code = inv.stdin_text  # SQL on stdin: matched by code_regex rules
-    elif prog in CONTAINERS and (box := contained(prog, args, inv.cwd)) is not None:
+    elif prog in CONTAINER_PROGS and (box := _contained(prog, args, inv.cwd)) is not None:
         yield from _in_container(prog, box, inner, inv.stdin_text)
     elif prog in LOOK_THROUGH:
         yield from _looked_through(inv, inner, code)
-    elif (removes := cmake_rm(inv)) is not None:
+    elif prog == "cmake" and (removes := _cmake_rm(inv)) is not None:
         yield inner(removes, "cmake -E")
     elif (guessed := guess_inner(prog, args)) is not None:
         yield inner(guessed, f"{prog} {GUESSED}")
@@ -139,8 +149,10 @@ def _looked_through(inv: Invocation, inner: Any, code: Any) -> Iterator[Invocati
     if prog in ("gdb", "gdb-multiarch", "cuda-gdb"):
         yield from gdb_commands(inv, code)
     words, codes = command_after(inv.args, LOOK_THROUGH[prog])
-    mounts = pyxis_mounts(inv.args, inv.cwd) if prog == "srun" else []
+    mounts = _pyxis(inv.args, inv.cwd) if prog == "srun" else []
     if mounts:  # srun --container-mounts=~:/h rm -rf /h: the step acts on the host path
+        from frontdesk.guard.mounts import map_text
+
         words = [w if (t := map_text(w.text, mounts)) == w.text else replace(w, text=t) for w in words]
         codes = [map_text(c, mounts) for c in codes]
     if prog == "ssh" and not words and not codes and inv.stdin_text is not None:
@@ -151,8 +163,22 @@ def _looked_through(inv: Invocation, inner: Any, code: Any) -> Iterator[Invocati
         yield inner(words, prog)
 
 
+def _contained(prog: str, args: list[Word], cwd: str | None) -> Any:
+    from frontdesk.guard.mounts import contained
+
+    return contained(prog, args, cwd)
+
+
+def _cmake_rm(inv: Invocation) -> list[Word] | None:
+    from frontdesk.guard.optcode import cmake_rm
+
+    return cmake_rm(inv)
+
+
 def _in_container(prog: str, box: Any, inner: Any, inv_stdin: str | None) -> Iterator[Invocation]:
     """`docker run -v ~:/h IMG rm -rf /h`: the inner command with each mount target put back to its host path."""
+    from frontdesk.guard.mounts import map_text
+
     if box.shell and inv_stdin is not None:  # apptainer shell IMG <<< CODE
         yield inner([], f"{prog} shell", inline_code=map_text(inv_stdin, box.mounts), stdin_text=None)
     if not box.argv:
@@ -161,6 +187,14 @@ def _in_container(prog: str, box: Any, inner: Any, inv_stdin: str | None) -> Ite
     workdir = map_text(box.workdir, box.mounts) if box.workdir else None
     extra = {"cwd": workdir} if workdir and workdir != box.workdir else {}
     yield inner(words, prog, **extra)  # the tag a wrapper gets: a pipeline stage is its inner command
+
+
+def _pyxis(args: list[Word], cwd: str | None) -> list[tuple[str, str]]:
+    if not any(w.text.startswith("--container-mounts") for w in args):
+        return []
+    from frontdesk.guard.mounts import pyxis_mounts
+
+    return pyxis_mounts(args, cwd)
 
 
 def _sbatch_wrap(args: list[Word]) -> Iterator[str]:

@@ -119,12 +119,12 @@ def _shred(args: list[Word]) -> Writes:
     return [(">", w) for w in _positionals(args, values)]
 
 
-_HOLES = re.compile(r"-[a-zA-Z]*[pzc][a-zA-Z]*|--(punch-hole|zero-range|collapse-range)")
+_HOLES = r"-[a-zA-Z]*[pzc][a-zA-Z]*|--(punch-hole|zero-range|collapse-range)"
 
 
 def _fallocate(args: list[Word]) -> Writes:
     """`fallocate --punch-hole|--zero-range|--collapse-range F` destroys content in place; a plain one adds."""
-    if not any(_HOLES.fullmatch(w.text) for w in args):
+    if not any(re.fullmatch(_HOLES, w.text) for w in args):
         return []
     return [(">", w) for w in _positionals(args, frozenset(("-o", "--offset", "-l", "--length")))[-1:]]
 

@@ -386,3 +386,13 @@ def test_fresh_members_of_this_rounds_classes_are_denied(command: str) -> None:
 )
 def test_ordinary_uses_of_the_fresh_members_stay_allowed(command: str) -> None:
     assert verdict(command)[0] is Decision.ALLOW, command
+
+
+def test_the_lazily_imported_tables_match_the_names_that_reach_them() -> None:
+    from frontdesk.guard import wrappers
+    from frontdesk.guard.mounts import CONTAINERS
+    from frontdesk.guard.optcode import CLIENTS, OPTION_CODE
+
+    assert wrappers.CONTAINER_PROGS == set(CONTAINERS)
+    assert wrappers.OPTION_CODE_PROGS == set(OPTION_CODE)
+    assert wrappers.CLIENT_PROGS == CLIENTS
