@@ -22,8 +22,11 @@ PriorityMaxAge 7 days. Nothing here reads a clock or does I/O.
 
 from __future__ import annotations
 
+import bisect
 import heapq
+import itertools
 import math
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from frontdesk.policy.classify import classify
@@ -61,34 +64,69 @@ class _Slurm:
         self.st = ReplayState(wl, procs)
         self.m = model
         self.nice = nice
+        self.by_nice: dict[int, list[int]] = {}
+        """nice -> its queued jobs in queue order"""
+        self.upto = -1
+        """the last job index filed by nice"""
 
     def _ceil(self, t: float) -> float:
         res = self.m.bf_resolution
         return math.ceil(t / res - 1e-9) * res if res > 0 else t
 
-    def order(self, now: float) -> list[int]:
-        """The queue in Slurm's priority order at `now`."""
+    def order(self, now: float) -> Iterator[int]:
+        """The queue in Slurm's priority order at `now`, lazily: the main scheduler reads only its first jobs.
+
+        A job's priority falls with its submission time among jobs of equal nice (ages are capped alike, and
+        ties go to the earlier submission), so each nice value's queued jobs are in priority order already (in
+        queue order): merging them is the sort."""
+        self._sync()
+        if self.m.age_weight < 0:  # priority then rises with the wait: sort
+            return iter(sorted(self.st.queue, key=self._prio(now)))
+        lists = list(self.by_nice.values())
+        if len(lists) == 1:
+            return iter(lists[0])
+        return heapq.merge(*lists, key=self._prio(now))
+
+    def _prio(self, now: float) -> Callable[[int], tuple[float, int]]:
         jobs, m = self.st.jobs, self.m
-        if m.age_weight == 0 and not any(self.nice[i] for i in self.st.queue):
-            return list(self.st.queue)
 
         def prio(i: int) -> tuple[float, int]:
             age = min(now - jobs[i].submit, m.max_age) / m.max_age if m.max_age else 0.0
             return (-(m.age_weight * age - self.nice[i]), i)
 
-        return sorted(self.st.queue, key=prio)
+        return prio
+
+    def _sync(self) -> None:
+        """File the arrivals since the last pass by nice (they are at the queue's end: indices grow)."""
+        q = self.st.queue
+        k = len(q)
+        while k > 0 and q[k - 1] > self.upto:
+            k -= 1
+        for i in q[k:]:
+            self.by_nice.setdefault(self.nice[i], []).append(i)
+        if k < len(q):
+            self.upto = q[-1]
+
+    def _started(self, started: list[int]) -> None:
+        """Take started jobs off the queue and the lists by nice."""
+        st = self.st
+        for i in started:
+            del st.queue[bisect.bisect_left(st.queue, i)]
+            names = self.by_nice[self.nice[i]]
+            del names[bisect.bisect_left(names, i)]
+            if not names:
+                del self.by_nice[self.nice[i]]
 
     def main(self, now: float) -> None:
         """Start in priority order until the first job that does not fit."""
         st = self.st
-        started = set()
+        started = []
         for i in self.order(now):
             if st.jobs[i].cpus > st.free:
                 break
             st.start(i, now)
-            started.add(i)
-        if started:
-            st.queue = [i for i in st.queue if i not in started]
+            started.append(i)
+        self._started(started)
 
     def backfill(self, now: float) -> None:
         """One sched/backfill pass over the first bf_max_job_test jobs."""
@@ -97,20 +135,19 @@ class _Slurm:
             return
         releases = sorted((self._ceil(end), st.jobs[i].cpus) for end, i in st.running)
         prof = Profile(st.free, now, releases)
-        started = set()
+        started: list[int] = []
         horizon = now + m.bf_window
-        for i in self.order(now)[: m.bf_max_job_test]:
+        for i in list(itertools.islice(self.order(now), m.bf_max_job_test)):
             job = st.jobs[i]
             length = self._ceil(job.walltime) if m.bf_resolution > 0 else job.walltime
             k = prof.earliest(job.cpus, length)
             if k == 0 and job.cpus <= st.free:
                 st.start(i, now)
-                started.add(i)
+                started.append(i)
             elif prof.times[k] >= horizon:
                 continue
             prof.reserve(k, job.cpus, length)
-        if started:
-            st.queue = [i for i in st.queue if i not in started]
+        self._started(started)
 
 
 def replay_slurm(
