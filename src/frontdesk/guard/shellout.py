@@ -59,7 +59,7 @@ def shell_strings(code: str) -> list[str]:
     for m in _rx(*_SHELL_OUT_RX).finditer(code):
         text = m.group(2) or m.group(3) or m.group(4)
         if text and (" " in text or "/" in text or _rx(r"[a-z][\w.+-]*").fullmatch(text)):  # os.system("reboot")
-            out.append(text.replace('\\"', '"').replace("\\'", "'"))
+            out.append(text.replace('\\"', '"').replace("\\'", "'").replace("\\\\", "\\"))  # a string's \\ is \
     for m in _rx(_ARGV_CALL_RX).finditer(code):
         inside = m.group("list") or m.group("perl") or ""
         items = _LITERAL.findall(inside)

@@ -313,6 +313,7 @@ def test_a_dangerous_row_handed_on_in_this_rounds_forms_keeps_its_verdict(form: 
         ("systemd-nspawn -D /srv/c echo 'mkfs.ext4 /dev/fd-does-not-exist' | bash", (Decision.DENY, "disk.wipe")),
         ("echo '* * * * * rm -rf $( ( (' > /tmp/c; crontab /tmp/c", (Decision.ASK, "parse.error")),
         ("python3 -c 'import app; app.run(\"main\")'", (Decision.ALLOW, None)),
+        ("python3 -c 'import os; os.system(\"rm\\\\ -rf\\\\ /\")'", (Decision.ASK, "shell.obfuscated")),
     ],
 )
 def test_single_word_shell_outs_pipes_out_of_sandboxes_and_unreadable_tables(
