@@ -17,6 +17,8 @@ from frontdesk.errors import Forbidden, FrontdeskError, GatewayGone, GatewayUnav
 from frontdesk.wire import request_head
 
 MAX_WAIT_S = 7 * 86400
+MAX_URL_BYTES = 8192
+"""Longest path and query a request sends: uvicorn refuses a request head over 16 KiB with a bare 400."""
 """The longest wait a gateway takes (POST /v1/wait's bound)."""
 RESEND_FOR_S = 30.0
 """How long a submission whose gateway went away before answering is sent again (`Client.resend_on_gone`)."""
@@ -212,6 +214,8 @@ class Client:
 
     def request(self, method: str, path: str, body: Any = None, timeout: float | None = None) -> Any:
         """One request; the decoded JSON answer, or the gateway's error raised as a FrontdeskError."""
+        if len(path) > MAX_URL_BYTES:  # the server refuses a longer request line with a bare 400
+            raise UserError(f"{method} {path.split('?', 1)[0]}: a query of {len(path)} bytes; at most {MAX_URL_BYTES}")
         resp = self._send(method, path, body, timeout if timeout is not None else self.timeout)
         try:
             raw = resp.read()
@@ -224,7 +228,8 @@ class Client:
         except ValueError:
             if resp.status < 300:  # a success whose body does not parse is a broken answer, not a result
                 raise GatewayUnavailable(f"the gateway sent a broken answer (HTTP {resp.status})") from None
-            raise FrontdeskError(f"gateway sent a non-JSON answer (HTTP {resp.status})") from None
+            said = raw[:200].decode(errors="replace").strip().splitlines()[0] if raw.strip() else ""
+            raise FrontdeskError(f"gateway sent a non-JSON answer (HTTP {resp.status}): {said!r}") from None
         if resp.status >= 400:
             if isinstance(payload, dict) and "error" in payload:
                 raise from_payload(payload)

@@ -63,14 +63,9 @@ def register(sub: Any) -> None:
 
 def cmd_classify(args: argparse.Namespace) -> int:
     """Classify a log file without a gateway."""
-    from frontdesk.errors import UserError
     from frontdesk.memory.classify import classify
 
-    try:
-        text = sys.stdin.read() if args.logfile == "-" else open(args.logfile, errors="replace").read()
-    except OSError as exc:
-        raise UserError(f"{args.logfile}: {exc.strerror}") from None
-    sig = classify(text, args.state, args.exit_code)
+    sig = classify(_read_log(args.logfile), args.state, args.exit_code)
     data = sig.to_dict()
     lines = [f"{sig.kind}: {sig.cause}", f"signature: {sig.key}"]
     if sig.line:
@@ -79,6 +74,35 @@ def cmd_classify(args: argparse.Namespace) -> int:
         lines.append(f"next: {sig.next_step}")
     emit(args.json, data, "\n".join(lines))
     return 0
+
+
+MAX_LOG_BYTES = 8 << 20
+"""What `memory classify` reads of a log: a file's last 8 MiB; at most 8x that from a pipe."""
+
+
+def _read_log(name: str) -> str:
+    """The log to classify: a regular file's tail, or stdin (`-`); a FIFO or device is refused at once
+    (`/dev/zero` filled memory, a FIFO nobody writes hung)."""
+    import os
+    import stat
+
+    from frontdesk.errors import UserError
+
+    if name == "-":
+        raw = sys.stdin.buffer.read(8 * MAX_LOG_BYTES + 1)
+        if len(raw) > 8 * MAX_LOG_BYTES:
+            raise UserError(f"-: more than {8 * MAX_LOG_BYTES >> 20} MiB on stdin: pass the log as a file")
+        return raw[-MAX_LOG_BYTES:].decode(errors="replace")
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                raise UserError(f"{name}: not a regular file (pipe it to `frontdesk memory classify -`)")
+            fh.seek(max(0, st.st_size - MAX_LOG_BYTES))
+            return fh.read(MAX_LOG_BYTES).decode(errors="replace")
+    except OSError as exc:
+        raise UserError(f"{name}: {exc.strerror or exc}") from None
 
 
 def _lesson_text(lesson: dict[str, Any]) -> str:
