@@ -50,6 +50,17 @@ _LITERAL = re.compile(
 _JOINED = re.compile(r"""(['"])\s*\+\s*\1""")  # 'r' + 'm -rf ~': one string
 
 
+def _unescape(text: str) -> str:
+    """A string literal's text as the program hands it on: `\\\\` is `\\`, `\\"` is `"`, `\\n` a newline,
+    `\\u200b` the character (Python, Perl, JavaScript and Lisp escapes alike)."""
+    if "\\" not in text:
+        return text
+    try:
+        return text.encode("latin-1", "backslashreplace").decode("unicode_escape")
+    except (UnicodeDecodeError, UnicodeEncodeError):
+        return text.replace('\\"', '"').replace("\\'", "'").replace("\\\\", "\\")
+
+
 def shell_strings(code: str) -> list[str]:
     """Literal shell command strings handed to a shell from interpreter (or awk) code."""
     if not code:
@@ -59,7 +70,7 @@ def shell_strings(code: str) -> list[str]:
     for m in _rx(*_SHELL_OUT_RX).finditer(code):
         text = m.group(2) or m.group(3) or m.group(4)
         if text and (" " in text or "/" in text or _rx(r"[a-z][\w.+-]*").fullmatch(text)):  # os.system("reboot")
-            out.append(text.replace('\\"', '"').replace("\\'", "'").replace("\\\\", "\\"))  # a string's \\ is \
+            out.append(_unescape(text))
     for m in _rx(_ARGV_CALL_RX).finditer(code):
         inside = m.group("list") or m.group("perl") or ""
         items = _LITERAL.findall(inside)
@@ -105,7 +116,7 @@ def _lisp_and_trees(code: str) -> Iterator[str]:
     if "-process" in code or "shell-command" in code:
         for m in _rx(_LISP_SHELL).finditer(code):
             if m.group(1) or m.group(2):
-                yield (m.group(1) or m.group(2)).replace('\\"', '"')
+                yield _unescape(m.group(1) or m.group(2))
             elif m.group(3):
                 args = [a for a in re.findall(r'"([^"]*)"', m.group(4) or "")]
                 yield " ".join(shlex.quote(w) for w in [m.group(3), *args])

@@ -314,6 +314,9 @@ def test_a_dangerous_row_handed_on_in_this_rounds_forms_keeps_its_verdict(form: 
         ("echo '* * * * * rm -rf $( ( (' > /tmp/c; crontab /tmp/c", (Decision.ASK, "parse.error")),
         ("python3 -c 'import app; app.run(\"main\")'", (Decision.ALLOW, None)),
         ("python3 -c 'import os; os.system(\"rm\\\\ -rf\\\\ /\")'", (Decision.ASK, "shell.obfuscated")),
+        ("python3 -c 'import os; os.system(\"r\\u200bm -rf /\")'", (Decision.ASK, "shell.obfuscated")),
+        ("emacs --eval '(shell-command \"rm\\\\ -rf\\\\ /\")'", (Decision.ASK, "shell.obfuscated")),
+        ("python3 -c 'import os; os.system(\"echo a\\nrm -rf ~\")'", (Decision.DENY, "fs.rm-root")),
     ],
 )
 def test_single_word_shell_outs_pipes_out_of_sandboxes_and_unreadable_tables(
