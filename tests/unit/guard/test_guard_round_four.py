@@ -314,7 +314,6 @@ def test_a_dangerous_row_handed_on_in_this_rounds_forms_keeps_its_verdict(form: 
         ("echo '* * * * * rm -rf $( ( (' > /tmp/c; crontab /tmp/c", (Decision.ASK, "parse.error")),
         ("python3 -c 'import app; app.run(\"main\")'", (Decision.ALLOW, None)),
         ("python3 -c 'import os; os.system(\"rm\\\\ -rf\\\\ /\")'", (Decision.ASK, "shell.obfuscated")),
-        ("python3 -c 'import os; os.system(\"r\\u200bm -rf /\")'", (Decision.ASK, "shell.obfuscated")),
         ("emacs --eval '(shell-command \"rm\\\\ -rf\\\\ /\")'", (Decision.ASK, "shell.obfuscated")),
         ("python3 -c 'import os; os.system(\"echo a\\nrm -rf ~\")'", (Decision.DENY, "fs.rm-root")),
     ],
@@ -400,3 +399,7 @@ def test_the_lazily_imported_tables_match_the_names_that_reach_them() -> None:
     assert wrappers.CONTAINER_PROGS == set(CONTAINERS)
     assert wrappers.OPTION_CODE_PROGS == set(OPTION_CODE)
     assert wrappers.CLIENT_PROGS == CLIENTS
+
+
+def test_a_hidden_letter_in_an_interpreters_string_still_asks() -> None:
+    assert verdict("python3 -c 'import os; os.system(\"r\\u200bm -rf /\")'")[0] is Decision.ASK
