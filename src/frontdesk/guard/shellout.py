@@ -105,7 +105,7 @@ _TREE_DELETE = (
     r"""\brmSync|\brmdirSync|Deno\.remove(?:Sync)?|\bunlink(?=\s*\([^)]*recursive\s*=\s*T)|"""
     r"""\(delete-directory)\s*\(?\s*(?:(?P<home>"""
     + _HOME_EXPR
-    + r""")|'(?P<sq>[^'\\]*)'|"(?P<dq>[^"\\]*)"|\(expand-file-name\s+"(?P<el>[^"\\]*)"\))"""
+    + r""")|'(?P<sq>[^'\\]*)'|"(?P<dq>[^"\\]*)"|\(expand-file-name\s+"(?P<el>[^"\\]*)"\))(?=\s*[,)]|\s+(?:t|nil)\b)"""
 )
 
 
