@@ -403,3 +403,15 @@ def test_the_lazily_imported_tables_match_the_names_that_reach_them() -> None:
 
 def test_a_hidden_letter_in_an_interpreters_string_still_asks() -> None:
     assert verdict("python3 -c 'import os; os.system(\"r\\u200bm -rf /\")'")[0] is Decision.ASK
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "python3 -c 'import shutil, pathlib; shutil.rmtree(pathlib.Path.home() / \"x\")'",
+        'python3 -c \'import shutil, os; shutil.rmtree(os.environ["HOME"] + "/cache")\'',
+        "python3 -c 'import shutil; shutil.rmtree(\"/home/alice\" + sub)'",
+    ],
+)
+def test_a_home_that_is_only_part_of_the_deleted_path_is_not_the_home(command: str) -> None:
+    assert verdict(command) == (Decision.ASK, "interp.delete"), command  # deletes something: asks, as before
