@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from debian import need
 
 
 def _tree(root: Path) -> Path:
@@ -119,7 +120,7 @@ def test_without_a_gateway_the_real_tool_answers(tmp_path: Path) -> None:
     assert not (tmp_path / "nohome" / "run" / "gateway.sock").exists()  # no gateway was started for it
 
 
-@pytest.mark.skipif(shutil.which("rg") is None, reason="ripgrep is not installed here")
+@pytest.mark.skipif(need("rg", "ripgrep") is None, reason="ripgrep is missing and cannot be installed (not root)")
 def test_rg_keeps_its_ignore_rules_unless_told_otherwise(gateway: Any, tmp_path: Path) -> None:
     root = _tree(tmp_path / "t")
     shims, env = _install(gateway, tmp_path)

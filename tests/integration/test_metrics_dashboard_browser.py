@@ -9,7 +9,6 @@ The browser reaches the gateway's Unix socket through a plain TCP forwarder on l
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import threading
 from collections.abc import Iterator
@@ -18,15 +17,19 @@ from typing import Any
 
 import pytest
 
+from debian import need
+
 selenium = pytest.importorskip("selenium")
 from selenium import webdriver  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
-CHROMIUM, DRIVER = shutil.which("chromium"), shutil.which("chromedriver")
+CHROMIUM, DRIVER = need("chromium", "chromium"), need("chromedriver", "chromium-driver")
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(not (CHROMIUM and DRIVER), reason="needs Debian's chromium and chromium-driver"),
+    pytest.mark.skipif(
+        not (CHROMIUM and DRIVER), reason="needs Debian's chromium and chromium-driver (missing; not root)"
+    ),
 ]
 
 

@@ -77,8 +77,8 @@ def _ended(job_id: str) -> dict[str, str]:
     deadline = time.monotonic() + 90
     while True:
         out = subprocess.run(["scontrol", "-o", "show", "job", job_id], capture_output=True, text=True).stdout
-        recs = parse_scontrol_jobs(out)
-        if recs and recs[0].get("JobState") not in ("PENDING", "RUNNING", "COMPLETING", "CONFIGURING"):
+        recs = parse_scontrol_jobs(out)  # an array: one record a task, each must have ended (and written)
+        if recs and all(r.get("JobState") not in ("PENDING", "RUNNING", "COMPLETING", "CONFIGURING") for r in recs):
             return recs[0]
         assert time.monotonic() < deadline, f"job {job_id} did not end: {recs}"
         time.sleep(0.3)

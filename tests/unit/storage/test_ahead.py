@@ -19,6 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from debian import need
 from frontdesk.storage import ahead
 from frontdesk.storage.fs import Fs
 from frontdesk.storage.model import Op
@@ -72,7 +73,7 @@ def test_read_ahead_answers_and_charges_as_the_serial_walk(
         serial = _answer(argv, case)
         monkeypatch.setattr(ahead, "_SLOW_S", -1.0)
         assert _answer(argv, case) == serial, argv
-    if shutil.which("rg"):
+    if need("rg", "ripgrep"):
         rg = subprocess.run(
             ["rg", "-uu", "-n", "--no-messages", "foo", str(case / "t")], cwd=case, capture_output=True
         ).stdout

@@ -23,6 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from debian import need
 from unix_users import ensure_user
 
 USER = "fdh10"
@@ -154,7 +155,7 @@ def test_grep_find_du_match_the_real_tools(
         assert _lines(_ours(worker, "grep", ours, case)) == _lines(_tool(user, theirs, case)), theirs
     counts = [ln for ln in _tool(user, ["grep", "-rI", "-c", "foo", "t"], case).splitlines() if not ln.endswith(b":0")]
     assert _lines(_ours(worker, "grep", ["-c", "foo", "t"], case)) == sorted(counts)
-    if shutil.which("rg"):
+    if need("rg", "ripgrep"):
         rg = _tool(user, ["rg", "-uu", "-n", "--no-heading", "--no-messages", "foo", "t"], case)
         assert _lines(_ours(worker, "grep", ["-n", "foo", "t"], case)) == _lines(rg)
     for args in (
