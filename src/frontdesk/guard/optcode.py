@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from frontdesk.guard.shellout import make_recipes, shell_strings
 from frontdesk.guard.words import Invocation, Word
 
-__all__ = ["OPTION_CODE", "CLIENTS", "client_code", "option_code", "cmake_rm"]
+__all__ = ["OPTION_CODE", "CLIENTS", "client_code", "option_code", "cmake_rm", "git_runs"]
 
 Code = Callable[[str, str], Invocation]
 _EX_BANG = r"^\s*:?\s*!"  # patterns compile on first use (re's cache): the hook's cold start
@@ -136,3 +136,44 @@ def cmake_rm(inv: Invocation) -> list[Word] | None:
     flag = _CMAKE_RM[args[1].text]
     rest = [w for w in args[2:] if not (flag == "-f" and w.text == "-f")]
     return [Word("rm", "rm"), *([Word(flag, flag)] if flag else []), *rest]
+
+
+_GIT_GLOBAL_VALUES = frozenset(("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env"))
+_GIT_CODE_OPTS = {
+    "rebase": ("-x", "--exec"),
+    "difftool": ("-x", "--extcmd"),
+    "clone": ("-u", "--upload-pack"),
+    "fetch": ("--upload-pack",),
+    "pull": ("--upload-pack",),
+    "ls-remote": ("--upload-pack",),
+    "push": ("--receive-pack",),
+    "send-email": ("--sendmail-cmd",),
+    "filter-branch": ("--tree-filter", "--index-filter", "--msg-filter", "--commit-filter", "--env-filter",
+                      "--parent-filter", "--tag-name-filter"),
+}  # fmt: skip
+
+
+def git_runs(inv: Invocation, inner: Callable[..., Invocation], code: Code) -> Iterator[Invocation]:
+    """Commands git subcommands run: `bisect run CMD...`, `submodule foreach CODE`, `rebase -x CODE`,
+    `difftool -x CMD`, `clone -u CMD`, `filter-branch --tree-filter CODE`."""
+    args = inv.args
+    i = 0
+    while i < len(args) and args[i].is_flag:
+        i += 2 if args[i].text in _GIT_GLOBAL_VALUES else 1
+    if i >= len(args):
+        return
+    sub, rest = args[i].text, args[i + 1 :]
+    if sub == "bisect" and rest[:1] and rest[0].text == "run" and len(rest) > 1:
+        yield inner(rest[1:], "git bisect run")
+    elif sub == "submodule":
+        words = [w.text for w in rest]
+        if "foreach" in words:
+            after = [t for t in words[words.index("foreach") + 1 :] if t not in ("--recursive", "-q", "--quiet")]
+            if after:
+                yield code(" ".join(after), "git submodule foreach")
+    for k, w in enumerate(rest):
+        for name in _GIT_CODE_OPTS.get(sub, ()):
+            if w.text == name and k + 1 < len(rest):
+                yield code(rest[k + 1].text, f"git {sub} {name}")
+            elif name.startswith("--") and w.text.startswith(name + "="):
+                yield code(w.text.partition("=")[2], f"git {sub} {name}")

@@ -71,6 +71,10 @@ CONTAINER_PROGS = frozenset(
 )
 OPTION_CODE_PROGS = frozenset("tar rsync zip make gmake ssh scp sftp".split())
 CLIENT_PROGS = frozenset("emacs emacsclient sqlite3 duckdb psql mysql mariadb less man".split())
+_GIT_RUNS = tuple(
+    "-x --exec --extcmd -u --upload-pack --receive-pack --sendmail-cmd --tree-filter --index-filter --msg-filter "
+    "--commit-filter --env-filter --parent-filter --tag-name-filter".split()
+)
 VAR_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -103,6 +107,10 @@ def unwrap(inv: Invocation) -> Iterator[Invocation]:
         from frontdesk.guard.optcode import option_code
 
         yield from option_code(inv, code)
+    if prog == "git" and any(w.text in ("bisect", "submodule") or w.text.startswith(_GIT_RUNS) for w in args):
+        from frontdesk.guard.optcode import git_runs
+
+        yield from git_runs(inv, inner, code)  # git bisect run CMD, rebase -x CODE, submodule foreach CODE
     if prog in ("sudo", "doas", "run0", "pkexec", "env"):
         yield from _sudo_env(inv, inner)
     elif prog in SHELLS:

@@ -209,7 +209,7 @@ def emptied(inv: Invocation) -> list[Word]:
     """The files `inv` destroys the content of without deleting them, as surely as `rm` would: truncate (not
     growing), shred, fallocate --punch-hole, `dd if=/dev/zero of=F`, `cp /dev/null F`."""
     prog = inv.program
-    if prog in ("truncate", "shred", "fallocate"):
+    if prog in ("truncate", "shred", "fallocate", "tee"):  # tee F...: each file holds only tee's input after
         return [w for op, w in WRITERS[prog](inv.args) if op == ">"]
     texts = [w.text for w in inv.args]
     if prog == "dd" and any(t[3:] in _ENDLESS for t in texts if t.startswith("if=")):
@@ -224,6 +224,9 @@ def file_writes(inv: Invocation) -> Iterator[Invocation]:
     what it writes (tee's, sponge's or dd's stdin) rides along as the invocation's stdin_text."""
     table = WRITERS.get(inv.program)
     if table is None:
+        globbed = [w for op, w in inv.redirects if op in (">", ">|", "&>") and w.text.endswith("/*")]
+        if globbed:  # `for f in ~/data/*; do : > "$f"; done`: every file of the directory emptied
+            yield Invocation([Word("rm", "rm"), Word("-f", "-f"), *globbed], via=inv.via + ["> empties"], cwd=inv.cwd)
         return
     known = inv.stdin_text if inv.program in ("tee", "sponge", "dd") and not inv.stdin_partial else None
     if inv.program == "dd" and any(w.text.startswith("if=") for w in inv.args):

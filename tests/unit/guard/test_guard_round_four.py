@@ -415,3 +415,27 @@ def test_a_hidden_letter_in_an_interpreters_string_still_asks() -> None:
 )
 def test_a_home_that_is_only_part_of_the_deleted_path_is_not_the_home(command: str) -> None:
     assert verdict(command) == (Decision.ASK, "interp.delete"), command  # deletes something: asks, as before
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("git bisect run rm -rf ~", (Decision.DENY, "fs.rm-root")),
+        ("git rebase -x 'rm -rf ~' HEAD~3", (Decision.DENY, "fs.rm-root")),
+        ("git rebase --exec='rm -rf ~' main", (Decision.DENY, "fs.rm-root")),
+        ("git submodule foreach 'rm -rf ~'", (Decision.DENY, "fs.rm-root")),
+        ("git -C sub submodule foreach --recursive 'mkfs.ext4 /dev/fd-does-not-exist'", (Decision.DENY, "disk.wipe")),
+        ("git clone -u 'rm -rf ~' host:repo", (Decision.DENY, "fs.rm-root")),
+        ('for f in ~/data/*; do : > "$f"; done', (Decision.ASK, "fs.rm-wide")),
+        ("echo | tee ~/data/*", (Decision.ASK, "fs.rm-wide")),
+        ("git submodule foreach --recursive git pull", (Decision.ALLOW, None)),
+        ("git bisect run make test", (Decision.ALLOW, None)),
+        ("git rebase -x 'pytest -q' HEAD~3", (Decision.ALLOW, None)),
+        ("git push -u origin feature", (Decision.ALLOW, None)),
+        ("echo done | tee -a ~/data/*", (Decision.ALLOW, None)),
+    ],
+)
+def test_git_subcommands_that_run_commands_and_emptied_globs(
+    command: str, expected: tuple[Decision, str | None]
+) -> None:
+    assert verdict(command) == expected, command
