@@ -355,7 +355,8 @@ class Gateway:
         stuck = [r for r in self.store.active() if r.submitting]
         if stuck:
             keys = {f"fd-{r.id}.{r.attempt}": r for r in stuck}
-            found = await self.backend.lookup(list(keys))
+            owners = {k: _runs_as(r) for k, r in keys.items()}  # another user's job named like ours is not ours
+            found = await self.backend.lookup(list(keys), owners)
             for key, row in keys.items():
                 signal: Signal = Launched(found[key]) if key in found else LaunchLost()
                 await self._step(self._fresh(row.id), signal)
@@ -407,3 +408,9 @@ def _news(status: BackendStatus | None, state: str, reason: str | None) -> bool:
 def _disk_full(exc: BaseException) -> bool:
     """A failure that passes once space is freed (the job waits instead of failing)."""
     return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
+
+
+def _runs_as(rec: JobRecord) -> int:
+    """The uid a job's attempts run as (the gateway's own for a job with no submitter; -1: no such user)."""
+    uid = rec.runs_as()
+    return os.geteuid() if uid is None else uid

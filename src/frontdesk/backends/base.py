@@ -161,8 +161,9 @@ class Backend(Protocol):
     async def query(self, backend_ids: Sequence[str]) -> dict[str, BackendStatus]:
         """The state of many attempts in ONE batched query; unknown ids are left out."""
 
-    async def lookup(self, keys: Sequence[str]) -> dict[str, str]:
-        """Backend ids of attempts known by `BackendJob.key` (recovery after a crash mid-submit)."""
+    async def lookup(self, keys: Sequence[str], owners: Mapping[str, int] | None = None) -> dict[str, str]:
+        """Backend ids of attempts known by `BackendJob.key` (recovery after a crash mid-submit); `owners`: the
+        uid each key's attempt runs as, so a backend job of another user named like it is never taken for it."""
 
     def inventory(self) -> Inventory:
         """The resources this backend runs on."""

@@ -13,7 +13,7 @@ import logging
 import os
 import signal
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
@@ -172,8 +172,9 @@ class LocalBackend:
                 out[bid] = status
         return out
 
-    async def lookup(self, keys: Sequence[str]) -> dict[str, str]:
-        """Backend ids for `fd-<job>.<attempt>` keys that reached this backend."""
+    async def lookup(self, keys: Sequence[str], owners: Mapping[str, int] | None = None) -> dict[str, str]:
+        """Backend ids for `fd-<job>.<attempt>` keys that reached this backend (attempt folders are the
+        gateway's own: nobody else can make one, so `owners` needs no check here)."""
         found = {}
         for key in keys:
             bid = key.removeprefix("fd-")

@@ -357,9 +357,10 @@ class SlurmBackend:
             out[bid] = st
         return out
 
-    async def lookup(self, keys: Sequence[str]) -> dict[str, str]:
-        """Slurm ids of attempts by job name (= BackendJob.key) or comment tag, newest first (see recovery)."""
-        return await lookup(self, keys)
+    async def lookup(self, keys: Sequence[str], owners: Mapping[str, int] | None = None) -> dict[str, str]:
+        """Slurm ids of attempts by job name (= BackendJob.key) or comment tag, newest first, of the uid each
+        attempt runs as (`owners`): anyone may name a job or tag a comment like ours (see recovery)."""
+        return await lookup(self, keys, owners)
 
     async def view(self, max_age: float | None = None) -> tuple[dict[str, parse.JobRecord], float]:
         """Every job the controller holds, at most `max_age` (default refresh_seconds) old."""

@@ -15,9 +15,17 @@ if TYPE_CHECKING:
 __all__ = ["lookup"]
 
 
-async def lookup(backend: SlurmBackend, keys: Sequence[str]) -> dict[str, str]:
-    """Slurm ids of attempts by job name (= BackendJob.key), comment tag or array table, from one query."""
+async def lookup(
+    backend: SlurmBackend, keys: Sequence[str], owners: Mapping[str, int] | None = None
+) -> dict[str, str]:
+    """Slurm ids of attempts by job name (= BackendJob.key), comment tag or array table, from one query.
+
+    A name, a comment and an output path are whatever a job's submitter wrote (`sbatch --comment fd-5.1@...`):
+    with `owners` (each key's uid), a job of another user is never taken for ours. Before, after a crash
+    mid-submit, a root gateway adopted any user's job tagged like a stuck attempt as that attempt."""
     records, _ = await backend.table.fetch(0.0)
+    if owners is not None:
+        records = {bid: r for bid, r in records.items() if _uid(r.get("UserId", "")) in set(owners.values())}
     wanted = set(keys)
     out: dict[str, str] = {}
     home_path = Path(backend.settings.home)
@@ -39,6 +47,8 @@ async def lookup(backend: SlurmBackend, keys: Sequence[str]) -> dict[str, str]:
             stdout = records[bid].get("StdOut", "")
             if stdout.endswith("/" + render.STDOUT_FILE):
                 backend._dirs.setdefault(bid, Path(stdout).parent)
+    if owners is not None:
+        out = {k: bid for k, bid in out.items() if k in owners and _owner_is(records, bid, owners[k])}
     rest = [k for k in keys if k not in out]
     if rest and backend._accounting:
         argv = [
@@ -49,11 +59,13 @@ async def lookup(backend: SlurmBackend, keys: Sequence[str]) -> dict[str, str]:
             "--starttime=now-7days",
             "--name",
             ",".join(rest),
-            "--format=JobIDRaw,JobName,WorkDir",
+            "--format=JobIDRaw,JobName,WorkDir,UID",
         ]
         res = await backend._run(argv, check=False)
         for line in res.stdout.split("\n"):  # U+2028 in a name is no line break
-            bid, name, workdir = (line.split("|") + ["", ""])[:3]
+            bid, name, workdir, uid = (line.split("|") + ["", "", ""])[:4]
+            if owners is not None and (not uid.isdigit() or owners.get(name) != int(uid)):
+                continue
             if name in rest and bid.isdigit() and (workdir + "/").startswith(home):
                 out[name] = bid
     return out
@@ -66,3 +78,17 @@ def _array_lookup(home: Path, record: Mapping[str, str], first_key: str, wanted:
         return {}
     keys = array_keys(home, first_key)
     return {key: f"{array}_{index}" for index, key in keys.items() if key in wanted}
+
+
+def _uid(user_id: str) -> int | None:
+    """The uid in scontrol's `UserId=alice(1001)`."""
+    inside = user_id.rpartition("(")[2].rstrip(")")
+    return int(inside) if inside.isdigit() else None
+
+
+def _owner_is(records: Mapping[str, Mapping[str, str]], bid: str, uid: int) -> bool:
+    """Whether Slurm job `bid` (or the array task's job) runs as `uid`."""
+    record = records.get(bid) or records.get(bid.split("_", 1)[0]) or {}
+    if not record:  # an array task id: its array's record
+        record = next((r for r in records.values() if r.get("ArrayJobId") == bid.split("_", 1)[0]), {})
+    return _uid(record.get("UserId", "")) == uid
