@@ -16,6 +16,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from frontdesk.guard.checker import check
 from frontdesk.guard.model import Decision
@@ -439,3 +441,40 @@ def test_git_subcommands_that_run_commands_and_emptied_globs(
     command: str, expected: tuple[Decision, str | None]
 ) -> None:
     assert verdict(command) == expected, command
+
+
+_FORM_CHAIN = st.lists(
+    st.sampled_from(
+        [
+            "docker run --rm -v /home/alice:/home/alice img {c}",
+            "bwrap --bind / / {c}",
+            "apptainer exec img.sif {c}",
+            "srun --container-mounts=/home/alice:/home/alice {c}",
+            "bash 2>/dev/null <<< {q}",
+            "emacs --batch --eval {lisp}",
+            "sqlite3 x.db {dot}",
+            "python3 -c {py}",
+            "git bisect run {c}",
+            "tar --to-command={q} -xf x.tar",
+            "ssh -o ProxyCommand={q} host",
+            "script -qc {q} /dev/null",
+        ]
+    ),
+    min_size=1,
+    max_size=3,
+)
+
+
+@given(_FORM_CHAIN, st.sampled_from(["rm -rf ~", "rm -fr /", "mkfs.ext4 /dev/fd-does-not-exist"]))
+@settings(max_examples=120, deadline=None)
+def test_any_chain_of_this_rounds_forms_keeps_a_deny(chain: list[str], canary: str) -> None:
+    command = canary
+    for template in chain:
+        command = template.format(
+            c=command,
+            q=shlex.quote(command),
+            lisp=shlex.quote(f"(shell-command {_lisp(command)})"),
+            dot=shlex.quote(f".shell {command}"),
+            py=shlex.quote(f"import os; os.system({command!r})"),
+        )
+    assert check(command, CTX).decision is Decision.DENY, command
