@@ -16,8 +16,7 @@ import os
 import sqlite3
 import stat
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -86,7 +85,6 @@ class Gateway:
         self.redact = redact
         self.loop: asyncio.AbstractEventLoop | None = None
         self._hinted: set[str] = set()
-        self._held: list[Event] | None = None  # events published inside a job's end, fanned out after its commit
         self.waiting = Waiting()  # which waiting jobs the tick examines (core/deps.py)
         self._wake = asyncio.Event()
         self._tick_task: asyncio.Task[None] | None = None
@@ -126,27 +124,10 @@ class Gateway:
         asyncio.get_running_loop().create_task(_wake_all())
 
     def publish(self, event: Event) -> Event:
-        """Store an event, then fan it out. Returns the stored event (with seq).
-
-        While a job's end is being stored (`holding`), the event joins that end's one commit and is fanned
-        out with the end's own events, once they are all stored."""
+        """Store an event, then fan it out. Returns the stored event (with seq)."""
         stored = self.store.append_event(event)
-        if self._held is not None:
-            self._held.append(stored)
-        else:
-            self.bus.fanout(stored)
+        self.bus.fanout(stored)
         return stored
-
-    @contextmanager
-    def holding(self) -> Iterator[list[Event]]:
-        """Hold what `publish` fans out until the caller's transaction commits (the caller fans them out then;
-        a rollback drops them with their rows). Synchronous inside: no other task publishes meanwhile."""
-        held: list[Event] = []
-        self._held = held
-        try:
-            yield held
-        finally:
-            self._held = None
 
     def _push_hint(self, ids: Sequence[str]) -> None:
         if self.loop is None:
@@ -355,7 +336,7 @@ class Gateway:
         stuck = [r for r in self.store.active() if r.submitting]
         if stuck:
             keys = {f"fd-{r.id}.{r.attempt}": r for r in stuck}
-            owners = {k: _runs_as(r) for k, r in keys.items()}  # another user's job named like ours is not ours
+            owners = {k: os.geteuid() if (u := r.runs_as()) is None else u for k, r in keys.items()}  # theirs: not ours
             found = await self.backend.lookup(list(keys), owners)
             for key, row in keys.items():
                 signal: Signal = Launched(found[key]) if key in found else LaunchLost()
@@ -408,9 +389,3 @@ def _news(status: BackendStatus | None, state: str, reason: str | None) -> bool:
 def _disk_full(exc: BaseException) -> bool:
     """A failure that passes once space is freed (the job waits instead of failing)."""
     return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
-
-
-def _runs_as(rec: JobRecord) -> int:
-    """The uid a job's attempts run as (the gateway's own for a job with no submitter; -1: no such user)."""
-    uid = rec.runs_as()
-    return os.geteuid() if uid is None else uid

@@ -15,9 +15,7 @@ if TYPE_CHECKING:
 __all__ = ["lookup"]
 
 
-async def lookup(
-    backend: SlurmBackend, keys: Sequence[str], owners: Mapping[str, int] | None = None
-) -> dict[str, str]:
+async def lookup(backend: SlurmBackend, keys: Sequence[str], owners: Mapping[str, int] | None = None) -> dict[str, str]:
     """Slurm ids of attempts by job name (= BackendJob.key), comment tag or array table, from one query.
 
     A name, a comment and an output path are whatever a job's submitter wrote (`sbatch --comment fd-5.1@...`):
