@@ -127,8 +127,7 @@ def peer_credentials(sock: Any) -> PeerCred | None:
 
 _GROUP_CACHE: dict[tuple[str, int], tuple[float, tuple[str, ...]]] = {}
 _GROUP_TTL = 60.0
-_GID_CACHE: dict[str, tuple[float, int]] = {}
-"""A user's primary group by name, cached as long as the groups."""
+_GID_CACHE: dict[str, tuple[float, int]] = {}  # a user's primary group by name, cached as long as the groups
 
 
 def groups_of(user: str, gid: int | None = None, now: float | None = None) -> tuple[str, ...]:
@@ -139,18 +138,14 @@ def groups_of(user: str, gid: int | None = None, now: float | None = None) -> tu
     import pwd
 
     now = time.monotonic() if now is None else now
-    if gid is None:
-        known = _GID_CACHE.get(user)  # the passwd look-up cost more than the cached answer (a job's end asks thrice)
-        if known is not None and known[0] > now:
-            gid = known[1]
-        else:
+    if gid is None:  # the passwd look-up, cached too: it cost more than the cached groups (a job's end asks thrice)
+        known = _GID_CACHE.get(user)
+        if known is None or known[0] <= now:
             try:
-                gid = pwd.getpwnam(user).pw_gid
+                known = _GID_CACHE[user] = (now + _GROUP_TTL, pwd.getpwnam(user).pw_gid)
             except KeyError:
                 return ()
-            if len(_GID_CACHE) > 4096:
-                _GID_CACHE.clear()
-            _GID_CACHE[user] = (now + _GROUP_TTL, gid)
+        gid = known[1]
     hit = _GROUP_CACHE.get((user, gid))
     if hit is not None and hit[0] > now:
         return hit[1]
@@ -169,6 +164,7 @@ def groups_of(user: str, gid: int | None = None, now: float | None = None) -> tu
     out = tuple(names)
     if len(_GROUP_CACHE) > 4096:
         _GROUP_CACHE.clear()
+        _GID_CACHE.clear()
     _GROUP_CACHE[(user, gid)] = (now + _GROUP_TTL, out)
     return out
 

@@ -182,13 +182,13 @@ async def end(gw: Gateway, rec: JobRecord, done: Transition) -> None:
     the report and the terminal events are stored together (EndStage.EVENTS_STORED), then told.
 
     What plug-ins write while they enrich the report (memory's runs and lessons, their `lesson.recorded`
-    events) is in the same commit, and their events are fanned out with the end's (`Gateway.holding`).
+    events) is in the same commit, and their events are fanned out with the end's (`Bus.holding`).
     A crash before the commit leaves the job as it was, with nothing learned from it: the backend still says
     it ended, and the end is derived (and learned from) again, once. After the commit, the next start's
     recovery fans the stored end events out. Never told twice."""
     ended = ended_record(rec, done.changes)
     attempt = None if done.attempt is None else (rec.attempt, dict(done.attempt))
-    with gw.store.transaction(), gw.holding() as learned:  # nothing awaited inside: one commit, no other task
+    with gw.store.transaction(), gw.bus.holding() as learned:  # nothing awaited inside: one commit, no other task
         report = arrays.report_of(gw, ended)  # make_report, or an array's one report; plug-ins' writes join in
         _reopened(gw, ended.id)
         faults.point("after_report_built")
