@@ -29,6 +29,15 @@ if TYPE_CHECKING:
 __all__ = ["Client", "connect"]
 
 
+def _early_answer(sock: socket.socket) -> _Response | None:
+    """The answer a gateway sent before it stopped reading our request (a body over its cap), if any."""
+    try:
+        sock.settimeout(5.0)
+        return _Response(sock)
+    except (OSError, ValueError):
+        return None
+
+
 class _Response:
     """A minimal HTTP/1.1 response reader (Content-Length or chunked bodies) over one socket.
 
@@ -186,6 +195,9 @@ class Client:
             sock.close()
             raise GatewayGone(f"gateway at {self._where()} did not answer in time") from None
         except (OSError, ValueError) as exc:
+            answered = _early_answer(sock)  # a 413 sent before the body was read, then the socket closed
+            if answered is not None:
+                return answered
             sock.close()
             raise GatewayGone(f"the gateway at {self._where()} went away before answering: {exc}") from None
         except BaseException:

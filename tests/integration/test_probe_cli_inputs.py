@@ -55,3 +55,13 @@ def test_a_search_longer_than_a_request_head_is_one_clear_line(gateway: Any) -> 
     out = _cli("memory", "search", "--json", "a" * 100_000, env={**gateway.env})
     assert out.returncode == 2, out.stderr
     assert "at most 8192" in json.loads(out.stdout)["message"]
+
+
+def test_a_spec_over_the_body_cap_gets_the_gateways_answer(gateway: Any, tmp_path: Path) -> None:
+    """The gateway answers 413 and closes before reading the whole body: the client's send fails, and the
+    answer already sent is read (it was 'the gateway went away before answering', after the socket timeout)."""
+    spec = tmp_path / "big.json"
+    spec.write_text(json.dumps({"command": ["true"], "env": {"A": "x" * 2_000_000}}))
+    out = _cli("submit", "--json", str(spec), env={**gateway.env})
+    assert out.returncode != 0
+    assert "over the limit" in json.loads(out.stdout)["message"], out.stdout

@@ -192,22 +192,28 @@ def _script(opts: dict[str, str | None], rest: list[str], cwd: str, stdin: Any) 
             raise SbatchError("sbatch: error: Script arguments not permitted with --wrap option")
         return _WRAP.format(opts["wrap"]), "wrap", []
     if not rest:  # the bytes as given: text mode would turn \r\n (and a lone \r) into \n
-        raw = stdin.buffer.read() if hasattr(stdin, "buffer") else stdin.read()
+        raw = stdin.buffer.read(MAX_SCRIPT_BYTES + 1) if hasattr(stdin, "buffer") else stdin.read(MAX_SCRIPT_BYTES + 1)
         text = raw.decode("utf-8", "surrogateescape") if isinstance(raw, bytes) else raw
         return _checked(text), "sbatch", []
     path = os.path.join(cwd, rest[0])
     try:
         with open(path, encoding="utf-8", errors="surrogateescape", newline="") as fh:
-            text = fh.read()
+            text = fh.read(MAX_SCRIPT_BYTES + 1)  # bounded: `sbatch /dev/zero` filled memory
     except OSError:
         raise SbatchError(f"sbatch: error: Unable to open file {rest[0]}") from None
     return _checked(text), os.path.basename(rest[0]), rest[1:]
+
+
+MAX_SCRIPT_BYTES = 16 << 20
+"""The most of a batch script the shim reads (Slurm's own default max_script_size is 4 MB)."""
 
 
 def _checked(text: str) -> str:
     """A script file or standard input refused as sbatch refuses it (never a --wrap, which sbatch writes)."""
     if not text:
         raise SbatchError("sbatch: error: Batch script is empty!")
+    if len(text) > MAX_SCRIPT_BYTES:
+        raise SbatchError(f"sbatch: error: frontdesk: a batch script over {MAX_SCRIPT_BYTES >> 20} MiB")
     if text.startswith("#!") and "\r\n" in text:
         raise SbatchError(_DOS)
     return text
