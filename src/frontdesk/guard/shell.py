@@ -220,6 +220,7 @@ class _Walker(WordReader):
         words: list[Word] = []
         stdin_text: str | None = None
         tails: list[Any] = []
+        lists: str | None = None
         here = False
         for child in node.named_children:
             if body is not None and child.id == body.id:
@@ -232,9 +233,11 @@ class _Walker(WordReader):
             reds.extend(red.reds)
             words.extend(red.words)
             stdin_text = red.stdin_text if red.stdin_text is not None else stdin_text
+            lists = red.stdin_lists or lists
             tails.extend(red.tails)
         before = len(self.out)
         if body is not None and body.type == "command":
+            self._lists = lists or self._lists  # `xargs -I{} rm -rf ~/{} < <(ls ~)`
             self._command(body, depth, via, [], reds, words, stdin_text)
         elif body is not None:
             self._stmt(body, depth, via, reds)

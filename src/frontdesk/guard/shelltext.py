@@ -41,6 +41,7 @@ class Redirect:
     stdin_text: str | None = None
     tails: list[Any] = field(default_factory=list)
     stdin_from: list[str] = field(default_factory=list)
+    stdin_lists: str | None = None
 
 
 _FOREVER = re.compile(

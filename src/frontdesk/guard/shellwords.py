@@ -17,6 +17,7 @@ from frontdesk.guard.shelltext import (
     ansi_c,
     brace_words,
     known_output,
+    listed_dir,
     own_commands,
     passes_on,
     unescape,
@@ -152,11 +153,13 @@ class WordReader:
                 word = self._word(child, depth, via)
                 if target is None and child.type == "process_substitution" and op == "<":
                     # `bash < <(echo X)`: stdin is what the substitution prints, when the line shows it
-                    texts = [passes_on(inv) for inv in own_commands(self.out[before:], via)]
+                    own = own_commands(self.out[before:], via)
+                    texts = [passes_on(inv) for inv in own]
                     if texts and None not in texts:
                         out.stdin_text = "".join(t or "" for t in texts)
                     else:
                         out.stdin_from.extend(inv.program for inv in self.out[before:] if inv.program)
+                        out.stdin_lists = listed_dir(own[0], self.cwd) if len(own) == 1 else None  # < <(ls ~)
                 if target is None:
                     target = word
                 else:

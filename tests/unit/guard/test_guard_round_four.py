@@ -133,6 +133,9 @@ def test_a_here_string_after_another_redirection_is_read_as_one(
         ("cd ~ && ls | xargs -I{} rm -rf {}", (Decision.DENY, "fs.rm-root")),
         ("cd ~ && ls | xargs rm -rf", (Decision.DENY, "fs.rm-root")),
         ("ls ~ | parallel rm -rf ~/{}", (Decision.DENY, "fs.rm-root")),
+        ("xargs -I{} rm -rf ~/{} < <(ls ~)", (Decision.DENY, "fs.rm-root")),
+        ("xargs -I{} du -sh ~/{} < <(ls ~)", (Decision.ALLOW, None)),
+        ("ls ~ | grep -v keep | xargs -I{} rm -rf ~/{}", (Decision.ASK, "fs.rm-wide")),  # a filtered subset asks
         ("for f in $(ls ~); do rm -rf ~/$f; done", (Decision.DENY, "fs.rm-root")),
         ('for f in `ls -A ~`; do rm -rf "$HOME/$f"; done', (Decision.DENY, "fs.rm-root")),
         ("ls ~/data | xargs -I{} rm -rf ~/data/{}", (Decision.ASK, "fs.rm-wide")),
