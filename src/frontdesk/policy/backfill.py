@@ -131,6 +131,10 @@ class _Pass:
 
     def start(self, job: JobView) -> bool:
         """Start `job` now if it fits without delaying its key's reservation."""
+        if job.job_class != "agent" and not self.work.may_fit(job):
+            # more than is free in all: no job of its shape fits for the rest of the pass (planning only takes
+            # capacity), checked before its signature is built (most of a long queue stops here)
+            return False
         sig = self.placer.signature(job)
         if sig in self.failed:  # planning only takes capacity: what failed once in this pass fails again
             return False

@@ -213,7 +213,7 @@ def _shadow_by_counts(
             memo.clear()
         groups = _release_groups(names, work, runs)
         # from group 0: the counting itself finds the first group after which the job fits
-        found = release_until_fit(job, base, groups, 0, *rule)
+        found = release_until_fit(job, base, groups, 0, *rule, full=base is work)
         memo[key] = None if found is None else (groups[found[0]][0], found[1], found[2])
     got = memo[key]
     if got is None:
@@ -302,23 +302,30 @@ Groups = Sequence[tuple[float, Sequence[RunningView]]]
 
 
 def release_until_fit(
-    job: JobView, base: IndexedNodes, groups: Groups, first: int, pools: Sequence[str], ratio: float
+    job: JobView,
+    base: IndexedNodes,
+    groups: Groups,
+    first: int,
+    pools: Sequence[str],
+    ratio: float,
+    full: bool = False,
 ) -> tuple[int, Where, float] | None:
     """The reservation search for a cores-only `job` spread with no node count: release `groups` in order
     (running jobs by expected end) until `place_cores` would place it, counting as it goes the two things that
     decide (a node it fits alone, the whole free cores) instead of probing placements. Returns the first group
     index from `first` on after which it fits, the nodes its parts would use then (or how to work them out),
-    and the whole free cores of `pools` then; None when it never fits."""
+    and the whole free cores of `pools` then; None when it never fits. `full`: every running job's parts lie
+    on `base`'s nodes."""
     cost, need, member = job.cpus / ratio, job.cpus, set(pools)
     if cost > max(base.layout.widest.get(p, 0) for p in pools) + 1e-9:  # it never fits one node alone
-        counted = _count_whole_cores(need, base, groups, first, member)
+        counted = _count_whole_cores(need, base, groups, first, member, full)
         if counted is None:
             return None
         if counted is not MISS:
-            i, gained, whole = counted
+            i, whole = counted
             # the nodes are read from this state's index, which the pass changes next: from a snapshot of it
-            snap = base.snapshot()
-            return i, lambda: _nodes_after(job, snap, pools, gained), whole
+            snap, released = base.snapshot(), groups[: i + 1]
+            return i, lambda: _nodes_after(job, snap, pools, _gained(snap, released, member)), whole
     return _count_node_by_node(job, base, groups, first, pools, ratio)
 
 
@@ -376,17 +383,37 @@ def _count_node_by_node(
 
 
 def _count_whole_cores(
-    need: int, base: IndexedNodes, groups: Groups, first: int, member: set[str]
-) -> tuple[int, dict[str, float], float] | Miss | None:
+    need: int, base: IndexedNodes, groups: Groups, first: int, member: set[str], full: bool = False
+) -> tuple[int, float] | Miss | None:
     """`release_until_fit` for a job no node fits alone, while every core count it meets is whole: a release
-    of `x` cores then frees exactly `x` whole cores on a counted node. Returns the group index and the cores
-    each node got back, and the whole free cores then; MISS when a release is exclusive or fractional (then
-    count node by node)."""
+    of `x` cores then frees exactly `x` whole cores on a counted node. Returns the group index and the whole
+    free cores then; MISS when a release is exclusive or fractional (then count node by node). `full`: every
+    running job's parts lie on `base`'s nodes."""
     key = base._key
     whole = 0.0
+    usable, integral = 0, True
     for (_, free), names in base.shapes(tuple(member)).items():
         whole += int(free) * len(names) if free >= 1 else 0
-    gained: dict[str, float] = {}
+        usable += len(names)
+        integral = integral and free.is_integer()
+    if full and integral and usable == len(base):
+        # every node counted, every free count whole: a job's release adds its cores (kept per job)
+        totals = base.layout.run_totals
+        if len(totals) > 100_000:
+            totals.clear()
+        for i, (_, runs) in enumerate(groups):
+            for r in runs:
+                got = totals.get(id(r))
+                if got is None or got[0] is not r:
+                    cpus = [x.cpus for x in r.parts]
+                    got = totals[id(r)] = (r, sum(cpus), not r.exclusive and all(c.is_integer() for c in cpus))
+                if not got[2]:
+                    return MISS
+                whole += got[1]
+            if i >= first and whole >= need:
+                return i, whole
+        return None
+    seen: set[str] = set()
     for i, (_, runs) in enumerate(groups):
         for r in runs:
             if r.exclusive:
@@ -395,18 +422,29 @@ def _count_whole_cores(
                 k = key.get(x.node)
                 if k is None or k[0] not in member:  # not counted: drained, held, another pool's
                     continue
-                g = gained.get(x.node)
-                if g is None:
+                if x.node not in seen:
                     if not k[1][1].is_integer():
                         return MISS
-                    g = 0.0
+                    seen.add(x.node)
                 if not x.cpus.is_integer():
                     return MISS
-                gained[x.node] = g + x.cpus
                 whole += x.cpus
         if i >= first and whole >= need:
-            return i, gained, whole
+            return i, whole
     return None
+
+
+def _gained(base: IndexedNodes, groups: Groups, member: set[str]) -> dict[str, float]:
+    """The cores each counted node gets back from `groups` (`_count_whole_cores`'s releases)."""
+    key = base._key
+    gained: dict[str, float] = {}
+    for _, runs in groups:
+        for r in runs:
+            for x in r.parts:
+                k = key.get(x.node)
+                if k is not None and k[0] in member:
+                    gained[x.node] = gained.get(x.node, 0.0) + x.cpus
+    return gained
 
 
 def _nodes_after(job: JobView, base: IndexedNodes, pools: Sequence[str], gained: Mapping[str, float]) -> frozenset[str]:

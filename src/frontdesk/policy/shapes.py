@@ -49,6 +49,9 @@ class Layout:
     position: Mapping[str, int] = field(default_factory=dict, compare=False)
     """name -> its index in `names` (empty when the layout was built by hand)"""
     memo: dict[Hashable, Any] = field(default_factory=dict, compare=False)
+    run_totals: dict[int, tuple[Any, float, bool]] = field(default_factory=dict, compare=False)
+    """id(running job view) -> (the view, its cores, whether they are whole on a job not held exclusively):
+    kept while the job runs, so a reservation count reads a job once, not each of its parts"""
     """Answers worked out for one state (keyed by its `IndexedNodes.version`): a reservation search a pass
     repeats when nothing started or ended since the last one."""
 
@@ -115,23 +118,33 @@ class IndexedNodes(dict[str, NodeView]):
     def apply(self, parts: tuple[Part, ...], exclusive: bool, sign: int = 1) -> None:
         """`model.apply` on these nodes, then the index follows."""
         apply(self, parts, exclusive, sign)
+        self.version = next(_VERSIONS)
         for x in parts:
-            self.touched(x.node)
+            self._refile(x.node)
 
     def touched(self, name: str) -> None:
         """Re-file node `name` after it changed (or was replaced)."""
         self.version = next(_VERSIONS)
-        old = self._key.get(name)
+        self._refile(name)
+
+    def _refile(self, name: str) -> None:
+        """`touched`, without a new version (the properties and helpers inlined: it runs for every part of
+        every start and end)."""
+        key = self._key
+        old = key.get(name)
         t = self.totals
+        srt = self._sorted
         if old is not None:
             pool, shape, gfree, mfree = old
-            filed = self._buckets[pool][shape]
+            was = self._buckets[pool]
+            filed = was[shape]
             filed.discard(name)
+            ks = (pool, shape)
             if not filed:
-                del self._buckets[pool][shape]
-                self._sorted.pop((pool, shape), None)
-            elif (pool, shape) in self._sorted:
-                names = self._own((pool, shape))
+                del was[shape]
+                srt.pop(ks, None)
+            elif ks in srt:
+                names = srt[ks] if ks in self._owned else self._own(ks)
                 del names[bisect.bisect_left(names, name)]
             t[0] -= shape[1]
             t[1] -= gfree
@@ -140,20 +153,22 @@ class IndexedNodes(dict[str, NodeView]):
             self._odd.discard(name)
         n = self.get(name)
         if n is None or n.drained or n.exclusive:
-            self._key[name] = None
+            key[name] = None
             return
         free, gfree, mfree = n.cpus - n.used_cpus, n.gpus - n.used_gpus, n.memory_bytes - n.used_memory
         if free < 0 or gfree < 0 or mfree < 0:
             self._odd.add(name)
-            self._key[name] = None
+            key[name] = None
             return
         shape = (1 if n.gpus else 0, free)
-        self._key[name] = (n.pool, shape, gfree, mfree)
-        if (n.pool, shape) in self._sorted:
-            bisect.insort(self._own((n.pool, shape)), name)
-        by_shape = self._buckets.get(n.pool)
+        pool = n.pool
+        key[name] = (pool, shape, gfree, mfree)
+        ks = (pool, shape)
+        if ks in srt:
+            bisect.insort(srt[ks] if ks in self._owned else self._own(ks), name)
+        by_shape = self._buckets.get(pool)
         if by_shape is None:
-            by_shape = self._buckets[n.pool] = {}
+            by_shape = self._buckets[pool] = {}
         bucket = by_shape.get(shape)
         if bucket is None:
             by_shape[shape] = {name}
