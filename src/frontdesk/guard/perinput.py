@@ -137,6 +137,9 @@ def _each_entry(words: list[Word], token: str | None, listed: str, cwd: str | No
         if found and not rest.strip("/") and os.path.normpath(os.path.join(here, prefix or ".")) == listed:
             out.append(Word(prefix + "*", w.raw))
             hit = True
+        elif found and " " in w.text and "/" + token in w.text:  # sh -c 'rm -rf ~/{}': code, each entry at DIR/
+            out.append(Word(w.text.replace("/" + token, "/*"), w.raw))
+            hit = True
         else:
             out.append(w)
     return out if hit else None

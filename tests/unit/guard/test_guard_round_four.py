@@ -134,6 +134,8 @@ def test_a_here_string_after_another_redirection_is_read_as_one(
         ("cd ~ && ls | xargs rm -rf", (Decision.DENY, "fs.rm-root")),
         ("ls ~ | parallel rm -rf ~/{}", (Decision.DENY, "fs.rm-root")),
         ("xargs -I{} rm -rf ~/{} < <(ls ~)", (Decision.DENY, "fs.rm-root")),
+        ("ls ~ | xargs -P4 -I{} sh -c 'rm -rf ~/{}'", (Decision.DENY, "fs.rm-root")),
+        ("ls ~/data | xargs -I{} sh -c 'gzip ~/data/{}'", (Decision.ALLOW, None)),
         ("xargs -I{} du -sh ~/{} < <(ls ~)", (Decision.ALLOW, None)),
         ("ls ~ | grep -v keep | xargs -I{} rm -rf ~/{}", (Decision.ASK, "fs.rm-wide")),  # a filtered subset asks
         ("for f in $(ls ~); do rm -rf ~/$f; done", (Decision.DENY, "fs.rm-root")),
