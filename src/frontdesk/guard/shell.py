@@ -18,10 +18,13 @@ from typing import Any
 
 from frontdesk.guard.shelltext import (
     find_fed,
+    get_parser,
     listed_dir,
     loop_tag,
+    only_split_herestrings,
     own_commands,
     passes_on,
+    split_herestring,
     through_wrappers,
 )
 from frontdesk.guard.shellwords import WordReader, fd_of_next
@@ -32,17 +35,6 @@ __all__ = ["DYNAMIC", "Word", "Invocation", "Parsed", "parse", "basename"]
 
 _MAX_DEPTH = 6
 _LOOP_WALKS = 64  # loop bodies walked once per listed value, in all
-_parser: Any = None
-
-
-def _get_parser() -> Any:
-    global _parser
-    if _parser is None:
-        import tree_sitter_bash
-        from tree_sitter import Language, Parser
-
-        _parser = Parser(Language(tree_sitter_bash.language()))
-    return _parser
 
 
 def parse(
@@ -102,9 +94,9 @@ class _Walker(WordReader):
         safe = data if source.isascii() else bytes(b if b < 0x80 else 0x25 for b in data)
         saved, self.src = self.src, data
         try:
-            root = _get_parser().parse(safe).root_node
+            root = get_parser().parse(safe).root_node
             self._stmt(root, depth, via or [], [])
-            return bool(root.has_error) and not (b"<<<" in safe and _only_split_herestrings(root, self._t))
+            return bool(root.has_error) and not (b"<<<" in safe and only_split_herestrings(root, self._t))
         finally:
             self.src = saved
 
@@ -225,7 +217,7 @@ class _Walker(WordReader):
         for child in node.named_children:
             if body is not None and child.id == body.id:
                 continue
-            if _split_herestring(child, self._t):
+            if split_herestring(child, self._t):
                 here = True  # `cat > F <<< X`: the grammar reads `<<<` after a redirection as `<<` and `< X`
                 continue
             red = self._redirect(child, depth, via, herestring=here)
@@ -399,27 +391,3 @@ class _Walker(WordReader):
             if inner.cwd and inner.cwd.startswith("~"):  # docker run -v ~:/h -w /h: the mapped workdir
                 inner.cwd = (self.env or {}).get("HOME", "~") + inner.cwd[1:]
             self._emit(inner, depth + 1)
-
-
-def _split_herestring(node: Any, text: Any) -> bool:
-    """An ERROR node that is the `<<` of a here-string the grammar split after another redirection."""
-    nxt = node.next_named_sibling
-    return (
-        node.type == "ERROR"
-        and text(node).strip() == "<<"
-        and nxt is not None
-        and nxt.type == "file_redirect"
-        and text(nxt).startswith("<")
-        and nxt.start_byte == node.end_byte
-    )
-
-
-def _only_split_herestrings(root: Any, text: Any) -> bool:
-    """Whether every parse error in the tree is a here-string split after another redirection."""
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if node.is_missing or node.type == "ERROR" and not _split_herestring(node, text):
-            return False
-        stack.extend(c for c in node.children if c.has_error or c.is_missing)
-    return True

@@ -12,6 +12,9 @@ from frontdesk.guard.lookthrough import LOOK_THROUGH
 from frontdesk.guard.words import Invocation, Word
 
 __all__ = [
+    "get_parser",
+    "split_herestring",
+    "only_split_herestrings",
     "listed_dir",
     "STATEMENTS",
     "Redirect",
@@ -226,3 +229,40 @@ def own_commands(invs: list[Invocation], via: list[str]) -> list[Invocation]:
     own = [inv for inv in invs if inv.argv and through_wrappers(inv.via, via)]
     wrapped = {tuple(inv.via) for inv in own}
     return [inv for inv in own if (*inv.via, inv.program) not in wrapped]
+
+
+_PARSER: Any = None
+
+
+def get_parser() -> Any:
+    global _PARSER
+    if _PARSER is None:
+        import tree_sitter_bash
+        from tree_sitter import Language, Parser
+
+        _PARSER = Parser(Language(tree_sitter_bash.language()))
+    return _PARSER
+
+
+def split_herestring(node: Any, text: Any) -> bool:
+    """An ERROR node that is the `<<` of a here-string the grammar split after another redirection."""
+    nxt = node.next_named_sibling
+    return (
+        node.type == "ERROR"
+        and text(node).strip() == "<<"
+        and nxt is not None
+        and nxt.type == "file_redirect"
+        and text(nxt).startswith("<")
+        and nxt.start_byte == node.end_byte
+    )
+
+
+def only_split_herestrings(root: Any, text: Any) -> bool:
+    """Whether every parse error in the tree is a here-string split after another redirection."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.is_missing or node.type == "ERROR" and not split_herestring(node, text):
+            return False
+        stack.extend(c for c in node.children if c.has_error or c.is_missing)
+    return True

@@ -6,6 +6,7 @@ import re
 import shlex
 from collections.abc import Iterator
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from frontdesk.guard.guess import GUESSED, guess_inner
@@ -79,30 +80,34 @@ VAR_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 # -- wrappers ---------------------------------------------------------------------------------------
+def _inner(inv: Invocation, words: list[Word], tag: str, **extra: Any) -> Invocation:
+    """A command `inv` runs: `words` under `inv`'s environment, redirections and pipeline, `tag` added to its via."""
+    return Invocation(
+        list(words),
+        env=dict(extra.pop("env", inv.env)),
+        redirects=inv.redirects,
+        upstream=inv.upstream,
+        via=inv.via + [tag],
+        cwd=extra.pop("cwd", inv.cwd),
+        stdin_from=inv.stdin_from,
+        stdin_text=extra.pop("stdin_text", inv.stdin_text),
+        stdin_partial=extra.pop("stdin_partial", inv.stdin_partial),
+        stdin_lists=extra.pop("stdin_lists", inv.stdin_lists),
+        **extra,
+    )
+
+
+def _code(inv: Invocation, text: str, tag: str) -> Invocation:
+    """Code `inv` runs (no argv: parsed as shell), with no stdin of its own."""
+    return _inner(inv, [], tag, inline_code=text, stdin_text=None, stdin_partial=False)
+
+
 def unwrap(inv: Invocation) -> Iterator[Invocation]:
     """The commands `inv` runs inside itself: an argv, or code (`inline_code` with no argv) to parse."""
     prog = inv.program
     args = inv.args
     yield from file_writes(inv)  # tee F, sed -i F, dd of=F: the redirection each write amounts to
-
-    def inner(words: list[Word], tag: str, **extra: Any) -> Invocation:
-        return Invocation(
-            list(words),
-            env=dict(extra.pop("env", inv.env)),
-            redirects=inv.redirects,
-            upstream=inv.upstream,
-            via=inv.via + [tag],
-            cwd=extra.pop("cwd", inv.cwd),
-            stdin_from=inv.stdin_from,
-            stdin_text=extra.pop("stdin_text", inv.stdin_text),
-            stdin_partial=extra.pop("stdin_partial", inv.stdin_partial),
-            stdin_lists=extra.pop("stdin_lists", inv.stdin_lists),
-            **extra,
-        )
-
-    def code(text: str, tag: str) -> Invocation:
-        return inner([], tag, inline_code=text, stdin_text=None, stdin_partial=False)
-
+    inner, code = partial(_inner, inv), partial(_code, inv)
     if prog in OPTION_CODE_PROGS:  # tar --to-command=CMD, rsync -e CMD, ssh -o ProxyCommand=CMD, make --eval
         from frontdesk.guard.optcode import option_code
 
