@@ -171,6 +171,7 @@ def load_settings(config: str | Path | None = None, **flags: Any) -> Settings:
         if os.environ.get(env):
             values[key] = _coerce(os.environ[env], typ, env)
     values.update({k: v for k, v in flags.items() if v is not None})
+    _check_ranges(values)
     if values.get("backend", "local") not in ("local", "slurm"):
         raise ConfigError(f"backend must be 'local' or 'slurm', got {values['backend']!r}")
     if values.get("mode", "user") not in ("user", "facility"):
@@ -180,6 +181,27 @@ def load_settings(config: str | Path | None = None, **flags: Any) -> Settings:
         home = FACILITY_HOME  # not root's ~/.local/state: the facility's state is the system's
     settings = Settings(home=home, runtime_dir=sock.parent, socket=sock, config_file=path, sections=sections)
     return replace(settings, **values)
+
+
+_RANGES: dict[str, tuple[float, float, str]] = {
+    "tick_seconds": (0.05, 3600.0, "[gateway] tick_seconds (FRONTDESK_TICK)"),
+    "report_max_bytes": (256, 1 << 20, "[gateway] report_max_bytes"),
+    "local_cpus": (1, 1 << 20, "[local] cpus (FRONTDESK_LOCAL_CPUS)"),
+    "local_gpus": (0, 4096, "[local] gpus (FRONTDESK_LOCAL_GPUS)"),
+}
+"""Numbers a setting may take: `tick_seconds = 0` (or -1) made the gateway's tick a busy loop, nan or inf one
+that never ran."""
+
+
+def _check_ranges(values: dict[str, Any]) -> None:
+    import math
+
+    for key, (low, high, where) in _RANGES.items():
+        value = values.get(key)
+        if value is None or isinstance(value, bool):
+            continue
+        if not (isinstance(value, int | float) and math.isfinite(value) and low <= value <= high):
+            raise ConfigError(f"{where}: expected a number from {low:g} to {high:.0f}, got {value!r}")
 
 
 def _socket(mode: str, data: dict[str, Any], runtime: Path) -> Path:

@@ -1,0 +1,38 @@
+"""Numeric settings are checked for range, not only type: `tick_seconds = 0` or `-1` (or FRONTDESK_TICK=0) made
+the gateway's tick a busy loop (a core's worth of CPU while idle), `nan` or `inf` a tick that never ran; a
+report budget of 0 bytes was taken. Now `frontdesk serve` refuses them in one line, exit 2."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BAD = [
+    ("[gateway]\ntick_seconds = 0\n", {}),
+    ("[gateway]\ntick_seconds = -1\n", {}),
+    ("[gateway]\ntick_seconds = nan\n", {}),
+    ("[gateway]\ntick_seconds = inf\n", {}),
+    ("", {"FRONTDESK_TICK": "0"}),
+    ("[gateway]\nreport_max_bytes = 0\n", {}),
+    ("[local]\ncpus = 0\n", {}),
+]
+
+
+@pytest.mark.parametrize(("config", "env"), BAD, ids=[f"{c.strip()}{e}" for c, e in BAD])
+def test_serve_refuses_an_out_of_range_setting(tmp_path: Path, config: str, env: dict[str, str]) -> None:
+    (tmp_path / "frontdesk.toml").write_text(config)
+    (tmp_path / "frontdesk.toml").chmod(0o600)
+    full = {**os.environ, "FRONTDESK_HOME": str(tmp_path), "FRONTDESK_NO_AUTOSTART": "1", **env}
+    full.pop("FRONTDESK_SOCKET", None)
+    try:
+        out = subprocess.run(
+            [sys.executable, "-m", "frontdesk.cli.main", "serve"], env=full, capture_output=True, text=True, timeout=20
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("the gateway started with this setting")
+    assert out.returncode == 2, out.stderr[-500:]
+    assert out.stderr.count("\n") == 1 and "expected a number from" in out.stderr, out.stderr
