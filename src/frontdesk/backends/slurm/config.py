@@ -52,9 +52,20 @@ class SlurmConfig:
             if not isinstance(items, list) or not all(isinstance(d, str) for d in items):
                 raise ConfigError("[slurm].directives: expected a list of strings")
             values["directives"] = tuple(values["directives"])
-        for key in ("refresh_seconds", "command_timeout"):
-            if key in values and not isinstance(values[key], int | float):
-                raise ConfigError(f"[slurm].{key}: expected a number")
+        for key, (low, high) in (("refresh_seconds", (0.1, 3600.0)), ("command_timeout", (1.0, 3600.0))):
+            value = values.get(key)
+            if key in values and (
+                isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high
+            ):  # nan fails both comparisons; 0 timed every command out, nan made every view a query
+                raise ConfigError(f"[slurm].{key}: expected a number of seconds from {low:g} to {high:g}")
+        for key in ("accounting", "view_files"):
+            if values.get(key) is not None and not isinstance(values[key], bool):
+                raise ConfigError(f"[slurm].{key}: expected true or false")
+        for key in ("partition", "conf", "notify_dir", "bin_dir"):
+            if values.get(key) is not None and (not isinstance(values[key], str) or "\n" in values[key]):
+                raise ConfigError(f"[slurm].{key}: expected one line of text")
+        if any("\n" in d or "\r" in d for d in values.get("directives", ())):
+            raise ConfigError("[slurm].directives: each directive is one line")
         shards = values.get("shards_per_gpu", 0)
         if isinstance(shards, bool) or not isinstance(shards, int) or not 0 <= shards <= 1024:
             raise ConfigError("[slurm].shards_per_gpu: expected a whole number from 0 to 1024")
