@@ -68,9 +68,10 @@ if _out and "serve" in getattr(sys, "orig_argv", sys.argv):
 """
 
 
-def one(g: Gateway) -> float:
+def one(g: Gateway, session: str | None = None) -> float:
     """Seconds from the job's print to its waiting client holding the report."""
-    job = g.client.submit(spec={"command": WAKE_JOB}, context={"cwd": "/tmp", "env": {"PATH": "/usr/bin:/bin"}})
+    spec = {"command": WAKE_JOB, **({"session": session} if session else {})}
+    job = g.client.submit(spec=spec, context={"cwd": "/tmp", "env": {"PATH": "/usr/bin:/bin"}})
     rep = g.client.wait([job["id"]], "all", 60)["reports"][0]
     return time.time() - float(rep["stdout_tail"][-1])
 
@@ -99,6 +100,7 @@ def main() -> int:
     ap.add_argument("--baseline", type=Path, required=True, help="another tree's src/ measured beside this one")
     ap.add_argument("--jobs", type=int, default=180, help="measured ends per tree (six rounds)")
     ap.add_argument("--plugins", choices=("default", "none"), default="default")
+    ap.add_argument("--session", help="the jobs' agent session (the agents plug-in records and delivers each end)")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="fd-endcpu-"))
     (tmp / "sitecustomize.py").write_text(TRACE)
@@ -113,14 +115,14 @@ def main() -> int:
     try:
         for tree, g in gws.items():
             for _ in range(5):  # warm: the first ends load the catalog and the plug-ins' code
-                one(g)
+                one(g, args.session)
             with traces[tree].open("a") as f:
                 f.write("MEASURE\n")
         load0 = os.getloadavg()[0]
         for _ in range(6):
             for tree, g in gws.items():
                 c0 = g.cpu()
-                lat[tree] += [one(g) for _ in range(args.jobs // 6)]
+                lat[tree] += [one(g, args.session) for _ in range(args.jobs // 6)]
                 cpu[tree] += g.cpu() - c0
         load1 = os.getloadavg()[0]
     finally:
@@ -129,6 +131,7 @@ def main() -> int:
     print(
         f"{time.strftime('%H:%M', time.gmtime())} UTC, {os.cpu_count()} CPUs, load average {load0:.1f} -> {load1:.1f};"
         f" plug-ins {args.plugins}; {args.jobs // 6 * 6} ends per tree, interleaved"
+        + (f"; session {args.session!r}" if args.session else "")
     )
     for tree in trees:
         told, whole = end_cpu(traces[tree])

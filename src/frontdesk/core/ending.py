@@ -228,9 +228,11 @@ async def _told(gw: Gateway, rec: JobRecord, report: dict[str, Any] | None, stor
     """A stored end told: its waiters first (with the stored report), the bus, then the end marked done."""
     if report is not None:
         gw.bus.waiters.ended(rec.id, report)  # stored: its waiters answer with it, not a read-back
+        await asyncio.sleep(0)  # they answer first: the subscribers (a session's delivery: several writes) wait
     for event in stored:
         gw.bus.fanout(event)
-    await asyncio.sleep(0)  # the waiters just woken answer first: the rest of this end is nobody's wait
+    if report is None:
+        await asyncio.sleep(0)  # the waiters the fan-out woke answer first: the rest of this end is nobody's wait
     gw.store.update_job(rec.id, report_pending=int(EndStage.DONE))
     gw.waiting.ended(rec)  # the tick examines its dependents only (job_deps), not every waiting job
     gw._wake.set()
