@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import time
 from dataclasses import dataclass, field
@@ -10,7 +11,28 @@ from typing import Any
 
 from frontdesk.spec.units import format_bytes, format_duration
 
-__all__ = ["Lesson", "describe"]
+__all__ = ["Lesson", "MAX_QUOTED", "describe", "one_line", "plain", "quoted"]
+
+MAX_QUOTED = 300
+"""The most characters of one principal's words another principal's agent reads in a lesson's text."""
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+
+
+def one_line(text: str) -> bool:
+    """Whether text holds no control, line-break or bidi character (what a typed-in lesson may hold)."""
+    return _UNSAFE.search(text) is None
+
+
+def plain(text: str, limit: int = MAX_QUOTED) -> str:
+    """Words someone wrote, as data on one line: control, line-break and bidi characters as spaces, bounded."""
+    flat = " ".join(_UNSAFE.sub(" ", text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def quoted(text: str, limit: int = MAX_QUOTED) -> str:
+    """`plain(text)` in double quotes (inner quotes escaped): a span no reader takes for frontdesk's own words."""
+    return json.dumps(plain(text, limit), ensure_ascii=False)
+
 
 _TIMES = {1: "once", 2: "twice"}
 _KIND_KEY = {"host_oom": "memory_bytes", "walltime": "walltime_s", "cuda_oom": "gpus"}
@@ -165,7 +187,7 @@ def _gpu_at(lesson: Lesson) -> str:
 
 def describe(lesson: Lesson) -> str:
     """The one-paragraph text an agent reads, hedged unless the lesson is active."""
-    what = "this command" if lesson.template else f"{lesson.application or 'this application'}"
+    what = "this command" if lesson.template else plain(lesson.application or "this application", 100)
     times = _TIMES.get(lesson.times_seen, f"{lesson.times_seen} times")
     fix_changes: dict[str, list[Any]] = (lesson.fix or {}).get("changes", {})
     key = next(iter(fix_changes), _KIND_KEY.get(lesson.kind))
@@ -176,12 +198,13 @@ def describe(lesson: Lesson) -> str:
         failed = {json.dumps(e.get("requested", {}).get(key), default=str) for e in lesson.evidence}
         values = [json.loads(v) for v in sorted(failed)] or [lesson.requested.get(key)]
         at = " at " + " and ".join(_fmt(key, v) for v in values[:3])
-    if lesson.source in ("person", "agent") and not lesson.evidence:
-        text = f"{what}: {lesson.cause} (noted by {lesson.source} {lesson.created_by})"
+    by = f"{lesson.source} {plain(lesson.created_by, 64)}"
+    if lesson.source in ("person", "agent") and not lesson.evidence:  # their words, quoted and attributed first
+        text = f"{what}: noted by {by}: {quoted(lesson.cause)}"
     else:
-        text = f"{what} ended {lesson.state or 'badly'} {times}{at} ({lesson.cause})"
+        text = f"{what} ended {plain(lesson.state or 'badly', 40)} {times}{at} ({plain(lesson.cause)})"
     if lesson.fix and not fix_changes and lesson.fix.get("text"):
-        text += f"; fix ({lesson.source}): {lesson.fix['text']}"
+        text += f"; fix suggested by {by}: {quoted(str(lesson.fix['text']))}"
     elif lesson.fix:
         parts = [
             f"{k.removesuffix('_bytes').removesuffix('_s')} {_fmt(k, new)}"
@@ -190,7 +213,8 @@ def describe(lesson: Lesson) -> str:
         ]
         if "arguments" in fix_changes:
             old_args, new_args = (lesson.fix.get("arguments") or ["", ""])[:2]
-            parts.append(f"`{new_args}` instead of `{old_args}`" if old_args else f"`{new_args}` added")
+            new, old = (plain(str(a), 120).replace("`", "'") for a in (new_args, old_args))
+            parts.append(f"`{new}` instead of `{old}`" if old_args else f"`{new}` added")
         ok_job = (lesson.fix.get("evidence") or [None, None])[-1]
         text += f"; it completed with {', '.join(parts)} on {_day(float(lesson.fix.get('at', 0)))}" + (
             f" (job {ok_job})" if ok_job else ""
@@ -200,7 +224,7 @@ def describe(lesson: Lesson) -> str:
     else:
         text += "; no fix known yet"
     if lesson.status == "stale":
-        return f"unconfirmed ({lesson.status_reason or 'stale'}): {text}"
+        return f"unconfirmed ({plain(lesson.status_reason or 'stale')}): {text}"
     if lesson.status == "invalid":
-        return f"no longer true ({lesson.status_reason or 'invalid'}): {text}"
+        return f"no longer true ({plain(lesson.status_reason or 'invalid')}): {text}"
     return text

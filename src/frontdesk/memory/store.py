@@ -16,7 +16,7 @@ from frontdesk.guard.secrets import redact
 from frontdesk.memory.classify import Signature, load_catalog
 from frontdesk.memory.context import JobContext, fix_applied, scrub_private
 from frontdesk.memory.learning import NO_LESSON_KINDS, LessonLearning
-from frontdesk.memory.lesson import Lesson
+from frontdesk.memory.lesson import Lesson, one_line
 from frontdesk.memory.rows import fix_text
 from frontdesk.memory.schema import MIGRATIONS
 from frontdesk.memory.scopes import SCOPES
@@ -120,6 +120,9 @@ class LessonStore(LessonLearning):
             raise UserError("a typed-in lesson comes from a 'person' or an 'agent'")
         if not (template or application):
             raise UserError("a lesson needs the command template or the application it is about")
+        for name, value in (("cause", cause), ("template", template), ("application", application), ("fix", fix_text)):
+            if not one_line(value):
+                raise UserError(f"the lesson's {name} holds control, line-break or bidi characters: one line of text")
         cause, template, fix_text = redact(cause), redact(template), redact(fix_text)
         detail = " ".join(cause.split())[:120]
         sig = Signature(state, kind, detail, cause[:300])
