@@ -25,6 +25,7 @@ from frontdesk.agents.model import AgentSettings
 from frontdesk.agents.procinfo import with_start
 from frontdesk.agents.service import DeliveryService
 from frontdesk.agents.store import MIGRATIONS, SessionStore
+from frontdesk.core.quotas import Limits
 from frontdesk.events.models import Event, EventKind
 from frontdesk.plugins import GatewayHandle
 from frontdesk.tasks import cancel_and_wait
@@ -61,7 +62,7 @@ class AgentsPlugin(DeliveryService):
 
         self.gw = gateway
         apply_schema(gateway.store.conn, "agents", MIGRATIONS)
-        self.store = SessionStore(gateway.store.conn)
+        self.store = SessionStore(gateway.store.conn, Limits.from_settings(self.settings))
         apply_schema(gateway.store.conn, "agents_campaign", CAMPAIGN_MIGRATIONS)
         self.campaigns = CampaignService(self.store, CampaignStore(gateway.store.conn), self.cfg, self.clock)
         self._wakeup = asyncio.Event()

@@ -16,6 +16,7 @@ from typing import Any
 
 from frontdesk.agents.framing import PendingReport
 from frontdesk.agents.model import Harness, Session, TurnState
+from frontdesk.core.quotas import Limits, over_cap
 from frontdesk.errors import Forbidden, NotFound
 from frontdesk.jobs.state import JobState
 from frontdesk.store.db import register_schema
@@ -56,6 +57,8 @@ MIGRATIONS = [
     );
     CREATE INDEX agent_reports_session ON agent_reports(session, seq);
     """,
+    # each user's sessions counted against the site's cap ([limits].sessions_per_user, core/quotas.py)
+    "CREATE INDEX agent_sessions_user ON agent_sessions(user);",
 ]
 register_schema("agents", MIGRATIONS)
 register_keep(  # the journal keeps a session's events while it has reports it has not acknowledged
@@ -91,8 +94,10 @@ def _row_to_session(row: sqlite3.Row) -> Session:
 class SessionStore:
     """Queries over agent_sessions / agent_reports (and a read of the core jobs table)."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, limits: Limits | None = None) -> None:
         self.conn = conn
+        self.limits = limits
+        """The site's caps: a user's new session past `sessions_per_user` is RateLimited (None: no cap)."""
 
     # -- sessions ---------------------------------------------------------------------------------
     def get(self, sid: str) -> Session | None:
@@ -121,6 +126,7 @@ class SessionStore:
         if cur is not None and cur.user != user:
             raise Forbidden(f"session {sid!r} belongs to another user")
         if cur is None:
+            self._may_add(user)
             self.conn.execute(
                 "INSERT INTO agent_sessions(id, user, harness, cwd, reach, registered_at, last_seen_at) "
                 "VALUES(?,?,?,?,?,?,?)",
@@ -138,6 +144,15 @@ class SessionStore:
         got = self.get(sid)
         assert got is not None
         return got, created
+
+    def _may_add(self, user: str) -> None:
+        """RateLimited when `user` already has the site's cap of sessions (admins exempt)."""
+        limits = self.limits
+        if limits is None or not limits.sessions or limits.exempt(user):
+            return
+        have = self.conn.execute("SELECT count(*) FROM agent_sessions WHERE user=?", (user,)).fetchone()[0]
+        if have >= limits.sessions:
+            raise over_cap(f"{have} agent sessions", limits.sessions, "sessions_per_user")
 
     def set_turn(self, sid: str, state: TurnState, now: float, reset_blocks: bool = False) -> None:
         """Record where the agent is in its loop."""

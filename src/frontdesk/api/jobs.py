@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from frontdesk.api import facility
 from frontdesk.api.access import Access, Action
+from frontdesk.api.quotas import admit_jobs
 from frontdesk.client import MAX_WAIT_S
 from frontdesk.core import arrays
 from frontdesk.core.batch import MAX_BATCH, submit_batch
@@ -196,6 +197,7 @@ async def accept(gw: Gateway, access: Access, caller: Caller, body: SubmitBody) 
     """POST /v1/jobs once the body parsed: the route's work, shared with its fast path (api/fastsubmit.py)."""
     spec = _spec(body)
     _may_depend(gw, access, caller, spec)
+    admit_jobs(gw, caller, [spec])  # the per-user cap: 429 before anything is stored
     result: dict[str, Any] = await gw.submit(spec, _context(caller, body.context))
     _own_duplicate(access, caller, result)
     return result
@@ -216,6 +218,7 @@ async def submit_many(body: BatchBody, request: Request) -> dict[str, Any]:
         except UserError as exc:  # SpecError included: which item, then what
             raise type(exc)(f"jobs[{pos}]: {exc.message}") from None
         _may_depend(gw, access, caller, specs[-1])
+    admit_jobs(gw, caller, specs)
     results = await submit_batch(gw, specs, _context(caller, body.context))
     for result in results:
         _own_duplicate(access, caller, result)
