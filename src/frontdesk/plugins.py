@@ -254,11 +254,22 @@ def make_backend(settings: Settings) -> Backend:
 
 def load_plugins(settings: Settings) -> list[Plugin]:
     """Instantiate every installed plug-in named in `[gateway] plugins` / FRONTDESK_PLUGINS (default: all)."""
+    from frontdesk.errors import ConfigError
+
     wanted = settings.section("gateway").get("plugins")
     if os.environ.get("FRONTDESK_PLUGINS") is not None:
         wanted = [w.strip() for w in os.environ["FRONTDESK_PLUGINS"].split(",") if w.strip()]
+    classes = plugin_classes()
+    if wanted is not None:  # a typo (`gaurd`) silently ran without the guard; a string matched by substring
+        if not isinstance(wanted, list) or not all(isinstance(w, str) for w in wanted):
+            raise ConfigError('[gateway] plugins: expected a list of names, such as ["guard", "memory"]')
+        unknown = sorted(set(wanted) - set(classes) - {"none"})
+        if unknown:
+            raise ConfigError(
+                f"[gateway] plugins: no plug-in {', '.join(map(repr, unknown))}; installed: {', '.join(classes)}"
+            )
     out: list[Plugin] = []
-    for short, path in plugin_classes().items():
+    for short, path in classes.items():
         module_name, _, cls_name = path.partition(":")
         if wanted is not None and short not in wanted:
             continue
