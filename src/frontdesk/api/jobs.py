@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from frontdesk.api import facility
 from frontdesk.api.access import Access, Action
 from frontdesk.api.quotas import admit_jobs
+from frontdesk.api.reportview import report_for, reports_for
 from frontdesk.client import MAX_WAIT_S
 from frontdesk.core import arrays
 from frontdesk.core.batch import MAX_BATCH, submit_batch
@@ -347,7 +348,8 @@ async def cancel(job_id: int, request: Request) -> dict[str, Any]:
 @router.get("/jobs/{job_id}/report")
 async def report(job_id: int, request: Request) -> dict[str, Any]:
     row = _job(request, job_id, Action.READ, "read the report of")
-    rep: dict[str, Any] | None = request.app.state.gw.report(job_id)
+    gw, caller = request.app.state.gw, request.state.caller
+    rep = report_for(gw, caller, owner_of(row), gw.report(job_id))  # a labmate's: without log lines
     if rep is None:
         raise Conflict(f"job {job_id} has not ended yet ({row['state']})")
     return rep
@@ -371,9 +373,11 @@ async def logs(
 
 async def wait_for(gw: Gateway, access: Access, caller: Caller, body: WaitBody) -> JSONResponse:
     """POST /v1/wait once the body parsed: the route's work and answer, shared with its fast path (api/fastwait.py)."""
-    for job_id in body.ids:
-        access.job(caller, job_id, owner_of(gw.get_job(job_id)), Action.READ, "wait for")
+    owners = {job_id: owner_of(gw.get_job(job_id)) for job_id in body.ids}
+    for job_id, owner in owners.items():
+        access.job(caller, job_id, owner, Action.READ, "wait for")
     result: dict[str, Any] = await gw.wait(body.ids, body.mode, body.timeout)
+    reports_for(gw, caller, owners, result)  # a labmate's: without log lines
     # Plain JSON data already: encoded once here, not walked again by FastAPI's encoder (the wake path).
     return JSONResponse(result)
 

@@ -19,6 +19,7 @@ __all__ = [
     "build_report",
     "classify_end",
     "round_memory",
+    "summary_head",
     "suggest_memory",
     "suggest_oom_memory",
     "suggest_walltime",
@@ -118,6 +119,15 @@ def _by_state(state: str, sig: Signature, reason: str | None, res: _Usage) -> tu
     return None
 
 
+def summary_head(kind: str, exit_code: int | None, signal: int | None) -> str:
+    """The start of a failure's summary, before `: <the log line>` (reports/without_logs.py cuts there)."""
+    head = f"killed by signal {signal}" if signal else f"exit code {exit_code}"
+    info = load_catalog().kinds.get(kind)
+    if info is not None and kind != FailureKind.EXIT_ERROR:
+        head += f" ({info.summary})"
+    return head
+
+
 def _advice(sig: Signature) -> str:
     info = load_catalog().kinds.get(sig.kind)
     return info.advice(sig.detail) if info else ""
@@ -152,10 +162,7 @@ def classify_end(
     decided = _by_state(state, sig, reason, _Usage(peak, mem_req, run_s, wall_req))
     if decided is None:
         err = sig.line or _last_error(stderr_tail) or _last_error(stdout_tail)
-        head = f"killed by signal {signal}" if signal else f"exit code {exit_code}"
-        info = load_catalog().kinds.get(sig.kind)
-        if info is not None and sig.kind != FailureKind.EXIT_ERROR:
-            head += f" ({info.summary})"
+        head = summary_head(sig.kind, exit_code, signal)
         decided = (f"{head}: {err}" if err else head)[:300], _advice(sig)
     return Classification(kind=sig.kind, summary=decided[0], next_step=decided[1], detail=sig.detail)
 

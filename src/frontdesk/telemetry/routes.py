@@ -160,11 +160,12 @@ def _panels(plugins: Sequence[object], caller: Caller) -> list[Panel]:
 async def report_page(job_id: int, request: Request) -> HTMLResponse:
     """A job's report as a page (403 for someone else's job, 404 for none)."""
     from frontdesk.api.access import Action
+    from frontdesk.api.reportview import report_for
     from frontdesk.telemetry.dashboard import render_report
 
     gw, access, caller = request.app.state.gw, request.app.state.access, request.state.caller
     row = gw.get_job(job_id)
     access.job(caller, job_id, row.principal, Action.READ, "read the report of")
-    rep = gw.report(job_id)
+    rep = report_for(gw, caller, row.principal, gw.report(job_id))  # a labmate's: without log lines
     text = str(rep.get("text") or "") if isinstance(rep, dict) else f"job {job_id} has not ended yet ({row.state})"
     return HTMLResponse(render_report(job_id, text))
