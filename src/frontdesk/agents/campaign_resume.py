@@ -42,6 +42,8 @@ class ResumePlan:
     continues_turn: bool
     handle: str = ""
     """What the harness's own resume takes (Claude Code's session id, Codex's thread id)."""
+    user: str = ""
+    """Whose session it is: only they resume it (their harness, their tree, the files their hooks named)."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (the resume route's answer, `frontdesk sessions resume --json`)."""
@@ -58,6 +60,7 @@ class ResumePlan:
             "transcript_path": self.transcript_path,
             "continues_turn": self.continues_turn,
             "resume_handle": self.handle or self.session,
+            "user": self.user,
         }
 
 
@@ -102,6 +105,7 @@ def build_plan(
         transcript_path=c.transcript_path,
         continues_turn=c.turn_unfinished,
         handle=c.resume_handle or c.session,
+        user=c.user,
     )
 
 

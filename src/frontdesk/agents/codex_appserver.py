@@ -11,6 +11,8 @@ and any approval the server still asks for is declined. Checked with Codex 0.171
 from __future__ import annotations
 
 import json
+import os
+import stat
 import subprocess
 import sys
 import threading
@@ -30,10 +32,12 @@ def started_by_app_server(rollout: str | None) -> bool:
     """Whether the thread's rollout file says an app-server client started it (its first line, session_meta)."""
     if not rollout:
         return False
-    try:
-        with open(rollout, "rb") as fh:
+    try:  # a regular file only, opened without blocking: a FIFO or device named as the rollout must not hang
+        with open(os.open(rollout, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC), "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                return False
             first = json.loads(fh.readline(1 << 20) or b"null")
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return False
     payload = first.get("payload") if isinstance(first, dict) and first.get("type") == "session_meta" else None
     source = payload.get("source") if isinstance(payload, dict) else None

@@ -109,6 +109,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
     directory = os.path.abspath(args.dir) if args.dir else None
     body = {"dir": directory, "headless": bool(args.headless or args.slurm), "harness_args": extra}
     plan = client.request("POST", path, {**body, "commit": False})
+    _refuse_anothers(plan, args)
     if args.on:
         return _resume_over_ssh(args, plan, extra)
     if args.slurm:
@@ -120,6 +121,18 @@ def cmd_resume(args: argparse.Namespace) -> int:
         emit(args.json, {"mode": "here", "dry_run": True, **plan}, text)
         return 0
     return _exec_here(args, client, path, body, plan)
+
+
+def _refuse_anothers(plan: dict[str, Any], args: argparse.Namespace) -> None:
+    """Another user's session (root may read any) is theirs to resume: their harness reads its settings and hooks
+    from their tree and opens the transcript path their hook reported, which must never happen as root."""
+    import pwd
+
+    from frontdesk.errors import Forbidden
+
+    owner, me = plan.get("user") or "", pwd.getpwuid(os.geteuid()).pw_name
+    if owner and owner != me and not args.dry_run:
+        raise Forbidden(f"session {args.id} is {owner}'s: resume it as {owner} (runuser -u {owner} -- frontdesk ...)")
 
 
 def _resume_over_ssh(args: argparse.Namespace, plan: dict[str, Any], extra: list[str]) -> int:
@@ -147,8 +160,12 @@ def _via_app_server(args: argparse.Namespace, plan: dict[str, Any]) -> bool:
         return False
     if args.via is not None:
         return bool(args.via == "app-server")
+    import pwd
+
     from frontdesk.agents.codex_appserver import started_by_app_server
 
+    if plan.get("user") and plan["user"] != pwd.getpwuid(os.geteuid()).pw_name:
+        return False  # another user's transcript path is never opened here (a dry run of root's)
     return bool(args.headless) and started_by_app_server(plan.get("transcript_path"))
 
 
@@ -229,7 +246,7 @@ def _relocate_transcript(plan: dict[str, Any], handle: str) -> str | None:
     from frontdesk.agents.campaign_resume import claude_project_dir
 
     src = plan.get("transcript_path")
-    if plan["harness"] != "claude-code" or not src or not os.path.exists(src):
+    if plan["harness"] != "claude-code" or not src or not os.path.isfile(src):  # a regular file: never /dev/zero
         return None
     dest_dir = claude_project_dir(os.environ.get("HOME") or os.path.expanduser("~"), plan["cwd"])
     dest = os.path.join(dest_dir, os.path.basename(src))
