@@ -294,6 +294,17 @@ def _alive(pid: int, start: int) -> bool:
         return False
 
 
+def _not_theirs(pid: int, user: str) -> bool:
+    """Whether the process is not the session's user's: a session names its own pid, so root signals nothing of
+    another's (a daemon, another user's agent) that a session named."""
+    import pwd
+
+    try:
+        return os.stat(f"/proc/{pid}").st_uid != pwd.getpwnam(user).pw_uid
+    except (OSError, KeyError):
+        return True
+
+
 def _suspend_one(client: Any, view: dict[str, Any]) -> dict[str, Any]:
     """SIGTERM the session's harness when it runs here and is the caller's (pid + start time); record it."""
     reach = view.get("reach") or {}
@@ -303,6 +314,8 @@ def _suspend_one(client: Any, view: dict[str, Any]) -> dict[str, Any]:
         out["reason"] = f"the harness runs on {host}: run this there"
     elif not isinstance(pid, int) or not isinstance(start, int) or not _alive(pid, start):
         out["reason"] = "no harness process of this session runs here"
+    elif _not_theirs(pid, str(view.get("user") or "")):
+        out["reason"] = f"process {pid} is not {view.get('user')}'s: never signalled"
     elif os.getuid() != 0 and os.stat(f"/proc/{pid}").st_uid != os.getuid():
         out["reason"] = f"process {pid} is not yours"
     else:
