@@ -33,6 +33,7 @@ from frontdesk.backends.tracking import (
     memory_cgroup_root,
     nothing_left,
     set_child_subreaper,
+    started_record,
 )
 from frontdesk.jobs.state import JobState
 from frontdesk.wire import request_head
@@ -359,8 +360,7 @@ def run(job_dir: Path) -> int:
         _notify(launch)
         return 0
     try:
-        started_file = {"pid": child.pid, "started_at": started, "enforcement": _enforcement(cgroup, limit)}
-        write_json(job_dir / "started.json", started_file)
+        write_json(job_dir / "started.json", started_record(child.pid, started, _enforcement(cgroup, limit)))
     except OSError:
         pass  # a full disk: the gateway still sees the shepherd alive (RUNNING); the result is what matters
     _prepare_result(job_dir)

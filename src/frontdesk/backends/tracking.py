@@ -5,7 +5,8 @@ fork is still found:
 - a cgroup (v2, or the v1 memory hierarchy) named `<state id>-<job>.<attempt>`: the state id is unique
   per gateway state directory, so two gateways on one host never touch each other's jobs;
 - `PR_SET_CHILD_SUBREAPER` on the shepherd, so orphans re-parent to it instead of to init;
-- the job's process group;
+- the job's process group (after the shepherd died, only its members run by the job's user, and none when the
+  group's leader is alive with another start time than the job's recorded one: the pid was reused);
 - the tag `FRONTDESK_ATTEMPT_TAG=<cgroup name>` in every job process's initial environment, which is how
   a gateway fences an attempt whose shepherd died (the subreaper is gone then, the tag is not).
 
@@ -32,6 +33,8 @@ __all__ = [
     "nothing_left",
     "proc_table",
     "set_child_subreaper",
+    "start_ticks",
+    "started_record",
     "state_id",
 ]
 
@@ -223,6 +226,41 @@ def _tagged(tag: str, pids: set[int]) -> set[int]:
     return out
 
 
+def start_ticks(pid: int) -> int | None:
+    """When a process started (clock ticks after boot, /proc/PID/stat field 22): a pid and this name one process."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            raw = fh.read().decode(errors="replace")
+        return int(raw[raw.rfind(")") + 2 :].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def started_record(pid: int, started_at: float, enforcement: object) -> dict[str, object]:
+    """`started.json`: the job's first process (the leader of its process group) with its start, for a fence."""
+    return {"pid": pid, "pid_start": start_ticks(pid), "started_at": started_at, "enforcement": enforcement}
+
+
+def _uid_of(pid: int) -> int | None:
+    try:
+        return os.stat(f"/proc/{pid}").st_uid
+    except OSError:
+        return None
+
+
+def _group(pgid: int, table: dict[int, tuple[int, int, int, str]], owner: tuple[int, int | None] | None) -> set[int]:
+    """The members of process group `pgid`; with `owner` (the job's uid, its leader's start) only those that
+    surely are the job's: none when the leader is alive with another start (the pid now names another process
+    and its group), else the members run by the job's uid (another user's group is never signalled)."""
+    members = {pid for pid, row in table.items() if row[1] == pgid}
+    if owner is None or not members:
+        return members
+    uid, leader_start = owner
+    if pgid in table and leader_start is not None and start_ticks(pgid) != leader_start:
+        return set()
+    return {pid for pid in members if _uid_of(pid) == uid}
+
+
 def attempt_pids(
     *,
     pgid: int | None = None,
@@ -230,13 +268,15 @@ def attempt_pids(
     ancestor: int | None = None,
     tag: str | None = None,
     table: dict[int, tuple[int, int, int, str]] | None = None,
+    owner: tuple[int, int | None] | None = None,
 ) -> dict[int, int]:
-    """The attempt's live processes -> their RSS: its process group, cgroup, the descendants of
-    `ancestor` (the shepherd, a subreaper) and, when `tag` is given, every process carrying the tag."""
+    """The attempt's live processes -> their RSS: its process group (with `owner`, (uid, leader start), only
+    what surely is the job's: `_group`), cgroup, the descendants of `ancestor` (the shepherd, a subreaper) and,
+    when `tag` is given, every process carrying the tag."""
     table = proc_table() if table is None else table
     found: set[int] = set()
     if pgid:
-        found |= {pid for pid, row in table.items() if row[1] == pgid}
+        found |= _group(pgid, table, owner)
     if cgroup is not None:
         found |= cgroup.pids()
     if ancestor:
@@ -285,15 +325,22 @@ def kill_all(find: Callable[[], dict[int, int]], sig: int = signal.SIGKILL, time
         time.sleep(0.02)
 
 
-def fence(launch: dict[str, object], started_pid: int | None, timeout: float = 10.0) -> bool:
+def fence(
+    launch: dict[str, object], started_pid: int | None, timeout: float = 10.0, pid_start: int | None = None
+) -> bool:
     """Kill every process of an attempt whose shepherd is gone; True once none is left (and its cgroup
-    is removed). A gateway calls this before it declares the attempt lost or runs it again."""
+    is removed). A gateway calls this before it declares the attempt lost or runs it again. Its process group
+    is the job's only while its members run as the job's user and its leader, if alive, started at `pid_start`
+    (the shepherd's record): after the shepherd died the pid may name another user's process group."""
     tag = str(launch.get("cgroup") or "") or None
     group = None
     root = memory_cgroup_root()
     if root is not None and tag is not None:
         group = JobCgroup(root[0], root[1] / tag)
-    done = kill_all(lambda: attempt_pids(pgid=started_pid, cgroup=group, tag=tag), timeout=timeout)
+    run_as = launch.get("run_as")
+    uid = run_as.get("uid") if isinstance(run_as, dict) else None
+    owner = (uid if isinstance(uid, int) else os.getuid(), pid_start)
+    done = kill_all(lambda: attempt_pids(pgid=started_pid, cgroup=group, tag=tag, owner=owner), timeout=timeout)
     if done and group is not None:
         done = group.remove()
     return done

@@ -220,8 +220,13 @@ class LocalBackend:
         """Kill what is left of an attempt whose shepherd is gone; True once nothing of it runs."""
         launch = self.files.read(bid, "launch.json") or {}
         started = self.files.read(bid, "started.json") or {}
-        pid = started.get("pid")
-        return fence(launch, int(pid) if isinstance(pid, int) else None, timeout=timeout)
+        pid, pid_start = started.get("pid"), started.get("pid_start")
+        return fence(
+            launch,
+            int(pid) if isinstance(pid, int) else None,
+            timeout=timeout,
+            pid_start=pid_start if isinstance(pid_start, int) else None,  # None: an older shepherd's record
+        )
 
     def _write_lost(self, bid: str) -> bool:
         """Record an attempt whose shepherd died without leaving a result, once its processes are fenced
