@@ -15,15 +15,24 @@ from frontdesk.memory.lesson import Lesson
 from frontdesk.reports.build import round_memory, suggest_oom_memory
 from frontdesk.spec.units import format_bytes
 
-__all__ = ["memory_suggestion"]
+__all__ = ["SHARED_FIX_FACTOR", "memory_suggestion"]
 
 
-def _from_fix(lessons: Iterable[Lesson], requested: int | None) -> tuple[int, str] | None:
+SHARED_FIX_FACTOR = 4
+"""Another user's learned --mem counts for this job only up to this many times its own request."""
+
+
+def _from_fix(lessons: Iterable[Lesson], requested: int | None, principal: str) -> tuple[int, str] | None:
     for lesson in lessons:
         change = ((lesson.fix or {}).get("changes") or {}).get("memory_bytes")
-        if change and change[1] and (requested is None or change[1] > requested):
-            ok_job = ((lesson.fix or {}).get("evidence") or [None])[-1]
-            return int(change[1]), f"the fix learned from job {ok_job}: it completed with {format_bytes(change[1])}"
+        if not (change and change[1] and (requested is None or change[1] > requested)):
+            continue
+        theirs = bool(principal) and lesson.created_by != principal
+        if theirs and (requested is None or change[1] > SHARED_FIX_FACTOR * requested):
+            continue  # one labmate's run (a lab or project lesson) never sets a far larger request for everyone
+        ok_job = ((lesson.fix or {}).get("evidence") or [None])[-1]
+        whose = f"{lesson.created_by}'s job" if theirs else "job"
+        return int(change[1]), f"the fix learned from {whose} {ok_job}: it completed with {format_bytes(change[1])}"
     return None
 
 
@@ -40,7 +49,16 @@ def _from_sibling(runs: Sequence[dict[str, Any]], requested: int | None) -> tupl
 
 
 def memory_suggestion(
-    peak: int | None, requested: int | None, runs: Sequence[dict[str, Any]], lessons: Iterable[Lesson]
+    peak: int | None,
+    requested: int | None,
+    runs: Sequence[dict[str, Any]],
+    lessons: Iterable[Lesson],
+    principal: str = "",
 ) -> tuple[int, str]:
-    """The --mem to suggest and the evidence it rests on (learned fix > completed sibling > the limit)."""
-    return _from_fix(lessons, requested) or _from_sibling(runs, requested) or suggest_oom_memory(peak, requested)
+    """The --mem to suggest and the evidence it rests on (learned fix > completed sibling > the limit); with the
+    principal, another user's fix is named as theirs and counts only up to SHARED_FIX_FACTOR times the request."""
+    return (
+        _from_fix(lessons, requested, principal)
+        or _from_sibling(runs, requested)
+        or suggest_oom_memory(peak, requested)
+    )

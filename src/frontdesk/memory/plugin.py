@@ -228,7 +228,7 @@ class MemoryPlugin:
         requested = report.requested.memory_bytes
         peak = report.used.peak_rss_bytes
         runs = self.store.runs(principal, ctx.template, limit=50)
-        want, basis = memory_suggestion(None if peak is None else int(peak), requested, runs, lessons)
+        want, basis = memory_suggestion(None if peak is None else int(peak), requested, runs, lessons, principal)
         step = f"resubmit with --mem {format_bytes(want)} ({basis}), or reduce the working set"
         return MemorySuggestion(memory_bytes=want, basis=basis, next_step=step)
 

@@ -49,3 +49,23 @@ def test_gpu_oom_lesson_says_what_was_requested_and_used(store: LessonStore) -> 
     [lesson] = store.record_failure(7, "alice", c, sig, used={"gpu_mem_peak_bytes": 40 * 1024**3})
     text = describe(lesson)
     assert "with 2 GPUs (A100), using at most 40G of GPU memory" in text and " at none" not in text
+
+
+def test_a_labmates_fix_is_named_as_theirs_and_never_sets_a_far_larger_request(store: LessonStore) -> None:
+    """bob's one run that completed with 64G (his lesson shared with the lab) does not tell alice's 100M job to ask
+    for 64G; a fix within 4x her request is used and says whose job it came from."""
+    small, huge, fair = ctx(memory=100 * M), ctx(memory=64 * 1024 * M), ctx(memory=300 * M)
+    oom = classify("", "OUT_OF_MEMORY")
+    for who, big, first in (("bob", huge, 1), ("carol", fair, 3)):
+        store.record_run(first, who, small, "OUT_OF_MEMORY", oom, {"peak_rss_bytes": 100 * M})
+        store.record_failure(first, who, small, oom)
+        store.record_run(first + 1, who, big, "COMPLETED", None, {"peak_rss_bytes": 90 * M})
+    [bobs] = store.learn_from_success(2, "bob", huge)
+    [carols] = store.learn_from_success(4, "carol", fair)
+    want, why = memory_suggestion(100 * M, 100 * M, [], [bobs], "alice")
+    assert want == 200 * M and why.startswith("twice the limit")  # bob's 64G is not evidence for alice
+    assert memory_suggestion(100 * M, 100 * M, [], [bobs], "bob")[0] == 64 * 1024 * M  # his own still is
+    assert memory_suggestion(100 * M, 100 * M, [], [bobs, carols], "alice") == (
+        300 * M,
+        "the fix learned from carol's job 4: it completed with 300M",
+    )
