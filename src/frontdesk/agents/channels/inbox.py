@@ -152,12 +152,13 @@ def _find_transcript(sid: str, env: Mapping[str, Any]) -> str | None:
     return None
 
 
-def transcript_idle(path: str, now: float, quiet_s: float = _QUIET_S) -> bool | None:
-    """From a Claude Code transcript: True when its last turn ended, False mid-turn, None when unknown."""
+def transcript_idle(path: str, now: float, quiet_s: float = _QUIET_S, owner: int | None = None) -> bool | None:
+    """From a Claude Code transcript: True when its last turn ended, False mid-turn, None when unknown (with
+    `owner`, also when the file is not that uid's: a root gateway tells no session about another user's file)."""
     try:  # a path the session named: a regular file only, opened without blocking (a FIFO hung the gateway)
         with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC), "rb") as fh:
             st = os.fstat(fh.fileno())
-            if not stat.S_ISREG(st.st_mode):
+            if not stat.S_ISREG(st.st_mode) or (owner is not None and st.st_uid != owner):
                 return None
             fh.seek(max(0, st.st_size - 65536))
             lines = fh.read(65536).decode(errors="replace").splitlines()
@@ -255,12 +256,18 @@ class InboxChannel:
 
     def _turn(self, session: Session, rec: Mapping[str, Any], now: float) -> bool | str:
         """True when idle; else why not."""
+        import pwd
+
         transcript = session.reach.get("transcript_path") or rec.get("transcript")
+        try:
+            owner: int | None = pwd.getpwnam(session.user).pw_uid
+        except KeyError:
+            owner = -1  # no such user here: no file is theirs
         woke = self._woken.get(session.id)
         if woke is not None:
             if session.turn_changed_at > woke and session.turn_state is TurnState.IDLE:
                 self._woken.pop(session.id, None)  # the hooks saw the woken turn end
-            elif transcript and _mtime(str(transcript)) > woke and transcript_idle(str(transcript), now):
+            elif transcript and _mtime(str(transcript)) > woke and transcript_idle(str(transcript), now, owner=owner):
                 self._woken.pop(session.id, None)  # the transcript shows the woken turn ended
             elif now - woke < _WAKE_GRACE_S:
                 return "a wake was sent; its turn has not ended"
@@ -268,7 +275,7 @@ class InboxChannel:
             return f"turn state {session.turn_state}"
         if session.turn_state is TurnState.IDLE:
             return True
-        verdict = transcript_idle(str(transcript), now) if transcript else None
+        verdict = transcript_idle(str(transcript), now, owner=owner) if transcript else None
         if verdict is None:
             return "turn state unknown (no hooks, no transcript): `frontdesk hooks install claude`"
         return True if verdict else "transcript shows a turn in progress"
