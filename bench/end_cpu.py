@@ -73,7 +73,11 @@ def one(g: Gateway, session: str | None = None) -> float:
     spec = {"command": WAKE_JOB, **({"session": session} if session else {})}
     job = g.client.submit(spec=spec, context={"cwd": "/tmp", "env": {"PATH": "/usr/bin:/bin"}})
     rep = g.client.wait([job["id"]], "all", 60)["reports"][0]
-    return time.time() - float(rep["stdout_tail"][-1])
+    got = time.time()
+    if not rep["stdout_tail"]:  # the job did not print: not a wake to time (said, never hidden)
+        print(f"   job {job['id']} ended {rep['state']} without its output: {str(rep.get('text'))[:200]!r}")
+        return float("nan")
+    return got - float(rep["stdout_tail"][-1])
 
 
 def end_cpu(trace: Path) -> tuple[list[float], list[float]]:
@@ -135,7 +139,7 @@ def main() -> int:
     )
     for tree in trees:
         told, whole = end_cpu(traces[tree])
-        v = lat[tree]
+        v = [x for x in lat[tree] if x == x]  # NaN: a job that printed nothing (listed above)
         print(
             f"   {tree:<10} end -> waiters told: CPU p50 {statistics.median(told):5.0f} us, mean"
             f" {statistics.mean(told):5.0f} | whole end p50 {statistics.median(whole):5.0f} us"
