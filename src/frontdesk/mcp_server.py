@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import pwd
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -26,6 +27,7 @@ from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from frontdesk.agents.detect import detect_context
 from frontdesk.client import Client
 from frontdesk.errors import FrontdeskError, NotFound
+from frontdesk.jobs.state import TERMINAL_STATES
 
 __all__ = ["build_server", "lesson_lines", "serve"]
 
@@ -276,7 +278,11 @@ def _resources(kit: _Kit) -> None:
     )
     async def recent_reports() -> str:
         def go(c: Client) -> str:
-            rows = [r for r in c.jobs(limit=50) if r.get("ended_at")]
+            # the caller's own jobs only: under `private_jobs = false` the listing holds others' jobs too, whose
+            # reports are refused (each refusal journalled) and would push the caller's own out of the ten
+            me = pwd.getpwuid(os.getuid()).pw_name
+            ended = sorted(s.value for s in TERMINAL_STATES)
+            rows = [r for r in c.jobs(limit=50, principal=me, state=ended) if r.get("ended_at")]
             rows.sort(key=lambda r: r.get("ended_at") or 0, reverse=True)
             texts = []
             for r in rows[:10]:
