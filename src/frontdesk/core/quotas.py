@@ -14,9 +14,9 @@ line naming the limit). The job count is kept per principal as an upper bound, r
 recounted from the store only when a submission would pass the cap: the submit path pays one dictionary look-up
 and no index of its own (an index by principal and state cost each submission ~6% of the app's CPU in
 bench/submit_app.py), and the count starts empty with each gateway. The recount reads the unfinished rows through
-the `jobs_state` index; a principal refused at the cap is recounted at most once a second (RECOUNT_S), so a
-client that keeps asking costs a dictionary look-up per request, and room made by jobs that ended is seen within
-that second.
+the `jobs_state` index (every user's unfinished rows: ~55 ms for 200,000 of them on this project's VMs), so a
+principal is recounted at most once a second (RECOUNT_S): a client that keeps asking at the cap costs a dictionary
+look-up per request, and room made by jobs that ended is seen within that second.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ __all__ = ["DEFAULT_JOBS", "DEFAULT_SESSIONS", "RECOUNT_S", "JobQuota", "Limits"
 DEFAULT_JOBS = 20_000
 DEFAULT_SESSIONS = 1_000
 RECOUNT_S = 1.0
-"""A principal refused at the cap is counted again from the store at most this often."""
+"""A principal near the cap is counted again from the store at most this often."""
 _ACTIVE_SQL = "SELECT count(*) FROM jobs WHERE principal=? AND state IN ('PENDING', 'RUNNING', 'SUSPENDED')"
 
 
@@ -84,7 +84,7 @@ class JobQuota:
         self.clock = clock
         self._bound: dict[str, int] = {}
         self._counted: dict[str, float] = {}
-        """When a principal was last recounted and found at the cap (dropped once it is admitted again)."""
+        """When each principal was last recounted (at most once per RECOUNT_S, whatever the outcome)."""
 
     def take(self, principal: str, n: int) -> None:
         """Admit `n` more rows of `principal`'s (counted from now on), or raise RateLimited (nothing counted)."""
@@ -100,5 +100,4 @@ class JobQuota:
                 self._counted[principal] = now
             if bound + n > self.limit:
                 raise over_cap(f"{bound} unfinished jobs and {n} more", self.limit, "jobs_per_user")
-            self._counted.pop(principal, None)
         self._bound[principal] = bound + n
