@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
+import re
 import shutil
 import stat
 from collections.abc import Mapping, Sequence
@@ -28,7 +29,15 @@ from frontdesk.agents.model import AgentSettings, Session, TurnState
 from frontdesk.agents.procinfo import proc_stat
 from frontdesk.errors import FrontdeskError
 
-__all__ = ["TmuxChannel", "agent_in_foreground"]
+__all__ = ["TmuxChannel", "agent_in_foreground", "pasteable"]
+
+_KEYS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def pasteable(text: str) -> str:
+    """Text safe to paste as keystrokes: control characters (ESC ending a bracketed paste early, CR, ^C) shown as
+    `\\xNN`; line breaks and tabs kept. Whatever a report holds, it is never typed as keys into the agent."""
+    return _KEYS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 def _agent(reach: Mapping[str, Any]) -> tuple[int, int] | None:
@@ -173,7 +182,7 @@ class TmuxChannel:
             if await self._snapshot(base, pane) != before:
                 raise Busy("pane has fresh output")
             buf = f"frontdesk-{os.getpid()}-{job_ids[0] if job_ids else 0}"
-            await proc.run_async([*base, "set-buffer", "-b", buf, "--", text], timeout=5)
+            await proc.run_async([*base, "set-buffer", "-b", buf, "--", pasteable(text)], timeout=5)
             await self._verify(base, pane, session)  # again, right before typing
             paste = ["paste-buffer", "-d", "-p", "-b", buf, "-t", pane, ";", "send-keys", "-t", pane, "Enter"]
             await proc.run_async([*base, *paste], timeout=5)
