@@ -14,7 +14,27 @@ from typing import Any
 from frontdesk.errors import ConfigError
 from frontdesk.identity import groups_of
 
-__all__ = ["SCOPES", "Membership", "Scope"]
+__all__ = ["FIRST_LAB_GID", "SCOPES", "Membership", "Scope"]
+
+FIRST_LAB_GID = 1000
+"""Groups below this gid are the system's (users, sudo, docker): never labs unless `[memory] lab_groups` names them."""
+_GIDS: dict[str, int] = {}
+
+
+def _gid(group: str) -> int:
+    """A group's gid (-1 when unknown), remembered: gids do not change under a running gateway."""
+    gid = _GIDS.get(group)
+    if gid is None:
+        import grp
+
+        try:
+            gid = grp.getgrnam(group).gr_gid
+        except KeyError:
+            gid = -1
+        if len(_GIDS) < 4096:
+            _GIDS[group] = gid
+    return gid
+
 
 SCOPES: tuple[str, ...] = ("user", "project", "lab", "cluster")
 """Narrowest first."""
@@ -40,6 +60,8 @@ class Membership:
     project_paths: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     admins: frozenset[str] = frozenset()
     use_unix_groups: bool = True
+    lab_groups: frozenset[str] | None = None
+    """`[memory] lab_groups`: the Unix groups that are labs; unset, every non-system group (gid >= 1000)."""
 
     @classmethod
     def from_section(cls, section: Mapping[str, Any]) -> Membership:
@@ -55,24 +77,34 @@ class Membership:
             else:
                 projects[str(name)] = _users(value, f"[memory.projects].{name}")
         admins = _users(section.get("admins", []), "[memory].admins")
+        lab_groups = section.get("lab_groups")
         return cls(
             labs=labs,
             projects=projects,
             project_paths=paths,
             admins=admins,
             use_unix_groups=bool(section.get("unix_groups", True)),
+            lab_groups=None if lab_groups is None else _users(lab_groups, "[memory].lab_groups"),
         )
 
+    def is_lab_group(self, group: str) -> bool:
+        """Whether a Unix group is a lab: listed in lab_groups, or (none listed) not a system group. A group that
+        everyone is in (`users`, gid 100) would make one user's promoted lesson everyone's: the cluster scope."""
+        if self.lab_groups is not None:
+            return group in self.lab_groups
+        return _gid(group) >= FIRST_LAB_GID
+
     def unix_groups_of(self, principal: str) -> list[str]:
-        """The Unix groups that list the principal as a member (empty when unix_groups is off)."""
+        """The Unix groups of the principal that are labs (empty when unix_groups is off)."""
         if not self.use_unix_groups:
             return []
-        return sorted(groups_of(principal)[1:])  # the one group resolver (cached); the primary group is not a lab
+        # the one group resolver (cached); the primary group is not a lab
+        return sorted(g for g in groups_of(principal)[1:] if self.is_lab_group(g))
 
     def labs_of(self, principal: str, groups: Iterable[str] | None = None) -> list[str]:
         """The labs of a principal: configured lists, then Unix groups not named like a configured lab."""
         out = sorted(name for name, users in self.labs.items() if principal in users)
-        extra = self.unix_groups_of(principal) if groups is None else list(groups)
+        extra = self.unix_groups_of(principal) if groups is None else [g for g in groups if self.is_lab_group(g)]
         out += sorted({g for g in extra if g not in self.labs and g not in out})
         return out
 
