@@ -9,7 +9,8 @@
 - `router`: `/v1/memory/...` for the CLI (search, show, promote, forget, advice, classify).
 
 Settings (`[memory]` in frontdesk.toml): `stale_after` (default "90d"), `site_threshold` (3; 0 turns the
-site rule off), `admins`, `unix_groups` (true), `[memory.labs]`, `[memory.projects]`.
+site rule off), `admins`, `unix_groups` (true), `lab_groups` (unset: groups of gid >= 1000), `[memory.labs]`,
+`[memory.projects]`.
 """
 
 from __future__ import annotations
