@@ -107,7 +107,8 @@ class MemoryPlugin:
             spec_json = spec.model_dump(mode="json", exclude_none=True)
             job_ctx = self._context(spec_json, None, ctx.env, ctx.cwd)
             notices = self.notices(ctx.principal, job_ctx)
-            return Admission(notices=self._once(notices, ctx.session or ctx.principal, job_ctx.template))
+            said_to = f"{ctx.principal}\x1f{ctx.session or ''}"  # one user's session id never silences another's
+            return Admission(notices=self._once(notices, said_to, job_ctx.template))
         except Exception:
             log.exception("memory: admission lookup failed")
             return None

@@ -84,3 +84,34 @@ def test_another_users_lab_lesson_reaches_alice_quoted_on_one_line(facility: Fac
     assert wake[0].startswith("[frontdesk]") and not any(line.startswith("[frontdesk]") for line in wake[1:]), wake
     dumped = json.dumps(report["extra"]["memory"])
     assert "\\u001b" not in dumped and "\\u0007" not in dumped, dumped
+
+
+def test_another_user_naming_alices_session_does_not_silence_her_notices(facility: Facility) -> None:
+    """Each notice is said once per session: bob submitting with alice's session id (refused) had it marked said,
+    so alice's own first submission got the lab lesson's warning as 'quiet', never shown to her."""
+    app = "fdquietprobe"
+    [[s1, lesson]] = facility.probe("bob", [_add_for(app)])
+    assert s1 == 200, lesson
+    [[s2, _]] = facility.probe(
+        "bob", [{"method": "POST", "path": f"/v1/memory/lessons/{lesson['id']}/promote", "body": {"scope": "lab"}}]
+    )
+    assert s2 == 200
+    sid = "fdquiet-alice-1"
+    hook = {"event": "SessionStart", "harness": "claude-code", "cwd": "/tmp", "reach": {}}
+    [[s3, _]] = facility.probe("alice", [{"method": "POST", "path": f"/v1/sessions/{sid}/hook", "body": hook}])
+    assert s3 == 200
+    submit = {
+        "method": "POST",
+        "path": "/v1/jobs",
+        "body": {"spec": {"command": [f"/tmp/{app}"]}, "context": {"cwd": "/tmp", "session": sid}},
+    }
+    [[bobs, _]] = facility.probe("bob", [submit])
+    assert bobs != 200  # alice's session is not bob's
+    [[status, job]] = facility.probe("alice", [submit])
+    assert status == 200, job
+    assert any(w.startswith("memory:") and app in w for w in job["warnings"]), job  # said to her, once
+
+
+def _add_for(app: str) -> dict[str, Any]:
+    body = {"kind": "host_oom", "cause": "needs more memory", "application": app, "source": "person"}
+    return {"method": "POST", "path": "/v1/memory/lessons", "body": body}
