@@ -11,7 +11,7 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from frontdesk.errors import Forbidden, NotFound, UserError
+from frontdesk.errors import Conflict, Forbidden, NotFound, UserError
 from frontdesk.guard.secrets import redact
 from frontdesk.memory.classify import Signature, load_catalog
 from frontdesk.memory.context import JobContext, fix_applied, scrub_private
@@ -22,7 +22,10 @@ from frontdesk.memory.schema import MIGRATIONS
 from frontdesk.memory.scopes import SCOPES
 from frontdesk.memory.share import scrubbed
 
-__all__ = ["LessonStore", "MIGRATIONS", "NO_LESSON_KINDS"]
+__all__ = ["LessonStore", "MAX_TYPED_LESSONS", "MIGRATIONS", "NO_LESSON_KINDS"]
+
+MAX_TYPED_LESSONS = 1000
+"""Lessons one user may type in (POST /v1/memory/lessons); more answer Conflict until some are forgotten."""
 
 
 def _fts_query(text: str) -> str:
@@ -135,6 +138,7 @@ class LessonStore(LessonLearning):
             return Lesson.from_row(self._lesson_row(int(same[0])))
         lesson_id = int(same[0]) if same is not None else 0
         if not lesson_id:
+            self._room_for_one_more(principal)
             lesson_id = self._insert(
                 scope="user",
                 scope_name=principal,
@@ -149,6 +153,19 @@ class LessonStore(LessonLearning):
             fix = {"changes": {}, "text": fix_text[:500], "evidence": [], "at": self.clock(), "learned_from": source}
             self._update(lesson_id, fix=json.dumps(fix), fix_text=fix_text[:500])
         return Lesson.from_row(self._lesson_row(lesson_id))
+
+    def _room_for_one_more(self, principal: str) -> None:
+        """Typed-in lessons are bounded per user (each is a row every lookup of theirs may read)."""
+        n = self.conn.execute(
+            "SELECT COUNT(*) FROM (SELECT 1 FROM memory_lessons WHERE scope='user' AND scope_name=?"
+            " AND source IN ('person', 'agent') LIMIT ?)",
+            (principal, MAX_TYPED_LESSONS),
+        ).fetchone()[0]
+        if n >= MAX_TYPED_LESSONS:
+            raise Conflict(
+                f"{principal} already has {MAX_TYPED_LESSONS} typed-in lessons: forget some first"
+                " (frontdesk memory forget ID)"
+            )
 
     # -- scopes: promotion and forgetting ------------------------------------------------------------
     def promote(

@@ -428,3 +428,18 @@ def test_a_stored_lesson_with_line_breaks_is_read_as_one_quoted_line(store: Less
     assert len(describe(store.get(lesson.id, "bob"))) < 800
     with pytest.raises(UserError, match="one line"):
         store.add("bob", "host_oom", "a\tb", application="lmp")
+
+
+def test_typed_in_lessons_are_bounded_per_user(store: LessonStore) -> None:
+    """One user typing lessons in a loop (each a row every lookup may read) stops at the cap; others are unaffected,
+    a replayed write still answers, and forgetting one makes room."""
+    from frontdesk.errors import Conflict
+    from frontdesk.memory.store import MAX_TYPED_LESSONS
+
+    ids = [store.add("bob", "host_oom", f"cause {i}", application="app").id for i in range(MAX_TYPED_LESSONS)]
+    with pytest.raises(Conflict, match="forget some first"):
+        store.add("bob", "host_oom", "one more", application="app")
+    assert store.add("bob", "host_oom", "cause 3", application="app").id == ids[3]  # the same write again
+    assert store.add("alice", "host_oom", "one more", application="app").scope_name == "alice"
+    store.forget(ids[0], "bob")
+    assert store.add("bob", "host_oom", "one more", application="app").created_by == "bob"
