@@ -5,11 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from frontdesk.events.models import Event, EventKind
 from frontdesk.gateway import Gateway
 from frontdesk.identity import Caller
 from frontdesk.reports.without_logs import without_logs
 
-__all__ = ["report_for", "reports_for"]
+__all__ = ["event_for", "report_for", "reports_for"]
+
+_OWNERS_ONLY = frozenset({EventKind.SESSION_WAKE, EventKind.SESSION_REGISTERED, EventKind.LESSON_RECORDED})
+"""Events about another's job that a reader of it still never gets: a wake-up's text ends with the report's log
+tails, a session is its owner's (404 to others), a lesson quotes the failing log line."""
 
 
 def report_for(gw: Gateway, caller: Caller, owner: str | None, report: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -24,3 +29,17 @@ def reports_for(gw: Gateway, caller: Caller, owners: dict[int, str | None], resu
     if caller.admin or all(caller.owns(o) for o in owners.values()):
         return
     result["reports"] = [report_for(gw, caller, owners.get(r.get("job_id", -1)), r) for r in result["reports"]]
+
+
+def event_for(gw: Gateway, caller: Caller, event: Event) -> dict[str, Any] | None:
+    """The JSON of a journal event the caller may see (Access.sees_event) as it may read it: another user's
+    `job.report` without log lines, None for the kinds only the owner reads."""
+    out = event.to_dict()
+    if caller.admin or caller.owns(event.principal) or event.job_id is None:
+        return out
+    if event.kind in _OWNERS_ONLY:
+        return None
+    report = event.data.get("report")
+    if event.kind is EventKind.JOB_REPORT and isinstance(report, dict):
+        out["data"] = {**event.data, "report": report_for(gw, caller, event.principal, report)}
+    return out

@@ -1,8 +1,9 @@
 """Labmates read each other's reports, never their log lines (`labmates_read_jobs`, docs/facility.md).
 
-Before, a labmate's `GET /v1/jobs/ID/report` and `POST /v1/wait` answered the stored report whole: its stdout
-and stderr tails, its text (which ends with them) and the failure's summary (`exit code 3: <the error line>`),
-although the site's documentation says labmates never read logs. Now they get the report without any log line
+Before, a labmate's `GET /v1/jobs/ID/report`, `POST /v1/wait` and the journal's `job.report` event
+(`GET /v1/events`) answered the stored report whole: its stdout and stderr tails, its text (which ends with them)
+and the failure's summary (`exit code 3: <the error line>`), although the site's documentation says labmates
+never read logs. Now they get the report without any log line
 (reports/without_logs.py); the owner and the admins get it whole. Real users (alice and bob share lab1) and a
 root facility gateway; each job prints marker lines and fails.
 """
@@ -48,6 +49,11 @@ def test_a_labmate_reads_the_report_without_log_lines(facility: Facility) -> Non
         assert rep["state"] == "FAILED" and rep["exit_code"] == 3 and rep["job_id"] == job
         assert rep["stdout_tail"] == [] and rep["stderr_tail"] == []
         assert rep["text"].startswith(f"frontdesk job {job}") and "exit 3" in rep["text"]
+    events = facility.probe("bob", [{"method": "GET", "path": f"/v1/events?job={job}"}])[0]
+    assert events[0] == 200 and "job.report" in [e["kind"] for e in events[1]], events
+    assert "MARK" not in json.dumps(events[1]), events  # the journal's job.report: the same view
+    own_events = facility.probe("alice", [{"method": "GET", "path": f"/v1/events?job={job}"}])[0][1]
+    assert "MARK" in json.dumps(own_events)
     # an outsider still reads no report at all
     assert facility.probe("carol", [{"method": "GET", "path": f"/v1/jobs/{job}/report"}])[0][0] == "forbidden"
 
