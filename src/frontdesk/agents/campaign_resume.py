@@ -17,6 +17,7 @@ from typing import Any
 from frontdesk.agents.campaign import Campaign
 from frontdesk.agents.campaign_summary import render_summary
 from frontdesk.agents.framing import PendingReport, frame_wake
+from frontdesk.agents.harnesses.base import arg_safe
 from frontdesk.agents.model import AgentSettings, Harness
 from frontdesk.errors import UserError
 
@@ -66,6 +67,8 @@ class ResumePlan:
 
 def _argv(c: Campaign, cfg: AgentSettings, prompt: str, headless: bool, extra: Sequence[str]) -> list[str]:
     handle = c.resume_handle or c.session
+    if not arg_safe(handle):  # `--resume --dangerously-skip-permissions` would be an option, not an id
+        raise UserError(f"session {c.session[:80]!r}: its id {handle[:80]!r} cannot be passed to the harness")
     if c.harness is Harness.CLAUDE_CODE:
         if headless:
             return [cfg.claude_bin, "-p", prompt, "--resume", handle, "--output-format", "json", *extra]

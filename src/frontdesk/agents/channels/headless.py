@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from frontdesk import proc
+from frontdesk.agents.harnesses.base import arg_safe
 from frontdesk.agents.model import AgentSettings, Harness, Session, TurnState
 from frontdesk.errors import FrontdeskError
 
@@ -65,6 +66,8 @@ class HeadlessChannel:
         argv = resume_argv(session, "", self.settings)
         if argv is None:
             return False, f"no headless resume for harness {session.harness}"
+        if not arg_safe(session.id):
+            return False, "the session id cannot be passed to the harness (a leading '-' or a control character)"
         if shutil.which(argv[0]) is None:
             return False, f"{argv[0]} not found on the gateway's PATH"
         if session.user != self._me:

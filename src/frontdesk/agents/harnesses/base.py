@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 __all__ = [
+    "arg_safe",
     "HarnessAdapter",
     "HookPlan",
     "PORTABLE",
@@ -76,6 +77,12 @@ class HarnessAdapter(Protocol):
     def resume_argv(self, session_id: str, text: str, binary: str | None = None) -> list[str] | None:
         """The command that resumes an ended session headless with `text` as its prompt (None: cannot)."""
         ...
+
+
+def arg_safe(value: str) -> bool:
+    """Whether an id may go on a harness's command line as a value: not empty, no leading '-' (it would be read
+    as an option), no control character."""
+    return bool(value) and not value.startswith("-") and not any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in value)
 
 
 _OURS = re.compile(
