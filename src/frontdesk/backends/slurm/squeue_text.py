@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -20,6 +19,15 @@ from frontdesk.backends.slurm.clitext import (
     short_state,
     split_list,
     user_name,
+)
+from frontdesk.backends.slurm.squeue_checks import (
+    HEADERS,
+    MAX_ANSWER_CHARS,
+    MAX_WIDTH,
+    SPEC,
+    Passthrough,
+    check_filters,
+    check_format,
 )
 
 # fmt: off
@@ -48,55 +56,8 @@ _REASON_STATES = {"PENDING", "TIMEOUT", "OUT_OF_MEMORY", "DEADLINE", "FAILED"}
 """squeue's %R shows "(reason)" for these, the node list otherwise."""
 _UNCUT = {"M", "l"}
 """Durations squeue widens instead of cutting."""
-_SPEC = re.compile(r"%(\.?)(\d*)([A-Za-z%])")
-_NOT_RENDERED = frozenset({"%", "L"})
-"""Codes squeue prints its own way (`%%` prints N/A and eats what follows; `%L` is cut, the time left)."""
-_JOB_ID = re.compile(r"[1-9][0-9]{0,9}(_[0-9]{1,7})?")
-"""An id `-j` is answered for from the view; others (0, `abc`, `77_[1-3]`, 20 digits) get squeue's own error."""
-MAX_WIDTH = 10_000
-"""A wider `%.Ni` field is passed to the real squeue: the gateway renders these answers (and keeps them in
-files), so `%.100000000i` would cost it 100 MB a row and `%.99999999999i` a MemoryError."""
-MAX_ANSWER_CHARS = 16 << 20
-"""A longer answer is passed to the real squeue (many wide fields, many rows): the gateway never builds it."""
 _CACHED_ARGV_CHARS = 4096
 """Longer command lines are parsed each time, not cached (4,096 cached 1 MB bodies would hold 4 GB)."""
-_HEADERS = {
-    "i": "JOBID",
-    "A": "JOBID",
-    "P": "PARTITION",
-    "j": "NAME",
-    "u": "USER",
-    "t": "ST",
-    "T": "STATE",
-    "M": "TIME",
-    "l": "TIME_LIMIT",
-    "D": "NODES",
-    "R": "NODELIST(REASON)",
-    "r": "REASON",
-    "N": "NODELIST",
-    "C": "CPUS",
-    "m": "MIN_MEMORY",
-    "V": "SUBMIT_TIME",
-    "S": "START_TIME",
-    "e": "END_TIME",
-    "b": "TRES_PER_NODE",
-    "Z": "WORK_DIR",
-    "a": "ACCOUNT",
-    "q": "QOS",
-    "p": "PRIORITY",
-    "Q": "PRIORITY",
-    "o": "COMMAND",
-    "k": "COMMENT",
-    "E": "DEPENDENCY",
-    "U": "UID",
-    "x": "EXC_NODES",
-    "F": "ARRAY_JOB_ID",
-    "K": "ARRAY_TASK_ID",
-    "g": "GROUP",
-    "n": "REQ_NODES",
-    "f": "FEATURES",
-    "%": "%",
-}
 
 
 def _time(raw: str) -> str:
@@ -215,25 +176,12 @@ def _array_id(job: Mapping[str, str]) -> str:
     return f"{array}_{task}" if task.isdigit() else f"{array}_[{task}]"
 
 
-def check_format(fmt: str) -> None:
-    """Raise Passthrough for a format the view does not answer as squeue would: a field width over
-    MAX_WIDTH, a code it does not know (`%z`), `%%`, `%L` or a `%` squeue reads otherwise (`%-5i`)."""
-    for m in _SPEC.finditer(fmt):
-        width, code = m.group(2), m.group(3)
-        if width and (len(width) > len(str(MAX_WIDTH)) or int(width) > MAX_WIDTH):
-            raise Passthrough(f"a field width over {MAX_WIDTH}")
-        if code not in _HEADERS or code in _NOT_RENDERED:
-            raise Passthrough(f"format code %{code}")
-    if "%" in _SPEC.sub("", fmt):
-        raise Passthrough("a % that is no format code")
-
-
 def _render(fmt: str, job: Mapping[str, str] | None) -> str:
     out, pos = [], 0
-    for m in _SPEC.finditer(fmt):
+    for m in SPEC.finditer(fmt):
         out.append(fmt[pos : m.start()])
         right, width, code = m.group(1) == ".", m.group(2), m.group(3)
-        text = _HEADERS.get(code, code.upper()) if job is None else _value(code, job)
+        text = HEADERS.get(code, code.upper()) if job is None else _value(code, job)
         if width.strip("0"):  # squeue reads a width of 0 as none; answer() passed wider ones through
             w = MAX_WIDTH if len(width) > 6 else min(int(width), MAX_WIDTH)
             text = text if job is not None and code in _UNCUT else text[:w]
@@ -341,10 +289,6 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-class Passthrough(Exception):
-    """This command line needs the real squeue (a flag the view cannot answer)."""
-
-
 def _parse(args_in: tuple[str, ...]) -> argparse.Namespace:
     """Parsed once per (short) command line: the gateway re-renders the same ones every snapshot (read only)."""
     if sum(len(a) for a in args_in) > _CACHED_ARGV_CHARS:
@@ -379,7 +323,7 @@ def answer(
         raise Passthrough("SQUEUE_FORMAT2 (the -O field list)")
     fmt = args.format or (LONG_FORMAT if args.long else environ.get("SQUEUE_FORMAT") or DEFAULT_FORMAT)
     check_format(fmt)
-    _check_filters(args, environ)
+    check_filters(args, environ)
     if view is None:
         return 0, "", ""
     users = split_list(args.user) + ([me] if args.me else [])
@@ -407,35 +351,6 @@ def answer(
     if order:
         rows = sort_rows(rows, order)
     return 0, head + format_rows(rows, fmt, header=not args.noheader), stale_note(view)
-
-
-_STATE_WORDS = frozenset(LONG_STATES) | frozenset(LONG_STATES.values()) | {"ALL"}
-
-
-def _check_filters(args: argparse.Namespace, environ: Mapping[str, str]) -> None:
-    """Passthrough for filters squeue refuses with its own message (an unknown state, sort key, id or user)."""
-    states = args.states or ([environ["SQUEUE_STATES"]] if environ.get("SQUEUE_STATES") else [])
-    if any(s.upper() not in _STATE_WORDS for s in split_list(states)):
-        raise Passthrough("a job state squeue does not know")
-    for key in (k.strip() for k in (args.sort or environ.get("SQUEUE_SORT") or "").split(",")):
-        if key and (len(key.lstrip("+-")) != 1 or key.lstrip("+-") not in _HEADERS or key.lstrip("+-") == "%"):
-            raise Passthrough("a sort key the view does not order by")
-    if any(not _JOB_ID.fullmatch(i) for i in split_list(args.jobs)):
-        raise Passthrough("a job id squeue refuses")
-    for user in split_list(args.user):
-        if not _known_user(user):
-            raise Passthrough("a user squeue does not know")
-
-
-@functools.lru_cache(maxsize=1024)
-def _known_user(user: str) -> bool:
-    import pwd
-
-    try:
-        pwd.getpwuid(int(user)) if user.isdigit() else pwd.getpwnam(user)
-    except (KeyError, ValueError, OverflowError):
-        return False
-    return True
 
 
 def stale_note(view: Mapping[str, Any]) -> str:
