@@ -45,3 +45,12 @@ def test_an_id_that_reads_as_an_option_never_reaches_a_harness_command_line() ->
     s = Session(id=bad, user=getpass.getuser(), harness=Harness.CLAUDE_CODE, turn_state=TurnState.ENDED)
     ok, why = HeadlessChannel(AgentSettings(allow_headless=True, claude_bin=sys.executable)).available(s)
     assert not ok and "cannot be passed" in why
+
+
+def test_codex_live_declines_a_thread_id_that_reads_as_an_option() -> None:
+    from frontdesk.agents.channels.codex_live import CodexLiveChannel
+    from frontdesk.agents.model import AgentSettings, Harness, Session, TurnState
+
+    s = Session(id="--help", user=getpass.getuser(), harness=Harness.CODEX, turn_state=TurnState.IDLE)
+    ok, why = CodexLiveChannel(AgentSettings(codex_bin=sys.executable)).available(s)
+    assert not ok and "cannot be passed" in why

@@ -25,6 +25,7 @@ from typing import Any
 
 from frontdesk import proc
 from frontdesk.agents.channels.base import Busy
+from frontdesk.agents.harnesses.base import arg_safe
 from frontdesk.agents.model import AgentSettings, Harness, Session, TurnState
 from frontdesk.errors import FrontdeskError
 
@@ -68,6 +69,8 @@ class CodexLiveChannel:
             return False, f"{self.settings.codex_bin} not found on the gateway's PATH"
         if session.user != self._me:
             return False, f"the gateway runs as {self._me}, not as the thread's user {session.user}"
+        if not arg_safe(session.id):
+            return False, "the thread id cannot be passed to codex (a leading '-' or a control character)"
         if session.turn_state is TurnState.ENDED:
             return False, "thread's session ended"
         if not control_socket().exists():
