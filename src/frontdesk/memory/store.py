@@ -127,6 +127,7 @@ class LessonStore(LessonLearning):
             if not one_line(value):
                 raise UserError(f"the lesson's {name} holds control, line-break or bidi characters: one line of text")
         cause, template, fix_text = redact(cause), redact(template), redact(fix_text)
+        application, state = redact(application), None if state is None else redact(state)
         detail = " ".join(cause.split())[:120]
         sig = Signature(state, kind, detail, cause[:300])
         ctx = JobContext(template=scrub_private(" ".join(template.split()))[:500], application=application)

@@ -443,3 +443,10 @@ def test_typed_in_lessons_are_bounded_per_user(store: LessonStore) -> None:
     assert store.add("alice", "host_oom", "one more", application="app").scope_name == "alice"
     store.forget(ids[0], "bob")
     assert store.add("bob", "host_oom", "one more", application="app").created_by == "bob"
+
+
+def test_no_typed_in_field_stores_a_secret(store: LessonStore) -> None:
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    store.add("bob", "host_oom", "x", application=f"app-{token}", state=f"S{token}"[:40])
+    dump = "\n".join(str(tuple(r)) for r in store.conn.execute("SELECT * FROM memory_lessons"))
+    assert token[:20] not in dump
