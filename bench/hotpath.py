@@ -56,6 +56,7 @@ class Gateway:
         self, src: Path, config: str = "", plugins: str | None = "none", slurm: bool = False, history: int = 0
     ) -> None:
         self.home = Path(tempfile.mkdtemp(prefix="fd-hot-", dir="/tmp"))
+        self.src = src
         fill_with(src, self.home, history)  # a long run's ended jobs, stored before the gateway starts
         if config:
             (self.home / "frontdesk.toml").write_text(config)
@@ -314,6 +315,9 @@ def main() -> int:
 def cold(gws: dict[str, Gateway], lab: tuple[Gateway, Path, dict[str, str]] | None, runs: int) -> None:
     """Print the cold starts of every case, per tree, with the ratio to `python -c pass`."""
     cases = {}
+    for tree_src in {str(g.src) for g in gws.values()}:
+        # as pip installs them: compiled (PYTHONDONTWRITEBYTECODE would make every run compile from source)
+        subprocess.run([PY, "-m", "compileall", "-q", tree_src], check=True, stdout=subprocess.DEVNULL)
     for tree, g in gws.items():
         job = g.client.submit(spec={"command": ["true"]}, context={"cwd": "/tmp"})["id"]
         g.client.wait([job], "all", 60)

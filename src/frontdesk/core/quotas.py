@@ -6,7 +6,7 @@ state disk filled, and then every user's submissions failed (507). The site caps
 its owner, who is:
 
     [limits]
-    jobs_per_user = 20000     # PENDING + RUNNING + SUSPENDED rows: jobs, array tasks and each array's parent
+    jobs_per_user = 20000     # pending, running and suspended rows: jobs, array tasks and each array's parent
     sessions_per_user = 1000  # agent sessions registered (hooks, `sessions register`, a job naming a session)
 
 0 turns a cap off. A submission over the cap is refused before anything is stored (RateLimited, HTTP 429, one
@@ -28,6 +28,7 @@ from typing import Any
 
 from frontdesk.errors import ConfigError, RateLimited
 from frontdesk.identity import Roles
+from frontdesk.jobs.state import JobState
 
 __all__ = ["DEFAULT_JOBS", "DEFAULT_SESSIONS", "RECOUNT_S", "JobQuota", "Limits", "over_cap"]
 
@@ -35,7 +36,8 @@ DEFAULT_JOBS = 20_000
 DEFAULT_SESSIONS = 1_000
 RECOUNT_S = 1.0
 """A principal near the cap is counted again from the store at most this often."""
-_ACTIVE_SQL = "SELECT count(*) FROM jobs WHERE principal=? AND state IN ('PENDING', 'RUNNING', 'SUSPENDED')"
+_ACTIVE = (JobState.PENDING, JobState.RUNNING, JobState.SUSPENDED)
+_ACTIVE_SQL = f"SELECT count(*) FROM jobs WHERE principal=? AND state IN ({', '.join(repr(str(s)) for s in _ACTIVE)})"
 
 
 def _cap(section: dict[str, Any], key: str, default: int) -> int:

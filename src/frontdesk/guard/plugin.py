@@ -82,15 +82,48 @@ def job_texts(spec: Any) -> tuple[list[str], int]:
     return distinct[:MAX_SWEEP_CHECKS], len(distinct)
 
 
+MAX_GUARD_LINES = 1_000
+MAX_GUARD_CHARS = 128 * 1024
+"""What the guard reads of one submission (all its texts together) on the gateway's loop: ~0.3-0.45 ms a line,
+so a 1 MiB script of short lines would hold every other caller for a minute. Past it, an ask (`guard.unchecked`),
+which `[guard] ask_blocks_jobs = true` turns into a refusal."""
+
+
+def _within(text: str, lines: int, chars: int) -> str | None:
+    """`text` cut to whole lines, at most `lines` of them and `chars` characters; None if it fits."""
+    if text.count("\n") < lines and len(text) <= chars:
+        return None
+    head = text[: max(chars, 0)].split("\n")
+    head = head[: max(lines, 0)] if len(head) > lines else head[:-1]  # a line the character cap cut is dropped
+    return "\n".join(head)
+
+
 def _strongest(texts: list[str], total: int, gctx: Any) -> tuple[str, Verdict]:
-    """The first of the strongest verdicts over `texts` (stops at a deny); an ask if some texts went unread."""
+    """The first of the strongest verdicts over `texts` (stops at a deny); an ask if some texts went unread.
+
+    At most `MAX_GUARD_LINES` / `MAX_GUARD_CHARS` of them in all are read: a text past the budget is read up to it
+    (a deny there stands) and the verdict is at least the ask `guard.unchecked`."""
     best: tuple[str, Verdict] | None = None
-    for text in texts:
-        verdict = check(text, gctx)
+    lines = chars = 0
+    for n, text in enumerate(texts):
+        cut = _within(text, MAX_GUARD_LINES - lines, MAX_GUARD_CHARS - chars)
+        read = text if cut is None else cut
+        lines, chars = lines + read.count("\n") + 1, chars + len(read)
+        verdict = check(read, gctx) if read.strip() else Verdict(Decision.ALLOW)
         if best is None or verdict.decision.rank > best[1].decision.rank:
             best = (text, verdict)
             if verdict.decision is Decision.DENY:
                 return best
+        if cut is not None:
+            if best[1].decision is not Decision.ALLOW:
+                return best
+            return text, Verdict(
+                Decision.ASK,
+                "guard.unchecked",
+                f"the guard reads at most {MAX_GUARD_LINES:,} lines ({MAX_GUARD_CHARS // 1024} KiB) of a job's"
+                f" commands on the gateway; past that this job's {'commands' if n else 'script'} run unread",
+                "keep the job script short and put the work in a file it runs (the guard reads files a script names)",
+            )
     assert best is not None
     if total > len(texts) and best[1].decision is Decision.ALLOW:
         unread = Verdict(
@@ -185,7 +218,7 @@ class GuardPlugin:
             return
         data = {
             **verdict.to_dict(),
-            "command": redact(text)[:500],
+            "command": redact(text[:4000])[:500],
             "source": ctx.source,
             "harness": ctx.harness,
             "name": getattr(spec, "name", None),
