@@ -19,6 +19,7 @@ import pytest
 
 from frontdesk.client import Client
 from frontdesk.errors import NotFound
+from unix_users import ensure_user
 
 # Jobs run as their submitter's Unix user (alice, bob, carol here), who cannot read this venv or pytest's
 # tmp_path: the jobs use the system Python and a world-readable working directory.
@@ -52,6 +53,8 @@ def workdir() -> Iterator[Path]:
 
 @pytest.fixture
 def lab(gateway_factory: Any) -> Any:
+    for user in ("alice", "carol", "bob"):  # jobs run as their submitter's Unix user
+        ensure_user(user)
     port = _free_port()
     config = f"""
 [gateway]

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from frontdesk.client import Client
+from unix_users import ensure_user
 
 PY = "/usr/bin/python3"
 SCRIPT = """\
@@ -49,6 +50,8 @@ def jobdir() -> Iterator[Path]:
 
 @pytest.fixture
 def gw(gateway_factory: Any) -> Any:
+    for user in ("alice",):  # jobs run as their submitter's Unix user
+        ensure_user(user)
     port = _free_port()
     gw = gateway_factory(
         config=f'[gateway]\nlisten = "127.0.0.1:{port}"\ntoken = "tok-owner"\n[gateway.tokens]\ntok-alice = "alice"\n'

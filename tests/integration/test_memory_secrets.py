@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from frontdesk.client import Client
+from unix_users import ensure_user
 
 CORPUS = Path(__file__).parents[1] / "data" / "logs" / "secrets" / "corpus.jsonl"
 CASES: list[dict[str, Any]] = [json.loads(line) for line in CORPUS.read_text().splitlines() if line.strip()]
@@ -43,6 +44,8 @@ def report_path(gw: Any, job_id: int) -> str:
 
 @pytest.fixture
 def lab(gateway_factory: Any) -> Any:
+    for user in ("alice", "carol", "bob"):  # jobs run as their submitter's Unix user
+        ensure_user(user)
     port = _free_port()
     config = f"""
 [gateway]
