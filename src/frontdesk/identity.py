@@ -26,6 +26,7 @@ from typing import Any
 
 from frontdesk.errors import ConfigError, RendezvousRefused
 from frontdesk.paths import check_listener, check_rendezvous, peer_ids
+from frontdesk.unixgroups import lab_candidates
 
 __all__ = [
     "Caller",
@@ -217,9 +218,8 @@ class Roles:
     def labs_of(self, user: str, groups: Iterable[str] | None = None) -> tuple[str, ...]:
         """The labs of a user: configured mappings, then its Unix groups that count as labs."""
         gs = list(groups_of(user) if groups is None else groups)
-        supplementary = gs[1:] if gs else []
         out = sorted(name for name, users in self.labs.items() if user in users)
-        pool = supplementary if self.lab_groups is None else [g for g in gs if g in self.lab_groups]
+        pool = [g for g in gs if g in self.lab_groups] if self.lab_groups is not None else lab_candidates(gs[1:])
         out += sorted({g for g in pool if g not in out and g != self.admin_group})
         return tuple(out)
 

@@ -13,28 +13,9 @@ from typing import Any
 
 from frontdesk.errors import ConfigError
 from frontdesk.identity import groups_of
+from frontdesk.unixgroups import FIRST_LAB_GID, gid_of
 
 __all__ = ["FIRST_LAB_GID", "SCOPES", "Membership", "Scope"]
-
-FIRST_LAB_GID = 1000
-"""Groups below this gid are the system's (users, sudo, docker): never labs unless `[memory] lab_groups` names them."""
-_GIDS: dict[str, int] = {}
-
-
-def _gid(group: str) -> int:
-    """A group's gid (-1 when unknown), remembered: gids do not change under a running gateway."""
-    gid = _GIDS.get(group)
-    if gid is None:
-        import grp
-
-        try:
-            gid = grp.getgrnam(group).gr_gid
-        except KeyError:
-            gid = -1
-        if len(_GIDS) < 4096:
-            _GIDS[group] = gid
-    return gid
-
 
 SCOPES: tuple[str, ...] = ("user", "project", "lab", "cluster")
 """Narrowest first."""
@@ -92,7 +73,7 @@ class Membership:
         everyone is in (`users`, gid 100) would make one user's promoted lesson everyone's: the cluster scope."""
         if self.lab_groups is not None:
             return group in self.lab_groups
-        return _gid(group) >= FIRST_LAB_GID
+        return gid_of(group) >= FIRST_LAB_GID
 
     def unix_groups_of(self, principal: str) -> list[str]:
         """The Unix groups of the principal that are labs (empty when unix_groups is off)."""

@@ -43,3 +43,16 @@ def test_a_system_group_is_no_lab_unless_named(two_users: tuple[str, str], tmp_p
     shared = store.promote(lesson.id, B, "lab")  # the one lab B is in
     assert (shared.scope, shared.scope_name) == ("lab", LAB)
     assert [x.id for x in store.search("memory", A)] == [shared.id]  # A, B's labmate, reads it
+
+
+def test_a_system_group_is_no_lab_for_access_either(two_users: tuple[str, str]) -> None:
+    """`[access]`: with `labmates_read_jobs`, sharing `users` made every account a labmate of every other."""
+    roles = identity.Roles.from_section({"labmates_read_jobs": True})
+    assert roles.labs_of(A) == (LAB,) and roles.labmates(A, B)  # the lab group they share
+    assert "users" not in roles.labs_of(B)
+    named = identity.Roles.from_section({"labmates_read_jobs": True, "lab_groups": ["users"]})
+    assert named.labs_of(A) == ("users",)  # a site may say so
+    other = "fdt3c"
+    ensure_user(other, ("users",))
+    identity._GROUP_CACHE.clear()
+    assert "users" in identity.groups_of(other) and not roles.labmates(A, other)
