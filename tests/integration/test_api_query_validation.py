@@ -29,3 +29,15 @@ def test_an_unknown_state_or_backend_is_bad_input(gw: Any) -> None:
         gw.client.request("POST", "/v1/notify", {"backend": "bogus", "ids": ["1"]})
     assert exc.value.message.startswith("backend: no backend 'bogus'")
     assert gw.client.request("POST", "/v1/notify", {"backend": "local", "ids": []})["ok"] is True
+
+
+def test_a_query_parameter_the_route_does_not_take_is_bad_input(gw: Any) -> None:
+    """`?stat=FAILED` (a typo) listed every job, as if no filter had been asked for; now a one-line 400."""
+    job = gw.client.submit(spec={"command": ["true"]}, context={"cwd": "/tmp"})["id"]
+    gw.wait_state(job, {"COMPLETED"})
+    for path in ("/v1/jobs?stat=FAILED", f"/v1/jobs/{job}?verbose=1", f"/v1/jobs/{job}/logs?tail=5&strem=stderr"):
+        with pytest.raises(UserError) as exc:
+            gw.client.request("GET", path)
+        assert exc.value.message.startswith("unknown query parameter") and "\n" not in exc.value.message, path
+    assert [j["id"] for j in gw.client.request("GET", "/v1/jobs?state=COMPLETED&limit=5")] == [job]
+    assert gw.client.request("GET", f"/v1/jobs/{job}/logs?tail=5&stream=stderr") is not None

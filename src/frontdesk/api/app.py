@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -27,6 +27,7 @@ from frontdesk.api.fastsubmit import FastSubmit
 from frontdesk.api.fastwait import FastWait
 from frontdesk.api.identify import Identify
 from frontdesk.api.limits import Limits, max_body_from
+from frontdesk.api.queryargs import known_query
 from frontdesk.errors import Forbidden, FrontdeskError
 from frontdesk.gateway import Gateway
 from frontdesk.identity import Caller, Roles
@@ -101,7 +102,13 @@ def create_app(gw: Gateway) -> FastAPI:
             await gw.stop()
 
     # FastAPI >= 0.165 asks OpenTelemetry's providers on every request unless its telemetry is off (8 us)
-    app = FastAPI(title="frontdesk", version="0.1.0", lifespan=lifespan, telemetry=_NO_TELEMETRY)
+    app = FastAPI(  # a query parameter a route does not take is a 400 (api/queryargs.py)
+        title="frontdesk",
+        version="0.1.0",
+        lifespan=lifespan,
+        telemetry=_NO_TELEMETRY,
+        dependencies=[Depends(known_query)],
+    )
     gw_section = gw.settings.section("gateway")
     facility = gw.settings.mode == "facility"
     roles = Roles.from_section(gw.settings.section("access"), owner=None if facility else _owner())
