@@ -41,3 +41,11 @@ def test_a_query_parameter_the_route_does_not_take_is_bad_input(gw: Any) -> None
         assert exc.value.message.startswith("unknown query parameter") and "\n" not in exc.value.message, path
     assert [j["id"] for j in gw.client.request("GET", "/v1/jobs?state=COMPLETED&limit=5")] == [job]
     assert gw.client.request("GET", f"/v1/jobs/{job}/logs?tail=5&stream=stderr") is not None
+
+
+def test_the_fast_routes_leave_a_query_string_to_the_full_route(gw: Any) -> None:
+    for path, body in (("/v1/jobs?dry=1", {"spec": {"command": ["true"]}}), ("/v1/wait?x=1", {"ids": [1]})):
+        with pytest.raises(UserError) as exc:
+            gw.client.request("POST", path, body)
+        assert exc.value.message.startswith("unknown query parameter"), path
+    assert gw.client.request("GET", "/v1/jobs") == []  # nothing stored
