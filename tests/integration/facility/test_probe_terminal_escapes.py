@@ -69,7 +69,8 @@ def test_a_jobs_escape_sequences_reach_no_readers_terminal(facility: Facility) -
         seen = _on_a_terminal(facility, ADMIN, *args)
         assert b"start" in seen or b"err" in seen or b"fdprobe-esc" in seen, (args, seen)
         assert ESC not in seen and b"\x07" not in seen, (args, seen)
-        assert b"^[" in seen, (args, seen)
+        if args[0] == "logs":  # the raw log, shown escaped; a report drops escapes when built (build.visible_text)
+            assert b"^[" in seen, (args, seen)
     # --json and a pipe keep the bytes as they were (for programs and files)
     r = facility.cli(ADMIN, "logs", jid, "--json")
     assert r.returncode == 0 and "\x1b]0;fdprobe-title\x07" in "".join(json.loads(r.stdout)["lines"]), r.stdout
