@@ -94,6 +94,11 @@ def peer_protocol() -> type[Any]:
 
         def on_headers_complete(self) -> None:
             self._head = None
+            size = len(self.url) + 16 + sum(len(n) + len(v) + 4 for n, v in self.headers)  # what the head held
+            if size > HEAD_MAX:  # a whole head in one read: the parser took it before data_received could count
+                import httptools
+
+                raise httptools.HttpParserCallbackError(_TOO_BIG)  # uvicorn answers it 400, as h11 would
             super().on_headers_complete()
             if self.scope.get("http_version") == "1.0" and self.cycle is not None:
                 _close_delimited(self.cycle)
