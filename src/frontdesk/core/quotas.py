@@ -36,8 +36,8 @@ DEFAULT_JOBS = 20_000
 DEFAULT_SESSIONS = 1_000
 RECOUNT_S = 1.0
 """A principal near the cap is counted again from the store at most this often."""
-_ACTIVE = (JobState.PENDING, JobState.RUNNING, JobState.SUSPENDED)
-_ACTIVE_SQL = f"SELECT count(*) FROM jobs WHERE principal=? AND state IN ({', '.join(repr(str(s)) for s in _ACTIVE)})"
+_ACTIVE = ", ".join(f"'{s.value}'" for s in JobState if not s.terminal)  # as store/retention.py words them
+_ACTIVE_SQL = f"SELECT count(*) FROM jobs WHERE principal=? AND state IN ({_ACTIVE})"
 
 
 def _cap(section: dict[str, Any], key: str, default: int) -> int:
