@@ -77,7 +77,13 @@ def peer_protocol() -> type[Any]:
     if not hasattr(AutoHTTPProtocol, "on_headers_complete"):
         return PeerCredProtocol  # h11: it caps the head itself
 
-    class CappedHeadProtocol(PeerCredProtocol):
+    return _capped_head(PeerCredProtocol)
+
+
+def _capped_head(base: type[Any]) -> type[Any]:
+    """`base`, refusing a request head over HEAD_MAX (httptools does not cap it)."""
+
+    class CappedHeadProtocol(base):  # type: ignore[misc]
         _head: int | None = 0
         """Bytes of the current request's head seen so far; None once its head is complete."""
 
