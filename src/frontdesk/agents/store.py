@@ -18,7 +18,7 @@ from frontdesk.agents.framing import PendingReport
 from frontdesk.agents.model import Harness, Session, TurnState
 from frontdesk.core.quotas import Limits, over_cap
 from frontdesk.errors import Forbidden, NotFound
-from frontdesk.jobs.state import JobState
+from frontdesk.jobs.state import UNFINISHED_STATES
 from frontdesk.store.db import register_schema
 from frontdesk.store.retention import register_keep
 
@@ -59,15 +59,69 @@ MIGRATIONS = [
     """,
     # each user's sessions counted against the site's cap ([limits].sessions_per_user, core/quotas.py)
     "CREATE INDEX agent_sessions_user ON agent_sessions(user);",
+    # a session id is its user's own name (ids are visible to every user: `ps`, hook command lines), so the key is
+    # (user, id) and a report names both; the tables rebuilt (SQLite's procedure: new table, copy, drop, rename;
+    # store/db.py runs a migration in one transaction with foreign keys off), every row kept
+    """
+    CREATE TABLE agent_sessions_new (
+        user            TEXT NOT NULL,            -- the owning principal: only it reads or wakes the session
+        id              TEXT NOT NULL,            -- the harness's session id (Claude session, Codex thread)
+        harness         TEXT NOT NULL DEFAULT 'other',
+        cwd             TEXT,
+        reach           TEXT NOT NULL DEFAULT '{}',
+        turn_state      TEXT NOT NULL DEFAULT 'unknown',
+        turn_changed_at REAL NOT NULL DEFAULT 0,
+        stop_blocks     INTEGER NOT NULL DEFAULT 0,
+        ack_seq         INTEGER NOT NULL DEFAULT 0,
+        lease_upto      INTEGER NOT NULL DEFAULT 0,
+        lease_until     REAL NOT NULL DEFAULT 0,
+        registered_at   REAL NOT NULL,
+        last_seen_at    REAL NOT NULL,
+        last_channel    TEXT,
+        last_reason     TEXT,
+        PRIMARY KEY (user, id)
+    );
+    INSERT INTO agent_sessions_new(user, id, harness, cwd, reach, turn_state, turn_changed_at, stop_blocks, ack_seq,
+        lease_upto, lease_until, registered_at, last_seen_at, last_channel, last_reason)
+    SELECT user, id, harness, cwd, reach, turn_state, turn_changed_at, stop_blocks, ack_seq, lease_upto, lease_until,
+        registered_at, last_seen_at, last_channel, last_reason FROM agent_sessions;
+    CREATE TABLE agent_reports_new (
+        seq          INTEGER PRIMARY KEY AUTOINCREMENT,
+        user         TEXT NOT NULL,
+        session      TEXT NOT NULL,
+        job_id       INTEGER NOT NULL,
+        name         TEXT,
+        state        TEXT NOT NULL,
+        text         TEXT NOT NULL,
+        arrived_at   REAL NOT NULL,
+        delivered_at REAL,
+        channel      TEXT,
+        UNIQUE (user, session, job_id),
+        FOREIGN KEY (user, session) REFERENCES agent_sessions_new(user, id)
+    );
+    INSERT INTO agent_reports_new(seq, user, session, job_id, name, state, text, arrived_at, delivered_at, channel)
+    SELECT r.seq, s.user, r.session, r.job_id, r.name, r.state, r.text, r.arrived_at, r.delivered_at, r.channel
+    FROM agent_reports r JOIN agent_sessions s ON s.id = r.session;
+    -- seqs are never reused (AUTOINCREMENT): the new table continues from the old one's counter
+    DELETE FROM sqlite_sequence WHERE name = 'agent_reports_new';
+    INSERT INTO sqlite_sequence(name, seq) SELECT 'agent_reports_new', seq FROM sqlite_sequence
+        WHERE name = 'agent_reports';
+    DROP TABLE agent_reports;
+    DROP TABLE agent_sessions;
+    ALTER TABLE agent_sessions_new RENAME TO agent_sessions;
+    ALTER TABLE agent_reports_new RENAME TO agent_reports;
+    CREATE INDEX agent_sessions_user ON agent_sessions(user, last_seen_at);
+    CREATE INDEX agent_reports_session ON agent_reports(user, session, seq);
+    """,
 ]
 register_schema("agents", MIGRATIONS)
 register_keep(  # the journal keeps a session's events while it has reports it has not acknowledged
     "agents",
-    "session IN (SELECT r.session FROM agent_reports r JOIN agent_sessions s ON s.id = r.session"
-    " WHERE r.seq > s.ack_seq)",
+    "(principal, session) IN (SELECT r.user, r.session FROM agent_reports r"
+    " JOIN agent_sessions s ON s.user = r.user AND s.id = r.session WHERE r.seq > s.ack_seq)",
 )
 
-_ACTIVE = tuple(s.value for s in JobState if not s.terminal)
+_ACTIVE = tuple(s.value for s in UNFINISHED_STATES)
 """The states of a job that has not ended (the core table stores only JobState values)."""
 
 

@@ -28,7 +28,7 @@ from typing import Any
 
 from frontdesk.errors import ConfigError, RateLimited
 from frontdesk.identity import Roles
-from frontdesk.jobs.state import JobState
+from frontdesk.jobs.state import UNFINISHED_STATES
 
 __all__ = ["DEFAULT_JOBS", "DEFAULT_SESSIONS", "RECOUNT_S", "JobQuota", "Limits", "over_cap"]
 
@@ -36,7 +36,7 @@ DEFAULT_JOBS = 20_000
 DEFAULT_SESSIONS = 1_000
 RECOUNT_S = 1.0
 """A principal near the cap is counted again from the store at most this often."""
-_ACTIVE = ", ".join(f"'{s.value}'" for s in JobState if not s.terminal)  # as store/retention.py words them
+_ACTIVE = ", ".join(f"'{s.value}'" for s in UNFINISHED_STATES)
 _ACTIVE_SQL = f"SELECT count(*) FROM jobs WHERE principal=? AND state IN ({_ACTIVE})"
 
 

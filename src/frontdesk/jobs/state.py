@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from enum import StrEnum
 
-__all__ = ["JobState", "SLURM_STATES", "TERMINAL_STATES"]
+__all__ = ["JobState", "SLURM_STATES", "TERMINAL_STATES", "UNFINISHED_STATES"]
 
 
 class JobState(StrEnum):
@@ -63,6 +63,11 @@ TERMINAL_STATES: frozenset[JobState] = frozenset(
     }
 )
 """The states a job (or one attempt of it) never leaves."""
+
+UNFINISHED_STATES: tuple[JobState, ...] = tuple(s for s in JobState if s not in TERMINAL_STATES)
+"""The states of a job that has not ended: every state not terminal, so a new state lands here unless it is made
+terminal. In declaration order, so that SQL built from it reads the same in every process. The one definition:
+the store, retention, quotas and the agents store build their `state IN (...)` from it."""
 
 SLURM_STATES: Mapping[str, JobState] = {
     "PENDING": JobState.PENDING,

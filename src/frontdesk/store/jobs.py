@@ -11,12 +11,12 @@ from typing import Any
 
 from frontdesk.events.models import Event, EventKind
 from frontdesk.jobs.record import EndStage, JobRecord, scoped_key
-from frontdesk.jobs.state import TERMINAL_STATES, JobState
+from frontdesk.jobs.state import TERMINAL_STATES, UNFINISHED_STATES, JobState
 
 __all__ = ["JobStore", "job_record"]
 
 _TERMINAL = tuple(s.value for s in TERMINAL_STATES)
-_UNFINISHED = tuple(s.value for s in JobState if s not in TERMINAL_STATES)
+_UNFINISHED = tuple(s.value for s in UNFINISHED_STATES)
 _WAITING = f"state='{JobState.PENDING.value}' AND backend_id IS NULL AND submitting=0 AND array_size IS NULL"
 """A job not handed to a backend yet, held by its dependencies, a retry backoff or its array's `%N`."""
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from frontdesk.errors import ConfigError
 from frontdesk.events.models import EventKind
-from frontdesk.jobs.state import JobState
+from frontdesk.jobs.state import UNFINISHED_STATES
 from frontdesk.spec.units import parse_duration
 from frontdesk.store.tallies import TALLIED_KINDS, count, fold
 
@@ -42,7 +42,7 @@ AUDIT_KINDS: frozenset[EventKind] = frozenset(
 )
 """Who was refused, who used an admin's rights, what the guard stopped, which policy ruled: kept longer."""
 
-_LIVE_STATES = ",".join(f"'{s.value}'" for s in JobState if not s.terminal)
+_LIVE_STATES = ",".join(f"'{s.value}'" for s in UNFINISHED_STATES)
 
 KEEP: dict[str, str] = {
     "core": f"job_id IN (SELECT id FROM jobs WHERE state IN ({_LIVE_STATES}) OR report_pending != 0)",

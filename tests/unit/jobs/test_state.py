@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import ast
 import inspect
+from pathlib import Path
 
 from frontdesk.backends import base
 from frontdesk.backends.slurm import parse
 from frontdesk.jobs import state as state_mod
-from frontdesk.jobs.state import SLURM_STATES, TERMINAL_STATES, JobState
+from frontdesk.jobs.state import SLURM_STATES, TERMINAL_STATES, UNFINISHED_STATES, JobState
 
 
 def test_every_member_has_a_docstring() -> None:
@@ -27,6 +28,28 @@ def test_every_member_has_a_docstring() -> None:
 def test_terminal_set_and_property_agree() -> None:
     assert {s for s in JobState if s.terminal} == TERMINAL_STATES
     assert not ({JobState.PENDING, JobState.RUNNING, JobState.SUSPENDED} & TERMINAL_STATES)
+
+
+def test_unfinished_is_every_state_not_terminal_in_declaration_order() -> None:
+    assert set(UNFINISHED_STATES) == set(JobState) - TERMINAL_STATES
+    assert list(UNFINISHED_STATES) == [s for s in JobState if not s.terminal]
+    assert {JobState.PENDING, JobState.RUNNING, JobState.SUSPENDED} <= set(UNFINISHED_STATES)
+
+
+def test_the_unfinished_set_is_named_once() -> None:
+    # Store, retention, quotas and the agents store once each wrote their own; a state added to the enum must land
+    # in every `state IN (...)` at once, so no module but state.py derives the set from the enum.
+    src = Path(state_mod.__file__).parents[1]
+    derived = []
+    for path in src.rglob("*.py"):
+        if path == Path(state_mod.__file__):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.GeneratorExp, ast.ListComp, ast.SetComp)):
+                gens = node.generators
+                if any(isinstance(g.iter, ast.Name) and g.iter.id == "JobState" and g.ifs for g in gens):
+                    derived.append(f"{path.relative_to(src)}:{node.lineno}")
+    assert derived == []
 
 
 def test_every_state_of_ours_that_slurm_can_report_is_in_the_table() -> None:

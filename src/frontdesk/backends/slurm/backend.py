@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from frontdesk.backends.base import BackendJob, BackendStatus, Inventory, JobState, PushHint, Usage
+from frontdesk.backends.base import TERMINAL_STATES, BackendJob, BackendStatus, Inventory, JobState, PushHint, Usage
 from frontdesk.backends.runas import for_job
 from frontdesk.backends.slurm import arrays, exportfile, parse, render
 from frontdesk.backends.slurm.array_submit import submit_array
@@ -279,7 +279,7 @@ class SlurmBackend:
         out = {}
         for bid, record in found:
             usage = None
-            if parse.parse_state(record.get("JobState", "")) in _ENDED:
+            if parse.parse_state(record.get("JobState", "")) in TERMINAL_STATES:
                 usage = self._read_usage(self._job_dir(bid, record))[0]
             status = parse.record_to_status(record, usage)
             if status is None:
@@ -376,9 +376,6 @@ class SlurmBackend:
         rows = parse.parse_scontrol_records(nodes, "NodeName")
         self._shards = shards_per_gpu(rows)  # [slurm] shards_per_gpu, when set, wins
         return parse.inventory_from_records(rows, parse.parse_scontrol_records(parts, "PartitionName"))
-
-
-_ENDED = frozenset(s for s in JobState if s.terminal)
 
 
 def _slurm_id(backend_id: str) -> bool:
