@@ -179,6 +179,12 @@ def test_campaign_fix_reaches_a_fresh_session_and_only_the_lab(lab: Any, workdir
     assert promoted["scope"] == "lab" and promoted["scope_name"] == "physics"
     prov = promoted["provenance"]
     assert prov["origin_id"] == lesson_id and prov["promoted_by"] == "alice" and prov["source"] == "scheduler"
+    assert prov["pending_by"] == "alice"  # one member only proposes: carol is told nothing yet
+    c = _submit(carol, "100M", "carol-1b", workdir, delay=60)
+    assert _memory_notices(c) == []
+    carol.cancel(c["id"])
+    r = _cli(lab, "carol", "promote", str(promoted["id"]), "--scope", "lab")  # the second member approves it
+    assert r.returncode == 0 and "approved" in r.stdout, (r.stdout, r.stderr)
     c = _submit(carol, "100M", "carol-2", workdir, delay=60)
     notes = _memory_notices(c)
     assert len(notes) == 1 and "it completed with memory 1G" in notes[0]["text"]

@@ -31,7 +31,7 @@ def register(sub: Any) -> None:
     s = msub.add_parser("search", help="full-text search over the lessons you may read")
     s.add_argument("text", nargs="*", help="words to look for (none: the most recent lessons)")
     s.add_argument("--limit", type=int, default=20)
-    s.add_argument("--all", action="store_true", help="include invalidated lessons")
+    s.add_argument("--all", action="store_true", help="include invalidated lessons and your labs' proposals")
     s.add_argument("--state", help="only lessons of jobs that ended in this state (e.g. OUT_OF_MEMORY)")
     s.add_argument("--kind", help="only lessons of this failure kind (e.g. cuda_oom, missing_import)")
     s.add_argument("--command", help="only lessons about this command (any spelling of it, quoted)")
@@ -43,7 +43,9 @@ def register(sub: Any) -> None:
     sh.add_argument("--json", action="store_true")
     sh.set_defaults(func=cmd_show)
 
-    pr = msub.add_parser("promote", help="share a lesson with a wider scope (secrets stripped)")
+    pr = msub.add_parser(
+        "promote", help="share a lesson with a wider scope (secrets stripped); a lab proposal: approve it"
+    )
     pr.add_argument("id", type=int)
     pr.add_argument("--scope", required=True, choices=["project", "lab", "cluster"])
     pr.add_argument("--name", help="which project or lab (needed when you belong to several)")
@@ -144,7 +146,14 @@ def cmd_promote(args: argparse.Namespace) -> int:
     """Promote a lesson to a wider scope."""
     body = {"scope": args.scope, **({"name": args.name} if args.name else {})}
     res = client().request("POST", f"/v1/memory/lessons/{args.id}/promote", body)
-    emit(args.json, res, lambda: f"promoted as lesson {res['id']}\n" + _lesson_text(res))
+    prov = res.get("provenance") or {}
+    if prov.get("pending_by"):
+        head = f"proposed as lesson {res['id']}: it holds once another member of the lab (or an admin) promotes it"
+    elif prov.get("approved_by") and res["id"] == args.id:
+        head = f"approved lesson {res['id']}"
+    else:
+        head = f"promoted as lesson {res['id']}"
+    emit(args.json, res, lambda: head + "\n" + _lesson_text(res))
     return 0
 
 

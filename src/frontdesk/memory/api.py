@@ -154,11 +154,21 @@ def _lesson_routes(r: APIRouter, store: Callable[[], LessonStore]) -> None:
 
     @r.post("/memory/lessons/{lesson_id}/promote")
     async def promote(lesson_id: int, body: PromoteBody, request: Request) -> dict[str, Any]:
+        caller = getattr(request.state, "caller", None)
+        admin = bool(getattr(caller, "admin", False))
         try:
-            return store().promote(lesson_id, _principal(request), body.scope, body.name).to_dict()
+            mine = store().get(lesson_id, _principal(request))
+        except NotFound:
+            mine = None
+        try:
+            lesson = store().promote(lesson_id, _principal(request), body.scope, body.name, admin=admin)
         except NotFound:
             _hidden(store(), lesson_id, request, "promote")  # journals the attempt; raises NotFound
             raise
+        if caller is not None and admin and mine is None:  # an admin promoting a lesson outside their scopes
+            origin = Lesson.from_row(store()._lesson_row(lesson_id))
+            request.app.state.access.audit(caller, "promote", f"lesson {lesson_id}", _owner(origin))
+        return lesson.to_dict()
 
     @r.delete("/memory/lessons/{lesson_id}")
     async def forget(lesson_id: int, request: Request) -> dict[str, Any]:

@@ -69,6 +69,10 @@ class Lesson:
     evidence: list[dict[str, Any]] = field(default_factory=list)
     origin_id: int | None = None
     promoted_by: str | None = None
+    pending_by: str | None = None
+    """A lab proposal: the one member who promoted it (None: in force)."""
+    approved_by: str | None = None
+    """Who put a proposal in force: a second member of the lab, or an admin."""
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> Lesson:
@@ -101,6 +105,8 @@ class Lesson:
             evidence=json.loads(row["evidence"]),
             origin_id=row["origin_id"],
             promoted_by=row["promoted_by"],
+            pending_by=row["pending_by"],
+            approved_by=row["approved_by"],
         )
 
     @property
@@ -114,7 +120,7 @@ class Lesson:
     @property
     def is_fact(self) -> bool:
         """Only active lessons are stated as facts; stale ones are hedged, invalid ones never shown."""
-        return self.status == "active"
+        return self.status == "active" and self.pending_by is None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON form (the schema of `frontdesk memory show --json`)."""
@@ -146,6 +152,8 @@ class Lesson:
                 "times_held": self.times_held,
                 "origin_id": self.origin_id,
                 "promoted_by": self.promoted_by,
+                "pending_by": self.pending_by,
+                "approved_by": self.approved_by,
             },
             "status": self.status,
             "status_reason": self.status_reason,
@@ -223,6 +231,9 @@ def describe(lesson: Lesson) -> str:
             text += f", and held {lesson.times_held} times since"
     else:
         text += "; no fix known yet"
+    if lesson.pending_by is not None:
+        who = plain(lesson.pending_by, 64)
+        return f"proposed by {who} for lab {plain(lesson.scope_name, 64)}, awaits a second member or an admin: {text}"
     if lesson.status == "stale":
         return f"unconfirmed ({plain(lesson.status_reason or 'stale')}): {text}"
     if lesson.status == "invalid":

@@ -67,11 +67,15 @@ class LessonRows:
         order: str = "id",
         limit: int = 100,
         by_scope_index: bool = True,
+        pending: bool = False,
     ) -> list[Lesson]:
+        """Lessons in the principal's scopes; a lab proposal (`pending_by`) only with `pending` (for review: never
+        an admission notice, a report's match or a lesson that learns)."""
         self._age()
         scope_sql, scope_args = self._scope_sql(self.membership.scopes(principal), by_scope_index)
+        live = "" if pending else " AND pending_by IS NULL"
         rows = self.conn.execute(
-            f"SELECT * FROM memory_lessons WHERE {scope_sql} AND ({where}) ORDER BY {order} LIMIT ?",
+            f"SELECT * FROM memory_lessons WHERE {scope_sql} AND ({where}){live} ORDER BY {order} LIMIT ?",
             (*scope_args, *args, limit),
         ).fetchall()
         return [Lesson.from_row(r) for r in rows]

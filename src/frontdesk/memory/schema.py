@@ -91,5 +91,11 @@ MIGRATIONS = [
     DROP INDEX memory_runs_signature;
     CREATE INDEX memory_runs_signature_principal ON memory_runs(signature, principal);
     """,
+    # 4: a lab lesson one member promoted is a proposal (pending_by: who) until a second member or an admin
+    # approves it (approved_by); a proposal is read only by its lab's members, for review, and told to no agent
+    """
+    ALTER TABLE memory_lessons ADD COLUMN pending_by TEXT;
+    ALTER TABLE memory_lessons ADD COLUMN approved_by TEXT;
+    """,
 ]
 register_schema("memory", MIGRATIONS)

@@ -43,7 +43,7 @@ class LessonStore(LessonLearning):
     # -- reading, always through scopes -------------------------------------------------------------
     def get(self, lesson_id: int, principal: str) -> Lesson:
         """One lesson the principal may read (NotFound otherwise: no hint that it exists)."""
-        found = self._select("id=?", [lesson_id], principal, limit=1)
+        found = self._select("id=?", [lesson_id], principal, limit=1, pending=True)  # a proposal, for review
         if not found:
             raise NotFound(f"no lesson {lesson_id}")
         return found[0]
@@ -59,7 +59,8 @@ class LessonStore(LessonLearning):
         kind: str | None = None,
         template: str | None = None,
     ) -> list[Lesson]:
-        """Lessons the principal may read, by words (full text, best first), end state, kind and command."""
+        """Lessons the principal may read, by words (full text, best first), end state, kind and command; with
+        `include_invalid`, invalid ones and their labs' proposals too (for review)."""
         where, args = ["1=1" if include_invalid else "status != 'invalid'"], []
         for column, value in (("state", state and state.upper()), ("kind", kind), ("template", template)):
             if value:
@@ -70,7 +71,7 @@ class LessonStore(LessonLearning):
             where.append("id IN (SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?)")
             args.append(query)
         order = "times_seen DESC, updated_at DESC" if query else "updated_at DESC"
-        return self._select(" AND ".join(where), args, principal, order=order, limit=limit)
+        return self._select(" AND ".join(where), args, principal, order=order, limit=limit, pending=include_invalid)
 
     def matching(self, principal: str, ctx: JobContext) -> list[Lesson]:
         """Lessons about a job about to run: same template, or substrate lessons for its application.
@@ -170,36 +171,90 @@ class LessonStore(LessonLearning):
 
     # -- scopes: promotion and forgetting ------------------------------------------------------------
     def promote(
-        self, lesson_id: int, principal: str, scope: str, name: str | None = None, source: str | None = None
+        self,
+        lesson_id: int,
+        principal: str,
+        scope: str,
+        name: str | None = None,
+        source: str | None = None,
+        *,
+        admin: bool = False,
     ) -> Lesson:
-        """Copy a lesson into a wider scope, stripped of private paths; refused if secrets remain."""
-        lesson = self.get(lesson_id, principal)
+        """Copy a lesson into a wider scope, stripped of private paths; refused if secrets remain.
+
+        Into a lab, one member's promotion is a proposal (`pending_by`) that a second, distinct member of
+        that lab approves by promoting the proposal itself; an admin's promotion (or approval) holds at once."""
+        admin = admin or principal in self.membership.admins or principal == "root"
+        lesson = self._for_promotion(lesson_id, principal, admin)
+        if lesson.pending_by is not None and scope == lesson.scope:
+            return self._approve(lesson, principal, admin)
         if scope not in SCOPES or SCOPES.index(scope) <= SCOPES.index(lesson.scope):
             raise UserError(
                 f"cannot promote a {lesson.scope} lesson to {scope!r}: choose a wider scope "
                 f"({', '.join(SCOPES[SCOPES.index(lesson.scope) + 1 :])})"
             )
         name = "*" if scope == "cluster" else name or self._default_name(principal, scope, lesson)
-        if not self.membership.may_write(principal, scope, name):
+        if not (admin or self.membership.may_write(principal, scope, name)):
             raise Forbidden(f"{principal} may not add lessons to the {scope} scope {name!r}")
-        fields = scrubbed(lesson, principal)
+        fields = scrubbed(lesson, lesson.scope_name if lesson.scope == "user" else principal)
         now = self.clock()
         row = self.conn.execute(
-            "SELECT id FROM memory_lessons WHERE scope=? AND scope_name=? AND signature=? AND template=?"
-            " AND application=?",
+            "SELECT id, pending_by FROM memory_lessons WHERE scope=? AND scope_name=? AND signature=?"
+            " AND template=? AND application=?",
             (scope, name, lesson.signature, fields["template"], lesson.application),
         ).fetchone()
+        if row is not None and row["pending_by"] is not None:
+            if row["pending_by"] == principal and not admin:  # the same member again is still one
+                return Lesson.from_row(self._lesson_row(int(row["id"])))
+            raise Conflict(
+                f"lesson {row['id']}, proposed by {row['pending_by']} for the {scope} {name!r}, holds this"
+                f" lesson's place: read it (frontdesk memory show {row['id']}) and promote it to approve it"
+            )
         if row is not None:
             self._update(int(row["id"]), promoted_by=principal, confirmed_at=now)
             return Lesson.from_row(self._lesson_row(int(row["id"])))
+        pending = scope == "lab" and not admin
+        return self._copy(
+            lesson, fields, (scope, name), principal, source, now, (principal, None) if pending else (None, principal)
+        )
+
+    def _for_promotion(self, lesson_id: int, principal: str, admin: bool) -> Lesson:
+        """The lesson to promote: one the principal may read (a proposal of their lab too); an admin's, any."""
+        if not admin:
+            return self.get(lesson_id, principal)
+        row = self.conn.execute("SELECT * FROM memory_lessons WHERE id=?", (lesson_id,)).fetchone()
+        if row is None:
+            raise NotFound(f"no lesson {lesson_id}")
+        return Lesson.from_row(row)
+
+    def _approve(self, lesson: Lesson, principal: str, admin: bool) -> Lesson:
+        """A proposal promoted again: in force once a second member of its lab (or an admin) does it."""
+        if not admin:
+            if lesson.pending_by == principal:
+                return lesson  # one member twice is still one
+            if not self.membership.may_write(principal, lesson.scope, lesson.scope_name):
+                raise Forbidden(f"{principal} may not add lessons to the {lesson.scope} scope {lesson.scope_name!r}")
+        self._update(lesson.id, pending_by=None, approved_by=principal, confirmed_at=self.clock())
+        return Lesson.from_row(self._lesson_row(lesson.id))
+
+    def _copy(
+        self,
+        lesson: Lesson,
+        fields: dict[str, Any],
+        where: tuple[str, str],
+        principal: str,
+        source: str | None,
+        now: float,
+        pending_approved: tuple[str | None, str | None],
+    ) -> Lesson:
+        """Insert a promoted copy of `lesson` (its shareable `fields`) into scope `where`."""
         cur = self.conn.execute(
             "INSERT INTO memory_lessons(scope, scope_name, signature, kind, state, cause, detail, line,"
             " template, application, modules, partition, requested, conditions, fix, fix_text, source,"
             " created_at, created_by, confirmed_at, times_seen, times_held, status, status_reason, evidence,"
-            " origin_id, promoted_by, updated_at) VALUES (" + ",".join("?" * 28) + ")",
+            " origin_id, promoted_by, updated_at, pending_by, approved_by) VALUES (" + ",".join("?" * 30) + ")",
             (
-                scope,
-                name,
+                *where,
                 lesson.signature,
                 lesson.kind,
                 lesson.state,
@@ -226,6 +281,7 @@ class LessonStore(LessonLearning):
                 lesson.id,
                 principal,
                 now,
+                *pending_approved,
             ),
         )
         return Lesson.from_row(self._lesson_row(int(cur.lastrowid or 0)))

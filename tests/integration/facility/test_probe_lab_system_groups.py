@@ -42,6 +42,7 @@ def test_a_system_group_is_no_lab_unless_named(two_users: tuple[str, str], tmp_p
         store.promote(lesson.id, B, "lab", "users")
     shared = store.promote(lesson.id, B, "lab")  # the one lab B is in
     assert (shared.scope, shared.scope_name) == ("lab", LAB)
+    assert store.promote(shared.id, A, "lab").approved_by == A  # a second member of the lab approves it
     assert [x.id for x in store.search("memory", A)] == [shared.id]  # A, B's labmate, reads it
 
 

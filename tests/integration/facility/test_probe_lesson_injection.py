@@ -53,6 +53,7 @@ def test_another_users_lab_lesson_reaches_alice_quoted_on_one_line(facility: Fac
         [{"method": "POST", "path": f"/v1/memory/lessons/{lesson['id']}/promote", "body": {"scope": "lab"}}],
     )
     assert promoted[0][0] == 200 and promoted[0][1]["scope"] == "lab", promoted
+    _approve(facility, promoted[0][1]["id"])
     calls: list[dict[str, Any]] = [
         {
             "method": "POST",
@@ -92,10 +93,11 @@ def test_another_user_naming_alices_session_does_not_silence_her_notices(facilit
     app = "fdquietprobe"
     [[s1, lesson]] = facility.probe("bob", [_add_for(app)])
     assert s1 == 200, lesson
-    [[s2, _]] = facility.probe(
+    [[s2, proposal]] = facility.probe(
         "bob", [{"method": "POST", "path": f"/v1/memory/lessons/{lesson['id']}/promote", "body": {"scope": "lab"}}]
     )
     assert s2 == 200
+    _approve(facility, proposal["id"])
     sid = "fdquiet-alice-1"
     hook = {"event": "SessionStart", "harness": "claude-code", "cwd": "/tmp", "reach": {}}
     [[s3, _]] = facility.probe("alice", [{"method": "POST", "path": f"/v1/sessions/{sid}/hook", "body": hook}])
@@ -110,6 +112,13 @@ def test_another_user_naming_alices_session_does_not_silence_her_notices(facilit
     [[status, job]] = facility.probe("alice", [submit])
     assert status == 200, job
     assert any(w.startswith("memory:") and app in w for w in job["warnings"]), job  # said to her, once
+
+
+def _approve(facility: Facility, lab_lesson: int) -> None:
+    """A lab lesson holds once a second member of the lab promotes bob's proposal (test_probe_lab_promotion)."""
+    path = f"/v1/memory/lessons/{lab_lesson}/promote"
+    [[status, answer]] = facility.probe("alice", [{"method": "POST", "path": path, "body": {"scope": "lab"}}])
+    assert status == 200 and answer["provenance"]["approved_by"] == "alice", answer
 
 
 def _add_for(app: str) -> dict[str, Any]:

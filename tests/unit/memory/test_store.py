@@ -127,6 +127,11 @@ def test_reads_are_limited_to_the_principals_scopes(store: LessonStore) -> None:
             store.get(lesson.id, who)
     promoted = store.promote(lesson.id, "alice", "lab")
     assert (promoted.scope, promoted.scope_name, promoted.origin_id) == ("lab", "physics", lesson.id)
+    assert promoted.pending_by == "alice" and store.matching("carol", ctx()) == []  # one member only proposes
+    assert store.promote(promoted.id, "alice", "lab").pending_by == "alice"  # the same member twice is one
+    assert store.get(promoted.id, "carol").pending_by == "alice"  # the lab's members read it, to review it
+    approved = store.promote(promoted.id, "carol", "lab")  # a second member of physics
+    assert (approved.id, approved.pending_by, approved.approved_by) == (promoted.id, None, "carol")
     assert [x.id for x in store.matching("carol", ctx())] == [promoted.id]
     assert store.matching("bob", ctx()) == []
     with pytest.raises(NotFound):
