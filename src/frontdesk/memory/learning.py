@@ -187,13 +187,17 @@ class LessonLearning(LessonRows):
         return out
 
     def _site_rule(self, sig: Signature, ctx: JobContext, now: float) -> list[Lesson]:
-        """Substrate failures seen by `site_threshold` or more users become cluster lessons."""
+        """Substrate failures of one application seen by `site_threshold` or more users become cluster lessons.
+
+        The lesson holds only what those users share (the signature: kind, detail and the catalog's cause; the
+        application), never the words of the one whose job came last: its log line, modules, partition, project."""
         info = load_catalog().kinds.get(sig.kind)
         if info is None or not info.substrate or self.site_threshold <= 0:
             return []
         users = self.conn.execute(
-            "SELECT COUNT(*) FROM (SELECT DISTINCT principal FROM memory_runs WHERE signature=? LIMIT ?)",
-            (sig.key, self.site_threshold),
+            "SELECT COUNT(*) FROM (SELECT DISTINCT principal FROM memory_runs WHERE signature=? AND application=?"
+            " LIMIT ?)",
+            (sig.key, ctx.application, self.site_threshold),
         ).fetchone()[0]
         if users < self.site_threshold:
             return []
@@ -208,11 +212,11 @@ class LessonLearning(LessonRows):
                 (now, now, int(row["id"])),
             )
             return []
-        general = replace(ctx, template="", requested={}, modules=ctx.modules)
+        general = JobContext(template="", application=ctx.application)
         lesson_id = self._insert(
             scope="cluster",
             scope_name="*",
-            sig=sig,
+            sig=replace(sig, line="", normalised_line="", extra={}),
             ctx=general,
             source="site",
             by=f"site rule: seen by {users} users",
