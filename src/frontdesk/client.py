@@ -1,4 +1,5 @@
-"""The thin client of the gateway: stdlib HTTP over the Unix socket (or TCP with a bearer token).
+"""The thin client of the gateway: stdlib HTTP over the Unix socket (or TCP with a bearer token or MUNGE: inside
+TLS for an `https://` URL; a credential goes in plain text only to a loopback address, see frontdesk.tls).
 
 Used by the CLI, the hooks, the shims and the MCP server. Imports only the stdlib and frontdesk.errors,
 so a fresh process that talks to the gateway starts in a few tens of milliseconds.
@@ -151,10 +152,10 @@ class Client:
         return self.url or self.socket_path
 
     def _connect(self, timeout: float | None) -> socket.socket:
-        if self.url:
-            hostport = self.url.split("://", 1)[-1].split("/", 1)[0]
-            host, _, port = hostport.rpartition(":")
-            return socket.create_connection((host.strip("[]") or "localhost", int(port or 80)), timeout=timeout)
+        if self.url:  # TCP: inside TLS for https:// (frontdesk.tls), checked, never downgraded
+            from frontdesk.tls import connect, endpoint
+
+            return connect(endpoint(self.url), timeout)
         from frontdesk.paths import check_listener, check_rendezvous, trusted_uids
 
         trusted = trusted_uids()
@@ -179,12 +180,16 @@ class Client:
     def _open(self, method: str, path: str, body: Any, timeout: float | None) -> _Response:
         data = b"" if body is None else json.dumps(body).encode()
         auth = None
+        if self.url and (self.munge or self.token):  # on the Unix socket the kernel says who we are
+            from frontdesk.tls import endpoint, refuse_plaintext
+
+            refuse_plaintext(endpoint(self.url), "MUNGE credential" if self.munge else "bearer token")
         if self.url and self.munge:
             from frontdesk.identity import munge_credential
             from frontdesk.wire import request_binding
 
             auth = f"MUNGE {munge_credential(request_binding(method, path, data))}"
-        elif self.token and self.url:  # on the Unix socket the kernel says who we are: no token needed
+        elif self.token and self.url:
             auth = f"Bearer {self.token}"
         head = request_head(method, path, len(data), json_body=body is not None, auth=auth)
         sock = self._connect(timeout)

@@ -38,6 +38,11 @@ class Settings:
     backend: str = "local"
     listen: str | None = None
     token: str | None = None
+    tls_cert: str | None = None
+    """PEM certificate (chain) of the TCP listener; with `tls_key`, `listen` speaks TLS only (frontdesk.tls)."""
+    tls_key: str | None = None
+    tls_ca: str | None = None
+    """The CA bundle clients check the gateway's certificate with (None: the system's store)."""
     tick_seconds: float = 1.0
     report_max_bytes: int = 2048
     local_cpus: int | None = None
@@ -66,6 +71,9 @@ _ENV_KEYS: dict[str, tuple[str, type]] = {
     "FRONTDESK_MODE": ("mode", str),
     "FRONTDESK_LISTEN": ("listen", str),
     "FRONTDESK_TOKEN": ("token", str),
+    "FRONTDESK_TLS_CERT": ("tls_cert", str),
+    "FRONTDESK_TLS_KEY": ("tls_key", str),
+    "FRONTDESK_TLS_CA": ("tls_ca", str),
     "FRONTDESK_TICK": ("tick_seconds", float),
     "FRONTDESK_LOCAL_CPUS": ("local_cpus", int),
     "FRONTDESK_LOCAL_MEMORY": ("local_memory", str),
@@ -77,6 +85,9 @@ _TOML_KEYS: dict[str, tuple[str, str, type]] = {
     "mode": ("gateway", "mode", str),
     "listen": ("gateway", "listen", str),
     "token": ("gateway", "token", str),
+    "tls_cert": ("gateway", "tls_cert", str),
+    "tls_key": ("gateway", "tls_key", str),
+    "tls_ca": ("gateway", "tls_ca", str),
     "tick_seconds": ("gateway", "tick_seconds", float),
     "report_max_bytes": ("gateway", "report_max_bytes", int),
     "local_cpus": ("local", "cpus", int),

@@ -8,7 +8,8 @@ listener after (root, the site's service user or itself), keeps the last event i
 `<home>/facility-cursor.json` and resumes from it after either side restarts (the facility stores events
 before it sends them), reconnecting with a backoff of 0.2 s doubling to 5 s. On a host without the socket
 (the facility runs elsewhere), it uses the site's `url` over TCP, signed with a fresh MUNGE credential per
-connection, when the site says `munge = true`. The tick stays the safety net.
+connection, when the site says `munge = true`: inside TLS (`https://`, checked against `[gateway] tls_ca`),
+or in plain text to a loopback address only (frontdesk.tls). The tick stays the safety net.
 Stdlib only: the backends import it.
 """
 
@@ -59,7 +60,7 @@ def facility_target(mode: str, own_socket: Path) -> FacilityTarget | None:
     if path == own_socket:
         return None
     url = site.get("url") if site.get("munge") is True else None
-    return FacilityTarget(path, str(url) if isinstance(url, str) and url.startswith("http://") else None)
+    return FacilityTarget(path, str(url) if isinstance(url, str) and url.startswith(("http://", "https://")) else None)
 
 
 class Subscription:
@@ -137,12 +138,17 @@ class Subscription:
                 raise
             return reader, writer, ""
         from frontdesk.identity import munge_credential
+        from frontdesk.tls import client_ca, client_context, endpoint, refuse_plaintext
         from frontdesk.wire import request_binding
 
-        host, _, port = self.url.split("://", 1)[1].split("/", 1)[0].rpartition(":")
+        where = endpoint(self.url)
+        refuse_plaintext(where, "MUNGE credential")  # https://, or this machine's loopback
+        tls = client_context(client_ca()) if where.tls else None
         binding = request_binding("GET", target, b"")  # good for this request only, once (munged refuses replays)
         cred = await asyncio.to_thread(munge_credential, binding)
-        reader, writer = await asyncio.open_connection(host.strip("[]"), int(port or 80))
+        reader, writer = await asyncio.open_connection(
+            where.host, where.port, ssl=tls, server_hostname=where.host if tls else None
+        )
         return reader, writer, f"MUNGE {cred}"
 
     async def _once(self) -> bool:

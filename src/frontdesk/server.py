@@ -7,6 +7,7 @@ is 0600 per-user, 0666 in facility mode (every user connects; the kernel says wh
 
 from __future__ import annotations
 
+import asyncio
 import fcntl
 import json
 import logging
@@ -19,8 +20,11 @@ from typing import TYPE_CHECKING, Any
 
 from frontdesk.config import Settings, load_settings
 from frontdesk.errors import ConfigError, Conflict, UserError
+from frontdesk.tls import HANDSHAKE_S
 
 if TYPE_CHECKING:
+    import ssl
+
     import uvicorn
 
     from frontdesk.gateway import Gateway
@@ -128,8 +132,37 @@ def _settings(
     return settings
 
 
-def _server(gw: Gateway, log_level: str) -> uvicorn.Server:
-    """Uvicorn over the gateway's app; a stop signal begins the gateway's shutdown first."""
+def _listener_tls(settings: Settings) -> ssl.SSLContext | None:
+    """The TCP listener's TLS context (`[gateway] tls_cert` + `tls_key`), None for plain text, which only a
+    loopback address or an explicit `insecure_plaintext = true` (logged as a warning) gets."""
+    from frontdesk.tls import is_loopback, server_context
+
+    insecure = settings.section("gateway").get("insecure_plaintext", False)
+    if not isinstance(insecure, bool):
+        raise ConfigError(f"[gateway] insecure_plaintext: expected true or false, got {insecure!r}")
+    if bool(settings.tls_cert) != bool(settings.tls_key):
+        raise ConfigError("[gateway] tls_cert and tls_key go together: set both (FRONTDESK_TLS_CERT/_KEY) or neither")
+    if settings.tls_cert and settings.tls_key:
+        return server_context(settings.tls_cert, settings.tls_key)
+    host = str(settings.listen).rpartition(":")[0]
+    if is_loopback(host):
+        return None
+    if not insecure:
+        raise ConfigError(
+            f"[gateway] listen = {settings.listen!r} is not a loopback address: bearer tokens and MUNGE credentials "
+            "would cross the network in plain text; set [gateway] tls_cert and tls_key (or insecure_plaintext = true)"
+        )
+    logging.getLogger("frontdesk.server").warning(
+        "listening on %s WITHOUT TLS (insecure_plaintext = true): tokens and MUNGE credentials cross the network "
+        "in plain text; set [gateway] tls_cert and tls_key",
+        settings.listen,
+    )
+    return None
+
+
+def _server(gw: Gateway, log_level: str, tcp: socket.socket | None, tls: ssl.SSLContext | None) -> uvicorn.Server:
+    """Uvicorn over the gateway's app; a stop signal begins the gateway's shutdown first. The TCP listener `tcp`
+    is served inside `tls` when given (uvicorn's own ssl setting would cover the Unix socket too)."""
     import uvicorn
 
     from frontdesk.api.app import create_app
@@ -146,6 +179,23 @@ def _server(gw: Gateway, log_level: str) -> uvicorn.Server:
     )
 
     class _Server(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets=sockets)
+            if tcp is None or self.should_exit:
+                return
+            loop = asyncio.get_running_loop()
+
+            def protocol() -> asyncio.Protocol:
+                state = {"config": cfg, "server_state": self.server_state, "app_state": self.lifespan.state}
+                made: asyncio.Protocol = cfg.http_protocol_class(**state, _loop=loop)  # type: ignore[call-arg]
+                return made
+
+            self.servers.append(
+                await loop.create_server(
+                    protocol, sock=tcp, ssl=tls, ssl_handshake_timeout=HANDSHAKE_S if tls else None, backlog=512
+                )
+            )
+
         def handle_exit(self, sig: int, frame: Any) -> None:
             if gw.loop is not None:
                 gw.loop.call_soon_threadsafe(gw.begin_shutdown)
@@ -160,6 +210,7 @@ def _announce(settings: Settings, announce_json: bool) -> None:
         info = {
             "socket": str(settings.socket),
             "listen": settings.listen,
+            "tls": bool(settings.listen and settings.tls_cert),
             "backend": settings.backend,
             "mode": settings.mode,
             "home": str(settings.home),
@@ -169,7 +220,7 @@ def _announce(settings: Settings, announce_json: bool) -> None:
         return
     print(
         f"frontdesk gateway on {settings.socket}"
-        + (f" and {settings.listen}" if settings.listen else "")
+        + (f" and {settings.listen}" + (" (TLS)" if settings.tls_cert else "") if settings.listen else "")
         + f" (backend {settings.backend}, state {settings.home})",
         file=sys.stderr,
         flush=True,
@@ -192,14 +243,14 @@ def serve(
     logging.basicConfig(
         level=log_level.upper(), stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    tls = _listener_tls(settings) if settings.listen else None  # checked before anything is bound or locked
     lock = _lock(settings)
     sockets = [bind_unix(settings.socket, settings.mode == "facility")]
-    if settings.listen:
-        sockets.append(_bind_tcp(settings.listen))
+    tcp = _bind_tcp(settings.listen) if settings.listen else None
     from frontdesk.guard.secrets import redact
 
     gw = Gateway(settings, redact=redact)  # the composition root hands the core its redactor
-    server = _server(gw, log_level)
+    server = _server(gw, log_level, tcp, tls)
     _announce(settings, announce_json)
     try:
         server.run(sockets=sockets)

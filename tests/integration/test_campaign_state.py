@@ -199,9 +199,13 @@ def test_a_campaign_is_its_owners_only(gateway_factory: Any) -> None:
         for args in (("show", "own-1"), ("resume", "own-1", "--dry-run", "--dir", "/tmp"), ("suspend", "own-1")):
             other = _as("fdcamp2", sock, "sessions", *args)
             assert other.returncode != 0 and "no session 'own-1' of yours" in other.stderr, (args, other.stderr)
-        stolen = _as("fdcamp2", sock, "run", "--json", "--", "true", env=mine)  # the same session id, same spec
-        assert stolen.returncode != 0 and "belongs to another user" in stolen.stderr, stolen.stdout
-        assert [r["id"] for r in json.loads(_as("fdcamp2", sock, "sessions", "--json").stdout)] == []
+        same = _as("fdcamp2", sock, "run", "--json", "--", "true", env=mine)  # the same session id, same spec
+        assert same.returncode == 0, same.stderr  # fdcamp2's own session of that id: its own job, its own key
+        assert json.loads(same.stdout)["id"] != json.loads(res.stdout)["id"], same.stdout
+        theirs = json.loads(_as("fdcamp2", sock, "sessions", "--json").stdout)
+        assert [(r["id"], r["user"]) for r in theirs] == [("own-1", "fdcamp2")]
+        shown = _as("fdcamp1", sock, "sessions", "show", "own-1", "--json")
+        assert json.loads(shown.stdout)["user"] == "fdcamp1", shown.stdout  # the first user's session untouched
     finally:
         gw.stop()
         shutil.rmtree(sockdir, ignore_errors=True)

@@ -1,8 +1,9 @@
 """`/v1/sessions` routes: register, list, unread, ack, read, turn state, and the hooks' long-poll.
 
-Every route acts for the request's principal: a session is read, acknowledged or woken only by its
-own user (root may list all). Bodies are small pydantic models; errors are frontdesk errors. What each
-call does is the delivery service's (service.py); the routes parse, check the owner and call it.
+Every route acts for the request's principal: a path's session id names the caller's own session (sessions
+are keyed by (user, id), so another user's same id is another session, out of reach; root may list all).
+Bodies are small pydantic models; errors are frontdesk errors. What each call does is the delivery
+service's (service.py); the routes parse, look up the caller's session and call it.
 """
 
 from __future__ import annotations
@@ -100,13 +101,13 @@ def build_router(plugin: DeliveryService) -> APIRouter:
     r = APIRouter(prefix="/sessions", tags=["sessions"])
 
     def owned(sid: str, request: Request) -> Session:
-        return plugin.attached().owned(sid, _principal(request))
+        return plugin.attached().owned(_principal(request), sid)  # the caller's own session of that id
 
     @r.post("")
     async def register(body: RegisterBody, request: Request) -> dict[str, Any]:
         plugin.attached()
-        s = plugin.register(body.session, _principal(request), body.harness, body.cwd, body.reach)
-        plugin.kick(s.id)
+        s = plugin.register(_principal(request), body.session, body.harness, body.cwd, body.reach)
+        plugin.kick(s.key)
         return plugin.view(s)
 
     @r.get("")
@@ -143,7 +144,7 @@ def build_router(plugin: DeliveryService) -> APIRouter:
     @r.post("/{sid}/hook")
     async def hook(sid: str, body: HookBody, request: Request) -> dict[str, Any]:
         """What a hook run needs in one round trip; may long-poll (Stop, rewake)."""
-        return await plugin.hook_run(sid, _principal(request), _hook_call(body))
+        return await plugin.hook_run(_principal(request), sid, _hook_call(body))
 
     _campaign_routes(r, plugin, owned)
     return r

@@ -6,9 +6,14 @@ report arrived, but never later than `max_wait` after its first, so a stream of 
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass, field
+from typing import Generic, TypeVar
 
 __all__ = ["Batcher"]
+
+K = TypeVar("K", bound=Hashable)
+"""What names a session (the plug-in: (user, id))."""
 
 
 @dataclass
@@ -20,16 +25,16 @@ class _Pending:
 
 
 @dataclass
-class Batcher:
+class Batcher(Generic[K]):
     """Per-session due times for delivery attempts."""
 
     window: float = 1.0
     max_wait: float = 5.0
     retry_base: float = 1.0
     retry_max: float = 60.0
-    _pending: dict[str, _Pending] = field(default_factory=dict)
+    _pending: dict[K, _Pending] = field(default_factory=dict)
 
-    def arrived(self, session: str, now: float) -> float:
+    def arrived(self, session: K, now: float) -> float:
         """A report for `session` arrived at `now`; returns when its batch is due."""
         p = self._pending.get(session)
         if p is None:
@@ -43,7 +48,7 @@ class Batcher:
         self._pending[session] = p
         return p.due
 
-    def kick(self, session: str, now: float, settle_from: float | None = None) -> float:
+    def kick(self, session: K, now: float, settle_from: float | None = None) -> float:
         """Something changed (a hook started waiting): due at once, or when the batch settles."""
         p = self._pending.get(session)
         last = settle_from if settle_from is not None else (p.last if p else now - self.window)
@@ -51,7 +56,7 @@ class Batcher:
         self._pending[session] = _Pending(first=p.first if p else now, last=p.last if p else last, due=due, failures=0)
         return due
 
-    def due(self, now: float) -> list[str]:
+    def due(self, now: float) -> list[K]:
         """Sessions whose batch is due at `now`, oldest first."""
         ready = [(p.due, s) for s, p in self._pending.items() if p.due <= now]
         return [s for _, s in sorted(ready)]
@@ -60,15 +65,15 @@ class Batcher:
         """The earliest due time, or None when nothing waits."""
         return min((p.due for p in self._pending.values()), default=None)
 
-    def done(self, session: str) -> None:
+    def done(self, session: K) -> None:
         """The batch was delivered (or handed to a hook): forget it."""
         self._pending.pop(session, None)
 
-    def park(self, session: str) -> None:
+    def park(self, session: K) -> None:
         """No channel can take it now: wait for the next hook (no timer)."""
         self._pending.pop(session, None)
 
-    def failed(self, session: str, now: float) -> float:
+    def failed(self, session: K, now: float) -> float:
         """Every channel failed: retry with exponential backoff; returns the next due time."""
         p = self._pending.get(session) or _Pending(first=now, last=now, due=now)
         p.failures += 1
@@ -76,13 +81,13 @@ class Batcher:
         self._pending[session] = p
         return p.due
 
-    def defer(self, session: str, until: float) -> None:
+    def defer(self, session: K, until: float) -> None:
         """Try again at `until` (a lease running out, a busy pane)."""
         p = self._pending.get(session) or _Pending(first=until, last=until, due=until)
         p.due = until
         self._pending[session] = p
 
-    def failures(self, session: str) -> int:
+    def failures(self, session: K) -> int:
         """How many consecutive failed attempts this session's batch has had."""
         p = self._pending.get(session)
         return p.failures if p else 0

@@ -46,7 +46,7 @@ class CampaignService:
         now = self.clock()
         items = [PlanItem(text, PlanStatus.parse(status)) for text, status in plan] if plan is not None else None
         self.store.checkpoint(
-            s.id,
+            s.key,
             now,
             handle=s.id if s.harness in _RESUMABLE else None,  # Claude's session id, Codex's thread id
             transcript=s.reach.get("transcript_path"),
@@ -54,32 +54,30 @@ class CampaignService:
             plan=items,
             plan_source=plan_source,
         )
-        mark = self.store.mark(s.id, now)
+        mark = self.store.mark(s.key, now)
         after = after_hook(mark, event, prompt_id)
         if after != mark:
-            self.store.set_mark(s.id, after, now)
+            self.store.set_mark(s.key, after, now)
 
     def on_submit(self, s: Session, host: str | None) -> None:
         """A job from the session: its campaign row exists and knows the node it runs on."""
-        self.store.checkpoint(s.id, self.clock(), host=host)
+        self.store.checkpoint(s.key, self.clock(), host=host)
 
     def load(self, s: Session) -> Campaign:
         """The session's campaign as stored now."""
         return self.store.load(s)
 
     def turn_of(self, sid: str, principal: str, spec_hash: str) -> tuple[int, int] | None:
-        """(turn, n) for a submission key: the n-th identical submission of this turn; None if not the caller's."""
-        s = self.sessions.get(sid)
+        """(turn, n) for a submission key: the n-th identical submission of this turn in `principal`'s session."""
+        s = self.sessions.get(principal, sid)
         if s is None:
-            s, _ = self.sessions.upsert(sid, principal, self.clock())
-        if s.user != principal:
-            return None  # another user's session id: no key (admission refuses it)
+            s, _ = self.sessions.upsert(principal, sid, self.clock())
         now = self.clock()
-        mark = self.store.mark(sid, now)
+        mark = self.store.mark(s.key, now)
         after = after_submission(mark, idle=s.turn_state in _OUTSIDE_A_TURN)  # its prompt hook was lost
         if after != mark:
-            self.store.set_mark(sid, after, now)
-        return self.store.next_ordinal(sid, spec_hash, now)
+            self.store.set_mark(s.key, after, now)
+        return self.store.next_ordinal(s.key, spec_hash, now)
 
     def resume(
         self, s: Session, *, directory: str | None, headless: bool, harness_args: Sequence[str], commit: bool
@@ -88,22 +86,22 @@ class CampaignService:
         if directory is not None and not directory.startswith("/"):
             raise UserError(f"dir {directory!r}: an absolute path is needed")
         c = self.store.load(s)
-        reports = self.sessions.unread(s.id)
+        reports = self.sessions.unread(s.key)
         plan = build_plan(c, reports, self.cfg, directory=directory, headless=headless, harness_args=harness_args)
         if commit:
             now = self.clock()
-            self.store.resumed(s.id, now, continue_turn=c.turn_unfinished)
+            self.store.resumed(s.key, now, continue_turn=c.turn_unfinished)
             if directory:
-                self.sessions.upsert(s.id, s.user, now, cwd=directory)
-            self.sessions.set_turn(s.id, TurnState.UNKNOWN, now)
+                self.sessions.upsert(s.user, s.id, now, cwd=directory)
+            self.sessions.set_turn(s.key, TurnState.UNKNOWN, now)
         return plan
 
     def suspended(self, s: Session) -> Campaign:
         """The harness was ended on purpose; its jobs run on."""
-        self.store.suspended(s.id, self.clock())
+        self.store.suspended(s.key, self.clock())
         return self.store.load(s)
 
     def on_node(self, sessions: Sequence[Session], node: str) -> list[Session]:
         """The sessions whose harness last ran on `node`."""
-        hosts = self.store.hosts([s.id for s in sessions])
-        return [s for s in sessions if (hosts.get(s.id) or s.reach.get("host")) == node]
+        hosts = self.store.hosts([s.key for s in sessions])
+        return [s for s in sessions if (hosts.get(s.key) or s.reach.get("host")) == node]

@@ -8,7 +8,10 @@ from typing import Any
 
 from frontdesk.errors import ConfigError
 
-__all__ = ["AgentSettings", "Harness", "Session", "TurnState", "DEFAULT_CHANNELS"]
+__all__ = ["AgentSettings", "Harness", "Session", "SessionKey", "TurnState", "DEFAULT_CHANNELS"]
+
+SessionKey = tuple[str, str]
+"""(user, session id): a session id is its user's own name, so two users may use the same id independently."""
 
 DEFAULT_CHANNELS: tuple[str, ...] = ("inbox", "codex_live", "hooks", "tmux", "headless")
 
@@ -75,6 +78,11 @@ class Session:
     last_seen_at: float = 0.0
     last_channel: str | None = None
     last_reason: str | None = None
+
+    @property
+    def key(self) -> SessionKey:
+        """(user, id): what names this session in the store and in every in-memory map."""
+        return (self.user, self.id)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (`frontdesk sessions --json`); `reach` keeps only non-secret keys."""

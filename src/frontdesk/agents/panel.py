@@ -18,8 +18,8 @@ ROWS = 20
 def sessions_panel(store: SessionStore, caller: Caller) -> Panel:
     """The caller's own sessions (everyone's for an admin), most recently seen first, with unread counts."""
     sessions = store.list_sessions(None if caller.admin else caller.user)[:ROWS]
-    unread = store.unread_counts(s.id for s in sessions)
+    unread = store.unread_counts(s.key for s in sessions)
     rows = tuple(
-        (s.id, s.user, str(s.harness), s.cwd or "", str(s.turn_state), str(unread.get(s.id, 0))) for s in sessions
+        (s.id, s.user, str(s.harness), s.cwd or "", str(s.turn_state), str(unread.get(s.key, 0))) for s in sessions
     )
     return Panel("Sessions", ("session", "user", "harness", "directory", "turn", "unread reports"), rows)

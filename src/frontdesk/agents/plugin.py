@@ -68,8 +68,8 @@ class AgentsPlugin(DeliveryService):
         self._wakeup = asyncio.Event()
         self._unsubscribe = gateway.bus.subscribe(self._on_event)
         now = self.clock()
-        for sid in self.store.sessions_with_unread():
-            self.batcher.arrived(sid, now)
+        for key in self.store.sessions_with_unread():
+            self.batcher.arrived(key, now)
         self._task = asyncio.get_running_loop().create_task(self._run())
 
     async def stop(self) -> None:
@@ -96,9 +96,9 @@ class AgentsPlugin(DeliveryService):
                 "tmux_pane": extra.get("tmux_pane"),
             }
         )
-        s, _ = self.store.upsert(
-            sid, ctx.principal, self.clock(), ctx.harness, ctx.cwd, {k: v for k, v in reach.items() if v}
-        )  # another user's session id: Denied
+        s, _ = self.store.upsert(  # the principal's own session of that id (another user's same id is another)
+            ctx.principal, sid, self.clock(), ctx.harness, ctx.cwd, {k: v for k, v in reach.items() if v}
+        )
         if self.campaigns is not None:
             host = extra.get("host")
             self.campaigns.on_submit(s, host if isinstance(host, str) else None)
@@ -132,11 +132,13 @@ class AgentsPlugin(DeliveryService):
             return
         assert self.store is not None
         now = self.clock()
-        user = event.principal or "unknown"
+        if not event.principal:
+            return  # a job's events carry its submitter: a session is only ever its submitter's own
+        key = (event.principal, event.session)
         try:
-            self.store.upsert(event.session, user, now)
-        except Exception as exc:  # another user's session id: never deliver across users
-            log.warning("job %s names session %s: %s", event.job_id, event.session, exc)
+            self.store.upsert(*key, now)
+        except Exception as exc:  # the user's cap of sessions: the report stays in the journal
+            log.warning("job %s names session %s of %s: %s", event.job_id, event.session, event.principal, exc)
             return
         if event.kind is EventKind.JOB_SUBMITTED or event.job_id is None:
             return
@@ -144,14 +146,12 @@ class AgentsPlugin(DeliveryService):
         if report.get("array_id") is not None:
             return  # a task of an array: told within the array's one report, never on its own (one wake)
         text = str(report.get("text") or f"frontdesk job {event.job_id}: {report.get('state', '?')}")
-        seq = self.store.add_report(
-            event.session, event.job_id, report.get("name"), str(report.get("state", "?")), text, now
-        )
+        seq = self.store.add_report(key, event.job_id, report.get("name"), str(report.get("state", "?")), text, now)
         if seq is not None:
             self._remember_output(event.job_id, text)
-            self.batcher.arrived(event.session, now)
-            if not self.store.active_jobs(event.session):  # nothing else can end soon: no need to batch
-                self.batcher.kick(event.session, now, settle_from=now - self.cfg.batch_window_s)
+            self.batcher.arrived(key, now)
+            if not self.store.active_jobs(key):  # nothing else can end soon: no need to batch
+                self.batcher.kick(key, now, settle_from=now - self.cfg.batch_window_s)
             self.poke()
 
     def _remember_output(self, job_id: int, text: str) -> None:
@@ -174,12 +174,12 @@ class AgentsPlugin(DeliveryService):
         assert self._wakeup is not None
         while True:
             now = self.clock()
-            for sid in self.batcher.due(now):
+            for key in self.batcher.due(now):
                 try:
-                    await self.flush(sid)
+                    await self.flush(key)
                 except Exception:
-                    log.exception("delivery to session %s failed", sid)
-                    self.batcher.failed(sid, self.clock())
+                    log.exception("delivery to session %s of %s failed", key[1], key[0])
+                    self.batcher.failed(key, self.clock())
             nxt = self.batcher.next_due()
             timeout = None if nxt is None else max(0.0, nxt - self.clock())
             self._wakeup.clear()

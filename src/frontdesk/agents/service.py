@@ -20,7 +20,7 @@ from frontdesk.agents.channels.base import Busy, Channel, Declined, choose
 from frontdesk.agents.channels.hooks import HooksChannel, Waiter
 from frontdesk.agents.delivery import live_channel
 from frontdesk.agents.framing import frame_wake
-from frontdesk.agents.model import AgentSettings, Session, TurnState
+from frontdesk.agents.model import AgentSettings, Session, SessionKey, TurnState
 from frontdesk.agents.procinfo import start_time, with_start
 from frontdesk.agents.store import SessionStore
 from frontdesk.errors import UserError
@@ -67,27 +67,29 @@ class DeliveryService:
         self.channels = channels
         hooks = [c for c in channels if isinstance(c, HooksChannel)]
         self.hooks: HooksChannel = hooks[0] if hooks else HooksChannel(cfg)
-        self.batcher = Batcher(window=cfg.batch_window_s, max_wait=cfg.batch_max_s, retry_max=cfg.retry_max_s)
+        self.batcher = Batcher[SessionKey](
+            window=cfg.batch_window_s, max_wait=cfg.batch_max_s, retry_max=cfg.retry_max_s
+        )
         self.gw: GatewayHandle | None = None
         self.store: SessionStore | None = None
         self.campaigns: CampaignService | None = None  # issue 18: bound at attach, like the store
         self._wakeup: asyncio.Event | None = None
-        self._locks: dict[str, asyncio.Lock] = {}
+        self._locks: dict[SessionKey, asyncio.Lock] = {}
 
     def poke(self) -> None:
         """Wake the delivery loop (something became due or a channel became available)."""
         if self._wakeup is not None:
             self._wakeup.set()
 
-    def kick(self, sid: str) -> None:
+    def kick(self, key: SessionKey) -> None:
         """A hook arrived or the turn state changed: reconsider this session's unread reports."""
         assert self.store is not None
-        if not self.store.unread(sid):
+        if not self.store.unread(key):
             return
-        last = self.store.last_arrival(sid)
-        if not self.store.active_jobs(sid):
+        last = self.store.last_arrival(key)
+        if not self.store.active_jobs(key):
             last = self.clock() - self.cfg.batch_window_s
-        self.batcher.kick(sid, self.clock(), settle_from=last)
+        self.batcher.kick(key, self.clock(), settle_from=last)
         self.poke()
 
     def _wake_event(
@@ -103,25 +105,25 @@ class DeliveryService:
         except Exception:
             log.exception("could not record the wake of session %s", s.id)
 
-    async def flush(self, sid: str) -> None:
+    async def flush(self, key: SessionKey) -> None:
         """Deliver the session's unread reports through the first channel that takes them."""
-        lock = self._locks.setdefault(sid, asyncio.Lock())
+        lock = self._locks.setdefault(key, asyncio.Lock())
         async with lock:
-            await self._flush(sid)
+            await self._flush(key)
 
-    async def _flush(self, sid: str) -> None:
+    async def _flush(self, key: SessionKey) -> None:
         assert self.store is not None
-        s = self.store.get(sid)
+        s = self.store.get(*key)
         now = self.clock()
         if s is None:
-            self.batcher.done(sid)
+            self.batcher.done(key)
             return
         if s.lease_until > now:
-            self.batcher.defer(sid, s.lease_until + 0.01)
+            self.batcher.defer(key, s.lease_until + 0.01)
             return
-        reports = self.store.unread(sid)
+        reports = self.store.unread(key)
         if not reports:
-            self.batcher.done(sid)
+            self.batcher.done(key)
             return
         text = frame_wake(reports)
         job_ids = [r.job_id for r in reports]
@@ -136,49 +138,49 @@ class DeliveryService:
             try:
                 ok = await ch.deliver(s, text, job_ids)
             except Busy as busy:
-                self.store.note(sid, ch.name, f"busy: {busy}")
-                self.batcher.defer(sid, self.clock() + max(self.cfg.batch_window_s, 1.0))
+                self.store.note(key, ch.name, f"busy: {busy}")
+                self.batcher.defer(key, self.clock() + max(self.cfg.batch_window_s, 1.0))
                 return
             except Declined as no:
                 declined.append(f"{ch.name} declined: {no}")
                 self._wake_event(s, ch.name, job_ids, False, declined[-1])
                 continue
             except Exception as exc:
-                log.warning("channel %s failed for session %s: %s", ch.name, sid, exc)
+                log.warning("channel %s failed for session %s of %s: %s", ch.name, s.id, s.user, exc)
                 ok = False
             if ok and ch.confirms_later:
-                self.store.lease(sid, upto, self.clock() + self.cfg.lease_s)
-                self.store.note(sid, ch.name, "handed to a waiting hook")
-                self.batcher.defer(sid, self.clock() + self.cfg.lease_s + 0.01)
+                self.store.lease(key, upto, self.clock() + self.cfg.lease_s)
+                self.store.note(key, ch.name, "handed to a waiting hook")
+                self.batcher.defer(key, self.clock() + self.cfg.lease_s + 0.01)
                 return
             if ok:
                 self.acknowledge(s, upto, ch.name)
-                self.batcher.done(sid)
+                self.batcher.done(key)
                 return
             self._wake_event(s, ch.name, job_ids, False, "delivery failed")
         if usable:
-            due = self.batcher.failed(sid, self.clock())
+            due = self.batcher.failed(key, self.clock())
             why = f" ({'; '.join(declined)})" if declined else ""
-            self.store.note(sid, None, f"every channel failed{why}; retry in {due - self.clock():.0f}s")
+            self.store.note(key, None, f"every channel failed{why}; retry in {due - self.clock():.0f}s")
         else:
-            self.batcher.park(sid)
-            self.store.note(sid, None, "waiting for the next hook (" + "; ".join(reasons) + ")")
+            self.batcher.park(key)
+            self.store.note(key, None, "waiting for the next hook (" + "; ".join(reasons) + ")")
 
     def acknowledge(self, s: Session, upto: int, channel: str) -> list[int]:
         """Advance the cursor; one `session.wake` event naming the jobs."""
         assert self.store is not None
-        jobs = self.store.ack(s.id, upto, channel, self.clock())
+        jobs = self.store.ack(s.key, upto, channel, self.clock())
         if jobs:
-            self.store.note(s.id, channel, f"delivered jobs {', '.join(map(str, jobs))}")
+            self.store.note(s.key, channel, f"delivered jobs {', '.join(map(str, jobs))}")
             self._wake_event(s, channel, jobs, True)
         return jobs
 
     def mark_read(self, s: Session, jobs: Sequence[int], via: str) -> list[int]:
         """The session read these reports itself: delivered, and no hook or wake brings them again."""
         assert self.store is not None
-        marked = self.store.mark_read(s.id, jobs, f"read:{via}", self.clock())
+        marked = self.store.mark_read(s.key, jobs, f"read:{via}", self.clock())
         if marked:
-            self.store.note(s.id, f"read:{via}", f"read by the session: jobs {', '.join(map(str, marked))}")
+            self.store.note(s.key, f"read:{via}", f"read by the session: jobs {', '.join(map(str, marked))}")
             self._wake_event(s, f"read:{via}", marked, True)
         return marked
 
@@ -196,9 +198,9 @@ class DeliveryService:
         for old in self.store.with_unread_in(s.user, s.cwd, s.id):
             if old.turn_state is not TurnState.ENDED and not _process_gone(old):
                 continue
-            jobs = self.store.move_unread(old.id, s.id)
+            jobs = self.store.move_unread(s.user, old.id, s.id)
             if jobs:
-                self.store.note(old.id, None, f"session ended: jobs {', '.join(map(str, jobs))} handed to {s.id}")
+                self.store.note(old.key, None, f"session ended: jobs {', '.join(map(str, jobs))} handed to {s.id}")
                 moved.append((old.id, jobs))
         if not moved:
             return None
@@ -212,10 +214,10 @@ class DeliveryService:
         now = self.clock()
         if s.lease_until > now:
             return {"delivery": None, "reason": "another hook holds these reports"}
-        reports = self.store.unread(s.id)
+        reports = self.store.unread(s.key)
         if not reports:
             return {"delivery": None}
-        self.store.lease(s.id, reports[-1].seq, now + self.cfg.lease_s)
+        self.store.lease(s.key, reports[-1].seq, now + self.cfg.lease_s)
         text = frame_wake(reports)
         return {"delivery": True, "text": f"{note}\n\n{text}" if note else text, "jobs": [r.job_id for r in reports]}
 
@@ -237,21 +239,21 @@ class DeliveryService:
         assert self.store is not None
         loop = asyncio.get_running_loop()
         waiter = Waiter(role=role, idle_only=(role == "rewake"), future=loop.create_future())
-        self.hooks.park(s.id, waiter)
-        self.kick(s.id)
-        last = self.store.last_arrival(s.id)
+        self.hooks.park(s.key, waiter)
+        self.kick(s.key)
+        last = self.store.last_arrival(s.key)
         if last is not None:
             settle = last + self.cfg.batch_window_s - self.clock()
-            if not self.store.active_jobs(s.id):
+            if not self.store.active_jobs(s.key):
                 settle = 0.0
             if settle <= 0:
-                await self.flush(s.id)  # a settled batch goes to this hook now
+                await self.flush(s.key)  # a settled batch goes to this hook now
             timeout = max(timeout, settle + 0.5)  # a batch still settling arrives within the wait
         try:
             async with asyncio.timeout(max(timeout, 0.0)):  # not wait_for: a shutdown's cancel must not be lost
                 return await asyncio.shield(waiter.future)
         except TimeoutError:
-            self.hooks.unpark(s.id, waiter)
+            self.hooks.unpark(s.key, waiter)
             if waiter.future.done():
                 return waiter.future.result()
             return {"delivery": None, "timeout": True}
@@ -259,9 +261,9 @@ class DeliveryService:
     def set_turn(self, s: Session, state: TurnState, reset_blocks: bool = False) -> None:
         """Record the turn state; an idle or ended session may now take a waiting batch."""
         assert self.store is not None
-        self.store.set_turn(s.id, state, self.clock(), reset_blocks=reset_blocks)
+        self.store.set_turn(s.key, state, self.clock(), reset_blocks=reset_blocks)
         if state in (TurnState.IDLE, TurnState.ENDED):
-            self.kick(s.id)
+            self.kick(s.key)
 
     # -- what the routes call -------------------------------------------------------------------------
     def attached(self) -> SessionStore:
@@ -283,13 +285,13 @@ class DeliveryService:
 
     def unread_view(self, s: Session) -> dict[str, Any]:
         """The session's unread reports and the text a wake would carry."""
-        reps = self.attached().unread(s.id)
+        reps = self.attached().unread(s.key)
         return {"session": s.id, "reports": [r.__dict__ for r in reps], "text": frame_wake(reps)}
 
     def ack_jobs(self, s: Session, jobs: Sequence[int], upto: int | None, channel: str) -> list[int]:
         """Acknowledge up to `upto`, or up to the latest unread report of `jobs` when no cursor is given."""
         if upto is None:
-            seqs = [r.seq for r in self.attached().unread(s.id) if r.job_id in set(jobs)]
+            seqs = [r.seq for r in self.attached().unread(s.key) if r.job_id in set(jobs)]
             upto = max(seqs) if seqs else None
         return [] if upto is None else self.acknowledge(s, upto, channel)
 
@@ -304,19 +306,19 @@ class DeliveryService:
             self.acknowledge(s, got.upto_seq, "resume")
         return got
 
-    async def hook_run(self, sid: str, user: str, call: HookCall) -> dict[str, Any]:
+    async def hook_run(self, user: str, sid: str, call: HookCall) -> dict[str, Any]:
         """One hook run: the session registered, the campaign checkpointed (before a long-poll), then on_hook."""
         self.attached()
-        s = self.register(sid, user, call.harness, call.cwd, {**call.reach, "hooks_seen": True})
+        s = self.register(user, sid, call.harness, call.cwd, {**call.reach, "hooks_seen": True})
         self.campaign_service().on_hook(s, call.event, call.plan, call.plan_source, call.prompt_id)  # issue 18
         if call.event == "PostToolUse":  # only the plan: the turn goes on
             return {"session": s.id, "delivery": None}
         return await self.on_hook(s, call)
 
-    def register(self, sid: str, user: str, harness: str | None, cwd: str | None, reach: dict[str, Any]) -> Session:
-        """Register or refresh a session (its pid with its start time); a new one is a `session.registered` event."""
+    def register(self, user: str, sid: str, harness: str | None, cwd: str | None, reach: dict[str, Any]) -> Session:
+        """Register or refresh `user`'s session `sid` (its pid with its start time); a new one is an event."""
         assert self.store is not None
-        s, created = self.store.upsert(sid, user, self.clock(), harness, cwd, with_start(reach))
+        s, created = self.store.upsert(user, sid, self.clock(), harness, cwd, with_start(reach))
         if created and self.gw is not None:
             data = {"session": s.id, "harness": str(s.harness), "user": s.user}
             self.gw.publish(Event(EventKind.SESSION_REGISTERED, session=s.id, principal=s.user, data=data))
@@ -326,10 +328,10 @@ class DeliveryService:
         """What one hook run gets: the turn state recorded, and reports now (or after a long-poll)."""
         assert self.store is not None
         st = self.store
-        active = st.active_jobs(s.id)
+        active = st.active_jobs(s.key)
         base = {"session": s.id, "active_jobs": active}
         if call.event == "SessionEnd":
-            self.hooks.release(s.id)
+            self.hooks.release(s.key)
             self.set_turn(s, TurnState.ENDED)
             return {**base, "delivery": None}
         if call.event == "notify":
@@ -337,15 +339,15 @@ class DeliveryService:
             return {**base, "delivery": None}
         if call.event in ("SessionStart", "UserPromptSubmit"):
             state = TurnState.IN_TURN if call.event == "UserPromptSubmit" else TurnState.IDLE
-            st.set_turn(s.id, state, self.clock(), reset_blocks=True)
+            st.set_turn(s.key, state, self.clock(), reset_blocks=True)
             note = self.adopt_ended(s) if call.event == "SessionStart" else None
-            got = self.claim_now(self._get(s.id), note)
-            return {**base, **got, "unread": len(st.unread(s.id))}
+            got = self.claim_now(self._get(s.key), note)
+            return {**base, **got, "unread": len(st.unread(s.key))}
         if call.event == "rewake":
-            if not active and not st.unread(s.id):
-                self.hooks.release(s.id, "rewake")  # an older background hook has nothing to wait for
+            if not active and not st.unread(s.key):
+                self.hooks.release(s.key, "rewake")  # an older background hook has nothing to wait for
                 return {**base, "delivery": None, "reason": "nothing running or unread"}
-            return {**base, **await self.wait_for_reports(self._get(s.id), "rewake", call.budget)}
+            return {**base, **await self.wait_for_reports(self._get(s.key), "rewake", call.budget)}
         return {**base, **await self._on_stop(s, call, active)}
 
     async def _on_stop(self, s: Session, call: HookCall, active: list[dict[str, Any]]) -> dict[str, Any]:
@@ -355,28 +357,28 @@ class DeliveryService:
         if s.stop_blocks >= self.cfg.max_stop_blocks:
             self.set_turn(s, TurnState.IDLE)
             return {"delivery": None, "reason": f"{s.stop_blocks} blocks in a row: letting it stop"}
-        if not active and not st.unread(s.id):
-            self.hooks.release(s.id, "rewake")
+        if not active and not st.unread(s.key):
+            self.hooks.release(s.key, "rewake")
             self.set_turn(s, TurnState.IDLE)
             return {"delivery": None, "reason": "nothing running or unread"}
-        st.set_turn(s.id, TurnState.STOPPING, self.clock())
+        st.set_turn(s.key, TurnState.STOPPING, self.clock())
         wait_s = 0.0 if call.stop_hook_active else self.stop_wait_seconds(s, call.budget, active)
         attended = s.reach.get("attended", True)  # `claude -p` (unattended) exits after its turn: hold it
         if attended and live_channel(self.channels, s) is not None:
             wait_s = 0.0  # issue 8: a live inbox wakes the idle session later; do not hold its turn open
         elif attended:
             wait_s = min(wait_s, self.cfg.stop_hold_s)  # issue 19: then the rewake hook / next turn takes it
-        got = await self.wait_for_reports(self._get(s.id), "stop", wait_s)
+        got = await self.wait_for_reports(self._get(s.key), "stop", wait_s)
         if got.get("delivery"):
-            st.count_block(s.id)
-            st.set_turn(s.id, TurnState.IN_TURN, self.clock())
+            st.count_block(s.key)
+            st.set_turn(s.key, TurnState.IN_TURN, self.clock())
         else:
             self.set_turn(s, TurnState.IDLE)
         return {**got, "waited_s": wait_s}
 
-    def _get(self, sid: str) -> Session:
+    def _get(self, key: SessionKey) -> Session:
         assert self.store is not None
-        got = self.store.get(sid)
+        got = self.store.get(*key)
         assert got is not None
         return got
 
@@ -385,13 +387,13 @@ class DeliveryService:
         from frontdesk.agents.delivery import route_line
 
         assert self.store is not None
-        active = self.store.active_jobs(s.id)
+        active = self.store.active_jobs(s.key)
         usable, reasons = choose(self.channels, s)
         return {
             **s.to_dict(),
             "active_jobs": active,
             "running": len(active),
-            "unread": self.store.unread_counts([s.id])[s.id],
+            "unread": self.store.unread_counts([s.key])[s.key],
             "channel": usable[0].name if usable else None,
             "channels": reasons,
             "route": route_line(self.channels, s),

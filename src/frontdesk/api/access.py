@@ -8,6 +8,8 @@ Rules (docs/facility.md):
   (like Slurm without `PrivateData=jobs`); capacity (the inventory) is for all;
 - events reach the caller when they are about the caller (its jobs, its sessions, its refusals of nobody's
   object or its own); admins see all;
+- an agent session id names the caller's own session (sessions are keyed by (user, id): agents/schema.py),
+  so there is no other user's session to refuse;
 - policy changes (reload, rollback, drain) are for admins;
 - an admin's read of or action on another user's object is journalled too (`access.admin`), and so is a
   listing that showed an admin others' objects (one event per request naming them);
@@ -18,7 +20,7 @@ Rules (docs/facility.md):
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from enum import StrEnum
 from typing import Any
 
@@ -54,15 +56,9 @@ _REFUSALS = frozenset({EventKind.ACCESS_DENIED, EventKind.ACCESS_ADMIN})
 class Access:
     """The decisions, over the site's roles; `publish` stores the audit events."""
 
-    def __init__(
-        self,
-        roles: Roles,
-        publish: Any,
-        session_owner: Callable[[str], str | None] | None = None,
-    ) -> None:
+    def __init__(self, roles: Roles, publish: Any) -> None:
         self.roles = roles
         self.publish = publish
-        self.session_owner = session_owner or (lambda sid: None)
         self.notifier_uids = frozenset({0, os.geteuid()})
         """Root and the gateway's own user (its shepherds); `roles.notifiers` names the others."""
 
@@ -137,13 +133,6 @@ class Access:
             raise self.deny(caller, verb or str(action), f"job {job_id}", owner, job_id)
         if not self._as_user(caller, owner, action):  # allowed as an admin only: leave a trace
             self.audit(caller, verb or str(action), f"job {job_id}", owner, job_id)
-
-    def session(self, caller: Caller, sid: str, verb: str) -> None:
-        """Raise Forbidden (and journal it) when the session belongs to another user (unknown sessions pass)."""
-        owner = self.session_owner(sid)
-        if owner is not None and not (caller.admin or caller.owns(owner)):
-            raise self.deny(caller, verb, f"session {sid}", owner)
-        self.audit(caller, verb, f"session {sid}", owner)
 
     def admin(self, caller: Caller, verb: str, target: str = "the policy") -> None:
         """Raise Forbidden (and journal it) unless the caller is an admin."""

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import pwd
-import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -35,8 +34,6 @@ from frontdesk.telemetry.routes import router as metrics_router
 
 __all__ = ["create_app"]
 
-_SESSION_PATH = re.compile(r"^/v1/sessions/([^/]+)")
-
 
 def _owner() -> str:
     try:
@@ -45,21 +42,10 @@ def _owner() -> str:
         return str(os.getuid())
 
 
-def _session_owner(gw: Gateway, sid: str) -> str | None:
-    """The user an agent session belongs to (None when unknown or without the agents plug-in)."""
-    for plugin in gw.plugins:
-        store = getattr(plugin, "store", None) if getattr(plugin, "name", "") == "agents" else None
-        session = store.get(sid) if store is not None else None
-        if session is not None:
-            return str(session.user)
-    return None
-
-
 def error_answer(access: Access, caller: Caller | None, method: str, path: str, exc: FrontdeskError) -> JSONResponse:
     """The one answer to a FrontdeskError (the app's handler and the fast submit route)."""
     if isinstance(exc, Forbidden) and not exc.journalled and caller is not None:
-        if not _SESSION_PATH.match(path):  # a plug-in's own refusal (sessions: journalled above)
-            access.deny(caller, method, path, None)
+        access.deny(caller, method, path, None)  # a plug-in's own refusal
     return JSONResponse(exc.to_payload(), status_code=exc.http_status)
 
 
@@ -112,7 +98,7 @@ def create_app(gw: Gateway) -> FastAPI:
     gw_section = gw.settings.section("gateway")
     facility = gw.settings.mode == "facility"
     roles = Roles.from_section(gw.settings.section("access"), owner=None if facility else _owner())
-    access = Access(roles, gw.publish, lambda sid: _session_owner(gw, sid))
+    access = Access(roles, gw.publish)
     if gw_section.get("fast_submit", True) is not False:  # innermost: inside the limits and the caller's identity
         app.add_middleware(FastSubmit, gw=gw, access=access, on_error=error_answer)
     if gw_section.get("fast_wait", True) is not False:  # the long-poll a job's end answers (api/fastwait.py)
@@ -125,7 +111,6 @@ def create_app(gw: Gateway) -> FastAPI:
         Identify,
         authn=authn,
         access=access,
-        session_owner=lambda sid: _session_owner(gw, sid),
         failures=failures,
         max_body=max_body_from(gw_section),  # a MUNGE request's body is read here, to check its credential
     )

@@ -239,6 +239,8 @@ async def list_jobs(
     tasks: bool = False,
 ) -> list[dict[str, Any]]:
     gw, access, caller = _parts(request)
+    if session is not None and principal is None:
+        principal = caller.user  # a session id names the caller's own session (another user's same id is theirs)
     if not access.may(caller, None, Action.LIST) and not access.roles.labmates_read_jobs:
         if principal not in (None, caller.user):
             return []  # others' jobs are private: filtered out, as squeue does with PrivateData=jobs

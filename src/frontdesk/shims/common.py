@@ -49,8 +49,10 @@ def exec_real(name: str, argv: Sequence[str], why: str | None = None) -> NoRetur
 
 def _connect(timeout: float) -> socket.socket:
     url = os.environ.get("FRONTDESK_URL")
-    if url:
-        return socket.create_connection(_host_port(url), timeout=timeout)
+    if url:  # inside TLS for https:// (frontdesk.tls)
+        from frontdesk.tls import connect, endpoint
+
+        return connect(endpoint(url), timeout)
     path = os.environ.get("FRONTDESK_SOCKET")
     if not path:
         from frontdesk.paths import socket_path_from_env
@@ -71,21 +73,6 @@ def _connect(timeout: float) -> socket.socket:
     return sock
 
 
-def _host_port(url: str) -> tuple[str, int]:
-    """(host, port) of FRONTDESK_URL (`http://host:port`, `http://[::1]:port`); GatewayUnavailable when not one."""
-    from frontdesk.errors import GatewayUnavailable
-
-    where = url.split("://", 1)[-1].split("/", 1)[0]
-    if where.startswith("["):
-        host, _, port = where[1:].partition("]")
-        port = port.removeprefix(":")
-    else:
-        host, _, port = where.partition(":")
-    if not host or not (port == "" or (port.isascii() and port.isdigit() and 0 < int(port) < 65536)):
-        raise GatewayUnavailable(f"FRONTDESK_URL {url[:200]!r} is not http://HOST[:PORT]")
-    return host, int(port or 80)
-
-
 def http_get(path: str, timeout: float = 10.0) -> Any:
     """GET one JSON answer from the gateway over a bare socket (HTTP/1.0).
 
@@ -95,7 +82,12 @@ def http_get(path: str, timeout: float = 10.0) -> Any:
     from frontdesk.errors import FrontdeskError, GatewayUnavailable, from_payload
     from frontdesk.wire import CutOff, parse_answer, request_head
 
-    token = os.environ.get("FRONTDESK_TOKEN") if os.environ.get("FRONTDESK_URL") else None  # never over a socket
+    url = os.environ.get("FRONTDESK_URL")
+    token = os.environ.get("FRONTDESK_TOKEN") if url else None  # never over a socket
+    if url and token:
+        from frontdesk.tls import endpoint, refuse_plaintext
+
+        refuse_plaintext(endpoint(url), "bearer token")  # (ConfigError: the shim's caller prints it)
     head = request_head("GET", path, auth=f"Bearer {token}" if token else None, http10=True)
     try:
         with _connect(timeout) as sock:
@@ -134,6 +126,10 @@ def current_user() -> str:
 
 def gateway_down(name: str, argv: Sequence[str], exc: Exception) -> NoReturn:
     """No gateway: answer with the real command (status questions only)."""
+    from frontdesk.errors import ConfigError
+
+    if isinstance(exc, ConfigError) and not os.environ.get("FRONTDESK_SHIM_STRICT"):
+        sys.stderr.write(f"{name}: frontdesk: {exc}\n")  # a refusal the user must fix: said, then the real one runs
     if os.environ.get("FRONTDESK_SHIM_STRICT"):
         sys.stderr.write(f"{name}: frontdesk gateway unavailable: {exc}\n")
         raise SystemExit(69)

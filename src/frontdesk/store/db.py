@@ -40,18 +40,35 @@ def _core_migrations() -> list[str]:
 
 
 def apply_schema(conn: sqlite3.Connection, component: str, migrations: list[str]) -> None:
-    """Apply the migrations of one component that this database has not seen yet."""
+    """Apply the migrations of one component that this database has not seen yet.
+
+    Each migration and its version number are one transaction (a crash leaves the old schema or the new one),
+    run with foreign keys off, as SQLite's procedure for rebuilding a table that others reference asks (a new
+    table, copy, drop the old, rename: agents/schema.py); they are on again after."""
     conn.execute("CREATE TABLE IF NOT EXISTS schema_versions (component TEXT PRIMARY KEY, version INTEGER)")
     row = conn.execute("SELECT version FROM schema_versions WHERE component=?", (component,)).fetchone()
     current = row[0] if row else 0
-    for number, sql in enumerate(migrations[current:], start=current + 1):
-        with conn:
-            conn.executescript(sql)
+    if current >= len(migrations):
+        return _core_version(conn, component, migrations)
+    keys = conn.execute("PRAGMA foreign_keys").fetchone()[0]
+    conn.execute("PRAGMA foreign_keys=OFF")  # a no-op inside a transaction: set before BEGIN
+    try:
+        for number, sql in enumerate(migrations[current:], start=current + 1):
+            conn.executescript("BEGIN IMMEDIATE;\n" + sql)  # the transaction stays open after the script
             conn.execute(
                 "INSERT INTO schema_versions(component, version) VALUES(?, ?) "
                 "ON CONFLICT(component) DO UPDATE SET version=excluded.version",
                 (component, number),
             )
+            conn.execute("COMMIT")
+    finally:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        conn.execute(f"PRAGMA foreign_keys={'ON' if keys else 'OFF'}")
+    _core_version(conn, component, migrations)
+
+
+def _core_version(conn: sqlite3.Connection, component: str, migrations: list[str]) -> None:
     if component == "core":
         conn.execute(f"PRAGMA user_version={len(migrations)}")
 

@@ -80,18 +80,18 @@ def _job(
 
 
 def test_prompts_count_turns_and_a_resume_of_an_unfinished_turn_keeps_its_number(svc: CampaignService) -> None:
-    s, _ = svc.sessions.upsert("s1", "alice", 1.0, "claude-code", "/p", {"host": "login1"})
+    s, _ = svc.sessions.upsert("alice", "s1", 1.0, "claude-code", "/p", {"host": "login1"})
     svc.on_hook(s, "SessionStart", None, None)
     assert svc.load(s).turn == 0 and svc.load(s).resume_handle == "s1" and svc.load(s).host == "login1"
     svc.on_hook(s, "UserPromptSubmit", None, None)
     svc.on_hook(s, "UserPromptSubmit", None, None)
     assert svc.load(s).turn == 2
-    svc.sessions.set_turn("s1", TurnState.IN_TURN, 5.0)  # killed in the middle of turn 2
-    s = svc.sessions.get("s1")
+    svc.sessions.set_turn(("alice", "s1"), TurnState.IN_TURN, 5.0)  # killed in the middle of turn 2
+    s = svc.sessions.get("alice", "s1")
     assert s is not None
     plan = svc.resume(s, directory="/copy", headless=True, harness_args=(), commit=True)
     assert plan.continues_turn and plan.cwd == "/copy"
-    s = svc.sessions.get("s1")
+    s = svc.sessions.get("alice", "s1")
     assert s is not None
     svc.on_hook(s, "UserPromptSubmit", None, None)  # the resume's prompt continues turn 2
     c = svc.load(s)
@@ -102,19 +102,20 @@ def test_prompts_count_turns_and_a_resume_of_an_unfinished_turn_keeps_its_number
 
 def _prompt(svc: CampaignService, sid: str) -> None:
     """A UserPromptSubmit as the hook route runs it: the campaign's checkpoint, then the turn state."""
-    svc.on_hook(svc.sessions.owned(sid, "alice"), "UserPromptSubmit", None, None)
-    svc.sessions.set_turn(sid, TurnState.IN_TURN, 2.0)
+    svc.on_hook(svc.sessions.owned("alice", sid), "UserPromptSubmit", None, None)
+    svc.sessions.set_turn(("alice", sid), TurnState.IN_TURN, 2.0)
 
 
 def test_turn_of_counts_identical_submissions_per_turn_and_restarts_with_each_resume(svc: CampaignService) -> None:
-    svc.sessions.upsert("s2", "alice", 1.0, "codex", "/p")
+    svc.sessions.upsert("alice", "s2", 1.0, "codex", "/p")
     _prompt(svc, "s2")
     assert svc.turn_of("s2", "alice", "h1") == (1, 0)
     assert svc.turn_of("s2", "alice", "h1") == (1, 1)  # the same job twice in one turn: two jobs
     assert svc.turn_of("s2", "alice", "h2") == (1, 0)
-    assert svc.turn_of("s2", "bob", "h1") is None  # not bob's session: no key
-    svc.sessions.set_turn("s2", TurnState.IN_TURN, 2.0)
-    svc.resume(svc.sessions.owned("s2", "alice"), directory=None, headless=False, harness_args=(), commit=True)
+    assert svc.turn_of("s2", "bob", "h1") == (1, 0)  # bob's own s2: counted apart from alice's
+    assert svc.turn_of("s2", "bob", "h1") == (1, 1) and svc.sessions.owned("bob", "s2").user == "bob"
+    svc.sessions.set_turn(("alice", "s2"), TurnState.IN_TURN, 2.0)
+    svc.resume(svc.sessions.owned("alice", "s2"), directory=None, headless=False, harness_args=(), commit=True)
     _prompt(svc, "s2")  # the resume's prompt continues turn 1
     assert svc.turn_of("s2", "alice", "h1") == (1, 0)  # the replayed turn: the same numbers again
     assert svc.turn_of("s2", "alice", "h1") == (1, 1)
@@ -123,33 +124,35 @@ def test_turn_of_counts_identical_submissions_per_turn_and_restarts_with_each_re
 
 
 def test_a_submission_after_the_turns_prompt_hook_was_lost_opens_that_turn(svc: CampaignService) -> None:
-    s, _ = svc.sessions.upsert("s4", "alice", 1.0, "claude-code", "/p")
+    s, _ = svc.sessions.upsert("alice", "s4", 1.0, "claude-code", "/p")
     svc.on_hook(s, "UserPromptSubmit", None, None, "p1")
-    svc.sessions.set_turn("s4", TurnState.IN_TURN, 2.0)
+    svc.sessions.set_turn(("alice", "s4"), TurnState.IN_TURN, 2.0)
     assert svc.turn_of("s4", "alice", "h1") == (1, 0)
-    svc.sessions.set_turn("s4", TurnState.ENDED, 3.0)  # turn 1 ended; turn 2's hooks never reached the gateway
+    svc.sessions.set_turn(
+        ("alice", "s4"), TurnState.ENDED, 3.0
+    )  # turn 1 ended; turn 2's hooks never reached the gateway
     assert svc.turn_of("s4", "alice", "h1") == (2, 0) and svc.turn_of("s4", "alice", "h1") == (2, 1)
-    c = svc.load(svc.sessions.owned("s4", "alice"))
+    c = svc.load(svc.sessions.owned("alice", "s4"))
     assert c.turn_inferred and c.turn_unfinished  # killed now, a resume replays turn 2
-    svc.on_hook(svc.sessions.owned("s4", "alice"), "Stop", None, None, "p2")  # its Stop names it, ends it
-    c = svc.load(svc.sessions.owned("s4", "alice"))
+    svc.on_hook(svc.sessions.owned("alice", "s4"), "Stop", None, None, "p2")  # its Stop names it, ends it
+    c = svc.load(svc.sessions.owned("alice", "s4"))
     assert c.turn == 2 and not c.turn_inferred
 
 
 def test_turn_of_registers_an_unknown_session_for_its_caller(svc: CampaignService) -> None:
     assert svc.turn_of("fresh", "alice", "h") == (1, 0)  # its first submission opens turn 1 (no hooks heard)
-    assert svc.sessions.owned("fresh", "alice").user == "alice"
+    assert svc.sessions.owned("alice", "fresh").user == "alice"
 
 
 def test_load_reads_jobs_unread_reports_lessons_and_plan(svc: CampaignService, db: sqlite3.Connection) -> None:
-    s, _ = svc.sessions.upsert("s3", "alice", 1.0, "claude-code", "/p", {"transcript_path": "/h/t.jsonl"})
+    s, _ = svc.sessions.upsert("alice", "s3", 1.0, "claude-code", "/p", {"transcript_path": "/h/t.jsonl"})
     done = _job(db, "s3", "COMPLETED", "prep", "k1", 0)
     oom = _job(db, "s3", "OUT_OF_MEMORY", "train", "k2", 137)
     run = _job(db, "s3", "RUNNING", "eval")
     report = {"classification": {"cause": "killed:  peak 4.1G\n over the 4G limit", "kind": "oom"}}
     db.execute("UPDATE jobs SET report=? WHERE id IN (?, ?)", (json.dumps(report), oom, done))
     _job(db, "other", "RUNNING", "not-mine")
-    svc.sessions.add_report("s3", oom, "train", "OUT_OF_MEMORY", "frontdesk job 2: OUT_OF_MEMORY", 2.0)
+    svc.sessions.add_report(("alice", "s3"), oom, "train", "OUT_OF_MEMORY", "frontdesk job 2: OUT_OF_MEMORY", 2.0)
     db.execute(
         "INSERT INTO events(ts, kind, job_id, session, principal, data) VALUES(1, 'job.warning', ?, 's3', 'alice', ?)",
         (oom, json.dumps({"source": "memory", "text": "memory: OOM at 4G", "lesson_id": 7})),
@@ -174,11 +177,11 @@ def test_load_reads_jobs_unread_reports_lessons_and_plan(svc: CampaignService, d
 def test_campaign_survives_reopening_the_database(tmp_path: Path) -> None:
     db = open_db(tmp_path / "state.db")
     svc = CampaignService(SessionStore(db), CampaignStore(db), AgentSettings(), _Clock())
-    s, _ = svc.sessions.upsert("s4", "alice", 1.0, "claude-code", "/p")
+    s, _ = svc.sessions.upsert("alice", "s4", 1.0, "claude-code", "/p")
     svc.on_hook(s, "UserPromptSubmit", [("a", "pending")], "TodoWrite")
     db.close()
     again = open_db(tmp_path / "state.db")
-    c = CampaignStore(again).load(SessionStore(again).owned("s4", "alice"))
+    c = CampaignStore(again).load(SessionStore(again).owned("alice", "s4"))
     assert (c.turn, c.plan) == (1, (PlanItem("a"),))
 
 
@@ -340,7 +343,7 @@ def test_keyed_derives_keys_from_session_turn_and_spec(svc: CampaignService) -> 
     plugins = [_Plugins(svc)]
     spec = validate_spec({"command": ["sh", "-c", "echo 1"], "name": "a"})
     ctx = SubmitContext(principal="alice", session="s5")
-    svc.sessions.upsert("s5", "alice", 1.0, "claude-code", "/p")
+    svc.sessions.upsert("alice", "s5", 1.0, "claude-code", "/p")
     _prompt(svc, "s5")
     first, second = keyed(spec, ctx, plugins), keyed(spec, ctx, plugins)
     assert first.idempotency_key == session_key("s5", 1, 0, spec_digest(spec)) != second.idempotency_key

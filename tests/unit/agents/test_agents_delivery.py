@@ -15,7 +15,6 @@ import pytest
 from frontdesk.agents.model import TurnState
 from frontdesk.agents.plugin import AgentsPlugin
 from frontdesk.config import load_settings
-from frontdesk.errors import Denied
 from frontdesk.events.bus import Bus
 from frontdesk.events.models import Event, EventKind
 from frontdesk.store.db import open_db
@@ -80,14 +79,14 @@ async def _attached(settings: Any, home: Path) -> tuple[AgentsPlugin, MiniGatewa
     plugin = AgentsPlugin(settings)
     plugin.attach(gw)
     assert plugin.store is not None
-    plugin.store.upsert("s1", "alice", plugin.clock(), "claude-code", "/w")
+    plugin.store.upsert("alice", "s1", plugin.clock(), "claude-code", "/w")
     return plugin, gw
 
 
 def test_two_reports_close_together_are_one_wake_delivered_once(settings: Any, tmp_path: Path) -> None:
     async def go() -> None:
         plugin, gw = await _attached(settings, tmp_path)
-        s = plugin.store.get("s1")  # type: ignore[union-attr]
+        s = plugin.store.get("alice", "s1")  # type: ignore[union-attr]
         waiter = asyncio.create_task(plugin.wait_for_reports(s, "stop", 5))
         await asyncio.sleep(0.05)
         gw.running(2)  # job 2 still runs when job 1 ends: its report waits for the batch
@@ -99,9 +98,9 @@ def test_two_reports_close_together_are_one_wake_delivered_once(settings: Any, t
         got = await waiter
         assert got["delivery"] and got["jobs"] == [1, 2]
         assert "2 jobs you submitted ended" in got["text"]
-        assert plugin.acknowledge(plugin.store.get("s1"), 2, "hooks") == [1, 2]  # type: ignore[union-attr]
-        assert plugin.store.unread("s1") == []  # type: ignore[union-attr]
-        again = await plugin.wait_for_reports(plugin.store.get("s1"), "stop", 0.2)  # type: ignore[union-attr]
+        assert plugin.acknowledge(plugin.store.get("alice", "s1"), 2, "hooks") == [1, 2]  # type: ignore[union-attr]
+        assert plugin.store.unread(("alice", "s1")) == []  # type: ignore[union-attr]
+        again = await plugin.wait_for_reports(plugin.store.get("alice", "s1"), "stop", 0.2)  # type: ignore[union-attr]
         assert not again.get("delivery")
         assert gw.wakes() == [{"channel": "hooks", "jobs": [1, 2], "ok": True}]
         await plugin.stop()
@@ -113,10 +112,10 @@ def test_a_hook_that_never_acks_gets_the_batch_again_after_the_lease(settings: A
     async def go() -> None:
         plugin, gw = await _attached(settings, tmp_path)
         gw.report(5)
-        first = await plugin.wait_for_reports(plugin.store.get("s1"), "stop", 3)  # type: ignore[union-attr]
+        first = await plugin.wait_for_reports(plugin.store.get("alice", "s1"), "stop", 3)  # type: ignore[union-attr]
         assert first["jobs"] == [5]
         # no ack: a second hook waits while the lease holds, then gets the same report
-        second = await plugin.wait_for_reports(plugin.store.get("s1"), "stop", 3)  # type: ignore[union-attr]
+        second = await plugin.wait_for_reports(plugin.store.get("alice", "s1"), "stop", 3)  # type: ignore[union-attr]
         assert second["jobs"] == [5]
         await plugin.stop()
 
@@ -128,13 +127,13 @@ def test_the_background_hook_waits_for_the_turn_to_end(settings: Any, tmp_path: 
         plugin, gw = await _attached(settings, tmp_path)
         st = plugin.store
         assert st is not None
-        st.set_turn("s1", TurnState.IN_TURN, plugin.clock())
-        task = asyncio.create_task(plugin.wait_for_reports(st.get("s1"), "rewake", 5))  # type: ignore[arg-type]
+        st.set_turn(("alice", "s1"), TurnState.IN_TURN, plugin.clock())
+        task = asyncio.create_task(plugin.wait_for_reports(st.get("alice", "s1"), "rewake", 5))  # type: ignore[arg-type]
         await asyncio.sleep(0.05)
         gw.report(9)
         await asyncio.sleep(0.8)  # batch settled, but mid-turn: not delivered
-        assert not task.done() and st.unread("s1")
-        plugin.set_turn(st.get("s1"), TurnState.IDLE)  # type: ignore[arg-type]
+        assert not task.done() and st.unread(("alice", "s1"))
+        plugin.set_turn(st.get("alice", "s1"), TurnState.IDLE)  # type: ignore[arg-type]
         got = await task
         assert got["jobs"] == [9] and got["role"] == "rewake"
         await plugin.stop()
@@ -147,9 +146,9 @@ def test_a_newer_background_hook_supersedes_the_older(settings: Any, tmp_path: P
         plugin, gw = await _attached(settings, tmp_path)
         st = plugin.store
         assert st is not None
-        old = asyncio.create_task(plugin.wait_for_reports(st.get("s1"), "rewake", 5))  # type: ignore[arg-type]
+        old = asyncio.create_task(plugin.wait_for_reports(st.get("alice", "s1"), "rewake", 5))  # type: ignore[arg-type]
         await asyncio.sleep(0.05)
-        new = asyncio.create_task(plugin.wait_for_reports(st.get("s1"), "rewake", 0.3))  # type: ignore[arg-type]
+        new = asyncio.create_task(plugin.wait_for_reports(st.get("alice", "s1"), "rewake", 0.3))  # type: ignore[arg-type]
         assert (await old) == {"delivery": None, "superseded": True}
         assert not (await new).get("delivery")
         await plugin.stop()
@@ -167,7 +166,7 @@ def test_unread_reports_survive_a_restart(settings: Any, tmp_path: Path) -> None
         gw = MiniGateway(tmp_path)
         plugin = AgentsPlugin(settings)
         plugin.attach(gw)
-        got = await plugin.wait_for_reports(plugin.store.get("s1"), "stop", 3)  # type: ignore[union-attr]
+        got = await plugin.wait_for_reports(plugin.store.get("alice", "s1"), "stop", 3)  # type: ignore[union-attr]
         assert got["jobs"] == [3]
         await plugin.stop()
 
@@ -175,13 +174,19 @@ def test_unread_reports_survive_a_restart(settings: Any, tmp_path: Path) -> None
     _run(second())
 
 
-def test_a_session_belongs_to_one_user(settings: Any, tmp_path: Path) -> None:
+def test_a_session_id_is_each_users_own(settings: Any, tmp_path: Path) -> None:
+    """mallory's session s1 is another session than alice's s1: her reports reach hers only, and back."""
+
     async def go() -> None:
         plugin, gw = await _attached(settings, tmp_path)
-        with pytest.raises(Denied):
-            plugin.store.upsert("s1", "mallory", plugin.clock())  # type: ignore[union-attr]
-        gw.report(4, user="mallory")  # a job of another user naming alice's session is not delivered to it
-        assert plugin.store.unread("s1") == []  # type: ignore[union-attr]
+        theirs, created = plugin.store.upsert("mallory", "s1", plugin.clock())  # type: ignore[union-attr]
+        assert created and theirs.user == "mallory"
+        gw.report(4, user="mallory")  # a job of mallory's naming s1: her own s1
+        assert plugin.store.unread(("alice", "s1")) == []  # type: ignore[union-attr]
+        assert [r.job_id for r in plugin.store.unread(("mallory", "s1"))] == [4]  # type: ignore[union-attr]
+        gw.report(5)  # alice's
+        assert [r.job_id for r in plugin.store.unread(("alice", "s1"))] == [5]  # type: ignore[union-attr]
+        assert [r.job_id for r in plugin.store.unread(("mallory", "s1"))] == [4]  # type: ignore[union-attr]
         await plugin.stop()
 
     _run(go())
@@ -192,7 +197,7 @@ def test_no_channel_parks_the_batch_with_a_visible_reason(settings: Any, tmp_pat
         plugin, gw = await _attached(settings, tmp_path)
         gw.report(6)
         await asyncio.sleep(0.6)
-        s = plugin.store.get("s1")  # type: ignore[union-attr]
+        s = plugin.store.get("alice", "s1")  # type: ignore[union-attr]
         assert s is not None and s.last_reason and s.last_reason.startswith("waiting for the next hook")
         assert plugin.batcher.next_due() is None
         claimed = plugin.claim_now(s)
@@ -205,10 +210,10 @@ def test_no_channel_parks_the_batch_with_a_visible_reason(settings: Any, tmp_pat
 def test_a_report_with_nothing_else_running_skips_the_batch_window(settings: Any, tmp_path: Path) -> None:
     async def go() -> None:
         plugin, gw = await _attached(settings, tmp_path)
-        waiter = asyncio.create_task(plugin.wait_for_reports(plugin.store.get("s1"), "stop", 5))  # type: ignore
+        waiter = asyncio.create_task(plugin.wait_for_reports(plugin.store.get("alice", "s1"), "stop", 5))  # type: ignore
         await asyncio.sleep(0.05)
         gw.report(8)
-        assert plugin.batcher.due(plugin.clock()) == ["s1"]  # due at once, not a window later
+        assert plugin.batcher.due(plugin.clock()) == [("alice", "s1")]  # due at once, not a window later
         got = await waiter
         assert got["jobs"] == [8]
         await plugin.stop()

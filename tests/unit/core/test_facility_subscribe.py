@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from frontdesk.errors import ConfigError
 from frontdesk.facility_subscribe import CURSOR_FILE, FacilityTarget, Subscription, _messages, facility_target
 
 
@@ -30,6 +31,8 @@ def test_the_target_is_the_sites_facility_socket_and_its_url_only_with_munge(
     _site(tmp_path, monkeypatch, '[gateway]\nmode = "facility"\nsocket = "/s"\nurl = "http://svc:8765"\nmunge = true\n')
     assert facility_target("user", own) == FacilityTarget(Path("/s"), "http://svc:8765")
     _site(tmp_path, monkeypatch, '[gateway]\nmode = "facility"\nsocket = "/s"\nurl = "https://svc"\nmunge = true\n')
+    assert facility_target("user", own) == FacilityTarget(Path("/s"), "https://svc")  # TLS (frontdesk.tls)
+    _site(tmp_path, monkeypatch, '[gateway]\nmode = "facility"\nsocket = "/s"\nurl = "ftp://svc"\nmunge = true\n')
     assert facility_target("user", own) == FacilityTarget(Path("/s"), None)
     _site(tmp_path, monkeypatch, '[gateway]\nmode = "user"\n')
     assert facility_target("user", own) is None
@@ -78,3 +81,10 @@ def test_the_stream_parser_skips_comments_and_splits_messages() -> None:
 
     raw = b'event: head\r\nid: 7\r\ndata: {}\r\n\r\n: keep-alive\n\nid: 8\ndata: {"a": 1}\n\nid: 9\n'
     assert asyncio.run(parse(raw)) == [{"event": "head", "id": "7", "data": "{}"}, {"id": "8", "data": '{"a": 1}'}]
+
+
+def test_no_munge_credential_goes_in_plain_text_off_loopback(tmp_path: Path) -> None:
+    """Over http:// to another host the subscription refuses before it makes a credential or connects."""
+    sub = Subscription(tmp_path / "absent.sock", tmp_path, lambda ids: None, url="http://192.0.2.1:8765")
+    with pytest.raises(ConfigError, match="MUNGE credential in plain text"):
+        asyncio.run(sub._connect("/v1/facility/slurm-events"))

@@ -22,7 +22,23 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("reports", ("reports",)),
     ("store", ("store",)),
     ("models", ("jobs", "spec", "events", "backends.base")),
-    ("util", ("", "errors", "faults", "paths", "proc", "tails", "jobenv", "identity", "config", "client", "autostart")),
+    (
+        "util",
+        (
+            "",
+            "errors",
+            "faults",
+            "paths",
+            "proc",
+            "tails",
+            "jobenv",
+            "identity",
+            "config",
+            "client",
+            "autostart",
+            "tls",
+        ),
+    ),
 ]
 """Top to bottom. Prefixes are relative to `frontdesk` ("" is the package itself)."""
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from frontdesk.agents.model import AgentSettings, Session, TurnState
+from frontdesk.agents.model import AgentSettings, Session, SessionKey, TurnState
 
 __all__ = ["HooksChannel", "Waiter"]
 
@@ -35,11 +35,11 @@ class HooksChannel:
 
     def __init__(self, settings: AgentSettings, **_: Any) -> None:
         self.settings = settings
-        self.waiters: dict[str, list[Waiter]] = {}
+        self.waiters: dict[SessionKey, list[Waiter]] = {}  # by (user, id): another user's same id is not this
 
-    def park(self, sid: str, waiter: Waiter) -> None:
+    def park(self, key: SessionKey, waiter: Waiter) -> None:
         """Add a waiter; a newer rewake waiter supersedes older ones (one background hook per session)."""
-        lst = self.waiters.setdefault(sid, [])
+        lst = self.waiters.setdefault(key, [])
         if waiter.role == "rewake":
             for old in [w for w in lst if w.role == "rewake"]:
                 lst.remove(old)
@@ -47,27 +47,27 @@ class HooksChannel:
                     old.future.set_result({"delivery": None, "superseded": True})
         lst.append(waiter)
 
-    def release(self, sid: str, role: str | None = None) -> int:
+    def release(self, key: SessionKey, role: str | None = None) -> int:
         """Let parked hooks of a session go with nothing (no job left to wait for, session ended)."""
         n = 0
-        for w in list(self.waiters.get(sid, [])):
+        for w in list(self.waiters.get(key, [])):
             if role is None or w.role == role:
-                self.unpark(sid, w)
+                self.unpark(key, w)
                 if not w.future.done():
                     w.future.set_result({"delivery": None, "released": True})
                     n += 1
         return n
 
-    def unpark(self, sid: str, waiter: Waiter) -> None:
+    def unpark(self, key: SessionKey, waiter: Waiter) -> None:
         """Remove a waiter that timed out or went away."""
-        lst = self.waiters.get(sid, [])
+        lst = self.waiters.get(key, [])
         if waiter in lst:
             lst.remove(waiter)
         if not lst:
-            self.waiters.pop(sid, None)
+            self.waiters.pop(key, None)
 
     def _ready(self, session: Session) -> Waiter | None:
-        for w in self.waiters.get(session.id, []):
+        for w in self.waiters.get(session.key, []):
             if w.future.done():
                 continue
             if w.idle_only and session.turn_state is not TurnState.IDLE:
@@ -85,7 +85,7 @@ class HooksChannel:
         w = self._ready(session)
         if w is not None:
             return True, f"{w.role} hook waiting"
-        if self.waiters.get(session.id):
+        if self.waiters.get(session.key):
             return False, f"background hook waiting for the turn to end (state {session.turn_state})"
         return False, "no hook waiting (reports wait for the next Stop/SessionStart/UserPromptSubmit hook)"
 
@@ -94,6 +94,6 @@ class HooksChannel:
         w = self._ready(session)
         if w is None:
             return False
-        self.unpark(session.id, w)
+        self.unpark(session.key, w)
         w.future.set_result({"delivery": True, "text": text, "jobs": list(job_ids), "role": w.role})
         return True

@@ -30,7 +30,7 @@ from typing import Any
 
 from frontdesk.agents.channels.base import Busy
 from frontdesk.agents.channels.headless import pid_alive
-from frontdesk.agents.model import AgentSettings, Harness, Session, TurnState
+from frontdesk.agents.model import AgentSettings, Harness, Session, SessionKey, TurnState
 from frontdesk.guard.secrets import remember
 
 __all__ = ["InboxChannel", "InboxSecrets", "frame_inbox", "transcript_idle", "INBOX_PREFACE"]
@@ -52,37 +52,38 @@ def frame_inbox(text: str) -> str:
 
 
 class InboxSecrets:
-    """Owner-only files holding each session's inbox socket and token (one JSON file per session)."""
+    """Owner-only files holding each session's inbox socket and token (one JSON file per (user, session))."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
 
-    def _path(self, sid: str) -> Path:
-        return self.root / (hashlib.sha256(sid.encode()).hexdigest()[:40] + ".json")
+    def _path(self, user: str, sid: str) -> Path:
+        return self.root / (hashlib.sha256(f"{user}\0{sid}".encode()).hexdigest()[:40] + ".json")
 
-    def put(self, sid: str, record: Mapping[str, Any]) -> None:
+    def put(self, user: str, sid: str, record: Mapping[str, Any]) -> None:
         """Write the record with mode 0600 (atomically; the directory is 0700)."""
         self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
         os.chmod(self.root, 0o700)
-        path = self._path(sid)
+        path = self._path(user, sid)
         tmp = path.with_suffix(f".tmp{os.getpid()}")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump({**record, "session": sid}, fh)
+            json.dump({**record, "user": user, "session": sid}, fh)
         os.replace(tmp, path)
 
-    def get(self, sid: str) -> dict[str, Any] | None:
-        """The record, or None (missing or unreadable)."""
+    def get(self, user: str, sid: str) -> dict[str, Any] | None:
+        """`user`'s record for session `sid`, or None (missing or unreadable)."""
         try:
-            data = json.loads(self._path(sid).read_text(encoding="utf-8"))
+            data = json.loads(self._path(user, sid).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
-        return data if isinstance(data, dict) and data.get("session") == sid else None
+        ok = isinstance(data, dict) and data.get("session") == sid and data.get("user") == user
+        return data if ok else None
 
-    def drop(self, sid: str) -> None:
+    def drop(self, user: str, sid: str) -> None:
         """Forget a session's token (its process is gone)."""
         try:
-            self._path(sid).unlink()
+            self._path(user, sid).unlink()
         except FileNotFoundError:
             pass
 
@@ -194,7 +195,7 @@ class InboxChannel:
 
             home = load_settings().home
         self.secrets = InboxSecrets(Path(home) / "agents" / "inbox")
-        self._woken: dict[str, float] = {}
+        self._woken: dict[SessionKey, float] = {}
 
     # -- capture (called by the agents plug-in's admit, after the session's owner was checked) -------
     def capture(self, sid: str, user: str, context: Mapping[str, Any], env: Mapping[str, str]) -> bool:
@@ -205,9 +206,9 @@ class InboxChannel:
         pid = context.get("agent_pid")
         remember(token, "claude-inbox-token")
         self.secrets.put(
+            user,
             sid,
             {
-                "user": user,
                 "socket": sock,
                 "token": token,
                 "pid": int(pid) if isinstance(pid, int) else None,
@@ -219,8 +220,8 @@ class InboxChannel:
 
     # -- the Channel protocol -----------------------------------------------------------------------
     def _record(self, session: Session) -> dict[str, Any] | None:
-        rec = self.secrets.get(session.id)
-        if rec is None or rec.get("user") != session.user or not rec.get("socket"):
+        rec = self.secrets.get(session.user, session.id)
+        if rec is None or not rec.get("socket"):
             return None
         remember(str(rec.get("token", "")), "claude-inbox-token")  # after a restart, too
         return rec
@@ -245,7 +246,7 @@ class InboxChannel:
             return False, f"inbox was captured from process {pid}; the session now runs as {now_pid}"
         if not pid_alive(pid):
             if rec.get("token"):
-                self.secrets.put(session.id, {**rec, "token": None})  # a dead session's token: forget it
+                self.secrets.put(session.user, session.id, {**rec, "token": None})  # a dead session's token: forget it
             return False, f"session process {pid} is gone"
         if not os.path.exists(str(rec["socket"])):
             return False, "inbox socket is gone"
@@ -263,12 +264,12 @@ class InboxChannel:
             owner: int | None = pwd.getpwnam(session.user).pw_uid
         except KeyError:
             owner = -1  # no such user here: no file is theirs
-        woke = self._woken.get(session.id)
+        woke = self._woken.get(session.key)
         if woke is not None:
             if session.turn_changed_at > woke and session.turn_state is TurnState.IDLE:
-                self._woken.pop(session.id, None)  # the hooks saw the woken turn end
+                self._woken.pop(session.key, None)  # the hooks saw the woken turn end
             elif transcript and _mtime(str(transcript)) > woke and transcript_idle(str(transcript), now, owner=owner):
-                self._woken.pop(session.id, None)  # the transcript shows the woken turn ended
+                self._woken.pop(session.key, None)  # the transcript shows the woken turn ended
             elif now - woke < _WAKE_GRACE_S:
                 return "a wake was sent; its turn has not ended"
         if session.turn_state in (TurnState.IN_TURN, TurnState.STOPPING):
@@ -317,5 +318,5 @@ class InboxChannel:
     def _sent(self, session: Session, reply: bytes | None) -> bool:
         if reply is None or b'"error"' in reply:
             return False  # not written, or a refusal (a stale token) carries an error; success closes quietly
-        self._woken[session.id] = time.time()
+        self._woken[session.key] = time.time()
         return True
