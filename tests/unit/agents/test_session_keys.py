@@ -35,7 +35,8 @@ def _old_db(path: Path) -> None:
     reports = [(1, "s-alice", 10), (2, "s-alice", 11), (3, "s-bob", 12), (7, "s-alice", 13)]
     for seq, sid, job in reports:
         conn.execute(
-            "INSERT INTO agent_reports(seq, session, job_id, state, text, arrived_at) VALUES(?, ?, ?, 'FAILED', 't', 1)",
+            "INSERT INTO agent_reports(seq, session, job_id, state, text, arrived_at) "
+            "VALUES(?, ?, ?, 'FAILED', 't', 1)",
             (seq, sid, job),
         )
     conn.execute("DELETE FROM agent_reports WHERE seq=7")  # the counter stays at 7: no seq is ever reused
