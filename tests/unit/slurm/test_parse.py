@@ -178,9 +178,9 @@ def test_usage_file() -> None:
 
 def test_sacct_rows_take_usage_from_steps() -> None:
     text = (
-        "77|fd-3.1|COMPLETED|0:0|2026-12-02T10:00:00|2026-12-02T10:00:01|2026-12-02T10:05:01|cpu1|"
-        "04:59.500|\n77.batch|batch|COMPLETED|0:0|2026-12-02T10:00:01|2026-12-02T10:00:01|"
-        "2026-12-02T10:05:01|cpu1|04:59.500|2048K\n78|x|CANCELLED by 1000|0:15|2026-12-02T10:00:00|"
+        "77|COMPLETED|0:0|2026-12-02T10:00:00|2026-12-02T10:00:01|2026-12-02T10:05:01|cpu1|"
+        "04:59.500|\n77.batch|COMPLETED|0:0|2026-12-02T10:00:01|2026-12-02T10:00:01|"
+        "2026-12-02T10:05:01|cpu1|04:59.500|2048K\n78|CANCELLED by 1000|0:15|2026-12-02T10:00:00|"
         "None|2026-12-02T10:00:02|None assigned|00:00:00|\n"
     )
     got = sacct_to_statuses(parse_sacct(text))

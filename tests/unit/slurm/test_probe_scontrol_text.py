@@ -47,11 +47,15 @@ def test_unicode_line_separators_in_a_name_split_nothing() -> None:
         assert [r["JobId"] for r in records] == ["6"] and not suspect, repr(sep)
 
 
-def test_a_bar_in_a_job_name_is_part_of_the_name_in_sacct() -> None:
-    row = (
-        "77|x|FAILED|1:0|y|COMPLETED|0:0|2026-12-03T10:00:00|2026-12-03T10:00:01|2026-12-03T10:00:02|cpu1|00:01.000|1M"
-    )
+def test_sacct_reads_no_user_text_so_a_row_cannot_be_forged() -> None:
+    """sacct prints a `|` and a newline in a job name as they are: with JobName asked for, a name
+    `x\n5|COMPLETED|0:0|...` printed a whole row for job 5. No field asked for is a user's now, and a line that
+    is not exactly one row (a job id, then the fields) is dropped."""
+    row = "77|COMPLETED|0:0|2026-12-03T10:00:00|2026-12-03T10:00:01|2026-12-03T10:00:02|cpu1|00:01.000|1M"
     (parsed,) = parse_sacct(row + "\n")
-    assert parsed["JobName"] == "x|FAILED|1:0|y" and parsed["State"] == "COMPLETED"
+    assert "JobName" not in parsed and parsed["State"] == "COMPLETED"
     st = sacct_to_statuses([parsed])["77"]
     assert (st.state.value, st.exit_code, st.node) == ("COMPLETED", 0, "cpu1")
+    forged = "5|COMPLETED|0:0|2026-12-03T10:00:00|2026-12-03T10:00:01|2026-12-03T10:00:02|cpu1|00:01.000|1M"
+    for junk in (f"x|{forged}", f"x{forged}", f"{forged}|extra", "77 |" + forged.split("|", 1)[1], "5\u2028|x"):
+        assert parse_sacct(junk + "\n" + row) == [parsed], junk

@@ -36,8 +36,11 @@ __all__ = [
     "sacct_to_statuses",
 ]
 
-SACCT_FIELDS = ("JobIDRaw", "JobName", "State", "ExitCode", "Submit", "Start", "End", "NodeList", "TotalCPU", "MaxRSS")
-"""The `sacct --format` fields `parse_sacct` expects, in this order."""
+SACCT_FIELDS = ("JobIDRaw", "State", "ExitCode", "Submit", "Start", "End", "NodeList", "TotalCPU", "MaxRSS")
+"""The `sacct --format` fields `parse_sacct` expects, in this order: none a user writes (no JobName, Comment,
+WorkDir...), since sacct prints a `|` or a newline in them as it is and a job named `x\n5|COMPLETED|0:0|...`
+would print a row for job 5."""
+_SACCT_ID = re.compile(r"[0-9]{1,12}(?:_[0-9]{1,9})?(?:\.[A-Za-z0-9+_-]{1,32})?")
 
 MAX_RECORD_CHARS = 1 << 20
 """A longer `scontrol -o` line is no job record (garbage from a wrapper or a fake on PATH): skipped unscanned,
@@ -282,24 +285,16 @@ def parse_usage_file(text: str) -> tuple[Usage, int | None, float | None]:
     return Usage(cpu_seconds=cpu, peak_rss_bytes=peak), rc, ended
 
 
-_NAME_AT = SACCT_FIELDS.index("JobName")
-
-
 def parse_sacct(text: str) -> list[dict[str, str]]:
     """Rows of `sacct --parsable2 --noheader --format=<SACCT_FIELDS>`.
 
-    sacct prints a `|` in a job name as it is (`sbatch -J 'a|COMPLETED|0:0'`): the cells over the count are
-    the name's, so a name cannot pose as the job's state or exit code."""
+    No field asked for is text a user writes, so a row is exactly that many cells and starts with a job id
+    (`77`, `844_3`, `77.batch`); any other line is dropped, not read: it can only be garbage."""
     rows = []
-    for line in text.split("\n"):  # not splitlines(): U+2028 or \x1c in a job name is no line break
-        if not line.strip():
-            continue
+    for line in text.split("\n"):  # not splitlines(): U+2028 or \x1c is no line break to sacct
         cells = line.split("|")
-        if len(cells) < len(SACCT_FIELDS):
+        if len(cells) != len(SACCT_FIELDS) or not _SACCT_ID.fullmatch(cells[0]):
             continue
-        extra = len(cells) - len(SACCT_FIELDS)
-        if extra:
-            cells[_NAME_AT : _NAME_AT + extra + 1] = ["|".join(cells[_NAME_AT : _NAME_AT + extra + 1])]
         rows.append(dict(zip(SACCT_FIELDS, cells, strict=True)))
     return rows
 
