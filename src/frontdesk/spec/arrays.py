@@ -3,24 +3,28 @@
 `array`: Slurm's syntax, `0-99`, `1,3,5-9`, `0-99:2` (a step), with `%N` at the end for at most N tasks at
 once (`0-99%8`). `sweep`: a grid `{lr: [1e-3, 1e-4], seed: [1, 2, 3]}` (every combination, the last name
 varying fastest) or a list of points `[{lr: 1e-3, seed: 1}, ...]` (same names in each). Task i of a sweep
-gets point i: `{name}` in the command is replaced by the value (inside shell text, i.e. a `script` or the
-argument after `sh -c`/`bash -c`, the value is shell-quoted) and FD_SWEEP_<NAME> is set in its environment.
+gets point i: `{name}` in the command is replaced by the value in one pass (inside shell text, i.e. a `script`
+or the text of `sh -c`/`bash -lc`, quoted for where it lands: spec/shellfill.py) and FD_SWEEP_<NAME> is set.
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 import re
-import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+
+from frontdesk.spec.shellfill import check_values, fill_plain, fill_shell, shell_text_index
 
 __all__ = [
     "MAX_ARRAY_INDEX",
     "MAX_ARRAY_TASKS",
     "MAX_SWEEP_NAMES",
+    "MAX_ARRAY_BYTES",
     "ArrayRange",
     "SweepValue",
+    "check_array",
     "parse_array",
     "render_argv",
     "render_script",
@@ -32,15 +36,18 @@ MAX_ARRAY_TASKS = 10_000
 """The most tasks one array may have (Slurm's default MaxArraySize is 1001; sites raise it)."""
 MAX_ARRAY_INDEX = 1_000_000
 """The largest task index."""
+MAX_ARRAY_BYTES = 64 * 1024 * 1024
+"""The most bytes an array's tasks may store together: each task keeps its own command, script and environment,
+so a 1 MiB script in a 10,000-task array would be 10 GiB written in one transaction."""
 MAX_SWEEP_NAMES = 32
 """The most parameters one sweep may name."""
 
 SweepValue = str | int | float | bool
 """What one sweep parameter takes: a scalar."""
 
-_PART = re.compile(r"^(\d+)(?:-(\d+)(?::(\d+))?)?$")
+_PART = re.compile(r"([0-9]+)(?:-([0-9]+)(?::([0-9]+))?)?", re.ASCII)
+_DIGITS = re.compile(r"[0-9]+", re.ASCII)
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
-_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
 
 
 @dataclass(frozen=True)
@@ -61,9 +68,12 @@ def parse_array(text: str) -> ArrayRange:
     body, pct, limit_text = str(text).strip().partition("%")
     limit: int | None = None
     if pct:
-        if not limit_text.isdigit() or int(limit_text) < 1:
+        # ASCII digits only: str.isdigit() takes '٣' and int() reads it, which sbatch then refuses
+        if not _DIGITS.fullmatch(limit_text) or _number(limit_text) < 1:
             raise ValueError(f"the limit after % must be a whole number of at least 1, got {limit_text!r}")
-        limit = int(limit_text)
+        if _number(limit_text) > MAX_ARRAY_TASKS:
+            raise ValueError(f"the limit after % must be at most {MAX_ARRAY_TASKS}, got {limit_text[:20]!r}")
+        limit = _number(limit_text)
     if not body:
         raise ValueError("expected task indices such as 0-99, 1,3,5-9 or 0-99%8")
     seen: set[int] = set()
@@ -74,17 +84,22 @@ def parse_array(text: str) -> ArrayRange:
     return ArrayRange(tuple(sorted(seen)), limit)
 
 
+def _number(digits: str) -> int:
+    """ASCII digits as a number; past 12 digits any value is over every bound (and int() of 5,000 digits fails)."""
+    return int(digits) if len(digits) <= 12 else 10**12
+
+
 def _part(part: str) -> range:
-    m = _PART.match(part)
+    m = _PART.fullmatch(part)
     if m is None:
-        raise ValueError(f"{part!r} is not an index, a range a-b or a-b:step")
-    lo = int(m.group(1))
-    hi = int(m.group(2)) if m.group(2) is not None else lo
-    step = int(m.group(3)) if m.group(3) is not None else 1
+        raise ValueError(f"{part[:40]!r} is not an index, a range a-b or a-b:step")
+    lo = _number(m.group(1))
+    hi = _number(m.group(2)) if m.group(2) is not None else lo
+    step = _number(m.group(3)) if m.group(3) is not None else 1
     if hi < lo:
-        raise ValueError(f"range {part!r} ends before it starts")
+        raise ValueError(f"range {part[:40]!r} ends before it starts")
     if hi > MAX_ARRAY_INDEX:
-        raise ValueError(f"index {hi} is over the largest allowed ({MAX_ARRAY_INDEX})")
+        raise ValueError(f"index {(m.group(2) or m.group(1))[:20]} is over the largest allowed ({MAX_ARRAY_INDEX})")
     if step < 1:
         raise ValueError(f"the step in {part!r} must be at least 1")
     if (hi - lo) // step + 1 > MAX_ARRAY_TASKS:
@@ -160,28 +175,53 @@ def _text(value: SweepValue) -> str:
     return str(value)
 
 
-def _fill(text: str, point: Mapping[str, SweepValue], quote: bool) -> str:
-    for name, value in point.items():
-        shown = _text(value)
-        text = text.replace("{" + name + "}", shlex.quote(shown) if quote else shown)
-    return text
+def _show(value: object) -> str:
+    return _text(value) if isinstance(value, bool | int | float | str) else str(value)
 
 
 def render_argv(argv: Sequence[str], point: Mapping[str, SweepValue]) -> list[str]:
-    """The command with `{name}` filled; the argument after a shell's `-c` is shell text, so values are quoted."""
-    out: list[str] = []
-    shell = bool(argv) and argv[0].rsplit("/", 1)[-1] in _SHELLS
-    for i, arg in enumerate(argv):
-        quoted = shell and i > 0 and argv[i - 1] == "-c"
-        out.append(_fill(arg, point, quoted))
-    return out
+    """The command with `{name}` filled; a shell's text (`bash -lc TEXT`, `env sh -e -c TEXT`) quoted for the shell."""
+    shell_at = shell_text_index(argv)
+    return [
+        fill_shell(arg, point, _show) if i == shell_at else fill_plain(arg, point, _show) for i, arg in enumerate(argv)
+    ]
 
 
 def render_script(script: str, point: Mapping[str, SweepValue]) -> str:
-    """A script with `{name}` filled by shell-quoted values."""
-    return _fill(script, point, True)
+    """A script with `{name}` filled, each value quoted for where it lands (spec/shellfill.py)."""
+    return fill_shell(script, point, _show)
 
 
 def sweep_env(point: Mapping[str, SweepValue]) -> dict[str, str]:
     """FD_SWEEP_<NAME>=value for each parameter of the point."""
     return {f"FD_SWEEP_{name.upper()}": _text(value) for name, value in point.items()}
+
+
+def check_array(
+    array: str | None, sweep: object, command: Sequence[str], script: str | None, env: Mapping[str, str]
+) -> None:
+    """ValueError (one line) when an array's tasks cannot be made: indices past the sweep's points, more than
+    MAX_ARRAY_BYTES stored, or a sweep value that cannot be quoted where its `{name}` lands."""
+    rng = parse_array(array) if array is not None else None
+    points = sweep_points(sweep) if sweep is not None else None
+    if rng is not None and points is not None and rng.indices[-1] >= len(points):
+        raise ValueError(f"array index {rng.indices[-1]} is past the sweep's {len(points)} points")
+    size = rng.size if rng is not None else len(points or ())
+    per_task = len(json.dumps([script, list(command), dict(env)]))
+    texts = [script] if script is not None else []
+    at = shell_text_index(command)
+    texts += [command[at]] if at is not None else []
+    values: dict[str, set[str]] = {}
+    for point in points or ():
+        for name, value in point.items():
+            values.setdefault(name, set()).add(_text(value))
+    for name, shown in values.items():
+        uses = sum(t.count("{" + name + "}") for t in [*command, *(script or "",)]) + 1  # + FD_SWEEP_<NAME>
+        per_task += uses * 5 * max(len(json.dumps(v)) for v in shown)  # shell quoting: ' becomes '"'"'
+    if size * per_task > MAX_ARRAY_BYTES:
+        raise ValueError(
+            f"{size} tasks of up to {per_task} bytes each would store {size * per_task >> 20} MiB, over "
+            f"{MAX_ARRAY_BYTES >> 20} MiB: put the script in a file and run it"
+        )
+    for text in texts:
+        check_values(text, values)

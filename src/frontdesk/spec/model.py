@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from frontdesk.errors import SpecError
 from frontdesk.jobs.state import JobState
-from frontdesk.spec.arrays import ArrayRange, SweepValue, parse_array, sweep_points
+from frontdesk.spec.arrays import ArrayRange, SweepValue, check_array, parse_array, sweep_points
 from frontdesk.spec.bounds import (
     MAX_ALIASES,
     MAX_DEPENDS_ON,
@@ -268,10 +268,8 @@ class JobSpec(_Strict):
     def _one_of_command_script(self) -> JobSpec:
         if bool(self.command) == bool(self.script):
             raise ValueError("exactly one of 'command' (a non-empty list) or 'script' is required")
-        if self.sweep is not None and self.array is not None:
-            rng, points = parse_array(self.array), sweep_points(self.sweep)
-            if rng.indices[-1] >= len(points):
-                raise ValueError(f"array index {rng.indices[-1]} is past the sweep's {len(points)} points")
+        if self.is_array:
+            check_array(self.array, self.sweep, self.command or [], self.script, self.env)
         if self.aftercorr is not None and not self.is_array:
             raise ValueError("'aftercorr' needs 'array' or 'sweep' (task i waits on task i of another array)")
         return self
