@@ -100,8 +100,9 @@ def build_router(plugin: DeliveryService) -> APIRouter:
     """The routes, bound to one plug-in instance: each parses, checks the owner and calls the service."""
     r = APIRouter(prefix="/sessions", tags=["sessions"])
 
-    def owned(sid: str, request: Request) -> Session:
-        return plugin.attached().owned(_principal(request), sid)  # the caller's own session of that id
+    def owned(sid: str, request: Request, user: str | None = None) -> Session:
+        """The caller's own session of that id (root may name another user's: `?user=`)."""
+        return plugin.attached().owned(_principal(request), sid, user)
 
     @r.post("")
     async def register(body: RegisterBody, request: Request) -> dict[str, Any]:
@@ -119,25 +120,25 @@ def build_router(plugin: DeliveryService) -> APIRouter:
         return [plugin.view(s) for s in rows]
 
     @r.get("/{sid}")
-    async def get_session(sid: str, request: Request) -> dict[str, Any]:
-        return plugin.view(owned(sid, request))
+    async def get_session(sid: str, request: Request, user: str | None = None) -> dict[str, Any]:
+        return plugin.view(owned(sid, request, user))
 
     @r.get("/{sid}/unread")
-    async def unread(sid: str, request: Request) -> dict[str, Any]:
-        return plugin.unread_view(owned(sid, request))
+    async def unread(sid: str, request: Request, user: str | None = None) -> dict[str, Any]:
+        return plugin.unread_view(owned(sid, request, user))
 
     @r.post("/{sid}/ack")
-    async def ack(sid: str, body: AckBody, request: Request) -> dict[str, Any]:
-        return {"acked": plugin.ack_jobs(owned(sid, request), body.jobs, body.upto, body.channel)}
+    async def ack(sid: str, body: AckBody, request: Request, user: str | None = None) -> dict[str, Any]:
+        return {"acked": plugin.ack_jobs(owned(sid, request, user), body.jobs, body.upto, body.channel)}
 
     @r.post("/{sid}/read")
-    async def read(sid: str, body: ReadBody, request: Request) -> dict[str, Any]:
-        s = owned(sid, request)
+    async def read(sid: str, body: ReadBody, request: Request, user: str | None = None) -> dict[str, Any]:
+        s = owned(sid, request, user)
         return {"session": s.id, "marked": plugin.mark_read(s, body.jobs, body.via)}
 
     @r.post("/{sid}/turn")
-    async def turn(sid: str, body: TurnBody, request: Request) -> dict[str, Any]:
-        s = owned(sid, request)
+    async def turn(sid: str, body: TurnBody, request: Request, user: str | None = None) -> dict[str, Any]:
+        s = owned(sid, request, user)
         plugin.set_turn(s, body.state, reset_blocks=body.state is TurnState.IN_TURN)
         return {"session": s.id, "turn_state": str(body.state)}
 
@@ -165,24 +166,26 @@ def _hook_call(body: HookBody) -> HookCall:
     )
 
 
-def _campaign_routes(r: APIRouter, plugin: DeliveryService, owned: Callable[[str, Request], Session]) -> None:
+def _campaign_routes(
+    r: APIRouter, plugin: DeliveryService, owned: Callable[[str, Request, str | None], Session]
+) -> None:
     """`/{sid}/campaign`: the campaign state, its resume plan and the suspend record (issue 18)."""
 
     @r.get("/{sid}/campaign")
-    async def campaign(sid: str, request: Request) -> dict[str, Any]:
+    async def campaign(sid: str, request: Request, user: str | None = None) -> dict[str, Any]:
         """The session's campaign state and its one-paragraph summary (owner only)."""
         from frontdesk.agents.campaign_summary import render_summary
 
-        c = plugin.campaign_service().load(owned(sid, request))
+        c = plugin.campaign_service().load(owned(sid, request, user))
         return {**c.to_dict(), "summary": render_summary(c)}
 
     @r.post("/{sid}/campaign/resume")
-    async def resume(sid: str, body: ResumeBody, request: Request) -> dict[str, Any]:
+    async def resume(sid: str, body: ResumeBody, request: Request, user: str | None = None) -> dict[str, Any]:
         """How to resume the session; with `commit`, a new incarnation and its reports handed over."""
-        s = owned(sid, request)
+        s = owned(sid, request, user)
         return plugin.resume(s, body.dir, body.headless, body.harness_args, body.commit).to_dict()
 
     @r.post("/{sid}/campaign/suspend")
-    async def suspend(sid: str, request: Request) -> dict[str, Any]:
+    async def suspend(sid: str, request: Request, user: str | None = None) -> dict[str, Any]:
         """Record that the harness was ended on purpose (the CLI signals it); the jobs run on."""
-        return plugin.campaign_service().suspended(owned(sid, request)).to_dict()
+        return plugin.campaign_service().suspended(owned(sid, request, user)).to_dict()

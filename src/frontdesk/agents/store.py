@@ -18,10 +18,13 @@ from frontdesk.agents.framing import PendingReport
 from frontdesk.agents.model import Harness, Session, SessionKey, TurnState
 from frontdesk.agents.schema import MIGRATIONS
 from frontdesk.core.quotas import Limits, over_cap
-from frontdesk.errors import NotFound
+from frontdesk.errors import Forbidden, NotFound, UserError
 from frontdesk.jobs.state import UNFINISHED_STATES
 
 __all__ = ["SessionStore", "MIGRATIONS"]
+
+ROOT = "root"
+"""The one principal that may act on another user's session, naming it (`SessionStore.owned`)."""
 
 _ACTIVE = tuple(s.value for s in UNFINISHED_STATES)
 """The states of a job that has not ended (the core table stores only JobState values)."""
@@ -64,11 +67,24 @@ class SessionStore:
         row = self.conn.execute("SELECT * FROM agent_sessions WHERE user=? AND id=?", (user, sid)).fetchone()
         return _row_to_session(row) if row else None
 
-    def owned(self, user: str, sid: str) -> Session:
-        """The caller's own session `sid`; NotFound otherwise (another user's same id is another session)."""
+    def owned(self, user: str, sid: str, of: str | None = None) -> Session:
+        """The caller's own session `sid`; NotFound otherwise (another user's same id is another session).
+
+        Root acts on another user's session (suspend, drain, resume's refusal) by naming that user (`of`); without
+        it, root's own session of that id, else the one user's that holds it (several: UserError naming them)."""
+        if of is not None and of != user:
+            if user != ROOT:
+                raise Forbidden(f"{user} may not act on another user's session (only root names one)")
+            user = of
         s = self.get(user, sid)
+        if s is None and user == ROOT and of is None:
+            rows = self.conn.execute("SELECT * FROM agent_sessions WHERE id=? ORDER BY user", (sid,)).fetchall()
+            if len(rows) > 1:
+                users = ", ".join(r["user"] for r in rows)
+                raise UserError(f"session {sid!r} is held by several users ({users}): name one with ?user=")
+            s = _row_to_session(rows[0]) if rows else None
         if s is None:
-            raise NotFound(f"no session {sid!r} of yours")
+            raise NotFound(f"no session {sid!r} of yours" if user != ROOT or of is None else f"no session {sid!r}")
         return s
 
     def upsert(

@@ -324,7 +324,8 @@ def _suspend_one(client: Any, view: dict[str, Any]) -> dict[str, Any]:
         while time.monotonic() < deadline and _alive(pid, start):
             time.sleep(0.1)
         out.update(signalled=True, pid=pid, exited=not _alive(pid, start))
-    client.request("POST", f"/v1/sessions/{_sid(view['id'])}/campaign/suspend", {})
+    owner = f"?user={_sid(str(view['user']))}" if view.get("user") else ""  # root's drain: the session's own user
+    client.request("POST", f"/v1/sessions/{_sid(view['id'])}/campaign/suspend{owner}", {})
     out["resume"] = f"frontdesk sessions resume {view['id']}" + (
         f" --dir {shlex.quote(view['cwd'])}" if view.get("cwd") else ""
     )

@@ -18,6 +18,8 @@ from typing import Any
 
 from facility_helpers import Facility
 
+from frontdesk.errors import UserError
+
 ADMIN = "fdadmin-user"
 
 
@@ -120,4 +122,15 @@ def test_the_same_id_is_two_sessions_that_neither_user_sees_changes_or_wakes(fac
     assert [s for s in every if s["id"] == sid] == [], every  # `all` is root's: an admin lists its own
     rows = [s for s in facility.root_client().request("GET", "/v1/sessions?all=true") if s["id"] == sid]
     assert sorted(s["user"] for s in rows) == ["alice", "bob"], rows
+    # root acts on a user's session (suspend, drain) by naming the user; an id two users hold is never guessed
+    root = facility.root_client()
+    assert root.request("GET", f"/v1/sessions/{sid}?user=alice")["user"] == "alice"
+    try:
+        root.request("GET", f"/v1/sessions/{sid}")
+    except UserError as exc:
+        assert "several users (alice, bob)" in str(exc), exc
+    else:
+        raise AssertionError("root's lookup of an id two users hold picked one")
+    status, answer = facility.probe("bob", [_call("GET", f"/v1/sessions/{sid}?user=alice")])[0]
+    assert status == "forbidden", answer  # only root names another user
     facility.probe("alice", [_call("POST", f"/v1/jobs/{running}/cancel")])
