@@ -148,22 +148,23 @@ class AgentsPlugin(DeliveryService):
         text = str(report.get("text") or f"frontdesk job {event.job_id}: {report.get('state', '?')}")
         seq = self.store.add_report(key, event.job_id, report.get("name"), str(report.get("state", "?")), text, now)
         if seq is not None:
-            self._remember_output(event.job_id, text)
+            self._remember_output(event.job_id, text, event.principal)
             self.batcher.arrived(key, now)
             if not self.store.active_jobs(key):  # nothing else can end soon: no need to batch
                 self.batcher.kick(key, now, settle_from=now - self.cfg.batch_window_s)
             self.poke()
 
-    def _remember_output(self, job_id: int, text: str) -> None:
-        """Index the report's excerpt in the guard's taint store: a command copied from it is traced and asked."""
-        from frontdesk.guard.taint import JOB_OUTPUT, TaintStore
+    def _remember_output(self, job_id: int, text: str, principal: str) -> None:
+        """Index the report's excerpt in its user's taint store: a command of theirs copied from it is traced and
+        asked (another user's command never: guard.taint.store_home)."""
+        from frontdesk.guard.taint import JOB_OUTPUT, TaintStore, store_home
 
         lines = excerpt_lines(text)
         home = getattr(self.settings, "home", None)
         if not lines or home is None:
             return
         try:
-            store = TaintStore.open(home)
+            store = TaintStore.open(store_home(home, principal))
             if store.record_text(lines, f"{JOB_OUTPUT} {job_id}"):
                 store.save()
         except Exception:  # the guard's bookkeeping must never stop a delivery

@@ -18,6 +18,7 @@ from frontdesk.guard.checker import check
 from frontdesk.guard.context import context_from_settings, guard_section, read_text_file
 from frontdesk.guard.model import Decision, NodeRole, Verdict
 from frontdesk.guard.secrets import find_secrets, redact
+from frontdesk.guard.taint import TaintStore, store_home
 from frontdesk.plugins import Admission, GatewayHandle, Notice, SubmitContext
 
 if TYPE_CHECKING:
@@ -159,7 +160,9 @@ class GuardPlugin:
         if not self.enabled:
             return None
         env = {**ctx.env, **dict(spec.env or {})}
-        gctx = context_from_settings(self.settings, cwd=spec.workdir or ctx.cwd or "/")
+        gctx = context_from_settings(self.settings, cwd=spec.workdir or ctx.cwd or "/", with_taint=False)
+        taint = TaintStore.open(store_home(self.settings.home, ctx.principal))  # the submitter's jobs' output only
+        gctx.tainted, gctx.taint_text = taint.source_of, taint.text_source
         # A job runs on a compute node (or the executor) with an environment we only partly know.
         gctx = replace(gctx, node_role=NodeRole.COMPUTE, env=env, env_complete=False)
         if ctx.uid is not None:  # scripts are read as far as the submitter could (a root gateway reads anything)

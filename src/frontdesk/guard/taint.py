@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["TaintStore", "normalise_line", "JOB_OUTPUT"]
+__all__ = ["TaintStore", "normalise_line", "JOB_OUTPUT", "store_home"]
 
 JOB_OUTPUT = "output of frontdesk job"
 """The `where` prefix of lines that came from a job report's excerpt (agents/plugin.py records them)."""
@@ -33,6 +33,22 @@ def normalise_line(line: str) -> str:
     line = line.strip().strip("`").strip()
     line = re.sub(r"^(\$|>|#|%)\s+", "", line)
     return " ".join(line.split())
+
+
+def store_home(home: str | Path, principal: str) -> Path:
+    """The home whose store indexes `principal`'s job output, on the gateway: its own home for its own user (the
+    file that user's hooks read), `guard/users/NAME` under it for any other. A facility gateway serves every
+    user: one index for all traced bob's commands to alice's job output and named her job in his answer."""
+    import pwd
+
+    try:
+        own = pwd.getpwuid(os.geteuid()).pw_name
+    except KeyError:
+        own = None
+    if principal == own:
+        return Path(home)
+    name = principal if re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,63}", principal) else "_" + _hash(principal)
+    return Path(home) / "guard" / "users" / name
 
 
 def _hash(text: str) -> str:
