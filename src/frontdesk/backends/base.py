@@ -38,15 +38,20 @@ class Usage:
     peak_rss_bytes: int | None = None
     gpu_util_percent: float | None = None
     gpu_mem_peak_bytes: int | None = None
+    suspended_s: float | None = None
+    """Seconds it spent suspended (its cores lent to trials); None when it never was."""
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON form."""
-        return {
+        """Plain JSON form (`suspended_s` only for a job that was suspended)."""
+        out: dict[str, Any] = {
             "cpu_seconds": self.cpu_seconds,
             "peak_rss_bytes": self.peak_rss_bytes,
             "gpu_util_percent": self.gpu_util_percent,
             "gpu_mem_peak_bytes": self.gpu_mem_peak_bytes,
         }
+        if self.suspended_s is not None:
+            out["suspended_s"] = self.suspended_s
+        return out
 
 
 @dataclass(frozen=True)
@@ -193,7 +198,8 @@ class SubmitsArrays(Protocol):
 class OrdersItsQueue(Protocol):
     """A backend extra: the backend keeps its own queue and lets a plug-in pick what starts (the embedded one)."""
 
-    scheduler: Callable[..., list[str]]
-    """(queued jobs, free resources, now) -> backend ids to start, in order."""
+    scheduler: Callable[..., Any]
+    """(queued jobs, free resources, now) -> backend ids to start, in order (or the embedded backend's `Picks`:
+    starts, and trials started on the cores of jobs they suspend)."""
     hold_reason: Callable[[], str | None]
     """Why waiting jobs wait beyond resources (a drained node), shown as their PENDING reason."""

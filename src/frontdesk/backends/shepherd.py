@@ -1,30 +1,30 @@
 """The shepherd: one small detached process per running job on the embedded backend (like slurmstepd).
 
 `python -m frontdesk.backends.shepherd DIR` reads DIR/launch.json, runs the job in its own session,
-enforces walltime (TIMEOUT) and memory (OUT_OF_MEMORY: a memory cgroup where this process may create
-one, else a resident-set watchdog over the job's process tree), samples usage, writes DIR/result.json
-atomically and tells the gateway. It outlives a gateway crash, so no job or result is lost, and its
+enforces walltime (TIMEOUT; time suspended does not count) and memory (OUT_OF_MEMORY: a memory cgroup where
+this process may create one, else a resident-set watchdog over the job's process tree), samples usage
+(watch.py), freezes the job
+while the gateway asks (freezing.py: a trial runs on its cores), writes DIR/result.json atomically and tells
+the gateway. It outlives a gateway crash, so no job or result is lost, and its
 O_EXCL pid file makes a second launch of the same attempt a no-op. Stdlib only: it starts fast.
 """
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import json
 import os
-import select
 import signal
 import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from frontdesk import faults
-from frontdesk.backends.gpuwatch import GpuWatch, parse_gpu_sample
-from frontdesk.backends.outputcap import OutputCap
+from frontdesk.backends.freezing import Freezer, Pause
+from frontdesk.backends.gpuwatch import parse_gpu_sample
 from frontdesk.backends.tracking import (
     TAG_VAR,
     JobCgroup,
@@ -35,16 +35,14 @@ from frontdesk.backends.tracking import (
     set_child_subreaper,
     started_record,
 )
+from frontdesk.backends.watch import Watch, enforcement
 from frontdesk.jobs.state import JobState
 from frontdesk.wire import request_head
 
-if TYPE_CHECKING:
-    import resource
-
 __all__ = ["main", "memory_cgroup_root", "parse_gpu_sample", "write_json"]
 
-SAMPLE_SECONDS = 0.1
-KILL_GRACE_SECONDS = 2.0
+SUSPEND_BOUND_SECONDS = 3600.0
+"""A suspend request without a readable end holds at most this long (the trial cap is 10 min by default)."""
 NOTICE_WAIT_SECONDS = 1.0
 
 
@@ -55,13 +53,6 @@ def write_json(path: Path, data: dict[str, Any]) -> None:
     with os.fdopen(fd, "w") as fh:
         fh.write(json.dumps(data))
     os.replace(tmp, path)
-
-
-def _kill_tree(root: int, pgid: int, cgroup: JobCgroup | None, sig: int) -> None:
-    """Signal the job's tree: its group first in one call (else a shell whose child died ran on), then the rest."""
-    with contextlib.suppress(OSError):
-        os.killpg(pgid, sig)
-    kill_all(lambda: attempt_pids(pgid=pgid, cgroup=cgroup, ancestor=os.getpid()), sig=sig, timeout=0)
 
 
 def _notify(launch: dict[str, Any]) -> None:
@@ -115,31 +106,6 @@ def _start_error(launch: dict[str, Any], exc: OSError | ValueError) -> str:
     return f"cannot start {launch['argv'][0]!r}: {exc.strerror}"
 
 
-def _say(launch: dict[str, Any], line: str) -> None:
-    """One line at the end of the job's stderr (where the job's own last words are read)."""
-    try:
-        fd = os.open(launch["stderr"], os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW)
-        with os.fdopen(fd, "ab") as fh:
-            fh.write(line.encode() + b"\n")
-    except OSError:
-        pass
-
-
-def _reap_adopted(main_pid: int) -> None:
-    """Collect adopted orphans that exited (never the job's main process, which wait4 collects)."""
-    while True:
-        try:
-            info = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-        except ChildProcessError:
-            return
-        if info is None or info.si_pid == main_pid:
-            return
-        try:
-            os.waitpid(info.si_pid, os.WNOHANG)
-        except ChildProcessError:
-            return
-
-
 def _store_result(job_dir: Path, result: dict[str, Any]) -> None:
     """Write result.json, waiting out a full disk: an ended job's result is never lost nor faked as NODE_FAIL."""
     delay = 0.5
@@ -190,7 +156,9 @@ def _claim(job_dir: Path) -> bool:
     return True
 
 
-def _start(launch: dict[str, Any], tag: str, cgroup: JobCgroup | None) -> subprocess.Popen[bytes] | str:
+def _start(
+    launch: dict[str, Any], tag: str, cgroup: JobCgroup | None, freezer: Freezer | None
+) -> subprocess.Popen[bytes] | str:
     """Start the job in its own session (cgroup joined, its user, Landlock); or why it could not start."""
     writable = launch.get("landlock_writable")
     from frontdesk.backends.runas import RunAs, become, job_argv, open_output
@@ -201,6 +169,8 @@ def _start(launch: dict[str, Any], tag: str, cgroup: JobCgroup | None) -> subpro
     def preexec() -> None:
         if cgroup is not None:
             cgroup.join()
+        if freezer is not None:
+            freezer.join()
         become(who, launch["cwd"])  # cgroup set up as root, then the job's own user from here on
         if writable:
             from frontdesk.backends.landlock import restrict_writes
@@ -234,62 +204,6 @@ def _start(launch: dict[str, Any], tag: str, cgroup: JobCgroup | None) -> subpro
             return msg
 
 
-def _enforcement(cgroup: JobCgroup | None, limit: Any) -> str | None:
-    return cgroup.kind if cgroup else ("rss" if limit else None)
-
-
-class _Watch:
-    """The watch loop over the running job: samples, the output cap, and the first reason to end it."""
-
-    def __init__(self, launch: dict[str, Any], pid: int, cgroup: JobCgroup | None, started: float) -> None:
-        self.launch, self.pid, self.cgroup, self.started = launch, pid, cgroup, started
-        self.limit, self.walltime = launch.get("memory_bytes"), launch.get("walltime_seconds")
-        self.cap = OutputCap(launch)
-        self.gpus = GpuWatch(launch["env"].get("CUDA_VISIBLE_DEVICES", ""), launch.get("gpu_memory_limit"))
-        self.peak, self.status = 0, 0
-        self.why: JobState | None = None
-        self.gpu_over: str | None = None
-        self.deadline_kill: float | None = None
-        self.rusage: resource.struct_rusage | None = None
-
-    def run(self, cancel: _Cancel) -> None:
-        """Until the job's main process exits (wait4); its status and rusage are kept."""
-        pidfd = os.pidfd_open(self.pid)
-        while True:
-            select.select([pidfd], [], [], SAMPLE_SECONDS)
-            pid, st, ru = os.wait4(self.pid, os.WNOHANG)
-            if pid:
-                self.status, self.rusage = st, ru
-                break
-            self.tick(time.time(), cancel.flag)
-        os.close(pidfd)
-
-    def tick(self, now: float, cancelled: bool) -> None:
-        _reap_adopted(self.pid)
-        tree = attempt_pids(pgid=self.pid, cgroup=self.cgroup, ancestor=os.getpid())
-        rss = sum(tree.values())
-        self.peak = max(self.peak, rss)
-        over = self.gpus.sample(now, tree)
-        self.cap.check()
-        if self.why is None:
-            if cancelled:
-                self.why = JobState.CANCELLED
-            elif self.walltime and now - self.started > self.walltime:
-                self.why = JobState.TIMEOUT
-            elif over or (self.limit and self.cgroup is None and rss > int(self.limit)):
-                # a shared GPU's cap, or host memory without a cgroup
-                self.why, self.gpu_over = JobState.OUT_OF_MEMORY, over
-                if over:
-                    _say(self.launch, f"frontdesk: {over}; the job was ended (a shared GPU holds only what was asked)")
-            if self.why:
-                sig = signal.SIGKILL if self.why == JobState.OUT_OF_MEMORY else signal.SIGTERM
-                _kill_tree(self.pid, self.pid, self.cgroup, sig)
-                self.deadline_kill = now + KILL_GRACE_SECONDS
-        elif self.deadline_kill and now > self.deadline_kill:
-            _kill_tree(self.pid, self.pid, self.cgroup, signal.SIGKILL)
-            self.deadline_kill = None
-
-
 def _fence(pid: int, cgroup: JobCgroup | None, tag: str) -> bool:
     """Leftovers of the tree (daemons the job started, setsid/double-fork escapers) die with it, confirmed."""
     return nothing_left(pid, cgroup) or kill_all(  # the common case answered without a /proc scan
@@ -297,7 +211,7 @@ def _fence(pid: int, cgroup: JobCgroup | None, tag: str) -> bool:
     )
 
 
-def _outcome(w: _Watch, gone: bool) -> dict[str, Any]:
+def _outcome(w: Watch, gone: bool) -> dict[str, Any]:
     """The result's fields from what the watch saw: state, exit, usage, reason, enforcement."""
     ended = time.time()
     code = os.waitstatus_to_exitcode(w.status)
@@ -321,18 +235,21 @@ def _outcome(w: _Watch, gone: bool) -> dict[str, Any]:
         cpu_seconds=(ru.ru_utime + ru.ru_stime) if ru else None,
         peak_rss_bytes=peak or None,
         reason=reason,
-        enforcement=_enforcement(cgroup, w.limit),
+        enforcement=enforcement(cgroup, w.limit),
         tracking="cgroup" if cgroup else "subreaper",
         leftovers_killed=gone,
         **w.cap.result(),
         **w.gpus.result(),
+        **(w.pause.result() if w.pause else {}),
     )
 
 
-def _finish(job_dir: Path, result: dict[str, Any], cgroup: JobCgroup | None) -> None:
-    """The cgroup removed (a failed start leaves none behind either), result.json stored (waiting out a full disk)."""
+def _finish(job_dir: Path, result: dict[str, Any], cgroup: JobCgroup | None, freezer: Freezer | None) -> None:
+    """The cgroups removed (a failed start leaves none behind either), result.json stored (waiting out a full disk)."""
     if cgroup is not None:
         cgroup.remove()
+    if freezer is not None:
+        freezer.remove()
     _store_result(job_dir, result)
 
 
@@ -352,24 +269,28 @@ def run(job_dir: Path) -> int:
     tag = str(launch.get("cgroup") or launch["backend_id"])
     set_child_subreaper()  # escapers (setsid, double fork) re-parent here, also where no cgroup can be made
     cgroup = _make_cgroup(tag, int(limit) if limit else None)
+    freezer = None
+    if launch.get("suspendable"):  # a batch job a trial may suspend: its freezer is joined at its start
+        freezer = Freezer.create(tag, cgroup.path if cgroup is not None and cgroup.kind == "v2" else None)
     started = time.time()
-    child = _start(launch, tag, cgroup)
+    child = _start(launch, tag, cgroup, freezer)
     if isinstance(child, str):
         failed = dict(state=JobState.FAILED.value, exit_code=127, signal=None, ended_at=time.time(), reason=child)
-        _finish(job_dir, {"started_at": started, **failed}, cgroup)
+        _finish(job_dir, {"started_at": started, **failed}, cgroup, freezer)
         _notify(launch)
         return 0
     try:
-        write_json(job_dir / "started.json", started_record(child.pid, started, _enforcement(cgroup, limit)))
+        write_json(job_dir / "started.json", started_record(child.pid, started, enforcement(cgroup, limit)))
     except OSError:
         pass  # a full disk: the gateway still sees the shepherd alive (RUNNING); the result is what matters
     _prepare_result(job_dir)
     faults.point("shepherd_started")
-    watch = _Watch(launch, child.pid, cgroup, started)
-    watch.run(cancel)
+    pause = Pause(job_dir, freezer, lambda: _notify(launch), SUSPEND_BOUND_SECONDS) if freezer else None
+    watch = Watch(launch, child.pid, cgroup, started, pause)
+    watch.run(lambda: cancel.flag)
     faults.point("shepherd_job_exited")
     gone = _fence(child.pid, cgroup, tag)
-    _finish(job_dir, {"started_at": started, **_outcome(watch, gone)}, cgroup)
+    _finish(job_dir, {"started_at": started, **_outcome(watch, gone)}, cgroup, freezer)
     faults.point("shepherd_result_written")
     _notify(launch)
     return 0

@@ -221,8 +221,9 @@ async def _hand_over(gw: Gateway, array_id: int, tasks: Sequence[JobRecord]) -> 
 
 
 def task_changed(gw: Gateway, rec: JobRecord, new_state: Scalar) -> None:
-    """A task started: its array, still PENDING, is RUNNING from now (one job.state event). Others: nothing."""
-    if rec.array_id is None or new_state != JobState.RUNNING.value:
+    """A task started: its array, still PENDING, is RUNNING from now (one job.state event). Others: nothing.
+    A task first seen SUSPENDED (frozen for a trial before a query saw it run) has started too."""
+    if rec.array_id is None or new_state not in (JobState.RUNNING.value, JobState.SUSPENDED.value):
         return
     parent = gw.store.get(rec.array_id)
     if parent is None or parent.state is not JobState.PENDING:

@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from frontdesk.errors import ConfigError
+from frontdesk.policy.suspend import SuspendRules
 from frontdesk.spec.units import parse_duration, parse_memory
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "PolicyConfig",
     "PoolConfig",
     "PriorityConfig",
+    "SuspendConfig",
     "TimeWeight",
     "TrialConfig",
     "parse_policy",
@@ -210,6 +212,29 @@ class HealthConfig(_Model):
     _d = field_validator("interval", mode="before")(_dur)
 
 
+class SuspendConfig(_Model):
+    """Preemption by suspension on the embedded backend (docs/policy.md): a granted trial that cannot start
+    suspends running batch jobs of its pool, with the simulator's rules (`policy/suspend.py`). Off by default."""
+
+    enabled: bool = False
+    trial_limit: Annotated[int, Field(ge=1)] = int(SuspendRules.trial_limit_s)
+    """Only trials asking at most this long may suspend."""
+    max_share: Annotated[float, Field(ge=0, le=1)] = SuspendRules.max_share
+    """A job is suspended at most this share of its requested time, in total."""
+    rest: Annotated[int, Field(ge=0)] = int(SuspendRules.rest_s)
+    """A job resumed must run this long before it may be suspended again."""
+    grace: Annotated[int, Field(ge=0)] = int(SuspendRules.grace_s)
+    """A trial suspends only after waiting this long."""
+
+    _d = field_validator("trial_limit", "rest", "grace", mode="before")(_dur)
+
+    def rules(self) -> SuspendRules | None:
+        """The simulator's rules with these values; None when suspension is off."""
+        if not self.enabled:
+            return None
+        return SuspendRules(float(self.trial_limit), self.max_share, float(self.rest), float(self.grace))
+
+
 class PolicyConfig(_Model):
     """The whole `[policy]` table."""
 
@@ -219,6 +244,7 @@ class PolicyConfig(_Model):
     priority: PriorityConfig = Field(default_factory=PriorityConfig)
     trial: TrialConfig = Field(default_factory=TrialConfig)
     health: HealthConfig = Field(default_factory=HealthConfig)
+    suspend: SuspendConfig = Field(default_factory=SuspendConfig)
     catalog_extra: list[dict[str, Any]] = Field(default_factory=list)
     backfill_depth: Annotated[int, Field(ge=1, le=10000)] = 200
     easy_head: bool = True

@@ -5,6 +5,8 @@ without slices every pool shares the whole machine. Jobs are ordered and placed 
 the same code the simulator runs. Duck-typed over the local backend's QueuedJob and FreeResources.
 A shared-GPU job (a fraction of one device) counts no whole GPU in the plan; its device is then taken from
 the backend's GPU ledger (backends/gpushare.py), in plan order, and a job whose device is not free waits.
+With `[policy.suspend] enabled`, the picker also answers lends: waiting trials started on the cores of running
+batch jobs they suspend (policy/suspend_live.py, the simulator's choice), as `Picks`.
 """
 
 from __future__ import annotations
@@ -14,10 +16,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from frontdesk.backends.local import take_gpus
+from frontdesk.backends.local.lending import Picks, Suspensions
 from frontdesk.policy.config import PolicyConfig, PoolConfig
-from frontdesk.policy.model import JobView, NodeView, Part, RunningView
+from frontdesk.policy.model import JobView, NodeView
 from frontdesk.policy.priority import FairshareLedger
 from frontdesk.policy.scheduler import plan
+from frontdesk.policy.suspend_live import choose_lends, ghost_views, running_view
 from frontdesk.spec.accelerators import GpuNeed, canonical, match_model
 
 __all__ = ["JobMeta", "build_nodes", "make_picker", "to_view"]
@@ -68,14 +72,32 @@ def build_nodes(cfg: PolicyConfig, free: Any, drained: bool) -> dict[str, NodeVi
             model,
             drained=drained,
         )
+    sus = _suspensions(free)
     for job in getattr(free, "running", ()):
         held = cfg.pool_named(job.partition)
         n = nodes[held.name if held else cfg.pools[0].name]
-        n.used_cpus += job.cpus
+        n.used_cpus += 0 if job.backend_id in sus.lent else job.cpus  # a trial on lent cores holds none
         n.used_memory += job.memory_bytes
         n.used_gpus += _whole_gpus(job)
         n.jobs += 1
+    for ghost in ghost_views(getattr(free, "running", ()), sus, _node_of(cfg, free)):
+        nodes[ghost.parts[0].node].used_cpus += ghost.parts[0].cpus
     return nodes
+
+
+def _suspensions(free: Any) -> Suspensions:
+    return getattr(free, "suspensions", None) or Suspensions()
+
+
+def _node_of(cfg: PolicyConfig, free: Any) -> dict[str, str]:
+    """Running attempt -> the node (pool slice, or the one shared node) it runs on."""
+    if not _sliced(cfg):
+        return {j.backend_id: SHARED for j in getattr(free, "running", ())}
+    out = {}
+    for job in getattr(free, "running", ()):
+        held = cfg.pool_named(job.partition)
+        out[job.backend_id] = held.name if held else cfg.pools[0].name
+    return out
 
 
 def _whole_gpus(job: Any) -> int:
@@ -139,39 +161,29 @@ def make_picker(
     shares: FairshareLedger | None,
     hour_of: Callable[[float], float],
     drained: Callable[[], bool],
-) -> Callable[[list[Any], Any, float], list[str]]:
-    """A `pick(queued, free, now) -> [backend ids]` for the local backend, reading the live policy."""
+) -> Callable[[list[Any], Any, float], list[str] | Picks]:
+    """A `pick(queued, free, now) -> [backend ids] | Picks` for the local backend, reading the live policy."""
 
-    def pick(queued: list[Any], free: Any, now: float) -> list[str]:
+    def pick(queued: list[Any], free: Any, now: float) -> list[str] | Picks:
         if drained() or not queued:
             return []
         cfg = get_cfg()
         nodes = build_nodes(cfg, free, False)
-        run_cfg = _shared_cfg(cfg)
         views = [to_view(cfg, j, meta.get(j.job_id)) for j in queued]
         ran = [(r, to_view(cfg, r, meta.get(r.job_id))) for r in getattr(free, "running", ())]
-        running = [
-            RunningView(
-                r.backend_id,
-                (Part(next(iter(nodes)), float(r.cpus), r.memory_bytes, _whole_gpus(r)),),
-                (getattr(r, "started_at", None) or r.queued_at) + float(r.walltime_seconds or 24 * 3600),
-                job_class=v.job_class,
-                trial=v.trial,
-            )
-            for r, v in ran
-        ]
-        if _sliced(cfg):
-            running = [
-                RunningView(
-                    r.backend_id,
-                    (Part(v.pool, float(r.cpus), r.memory_bytes, _whole_gpus(r)),),
-                    (getattr(r, "started_at", None) or r.queued_at) + float(r.walltime_seconds or 24 * 3600),
-                    job_class=v.job_class,
-                    trial=v.trial,
-                )
-                for r, v in ran
-            ]
-        placements, _ = plan(views, nodes, running, now, hour_of(now), run_cfg, shares)
-        return _device_fit([p.job_id for p in placements], queued, free)
+        sus, node_of = _suspensions(free), _node_of(cfg, free)
+        running = [running_view(r, v, node_of[r.backend_id], sus) for r, v in ran]
+        running += ghost_views([r for r, _ in ran], sus, node_of)
+        placements, _ = plan(views, nodes, running, now, hour_of(now), _shared_cfg(cfg), shares)
+        starts = _device_fit([p.job_id for p in placements], queued, free)
+        rules = cfg.suspend.rules()
+        if rules is None:
+            return starts
+        by_id = {v.id: v for v in views}
+        waiting = [v for v in views if v.id not in set(starts)]
+        memory = free.memory_bytes - sum(by_id[b].memory_bytes for b in starts)
+        lends = choose_lends(waiting, ran, sus, rules, now, memory)
+        batch = frozenset(b for b in starts if not by_id[b].trial)  # what a trial may suspend later
+        return Picks(starts, lends, batch)
 
     return pick

@@ -195,6 +195,17 @@ def _used(usage: str | None) -> dict[str, int | float | None]:
     return used
 
 
+def _suspended(usage: str | None) -> float | None:
+    """Seconds the job spent suspended, as the backend counted them (None: never suspended, or unreadable)."""
+    try:
+        value = json.loads(usage).get("suspended_s") if usage else None
+    except (ValueError, AttributeError):
+        return None
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value >= 0:
+        return float(value)
+    return None
+
+
 def build_report(
     job: JobRecord,
     *,
@@ -207,6 +218,8 @@ def build_report(
     res = job.spec_data().get("resources") or {}
     started, ended, submitted = job.started_at, job.ended_at, job.submitted_at
     run_s = (ended - started) if started and ended else None
+    suspended = _suspended(job.usage)
+    ran = max(0.0, run_s - suspended) if run_s is not None and suspended else run_s  # what the time limit counts
     # clamped: Slurm's start times are whole seconds, so a prompt start can read as before submission
     begun = started or ended
     wait_s = max(0.0, begun - submitted) if submitted and begun else None
@@ -223,7 +236,7 @@ def build_report(
         job.signal,
         peak=None if peak is None else int(peak),
         mem_req=res.get("memory"),
-        run_s=run_s,
+        run_s=ran,
         wall_req=res.get("walltime"),
         stderr_tail=err_tail,
         stdout_tail=out_tail,
@@ -242,6 +255,7 @@ def build_report(
         session=job.session,
         queue_wait_s=round(wait_s, 3) if wait_s is not None else None,
         run_s=round(run_s, 3) if run_s is not None else None,
+        suspended_s=round(suspended, 3) if suspended is not None else None,
         requested=_requested(res),
         used=Used(**used),
         classification=cls.model_copy(update={k: redact(getattr(cls, k)) for k in type(cls).model_fields}),

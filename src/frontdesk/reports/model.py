@@ -186,8 +186,9 @@ SECTIONS: Mapping[str, type[ReportSection]] = {"memory": MemorySection, "policy"
 class Report(_Frozen):
     """A job's report (see the module docstring); `text` is set once it is rendered."""
 
-    OMITTED_WHEN_NONE: ClassVar[tuple[str, ...]] = ("text", "array_id", "array_index")
-    """Keys the JSON leaves out while they are None (a report before rendering; a job that is no task)."""
+    OMITTED_WHEN_NONE: ClassVar[tuple[str, ...]] = ("text", "array_id", "array_index", "suspended_s")
+    """Keys the JSON leaves out while they are None (a report before rendering; a job that is no task; a job
+    never suspended)."""
 
     job_id: int
     name: str | None = None
@@ -200,6 +201,9 @@ class Report(_Frozen):
     session: str | None = None
     queue_wait_s: Number | None = None
     run_s: Number | None = None
+    """From its start to its end, time suspended included."""
+    suspended_s: Number | None = None
+    """Of `run_s`, the time it was suspended (its cores lent to trials); None when it never was."""
     requested: Requested = Requested()
     used: Used = Used()
     classification: Classification
@@ -243,6 +247,8 @@ class Report(_Frozen):
             out["text"] = self.text
         if self.array_id is not None:
             out["array_id"], out["array_index"] = self.array_id, self.array_index
+        if self.suspended_s is not None:
+            out["suspended_s"] = self.suspended_s
         return out
 
     @classmethod

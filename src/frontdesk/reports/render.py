@@ -57,6 +57,8 @@ def render_text(rep: Report, max_bytes: int = 2048) -> str:
     if (rep.attempts or 1) > 1:
         head += f" after {rep.attempts} attempts"
     ran = f"ran {format_duration(rep.run_s)}" if rep.run_s is not None else "did not run"
+    if rep.suspended_s:
+        ran += f" ({format_duration(rep.suspended_s)} of it suspended for trials)"
     lines = [head, f"waited {format_duration(rep.queue_wait_s)}, {ran}", _usage_line(rep)]
     cls = rep.classification
     if cls.kind != "ok":

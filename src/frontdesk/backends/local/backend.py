@@ -2,7 +2,7 @@
 
 Each started attempt gets a detached shepherd (backends/shepherd.py) that enforces walltime and memory and
 leaves result.json behind in its attempt folder (files.py), so a restarted gateway picks up queued, running
-and finished attempts.
+and finished attempts. A picker may start granted trials on the cores of batch jobs it suspends (lending.py).
 """
 
 from __future__ import annotations
@@ -14,15 +14,18 @@ import os
 import signal
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 from typing import Any
 
 from frontdesk.backends.base import BackendJob, BackendStatus, Inventory, JobState, PushHint
+from frontdesk.backends.freezing import remove_freezer, thaw_leftovers
 from frontdesk.backends.gpushare import Hold
 from frontdesk.backends.local.ends import EndNotices
 from frontdesk.backends.local.files import AttemptFiles, give_job_files, holds_of, lost_result
+from frontdesk.backends.local.lending import Picks
 from frontdesk.backends.local.procs import alive, exited, mem_total, spawn_shepherd
 from frontdesk.backends.local.scheduling import FreeResources, QueuedJob, Scheduler, greedy_pick, take_gpus
+from frontdesk.backends.local.suspending import Running, Suspending
 from frontdesk.backends.localgpu import detect_gpus, device_views, gpu_env, ledger_of, never_fits_gpu
 from frontdesk.backends.runas import for_job
 from frontdesk.backends.shepherd import write_json
@@ -38,13 +41,6 @@ log = logging.getLogger("frontdesk.local")
 
 _OUTPUT_MAX = "1G"
 """Default cap on each of a job's output files ([local] output_max_bytes; 0 for none)."""
-
-
-@dataclass
-class _Running:
-    job: QueuedJob
-    holds: tuple[Hold, ...]
-    pid: int
 
 
 class LocalBackend:
@@ -78,7 +74,9 @@ class LocalBackend:
         self._disk_hold: str | None = None
         self._launch_logged = 0.0
         self.queue: dict[str, QueuedJob] = {}
-        self.running: dict[str, _Running] = {}
+        self.running: dict[str, Running] = {}
+        self.suspending = Suspending(self.files)
+        """Groups of suspended jobs and the trials on their cores (suspending.py, lending.py)."""
         self._push: PushHint = lambda ids: None
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -221,12 +219,17 @@ class LocalBackend:
         launch = self.files.read(bid, "launch.json") or {}
         started = self.files.read(bid, "started.json") or {}
         pid, pid_start = started.get("pid"), started.get("pid_start")
-        return fence(
+        if launch.get("suspendable"):
+            thaw_leftovers(str(launch.get("cgroup") or bid))
+        gone = fence(
             launch,
             int(pid) if isinstance(pid, int) else None,
             timeout=timeout,
             pid_start=pid_start if isinstance(pid_start, int) else None,  # None: an older shepherd's record
         )
+        if gone and launch.get("suspendable"):
+            remove_freezer(str(launch.get("cgroup") or bid))
+        return gone
 
     def _write_lost(self, bid: str) -> bool:
         """Record an attempt whose shepherd died without leaving a result, once its processes are fenced
@@ -265,16 +268,18 @@ class LocalBackend:
             elif alive(pid):
                 holds = holds_of(launch)
                 started = self.files.read(bid, "started.json") or {}
-                self.running[bid] = _Running(replace(queued, started_at=started.get("started_at")), holds, pid)
+                job = replace(queued, started_at=started.get("started_at"))
+                self.running[bid] = Running(job, holds, pid, self.suspending.recover(bid, launch, job.cpus))
             elif not self._write_lost(bid):
-                self.running[bid] = _Running(queued, (), pid)  # not fenced yet: _reap tries again
+                self.running[bid] = Running(queued, (), pid)  # not fenced yet: _reap tries again
+        self.suspending.resume_orphans(self.running)
 
     def _free(self) -> FreeResources:
         inv = self._inventory
         holds = tuple(h for r in self.running.values() for h in r.holds)
         ledger = ledger_of(inv.gpus, holds)
         return FreeResources(
-            cpus=inv.cpus - sum(r.job.cpus for r in self.running.values()),
+            cpus=inv.cpus - self.suspending.cpus_held(self.running),
             memory_bytes=inv.memory_bytes - sum(r.job.memory_bytes for r in self.running.values()),
             gpus=tuple(ledger.free_whole()),
             gpu_models=ledger.models,
@@ -283,6 +288,7 @@ class LocalBackend:
             total_memory_bytes=inv.memory_bytes,
             gpu_memory=ledger.memory,
             gpu_holds=holds,
+            suspensions=self.suspending.view(self.running),
         )
 
     async def _loop(self) -> None:
@@ -323,30 +329,46 @@ class LocalBackend:
             del self.running[bid]
             self.files.forget(bid)
             ended.append(bid)
+            self.suspending.ended(bid)  # a group's last trial: its victims resume
         return ended
 
     def _schedule(self) -> list[str]:
         if not self.queue:
             return []
         free = self._free()
-        picks = self.scheduler(list(self.queue.values()), free, time.time())
-        started = []
+        answer = self.scheduler(list(self.queue.values()), free, time.time())
+        picks = answer if isinstance(answer, Picks) else Picks(answer)
+        started: list[str] = []
         ledger = free.ledger()
-        for bid in picks:
+        for bid in picks.starts:
             job = self.queue.get(bid)
             holds = take_gpus(job, ledger) if job is not None else None
             if job is None or holds is None:
                 continue  # devices are given here: a pick whose GPUs are taken waits for the next pass
-            del self.queue[bid]
-            try:
-                self._launch(bid, replace(job, started_at=time.time()), holds)
-            except OSError as exc:
-                self.queue[bid] = job  # tried again on the next pass: nothing accepted is lost
-                self._launch_failed(bid, exc)
-                break
-            self._disk_hold = None
+            if not self._start(bid, job, holds, bid in picks.suspendable):
+                return started
             started.append(bid)
+        for lend in picks.lends:
+            if not self.suspending.holds(lend, self.queue, self.running):
+                continue
+            record = self.suspending.suspend_for(lend, self.running)  # the victims asked to freeze first
+            if record is None or not self._start(lend.trial, self.queue[lend.trial], (), False, record):
+                self.suspending.ended(lend.trial)  # nothing started on their cores: they resume
+                break
+            started.append(lend.trial)
         return started
+
+    def _start(self, bid: str, job: QueuedJob, holds: tuple[Hold, ...], suspendable: bool, lent: Any = None) -> bool:
+        """Launch a queued attempt; False (it stays queued, the pass stops) when its files cannot be written."""
+        del self.queue[bid]
+        try:
+            self._launch(bid, replace(job, started_at=time.time()), holds, suspendable, lent)
+        except OSError as exc:
+            self.queue[bid] = job  # tried again on the next pass: nothing accepted is lost
+            self._launch_failed(bid, exc)
+            return False
+        self._disk_hold = None
+        return True
 
     def _launch_failed(self, bid: str, exc: OSError) -> None:
         """A launch that could not write its files: the queue waits, saying why, one log line a minute."""
@@ -359,9 +381,11 @@ class LocalBackend:
             self._launch_logged = now
             log.warning("cannot write the files of attempt %s (%s); retried on each pass", bid, exc)
 
-    def _launch(self, bid: str, job: QueuedJob, holds: tuple[Hold, ...]) -> None:
+    def _launch(self, bid: str, job: QueuedJob, holds: tuple[Hold, ...], suspendable: bool, lent: Any) -> None:
         adir = self.root / bid
         launch = json.loads((adir / "launch.json").read_text())
+        launch["suspendable"] = suspendable
+        launch["lent"] = lent  # a trial on lent cores: its group (lending.py), read back after a restart
         need = job.shared_need
         device_memory = ledger_of(self._inventory.gpus, ()).memory.get(holds[0].index, 0) if holds else 0
         launch["env"].update(gpu_env(holds, need, device_memory, self.settings.section("local")))
@@ -369,4 +393,4 @@ class LocalBackend:
         # The shepherd ends a shared job whose processes use more device memory than it holds.
         launch["gpu_memory_limit"] = holds[0].memory_bytes if need is not None and holds else None
         write_json(adir / "launch.json", launch)
-        self.running[bid] = _Running(job, holds, pid=spawn_shepherd(adir))
+        self.running[bid] = Running(job, holds, pid=spawn_shepherd(adir), suspendable=suspendable)

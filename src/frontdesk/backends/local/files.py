@@ -1,7 +1,8 @@
 """The attempt folder `<home>/local/<backend id>/`: what the gateway and the attempt's shepherd leave there.
 
 launch.json (written at submit, completed at launch), shepherd.pid, started.json, result.json, cancel (a
-flag file). Everything a restarted gateway needs is read back from these files.
+flag file), suspend (the gateway asks the shepherd to freeze the job) and suspended.json (the shepherd's account
+of it: backends/freezing.py). Everything a restarted gateway needs is read back from these files.
 """
 
 from __future__ import annotations
@@ -13,11 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from frontdesk.backends.base import BackendStatus, JobState, Usage
+from frontdesk.backends.freezing import SUSPEND_FILE, SUSPENDED_FILE
 from frontdesk.backends.gpushare import Hold
 from frontdesk.backends.runas import RunAs, own
 from frontdesk.backends.shepherd import write_json
 
 __all__ = ["AttemptFiles", "cancelled_result", "give_job_files", "holds_of", "lost_result"]
+
+_SUSPENDED_REASON = "Suspended: a trial runs on its cores"
 
 _OUTPUTS_KEPT = 4096
 """Attempts whose output paths are kept in memory (a bound: the cache is emptied when it is full)."""
@@ -56,6 +60,17 @@ class AttemptFiles:
         """The result of an attempt cancelled before it ran."""
         self.write_result(bid, cancelled_result())
 
+    def ask_suspend(self, bid: str, until: float, trial: str) -> None:
+        """Ask attempt `bid`'s shepherd to freeze its job until `until` at the latest (for `trial`)."""
+        write_json(self.path(bid, SUSPEND_FILE), {"until": until, "for": trial})
+
+    def ask_resume(self, bid: str) -> None:
+        """Withdraw the request: the shepherd thaws the job at its next sample."""
+        try:
+            self.path(bid, SUSPEND_FILE).unlink()
+        except FileNotFoundError:
+            pass
+
     def shepherd_pid(self, bid: str) -> int | None:
         """The pid the attempt's shepherd wrote, None before it started."""
         try:
@@ -90,9 +105,12 @@ class AttemptFiles:
             return _ended(bid, result, out, err)
         started = self.read(bid, "started.json")
         if running or started is not None:
+            paused = self.read(bid, SUSPENDED_FILE)  # absent unless a trial ever suspended it
+            frozen = bool(paused and paused.get("frozen"))
             return BackendStatus(
                 backend_id=bid,
-                state=JobState.RUNNING,
+                state=JobState.SUSPENDED if frozen else JobState.RUNNING,
+                reason=_SUSPENDED_REASON if frozen else None,
                 started_at=started.get("started_at") if started else None,
                 stdout_path=out,
                 stderr_path=err,
@@ -114,12 +132,17 @@ def _ended(bid: str, result: dict[str, Any], out: Path, err: Path) -> BackendSta
             peak_rss_bytes=result.get("peak_rss_bytes"),
             gpu_util_percent=result.get("gpu_util_percent"),
             gpu_mem_peak_bytes=result.get("gpu_mem_peak_bytes"),
+            suspended_s=_seconds(result.get("suspended_s")),
         ),
         reason=result.get("reason"),
         stdout_path=out,
         stderr_path=err,
         node=os.uname().nodename,
     )
+
+
+def _seconds(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def cancelled_result() -> dict[str, Any]:

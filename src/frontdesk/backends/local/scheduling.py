@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from frontdesk.backends.gpushare import GpuLedger, Hold, SharedNeed
+from frontdesk.backends.local.lending import Picks, Suspensions
 
 __all__ = ["FreeResources", "QueuedJob", "Scheduler", "greedy_pick", "take_gpus"]
 
@@ -54,6 +55,8 @@ class FreeResources:
     """Each device's memory (bytes; 0 when unknown)."""
     gpu_holds: tuple[Hold, ...] = ()
     """What running jobs hold: whole devices, or memory on shared ones."""
+    suspensions: Suspensions = Suspensions()
+    """Suspended jobs and the trials on their cores (`cpus` counts a group's cores as held, its trials' as not)."""
 
     def ledger(self) -> GpuLedger:
         """A fresh ledger of the devices, to take devices from while picking (a device neither in `gpus`
@@ -63,8 +66,8 @@ class FreeResources:
         return GpuLedger(self.gpu_models, self.gpu_memory, self.gpu_holds + whole)
 
 
-Scheduler = Callable[[list[QueuedJob], FreeResources, float], list[str]]
-"""A pure function: which queued attempts to start now."""
+Scheduler = Callable[[list[QueuedJob], FreeResources, float], list[str] | Picks]
+"""A pure function: which queued attempts to start now (`Picks`: and which trials start on lent cores)."""
 
 
 def take_gpus(job: QueuedJob, ledger: GpuLedger) -> tuple[Hold, ...] | None:
