@@ -12,9 +12,12 @@ from frontdesk.reports.without_logs import without_logs
 
 __all__ = ["event_for", "report_for", "reports_for"]
 
-_OWNERS_ONLY = frozenset({EventKind.SESSION_WAKE, EventKind.SESSION_REGISTERED, EventKind.LESSON_RECORDED})
+_OWNERS_ONLY = frozenset(
+    {EventKind.SESSION_WAKE, EventKind.SESSION_REGISTERED, EventKind.LESSON_RECORDED, EventKind.JOB_WARNING}
+)
 """Events about another's job that a reader of it still never gets: a wake-up's text ends with the report's log
-tails, a session is its owner's (404 to others), a lesson quotes the failing log line."""
+tails, a session is its owner's (404 to others), a lesson quotes the failing log line, and so does a notice told
+at submission (memory's quotes the submitter's own lesson: her earlier run's error line)."""
 
 
 def report_for(gw: Gateway, caller: Caller, owner: str | None, report: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -39,6 +42,8 @@ def event_for(gw: Gateway, caller: Caller, event: Event) -> dict[str, Any] | Non
         return out
     if event.kind in _OWNERS_ONLY:
         return None
+    if event.kind is EventKind.JOB_SUBMITTED and "warnings" in event.data:  # the notices' texts (see _OWNERS_ONLY)
+        out["data"] = {k: v for k, v in event.data.items() if k != "warnings"}
     report = event.data.get("report")
     if event.kind is EventKind.JOB_REPORT and isinstance(report, dict):
         out["data"] = {**event.data, "report": report_for(gw, caller, event.principal, report)}
