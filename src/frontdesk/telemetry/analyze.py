@@ -258,9 +258,9 @@ def _median(values: Iterable[float]) -> float:
 
 
 def _loops(jobs: Sequence[Job]) -> list[float]:
-    by_key: dict[str, list[float]] = {}
+    by_key: dict[tuple[str, str | None], list[float]] = {}  # a session id is its user's own: (user, id)
     for j in jobs:
-        by_key.setdefault(j.session or f"user:{j.user}", []).append(j.submitted)
+        by_key.setdefault((j.user, j.session), []).append(j.submitted)
     gaps = []
     for times in by_key.values():
         times.sort()
@@ -269,10 +269,10 @@ def _loops(jobs: Sequence[Job]) -> list[float]:
 
 
 def _session_ages(jobs: Sequence[Job]) -> list[float]:
-    spans: dict[str, list[float]] = {}
+    spans: dict[tuple[str, str], list[float]] = {}
     for j in jobs:
         if j.session:
-            spans.setdefault(j.session, []).append(j.submitted)
+            spans.setdefault((j.user, j.session), []).append(j.submitted)
     return [(max(t) - min(t)) / 3600 for t in spans.values()]
 
 
