@@ -184,6 +184,8 @@ def cmd_submit(args: argparse.Namespace) -> int:
 
 def _gpu_count(text: str) -> int | float:
     """`--gpus`: a whole number, or a fraction (the spec says what is valid)."""
+    if not text.isascii() or "_" in text:  # float() reads '٠.٥' and '1_0'
+        raise argparse.ArgumentTypeError(f"expected a number such as 2 or 0.25, got {text!r}")
     value = float(text)
     return int(value) if value.is_integer() else value
 

@@ -20,6 +20,8 @@ def _number(value: Any) -> float | None:
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, str):
+        if not value.isascii() or "_" in value:  # float() reads '٠.٥' and '1_0'; sbatch and people do not
+            raise ValueError(_BAD.format(value))
         try:
             value = float(value.strip())
         except ValueError:
