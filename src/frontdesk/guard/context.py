@@ -87,33 +87,69 @@ def node_role_and_source(
         raise ConfigError(f"node role must be login, compute or workstation, got {raw!r}") from None
 
 
-def _may_read(st: os.stat_result, uid: int | None) -> bool:
-    """Whether `uid` may read a file with this status (its mode bits; root reading for itself, always)."""
-    if uid is None or uid == os.geteuid() or os.geteuid() != 0 or uid == 0:
-        return True
+_READ = (stat.S_IRUSR, stat.S_IRGRP, stat.S_IROTH)
+_SEARCH = (stat.S_IXUSR, stat.S_IXGRP, stat.S_IXOTH)
+
+
+def _may(st: os.stat_result, uid: int, gids: set[int], bits: tuple[int, int, int]) -> bool:
+    """Whether `uid` (in `gids`) has the owner, group or other one of `bits` on a file with this status."""
     if st.st_uid == uid:
-        return bool(st.st_mode & stat.S_IRUSR)
+        return bool(st.st_mode & bits[0])
+    return bool(st.st_mode & (bits[1] if st.st_gid in gids else bits[2]))
+
+
+def _gids(uid: int) -> set[int]:
     import pwd
 
     try:
         user = pwd.getpwuid(uid)
-        gids = set(os.getgrouplist(user.pw_name, user.pw_gid))
+        return set(os.getgrouplist(user.pw_name, user.pw_gid))
     except KeyError:
-        gids = set()
-    if st.st_gid in gids:
-        return bool(st.st_mode & stat.S_IRGRP)
-    return bool(st.st_mode & stat.S_IROTH)
+        return set()
+
+
+def _reachable(path: str, uid: int, gids: set[int]) -> bool:
+    """Whether `uid` may search every directory above the absolute `path`."""
+    parts = path.split("/")
+    return all(_may(os.stat("/".join(parts[:i]) or "/"), uid, gids, _SEARCH) for i in range(1, len(parts)))
+
+
+def _open_for(path: str, uid: int | None) -> int | None:
+    """A descriptor of `path` opened for reading when it is a regular file `uid` could read (None otherwise).
+
+    Taken with O_PATH first, which opens nothing: opening a FIFO or a device is an action of its own (a blocked
+    writer is let go, a watchdog arms). A root gateway reading for another `uid` checks that user's rights on the
+    file and on every directory above it, as named and as resolved (a world-readable script in alice's 0700
+    directory is not bob's to read), and that the file it opened is the one it checked."""
+    who = uid if uid not in (None, 0) and os.geteuid() == 0 else None
+    real = path if who is None else os.path.realpath(path)
+    gids = set() if who is None else _gids(who)
+    checked = None
+    if who is not None:
+        if not (_reachable(os.path.abspath(path), who, gids) and _reachable(real, who, gids)):
+            return None
+        checked = os.stat(real)
+    where = os.open(real, os.O_PATH | os.O_CLOEXEC | (0 if who is None else os.O_NOFOLLOW))
+    try:
+        st = os.fstat(where)
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        if who is not None and checked is not None:
+            if (st.st_dev, st.st_ino) != (checked.st_dev, checked.st_ino) or not _may(st, who, gids, _READ):
+                return None
+        return os.open(f"/proc/self/fd/{where}", os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    finally:
+        os.close(where)
 
 
 def read_text_file(path: str, uid: int | None = None) -> str | None:
     """The start of a text file, or None when it is missing, unreadable, binary or no regular file (a FIFO
-    would block the gateway). Read by root for another `uid`, only a file that user could read."""
+    would block the gateway). Read by root for another `uid`, only a file that user could read (`_open_for`)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+        fd = _open_for(path, uid)
+        if fd is None:
+            return None
         with os.fdopen(fd, "rb") as fh:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode) or not _may_read(st, uid):
-                return None
             data = fh.read(_MAX_READ)
     except OSError:
         return None
