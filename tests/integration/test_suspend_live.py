@@ -133,11 +133,19 @@ def jobdir(tmp_path: Path) -> Path:
     return d
 
 
+@pytest.mark.parametrize("how", ["freezer", "signals"])
 def test_trial_suspends_batch_job_which_resumes_with_its_work_done(
-    gateway_factory: Any, workdir: Path, jobdir: Path
+    gateway_factory: Any, workdir: Path, jobdir: Path, how: str
 ) -> None:
-    gw = gateway_factory(config=CONFIG)
+    # the cgroup freezer where the shepherd may make one, else SIGSTOP/SIGCONT (FRONTDESK_NO_CGROUP: no cgroup)
+    gw = gateway_factory(config=CONFIG, env={"FRONTDESK_NO_CGROUP": "1"} if how == "signals" else None)
     batch, trial = _frozen_batch(gw, workdir, jobdir)
+    pid = int((jobdir / "batch.pid").read_text())
+    if how == "freezer":
+        (state,) = Path("/sys/fs/cgroup/freezer/frontdesk").glob(f"*-{batch}.1/freezer.state")
+        assert state.read_text().strip() == "FROZEN"
+    else:
+        assert Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "T"  # stopped
     before = _count(jobdir)
     _trial_works(jobdir, 1)  # 20 steps of the trial on the batch job's cores
     assert _count(jobdir) == before, "the batch job advanced while suspended"

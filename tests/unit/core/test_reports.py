@@ -76,6 +76,12 @@ CASES: dict[str, dict[str, Any]] = {
         "ModuleNotFoundError: No module named 'flash_attn'\n",
         usage={"cpu_seconds": 0.4},
     ),
+    "suspended": dict(
+        job=_job("COMPLETED", started_at=1012.5, ended_at=1600.0),
+        out="step 900\n",
+        err="",
+        usage={"cpu_seconds": 1490.2, "peak_rss_bytes": 3 * G, "suspended_s": 187.5},
+    ),
     "dependency": dict(
         job=_job(
             "DEPENDENCY_NEVER_SATISFIED",
@@ -264,3 +270,15 @@ def test_usage_figures_keep_their_type() -> None:
     used = build_report(rec, stdout_text="", stderr_text="", redact=lambda s: s).wire()["used"]
     assert used == {"cpu_seconds": 12, "peak_rss_bytes": 2048.0, "gpu_util_percent": None, "gpu_mem_peak_bytes": None}
     assert isinstance(used["cpu_seconds"], int) and isinstance(used["peak_rss_bytes"], float)
+
+
+def test_time_suspended_is_told_and_not_counted_as_run_against_the_limit() -> None:
+    rep = _build(CASES["suspended"])
+    assert rep["suspended_s"] == 187.5 and rep["run_s"] == 587.5
+    assert "ran 9m48s (3m08s of it suspended for trials)" in rep["text"]
+    assert "suspended_s" not in _build(CASES["completed"])  # a job never suspended: no key, goldens unchanged
+    # a job that timed out after a suspension: the advice counts the time it ran, not the time it was frozen
+    frozen = dict(CASES["timeout"])
+    frozen["job"] = _job("TIMEOUT", exit_code=143, started_at=1000.0, ended_at=1900.4)
+    frozen["usage"] = {"cpu_seconds": 2300.0, "peak_rss_bytes": 2 * G, "suspended_s": 300.0}
+    assert "--time 21m00s" in _build(frozen)["classification"]["next_step"]
