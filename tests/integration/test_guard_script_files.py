@@ -46,9 +46,18 @@ def test_a_fifo_named_as_a_script_never_stalls_the_gateway(gateway: Any, tmp_pat
 
 
 def test_the_guard_reads_a_script_for_another_uid_only_where_that_user_could(tmp_path: Path) -> None:
-    d = tmp_path / "scripts"
-    d.mkdir()
-    script = d / "run.sh"
+    import shutil
+    import tempfile
+
+    d = Path(tempfile.mkdtemp(prefix="fdguardscripts-", dir="/tmp"))  # tmp_path's parents are root's 0700
+    d.chmod(0o755)
+    try:
+        _reads_for_another_uid(d, d / "run.sh")
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def _reads_for_another_uid(d: Path, script: Path) -> None:
     script.write_text(f"#!/bin/bash\n{CANARY}\n")
     script.chmod(0o600)
     assert read_text_file(str(script)) is not None  # the gateway's own user, as before
@@ -59,3 +68,5 @@ def test_the_guard_reads_a_script_for_another_uid_only_where_that_user_could(tmp
         script.chmod(0o600)
         os.chown(script, 4242, 4242)
         assert read_text_file(str(script), uid=4242) is not None  # their own file: scanned
+        d.chmod(0o700)  # ... in a directory they cannot enter (root's): not theirs to read after all
+        assert read_text_file(str(script), uid=4242) is None
