@@ -75,7 +75,8 @@ SCOPE: list[tuple[str, str]] = [
     ),
     (
         r"\bfind (\.|/tmp\S*)( |$)|\bfind \. -|rm -rf (\./build|[0-9]+)(\s|$)"
-        r"|^rm -rf (`pwd`|\$\(pwd\)|\$PWD)/[\w.-]+$",
+        r"|^rm -rf (`pwd`|\$\(pwd\)|\$PWD)/[\w.-]+$"
+        r"|shutil\.rmtree\(['\"]/tmp/[\w.-]+['\"]\)",  # read as `rm -rf /tmp/NAME` (guard/codedelete.py)
         "deletes or writes inside the working directory or temp (the agent's own tree, by design)",
     ),
     (

@@ -10,6 +10,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from frontdesk.guard.model import GuardContext
+from frontdesk.guard.shellout import unread_code
 from frontdesk.guard.targets import classify_path
 from frontdesk.guard.words import Invocation, Word
 
@@ -135,7 +136,9 @@ def match(rule: Rule, inv: Invocation, ctx: GuardContext, rules: RuleSet) -> boo
         if not any(rx(pattern).search(inv.env[name]) for name, pattern in rule.env_any if name in inv.env):
             return False
     if rule.code_regex is not None:
-        if rule.code_scope == "script" or inv.inline_code is None or not rx(rule.code_regex).search(inv.inline_code):
+        if rule.code_scope == "script" or inv.inline_code is None:
+            return False
+        if not rx(rule.code_regex).search(unread_code(inv.inline_code)):  # rmtree("build") is judged as rm -rf
             return False
     # the words' regex before the flags and targets: a search costs less than classifying every path
     if rule.args_regex is not None:

@@ -32,8 +32,30 @@ _XARGS_ARG_FLAGS = {
 }
 
 
-def _stdin_items(inv: Invocation) -> list[str]:
-    return [line for line in (inv.stdin_text or "").splitlines() if line.strip()][:8]
+def _stdin_items(inv: Invocation, sep: str | None = None) -> list[str]:
+    """The input's items: lines, or split at `sep` (`xargs -0`: NUL, `-d X`) as `printf '%s\\0' ~/* |` writes them."""
+    text = inv.stdin_text or ""
+    parts = text.split(sep) if sep else text.splitlines()
+    return [item for item in parts if item.strip()][:8]
+
+
+def _separator(flags: list[Word]) -> str | None:
+    """The item separator xargs is given: `-0`/`--null` (NUL), `-d X`/`--delimiter=X` (escapes decoded)."""
+    for k, w in enumerate(flags):
+        t = w.text
+        if t in ("-0", "--null"):
+            return "\0"
+        value = flags[k + 1].text if t in ("-d", "--delimiter") and k + 1 < len(flags) else None
+        value = (
+            t[2:]
+            if t.startswith("-d") and len(t) > 2
+            else t.split("=", 1)[1]
+            if t.startswith("--delimiter=")
+            else value
+        )
+        if value:
+            return value.encode("latin-1", "backslashreplace").decode("unicode_escape")[:1] or None
+    return None
 
 
 def xargs_commands(inv: Invocation, inner: Any, code: Any) -> Iterator[Invocation]:
@@ -53,7 +75,7 @@ def xargs_commands(inv: Invocation, inner: Any, code: Any) -> Iterator[Invocatio
             replace = replace or "{}"
         i += 2 if t in _XARGS_ARG_FLAGS else 1
     words = args[i:] or [Word("echo", "echo")]
-    items = _stdin_items(inv)
+    items = _stdin_items(inv, _separator(args[:i]))
     if _code_from_input(words, replace):
         for item in items if not inv.stdin_partial else ():
             yield code(item, "xargs sh -c")  # echo CODE | xargs sh -c: the input is the code

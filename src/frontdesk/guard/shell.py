@@ -19,12 +19,14 @@ from typing import Any
 from frontdesk.guard.shelltext import (
     find_fed,
     get_parser,
-    listed_dir,
+    keeps_most,
+    listing_of,
     loop_tag,
     only_split_herestrings,
     own_commands,
     passes_on,
     split_herestring,
+    stage_lists,
     through_wrappers,
 )
 from frontdesk.guard.shellwords import WordReader, fd_of_next
@@ -190,8 +192,8 @@ class _Walker(WordReader):
         before = len(self.out)
         values = [w.text for w in items] if known and var is not None else [DYNAMIC]
         subs = [inv for inv in self.out[start:] if inv.program]
-        if len(items) == 1 and items[0].dynamic and len(subs) == 1 and listed_dir(subs[0], self.cwd) is not None:
-            values = ["*"]  # `for f in $(ls ~); do rm -rf ~/$f`: each entry of ~, as ~/*
+        if len(items) == 1 and items[0].dynamic and listing_of(subs, self.cwd) is not None:
+            values = ["*"]  # `for f in $(ls ~ [| grep -v x]); do rm -rf ~/$f`: each entry of ~, as ~/*
         # `for d in build ~; do rm -rf $d; done`: a list the line shows is walked once per value
         for value in values:
             if var is not None:
@@ -252,6 +254,7 @@ class _Walker(WordReader):
         finds: list[Invocation] = []
         finds_last: list[Invocation] = []
         lists: str | None = None
+        narrowed = False  # a stage since the last find passed on only some of its matches (`grep x`)
         for k, child in enumerate(node.named_children):
             before = len(self.out)
             self._feed, self._lists = feed, lists
@@ -266,15 +269,16 @@ class _Walker(WordReader):
             texts = [passes_on(inv) for inv in own]
             known = [t for t in texts if t is not None]
             feed = "".join(known) if known else None
-            lists = listed_dir(own[0], self.cwd) if len(own) == 1 else None
+            lists = stage_lists(own, lists, self.cwd)  # `ls ~ | grep -v keep |`: still (nearly) every entry
             self._partial = feed is not None and len(known) < len(texts)
             for inv in self.out[before:]:
                 if not inv.upstream:
                     inv.upstream = list(upstream)
             upstream.extend(inv.program for inv in self.out[before:] if not inv.via or through_wrappers(inv.via, via))
             stage = self.out[before:]
-            self.out.extend(find_fed(finds, stage, via, filtered=bool(finds) and not finds_last))
+            self.out.extend(find_fed(finds, stage, via, filtered=narrowed))
             finds_last = [inv for inv in own if inv.program == "find"]
+            narrowed = not finds_last and (narrowed or not all(keeps_most(inv) for inv in own))  # grep -v: not
             finds = [*finds, *finds_last]
 
     def _command(

@@ -8,10 +8,12 @@ import shlex
 from collections.abc import Callable, Iterator
 from functools import lru_cache
 
+from frontdesk.guard.codedelete import code_deletions, read_spans
 from frontdesk.guard.words import Invocation, Word
 
 __all__ = [
     "shell_strings",
+    "unread_code",
     "awk_commands",
     "sed_commands",
     "later_commands",
@@ -85,32 +87,38 @@ def shell_strings(code: str) -> list[str]:
     return out[:8]
 
 
+# A whole shell command handed over as one plain literal (no f-string, %, {} or concatenation): read entirely.
+_WHOLE_SHELL_OUT = (
+    r"""\b(?:os\.system|os\.popen|subprocess\.(?:run|call|check_call|check_output|getoutput|Popen))\s*\(\s*"""
+    r"""(["'])(?:\\.|(?!\1)[^{}%`\\])*\1(?=\s*[,)])"""
+)
+
+
+@lru_cache(maxsize=64)
+def unread_code(code: str) -> str:
+    """The code with what the guard read as shell blanked out (`shutil.rmtree("build")`, `os.system("rm -rf
+    build")`): what a `code_regex` rule still has to judge, so the same deletion gets the shell's decision."""
+    spans = sorted([(a, b) for a, b, _ in read_spans(code)] + [m.span() for m in _rx(_WHOLE_SHELL_OUT).finditer(code)])
+    if not spans:
+        return code
+    parts, last = [], 0
+    for start, end in spans:
+        if start >= last:
+            parts += [code[last:start], " " * (end - start)]
+            last = end
+    return "".join(parts) + code[last:]
+
+
 # Lisp (emacs --eval): (shell-command "CMD"), (call-process-shell-command "CMD"), (call-process "rm" nil nil nil ...)
 _LISP_SHELL = (
     r"""\((?:async-)?shell-command(?:-to-string)?\s+"((?:\\.|[^"\\])*)"|"""
     r"""\((?:call|start)-process-shell-command\s+(?:"[^"]*"\s+\S+\s+)?"((?:\\.|[^"\\])*)"|"""
     r"""\((?:call-process|process-file|process-lines)\s+"([^"]+)"((?:\s+(?:nil|t|"[^"]*"))*)"""
 )
-# A home directory written in interpreter code: each is `~` to the shell.
-_HOME_EXPR = (
-    r"""os\.path\.expanduser\(\s*['"]~['"]\s*\)|(?:pathlib\.)?Path\.home\(\)|os\.environ\[\s*['"]HOME['"]\s*\]|"""
-    r"""os\.getenv\(\s*['"]HOME['"]\s*\)|\$ENV\{HOME\}|ENV\[\s*['"]HOME['"]\s*\]|Dir\.home|"""
-    r"""(?:require\(\s*['"]os['"]\s*\)|\bos)\.homedir\(\)|Sys\.getenv\(\s*['"]HOME['"]\s*\)|"""
-    r"""Deno\.env\.get\(\s*['"]HOME['"]\s*\)|process\.env\.HOME|\(getenv\s+"HOME"\)|path\.expand\(\s*['"]~['"]\s*\)"""
-)
-# Code that deletes a whole tree: shutil.rmtree(P), rmtree(P), FileUtils.rm_rf(P), fs.rmSync(P, ...), unlink(P,
-# recursive=TRUE), Deno.removeSync(P, ...), (delete-directory P t): read as `rm -rf P` for a literal or a home.
-_TREE_DELETE = (
-    r"""(?:shutil\.rmtree|\brmtree|\bremove_tree|FileUtils\.(?:rm_rf|rm_r|remove_dir|remove_entry(?:_secure)?)|"""
-    r"""\brmSync|\brmdirSync|Deno\.remove(?:Sync)?|\bunlink(?=\s*\([^)]*recursive\s*=\s*T)|"""
-    r"""\(delete-directory)\s*\(?\s*(?:(?P<home>"""
-    + _HOME_EXPR
-    + r""")|'(?P<sq>[^'\\]*)'|"(?P<dq>[^"\\]*)"|\(expand-file-name\s+"(?P<el>[^"\\]*)"\))(?=\s*[,)]|\s+(?:t|nil)\b)"""
-)
 
 
 def _lisp_and_trees(code: str) -> Iterator[str]:
-    """Shell commands in Lisp forms, and whole-tree deletions in any interpreter's code, as shell text."""
+    """Shell commands in Lisp forms, and deletions in any interpreter's code, as shell text."""
     if "(" not in code:
         return
     if "-process" in code or "shell-command" in code:
@@ -120,12 +128,7 @@ def _lisp_and_trees(code: str) -> Iterator[str]:
             elif m.group(3):
                 args = [a for a in re.findall(r'"([^"]*)"', m.group(4) or "")]
                 yield " ".join(shlex.quote(w) for w in [m.group(3), *args])
-    for m in _rx(_TREE_DELETE).finditer(code):
-        path = "~" if m.group("home") else m.group("sq") or m.group("dq") or m.group("el") or ""
-        if path:
-            yield "rm -rf " + (
-                "~/" + shlex.quote(path[2:]) if path.startswith("~/") else path if path == "~" else shlex.quote(path)
-            )
+    yield from code_deletions(code)  # shutil.rmtree("build"), a home's entries each deleted (codedelete.py)
 
 
 def _all_literal(inside: str, count: int) -> bool:

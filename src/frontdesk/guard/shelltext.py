@@ -16,6 +16,9 @@ __all__ = [
     "split_herestring",
     "only_split_herestrings",
     "listed_dir",
+    "keeps_most",
+    "stage_lists",
+    "listing_of",
     "STATEMENTS",
     "Redirect",
     "loop_tag",
@@ -93,6 +96,46 @@ def listed_dir(inv: Invocation, cwd: str | None) -> str | None:
         return None
     text = dirs[0].text if dirs else "."
     return posixpath.normpath(posixpath.join(inv.cwd or cwd or ".", text))
+
+
+_ORDERERS = frozenset({"sort", "uniq", "tac", "cat"})
+_GREPS = frozenset({"grep", "egrep", "fgrep", "rg"})
+
+
+def keeps_most(inv: Invocation) -> bool:
+    """A filter that passes on all, or all but a few, of the lines it reads: `grep -v PAT` (the names it leaves
+    out), sort, uniq, tac, `tail -n +K`, `head -n -K`. A listing it filters still lists (nearly) every entry."""
+    prog, args = inv.program, inv.args
+    words = [w.text for w in args]
+    if inv.redirects or any(w.dynamic for w in args):
+        return False
+    loose = [t for t in words if not t.startswith(("-", "+"))]
+    if prog in _ORDERERS:
+        return not loose
+    if prog in _GREPS:
+        inverted = any(t == "--invert-match" or re.fullmatch(r"-[a-zA-Z]*v[a-zA-Z]*", t) for t in words)
+        return inverted and len(loose) <= 1 and not any(re.fullmatch(r"-[a-zA-Z]*[oclLqm][a-zA-Z]*", t) for t in words)
+    joined = " ".join(words)
+    if prog == "tail":  # all but the first K-1 lines
+        return bool(re.fullmatch(r"(-n ?|--lines=|)\+\d+", joined))
+    if prog == "head":  # all but the last K lines
+        return bool(re.fullmatch(r"(-n ?|--lines=)-\d+", joined))
+    return False
+
+
+def stage_lists(own: list[Invocation], before: str | None, cwd: str | None) -> str | None:
+    """The directory whose entries a pipeline stage prints: `ls DIR`, or a filter that keeps most of what the
+    stage before it listed (`ls ~ | grep -v keep`: still every entry of ~ but one)."""
+    if len(own) != 1:
+        return None
+    return listed_dir(own[0], cwd) or (before if before is not None and keeps_most(own[0]) else None)
+
+
+def listing_of(invs: list[Invocation], cwd: str | None) -> str | None:
+    """The directory a command substitution lists (`$(ls ~)`, `$(ls ~ | grep -v keep | sort)`), else None."""
+    if not invs or not all(keeps_most(inv) for inv in invs[1:]):
+        return None
+    return listed_dir(invs[0], cwd)
 
 
 def _printf(fmt: str, values: list[str]) -> str:

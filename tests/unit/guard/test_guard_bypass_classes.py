@@ -520,10 +520,16 @@ def test_a_script_the_line_writes_is_read_instead_of_the_file_there_now() -> Non
 
 
 @pytest.mark.parametrize(
-    "command", ["julia -e 'rm(homedir(), recursive=true)'", "deno eval \"Deno.removeSync('/tmp/x')\""]
+    "command", ["julia -e 'rm(homedir(), recursive=true)'", "deno eval \"Deno.removeSync(Deno.args[0])\""]
 )
 def test_julia_and_deno_deletes_ask(command: str) -> None:
     assert verdict(command) == (Decision.ASK, "interp.delete")
+
+
+def test_a_deno_delete_of_a_literal_gets_the_shells_decision() -> None:
+    # read as `rm -rf /tmp/x` (codedelete.py): the same decision as the shell's rm, here fine (temp)
+    assert verdict("deno eval \"Deno.removeSync('/tmp/x')\"") == verdict("rm -rf /tmp/x") == (Decision.ALLOW, None)
+    assert verdict("deno eval \"Deno.removeSync('/home/alice')\"")[0] is Decision.DENY
 
 
 # -- sed runs shell code and writes files ------------------------------------------------------------

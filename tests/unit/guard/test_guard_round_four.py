@@ -137,7 +137,8 @@ def test_a_here_string_after_another_redirection_is_read_as_one(
         ("ls ~ | xargs -P4 -I{} sh -c 'rm -rf ~/{}'", (Decision.DENY, "fs.rm-root")),
         ("ls ~/data | xargs -I{} sh -c 'gzip ~/data/{}'", (Decision.ALLOW, None)),
         ("xargs -I{} du -sh ~/{} < <(ls ~)", (Decision.ALLOW, None)),
-        ("ls ~ | grep -v keep | xargs -I{} rm -rf ~/{}", (Decision.ASK, "fs.rm-wide")),  # a filtered subset asks
+        ("ls ~ | grep -v keep | xargs -I{} rm -rf ~/{}", (Decision.DENY, "fs.rm-root")),  # all but one: ~/*
+        ("ls ~ | grep keep | xargs -I{} rm -rf ~/{}", (Decision.ASK, "fs.rm-wide")),  # the entries it picks: asks
         ("for f in $(ls ~); do rm -rf ~/$f; done", (Decision.DENY, "fs.rm-root")),
         ('for f in `ls -A ~`; do rm -rf "$HOME/$f"; done', (Decision.DENY, "fs.rm-root")),
         ("ls ~/data | xargs -I{} rm -rf ~/data/{}", (Decision.ASK, "fs.rm-wide")),

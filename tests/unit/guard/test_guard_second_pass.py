@@ -65,14 +65,28 @@ def test_heredoc_here_string_and_echo_bodies_run_by_a_shell_are_checked(command:
 
 
 @pytest.mark.parametrize(
-    "command",
+    ("command", "shell"),
     [
-        "python3 - <<'EOF'\nimport shutil\nshutil.rmtree('data')\nEOF\n",
-        "cat <<'EOF' | python3 -\nimport os; os.remove('x.csv')\nEOF\n",
-        "python3 <<< 'import shutil; shutil.rmtree(\"out\")'",
+        ("python3 - <<'EOF'\nimport shutil\nshutil.rmtree('data')\nEOF\n", "rm -rf data"),
+        ("cat <<'EOF' | python3 -\nimport os; os.remove('x.csv')\nEOF\n", "rm -f x.csv"),
+        ("python3 <<< 'import shutil; shutil.rmtree(\"out\")'", "rm -rf out"),
+        ("python3 - <<'EOF'\nimport shutil\nshutil.rmtree('/home/alice')\nEOF\n", "rm -rf /home/alice"),
+        ("python3 <<< 'import shutil; shutil.rmtree(\"/scratch/alice\")'", "rm -rf /scratch/alice"),
     ],
 )
-def test_python_fed_code_on_stdin_that_deletes_is_stopped(command: str) -> None:
+def test_python_fed_code_on_stdin_that_deletes_gets_the_shells_decision(command: str, shell: str) -> None:
+    # read as the rm it amounts to (codedelete.py): the same decision for the same effect
+    assert verdict(command) is verdict(shell)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "python3 - <<'EOF'\nimport shutil, sys\nshutil.rmtree(sys.argv[1])\nEOF\n",
+        "cat <<'EOF' | python3 -\nimport os; [os.remove(f) for f in os.listdir('.')]\nEOF\n",
+    ],
+)
+def test_python_fed_code_on_stdin_that_deletes_what_it_cannot_read_is_stopped(command: str) -> None:
     assert verdict(command) is not Decision.ALLOW
 
 
