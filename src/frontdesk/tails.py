@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 import stat
 
-__all__ = ["read_tail", "read_tail_lines"]
+__all__ = ["open_owned", "read_tail", "read_tail_lines"]
 
 
-def _open_log(path: str | os.PathLike[str], owner: int | None) -> int:
+def open_owned(path: str | os.PathLike[str], owner: int | None) -> int:
     """A descriptor on a regular file the job's user could read; OSError otherwise.
 
     Never blocks (a FIFO named as the output is refused, not waited on). A root gateway reading another
@@ -33,7 +33,7 @@ def read_tail(path: str | os.PathLike[str] | None, max_bytes: int = 64 * 1024, *
     if not path:
         return ""
     try:
-        with os.fdopen(_open_log(path, owner), "rb") as fh:
+        with os.fdopen(open_owned(path, owner), "rb") as fh:
             fh.seek(0, os.SEEK_END)
             fh.seek(max(0, fh.tell() - max_bytes))
             return fh.read().decode(errors="replace")
@@ -50,7 +50,7 @@ def read_tail_lines(
     if not path or lines <= 0:
         return []
     try:
-        with os.fdopen(_open_log(path, owner), "rb") as fh:
+        with os.fdopen(open_owned(path, owner), "rb") as fh:
             end = fh.seek(0, os.SEEK_END)
             pos, data = end, b""
             while pos > 0 and data.count(b"\n") <= lines and end - pos < max_bytes:

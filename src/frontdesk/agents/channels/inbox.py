@@ -22,7 +22,6 @@ import asyncio
 import hashlib
 import json
 import os
-import stat
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -32,6 +31,7 @@ from frontdesk.agents.channels.base import Busy
 from frontdesk.agents.channels.headless import pid_alive
 from frontdesk.agents.model import AgentSettings, Harness, Session, SessionKey, TurnState
 from frontdesk.guard.secrets import remember
+from frontdesk.tails import open_owned
 
 __all__ = ["InboxChannel", "InboxSecrets", "frame_inbox", "transcript_idle", "INBOX_PREFACE"]
 
@@ -156,10 +156,11 @@ def _find_transcript(sid: str, env: Mapping[str, Any]) -> str | None:
 def transcript_idle(path: str, now: float, quiet_s: float = _QUIET_S, owner: int | None = None) -> bool | None:
     """From a Claude Code transcript: True when its last turn ended, False mid-turn, None when unknown (with
     `owner`, also when the file is not that uid's: a root gateway tells no session about another user's file)."""
-    try:  # a path the session named: a regular file only, opened without blocking (a FIFO hung the gateway)
-        with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC), "rb") as fh:
+    try:  # a path the session named: only a regular file of `owner`'s is opened at all (tails.open_owned: a FIFO
+        # hung the gateway, and a root gateway opening a FIFO or a device named there is an action of its own)
+        with open(open_owned(path, owner), "rb") as fh:
             st = os.fstat(fh.fileno())
-            if not stat.S_ISREG(st.st_mode) or (owner is not None and st.st_uid != owner):
+            if owner is not None and st.st_uid != owner:
                 return None
             fh.seek(max(0, st.st_size - 65536))
             lines = fh.read(65536).decode(errors="replace").splitlines()
