@@ -207,3 +207,39 @@ def test_gateway_killed_while_frozen_keeps_the_job_suspended_then_resumes_it(
     assert _count(jobdir) == WORK
     assert gw.wait_state(blocked, {"COMPLETED", "FAILED"}, timeout=60)["state"] == "COMPLETED"
     assert gw.client.report(batch)["suspended_s"] > 0
+
+
+def test_a_shepherd_left_alone_thaws_its_job_at_the_end_of_the_request_and_the_walltime_skips_the_pause(
+    tmp_path: Path, jobdir: Path
+) -> None:
+    """No gateway at all: the request's end passes, the shepherd thaws the job on its own (never frozen forever),
+    and a job frozen longer than its time limit still completes: frozen time is not run time."""
+    import subprocess
+
+    adir = tmp_path / "attempt"
+    adir.mkdir()
+    (jobdir / "armed").touch()
+    steps, walltime, frozen_for = 40, 4, 6.0  # 2 s of work; frozen 6 s: 8 s in all, twice the limit
+    launch = {
+        "backend_id": "manual",
+        "argv": [PY, "-c", BATCH, str(jobdir), str(steps)],
+        "cwd": str(tmp_path),
+        "env": {"PATH": "/usr/bin:/bin"},
+        "stdout": str(tmp_path / "o"),
+        "stderr": str(tmp_path / "e"),
+        "memory_bytes": None,
+        "walltime_seconds": walltime,
+        "cgroup": f"t15test-{os.getpid()}",
+        "suspendable": True,
+    }
+    (adir / "launch.json").write_text(json.dumps(launch))
+    (adir / "suspend").write_text(json.dumps({"until": time.time() + frozen_for, "for": "none"}))  # frozen at once
+    shepherd = [PY, "-m", "frontdesk.backends.shepherd", str(adir)]
+    subprocess.run(shepherd, check=True, timeout=120)
+    result = json.loads((adir / "result.json").read_text())
+    assert result["state"] == "COMPLETED", result
+    assert result["suspensions"] == 1 and result["suspended_s"] > 0
+    assert _count(jobdir) == steps
+    account = json.loads((adir / "suspended.json").read_text())
+    assert account["frozen"] is False and account["resumed_at"] is not None
+    assert (adir / "suspend").exists()  # nobody withdrew the request: the shepherd's own bound thawed it

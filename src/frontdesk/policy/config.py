@@ -6,6 +6,7 @@ backend, the issue's MLFQ timings, a trial budget and the shipped accelerator ca
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -226,7 +227,15 @@ class SuspendConfig(_Model):
     grace: Annotated[int, Field(ge=0)] = int(SuspendRules.grace_s)
     """A trial suspends only after waiting this long."""
 
-    _d = field_validator("trial_limit", "rest", "grace", mode="before")(_dur)
+    _d = field_validator("trial_limit", mode="before")(_dur)
+
+    @field_validator("rest", "grace", mode="before")
+    @classmethod
+    def _none_is_zero(cls, v: Any) -> Any:
+        """`rest`/`grace` may be none at all ("0s"), which a duration elsewhere may not."""
+        if isinstance(v, str) and re.fullmatch(r"\s*0+(\.0*)?\s*[smhd]?\s*", v):
+            return 0
+        return _dur(v)
 
     def rules(self) -> SuspendRules | None:
         """The simulator's rules with these values; None when suspension is off."""

@@ -92,3 +92,18 @@ def test_an_open_group_is_joined_and_its_members_seen_as_the_simulator_sees_them
     assert victim.expected_end == 1000.0 + 3600.0 + 300.0  # shifted by the group's expected length
     lent = running_view(run[3][0], run[3][1], "local", sus)
     assert lent.parts[0].cpus == 0 and lent.parts[0].memory_bytes == G  # its memory is its own, its cores are not
+
+
+def test_the_config_is_off_by_default_and_bad_values_are_refused_whole() -> None:
+    import pytest
+
+    from frontdesk.errors import ConfigError
+    from frontdesk.policy.config import parse_policy
+
+    assert parse_policy({}).suspend.rules() is None
+    on = parse_policy({"suspend": {"enabled": True, "trial_limit": "5m", "rest": "0s"}}).suspend.rules()
+    assert on == SuspendRules(trial_limit_s=300.0, rest_s=0.0)
+    for bad, where in (({"max_share": 1.5}, "max_share"), ({"trial_limit": "0s"}, "trial_limit"), ({"x": 1}, "x")):
+        with pytest.raises(ConfigError) as exc:
+            parse_policy({"suspend": bad})
+        assert f"suspend.{where}" in exc.value.message and "\n" not in exc.value.message
