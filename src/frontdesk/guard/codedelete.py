@@ -41,9 +41,10 @@ _LIST_CALL = (
     r"""(?:\bos\.listdir|\bos\.scandir|\bos\.walk|\bglob\.i?glob|\breaddirSync|\breaddir|\bDir\.(?:children|entries|"""
     r"""each_child|glob|foreach)|\blist\.files|\bopendir|\bfs\.readdir)\s*\(\s*(?:my\s+\$\w+\s*,\s*)?"""
 )
+# Any deletion call (not list.remove or dict.pop: a listing printed and a list edited is no deletion).
 _ANY_DELETE = (
     r"""shutil\.rmtree|\brmtree|os\.(?:remove|unlink|rmdir|removedirs)\(|\.unlink\(|\.rmdir\(|\bunlink\b|"""
-    r"""FileUtils\.rm|File\.delete|\.(?:rm|rmdir|unlink|remove)(?:Sync)?\(|send2trash|\brm -r|['"]rm['"]|"""
+    r"""FileUtils\.rm|File\.delete|\.(?:rm|rmdir|unlink)(?:Sync)?\(|\bfile\.remove\(|send2trash|\brm -r|['"]rm['"]|"""
     r"""\brm\(.*recursive\s*=\s*true|Deno\.remove|remove_tree|delete-directory"""
 )
 
