@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
@@ -13,6 +14,7 @@ from frontdesk.jobs.record import JobRecord, Scalar, scoped_key
 from frontdesk.jobs.state import JobState
 from frontdesk.plugins import Accepts, Admission, Admits, Notice, Plugin, SubmitContext
 from frontdesk.spec.model import JobSpec
+from frontdesk.store.arrays import task as array_task
 from frontdesk.store.jobs import JobStore
 
 __all__ = [
@@ -70,12 +72,21 @@ def keyed(spec: JobSpec, ctx: SubmitContext, plugins: Sequence[Plugin]) -> JobSp
     return spec
 
 
+_TASK_ID = re.compile(r"([0-9]{1,18})_([0-9]{1,7})")
+"""`12_3`: task 3 of array 12 (bounded: SQLite's integers are 64-bit)."""
+
+
 def resolve_deps(store: JobStore, deps: Sequence[int | str], principal: str) -> list[int]:
-    """Job ids for `depends_on` entries (ids, or names of this principal's newest job); SpecError if unknown."""
+    """Job ids for `depends_on` entries (ids, `12_3` for task 3 of array 12 as Slurm writes it, or names of this
+    principal's newest job); SpecError if unknown."""
     out = []
     for dep in deps:
-        if isinstance(dep, int) or str(dep).isdigit():
+        as_task = _TASK_ID.fullmatch(str(dep))
+        if isinstance(dep, int) or (str(dep).isascii() and str(dep).isdigit()):
             found: int | None = int(dep) if store.state_of(int(dep)) is not None else None  # no record built
+        elif as_task is not None:  # a job may be named so too
+            rec = array_task(store, int(as_task[1]), int(as_task[2])) or store.by_name(str(dep), principal)
+            found = None if rec is None else rec.id
         else:
             rec = store.by_name(str(dep), principal)
             found = None if rec is None else rec.id
