@@ -21,7 +21,8 @@ def _run(gw: Any, *args: str, cwd: Path) -> dict[str, Any]:
 def test_a_job_waits_on_one_task_of_an_array(gateway_factory: Any, tmp_path: Path) -> None:
     gw = gateway_factory()
     gate = tmp_path / "gate"
-    script = f'[ "$SLURM_ARRAY_TASK_ID" = 0 ] && while [ ! -e "{gate}" ]; do sleep 0.05; done; [ "$SLURM_ARRAY_TASK_ID" != 2 ]'
+    wait_gate = f'while [ ! -e "{gate}" ]; do sleep 0.05; done'
+    script = f'[ "$SLURM_ARRAY_TASK_ID" = 0 ] && {wait_gate}; [ "$SLURM_ARRAY_TASK_ID" != 2 ]'
     array = _run(gw, "--array", "0-2", "--", "sh", "-c", script, cwd=tmp_path)["id"]
     after0 = _run(gw, "--after", f"{array}_0", "--", "true", cwd=tmp_path)["id"]
     after2 = _run(gw, "--after", f"{array}_2", "--", "true", cwd=tmp_path)["id"]
