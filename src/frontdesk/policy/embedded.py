@@ -171,16 +171,17 @@ def make_picker(
         nodes = build_nodes(cfg, free, False)
         views = [to_view(cfg, j, meta.get(j.job_id)) for j in queued]
         ran = [(r, to_view(cfg, r, meta.get(r.job_id))) for r in getattr(free, "running", ())]
-        sus, node_of = _suspensions(free), _node_of(cfg, free)
-        running = [running_view(r, v, node_of[r.backend_id], sus) for r, v in ran]
-        running += ghost_views([r for r, _ in ran], sus, node_of)
+        sus = _suspensions(free)
+        running = [running_view(r, v, v.pool, sus) for r, v in ran]  # a view's pool is its node (or the shared one)
+        running += ghost_views([r for r, _ in ran], sus, {r.backend_id: v.pool for r, v in ran})
         placements, _ = plan(views, nodes, running, now, hour_of(now), _shared_cfg(cfg), shares)
         starts = _device_fit([p.job_id for p in placements], queued, free)
         rules = cfg.suspend.rules()
         if rules is None:
             return starts
         by_id = {v.id: v for v in views}
-        waiting = [v for v in views if v.id not in set(starts)]
+        started = set(starts)
+        waiting = [v for v in views if v.id not in started]
         memory = free.memory_bytes - sum(by_id[b].memory_bytes for b in starts)
         lends = choose_lends(waiting, ran, sus, rules, now, memory)
         batch = frozenset(b for b in starts if not by_id[b].trial)  # what a trial may suspend later

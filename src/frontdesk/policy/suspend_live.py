@@ -38,7 +38,7 @@ def running_view(job: Any, view: JobView, node: str, sus: Suspensions) -> Runnin
     bid = job.backend_id
     started = getattr(job, "started_at", None) or job.queued_at
     end = started + view.walltime_s + sus.history.get(bid, (0.0, None))[0]
-    group = next((g for g in sus.groups if bid in g.victims), None)
+    group = next((g for g in sus.groups if bid in g.victims), None) if bid in sus.frozen else None
     if group is not None:
         end += group.until - group.at
     cpus = 0.0 if bid in sus.lent else float(job.cpus)  # its memory is its own, its cores are not
