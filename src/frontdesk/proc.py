@@ -7,6 +7,7 @@ gateway) start through `frontdesk.spawn.spawn_detached` instead, which a client'
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -34,16 +35,21 @@ def run(
     input: str | None = None,
     env: Mapping[str, str] | None = None,
     cwd: str | None = None,
+    stdout_file: str | os.PathLike[str] | None = None,
 ) -> Result:
     """Run argv to completion; raise CommandFailed on a non-zero exit when `check`.
 
     Output is read as UTF-8 with invalid bytes replaced: what a command prints carries user text (job names,
-    paths, comments), and no user's bytes may make a gateway-wide query fail."""
+    paths, comments), and no user's bytes may make a gateway-wide query fail. With `stdout_file` the command
+    writes its output into that file (made 0600, replaced), read back when it ends: what it printed is kept
+    even when this process dies before it ends (sbatch's job id, see backends/slurm/recovery.py)."""
     args = [str(a) for a in argv]
+    out = None if stdout_file is None else _open_output(args[0], stdout_file)
     try:
         proc = subprocess.run(
             args,
-            capture_output=True,
+            stdout=subprocess.PIPE if out is None else out,
+            stderr=subprocess.PIPE,
             text=True,
             encoding="utf-8",
             errors="replace",  # one job named with a byte 0xff made every `scontrol show job` raise
@@ -58,10 +64,24 @@ def run(
     except subprocess.TimeoutExpired as exc:
         err = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else (exc.stderr or "")
         raise CommandFailed(args, -1, f"timed out after {timeout}s\n{err}") from None
+    finally:
+        if out is not None:
+            os.close(out)
+    if stdout_file is not None:
+        with open(stdout_file, encoding="utf-8", errors="replace") as fh:
+            proc.stdout = fh.read(1 << 20)
     result = Result(args, proc.returncode, proc.stdout, proc.stderr)
     if check and proc.returncode != 0:
         raise CommandFailed(args, proc.returncode, proc.stderr)
     return result
+
+
+def _open_output(program: str, path: str | os.PathLike[str]) -> int:
+    """A fresh 0600 file for a command's output (never through a symlink); BackendError when it cannot be made."""
+    try:
+        return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    except OSError as exc:
+        raise BackendError(f"{program}: cannot keep its output in {path}: {exc.strerror}") from None
 
 
 async def run_async(
@@ -72,6 +92,9 @@ async def run_async(
     input: str | None = None,
     env: Mapping[str, str] | None = None,
     cwd: str | None = None,
+    stdout_file: str | os.PathLike[str] | None = None,
 ) -> Result:
     """`run` without blocking the event loop (runs in a worker thread)."""
-    return await asyncio.to_thread(run, argv, timeout=timeout, check=check, input=input, env=env, cwd=cwd)
+    return await asyncio.to_thread(
+        run, argv, timeout=timeout, check=check, input=input, env=env, cwd=cwd, stdout_file=stdout_file
+    )

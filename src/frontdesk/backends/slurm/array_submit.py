@@ -3,8 +3,8 @@
 The script (array_script) dispatches on SLURM_ARRAY_TASK_ID; Slurm writes each task's output to
 `<array dir>/<index>.out|.err`, links made before sbatch to the task's own job directory, so every task's
 files, usage sample and report are where a single job's would be. Before sbatch, the index → attempt-key
-table is written under the gateway's home, so a gateway that crashed mid-submit finds every task again
-from the array's `--comment` tag (`lookup`).
+table is written under the gateway's home, and sbatch writes the array's id into the record of its first
+task's key, so a gateway that crashed mid-submit finds every task again (recovery.lookup).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from frontdesk.backends.base import BackendJob
 from frontdesk.backends.runas import for_job
 from frontdesk.backends.slurm import array_script, exportfile, render
 from frontdesk.backends.slurm.options import OptionError, validate_passthrough
+from frontdesk.backends.slurm.recovery import record_path
 from frontdesk.errors import BackendError, SpecError
 
 if TYPE_CHECKING:
@@ -123,7 +124,9 @@ async def submit_array(backend: SlurmBackend, jobs: Sequence[BackendJob], max_ru
         export = given.export if given else None
         env, file_opt = await asyncio.to_thread(exportfile.hand_over, env, export, array_dir / exportfile.FILE)
         options += file_opt
-    result = await backend._run(render.sbatch_argv(script, options=options), cwd=str(array_dir), env=env)
+    record = await asyncio.to_thread(record_path, home, first.key)  # the id kept should the gateway die (recovery)
+    argv = render.sbatch_argv(script, options=options)
+    result = await backend._run(argv, cwd=str(array_dir), env=env, record=record)
     array_id = result.stdout.strip().split(";", 1)[0]
     if not array_id.isdigit():
         raise BackendError(f"sbatch printed no job id: {result.stdout.strip()[:200]!r}")

@@ -27,7 +27,7 @@ from frontdesk.backends.slurm.config import SlurmConfig, notify_dir_from
 from frontdesk.backends.slurm.options import OptionError, validate_passthrough
 from frontdesk.backends.slurm.placement import GpuPlacement, NoGpuNode, placement_for, shards_per_gpu
 from frontdesk.backends.slurm.push import PushIntake
-from frontdesk.backends.slurm.recovery import lookup
+from frontdesk.backends.slurm.recovery import lookup, record_path
 from frontdesk.backends.slurm.runner import JobTable, Runner
 from frontdesk.errors import BackendError
 from frontdesk.spec.model import SlurmOptions
@@ -116,7 +116,8 @@ class SlurmBackend:
             )
             options += file_opt
         argv = render.sbatch_argv(script, options=options)
-        result = await self._run(argv, cwd=str(job.job_dir), env=env)
+        record = await asyncio.to_thread(record_path, Path(self.settings.home), job.key)  # kept if we die (recovery)
+        result = await self._run(argv, cwd=str(job.job_dir), env=env, record=record)
         backend_id = result.stdout.strip().split(";", 1)[0]
         if not backend_id.isdigit():
             raise BackendError(f"sbatch printed no job id: {result.stdout.strip()[:200]!r}")
@@ -343,8 +344,11 @@ class SlurmBackend:
         if result.returncode != 0:
             return {}
         statuses = parse.sacct_to_statuses(parse.parse_sacct(result.stdout))
+        asked = set(ids)
         out = {}
         for bid, st in statuses.items():
+            if bid not in asked:  # only the jobs asked about: no other row is taken for anything
+                continue
             job_dir = self._dirs.get(bid)
             if job_dir is not None:
                 st = BackendStatus(
@@ -358,8 +362,8 @@ class SlurmBackend:
         return out
 
     async def lookup(self, keys: Sequence[str], owners: Mapping[str, int] | None = None) -> dict[str, str]:
-        """Slurm ids of attempts by job name (= BackendJob.key) or comment tag, newest first, of the uid each
-        attempt runs as (`owners`): anyone may name a job or tag a comment like ours (see recovery)."""
+        """Slurm ids of attempts from the id sbatch wrote for each (never a name, comment or path a submitter
+        writes), of the uid each attempt runs as (`owners`); see recovery."""
         return await lookup(self, keys, owners)
 
     async def view(self, max_age: float | None = None) -> tuple[dict[str, parse.JobRecord], float]:

@@ -1,92 +1,109 @@
-"""Finding a gateway's Slurm attempts again after a crash mid-submit: by job name, comment tag or array table."""
+"""Finding a gateway's Slurm attempts again after a crash mid-submit: by the job id sbatch printed, as recorded.
+
+sbatch's answer (`--parsable`: the job id) goes straight into `<home>/slurm-ids/submitted/<key>`, a file the
+gateway makes (0600, in its own state directory) before sbatch runs and sbatch itself writes, so the id is
+there even when the gateway died before reading it. A stuck attempt is the job that file names, provided Slurm
+runs that job as the attempt's uid; no file or no id in it means sbatch never answered (the attempt is lost
+and runs again). An array's record is kept under its first task's key; its key table (array_submit, written
+before sbatch) gives each task's index.
+
+Nothing a submitter writes identifies a job: not its name, its comment (frontdesk's tag there is for people),
+its working directory nor its output path. Before, recovery matched on those, so a plain `sbatch -J fd-7.1`,
+`--comment=fd-7.1@<gateway>` or a crafted `--chdir` (a `|` or a newline in it forges a row of `sacct -P`) was
+adopted as frontdesk job 7's attempt: its state, its end, its cancel.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
-
-from frontdesk.backends.slurm import render
-from frontdesk.backends.slurm.array_submit import ARRAY_TAG, array_keys
 
 if TYPE_CHECKING:
     from frontdesk.backends.slurm.backend import SlurmBackend
 
-__all__ = ["lookup"]
+__all__ = ["lookup", "record_path"]
+
+RECORDS = "submitted"
+
+
+def record_path(home: Path, key: str) -> Path:
+    """The file sbatch writes its answer into for attempt `key` (an array: its first task's key); made ready."""
+    where = home / "slurm-ids" / RECORDS
+    where.mkdir(parents=True, exist_ok=True)
+    return where / key
+
+
+def _recorded(home: Path, key: str) -> str | None:
+    """The job id sbatch wrote for `key`, None when it wrote none (it never ran, failed or is still running)."""
+    try:
+        with open(home / "slurm-ids" / RECORDS / key, encoding="utf-8", errors="replace") as fh:
+            text = fh.read(256)
+    except OSError:
+        return None
+    bid = text.strip().split(";", 1)[0]  # `--parsable`: `ID` or `ID;CLUSTER`
+    return bid if bid.isascii() and bid.isdigit() else None
 
 
 async def lookup(backend: SlurmBackend, keys: Sequence[str], owners: Mapping[str, int] | None = None) -> dict[str, str]:
-    """Slurm ids of attempts by job name (= BackendJob.key), comment tag or array table, from one query.
+    """Slurm ids of attempts (`844`, or `844_3` for an array task) from what sbatch recorded for them; with
+    `owners` (each key's uid), only jobs Slurm runs as that uid (a job it no longer knows is taken: the record
+    is the gateway's own)."""
+    from frontdesk.backends.slurm.array_submit import array_keys  # (it imports record_path from here)
 
-    A name, a comment and an output path are whatever a job's submitter wrote (`sbatch --comment fd-5.1@...`):
-    with `owners` (each key's uid), a job of another user is never taken for ours. Before, after a crash
-    mid-submit, a root gateway adopted any user's job tagged like a stuck attempt as that attempt."""
-    records, _ = await backend.table.fetch(0.0)
-    if owners is not None:
-        records = {bid: r for bid, r in records.items() if _uid(r.get("UserId", "")) in set(owners.values())}
+    home = Path(backend.settings.home)
     wanted = set(keys)
-    out: dict[str, str] = {}
-    home_path = Path(backend.settings.home)
-    home = str(home_path).rstrip("/") + "/"
-    suffix = "@" + backend._tag_suffix()
-    for bid in sorted(records, key=lambda b: int(b) if b.isdigit() else 0):
-        name = records[bid].get("JobName", "")
-        words = records[bid].get("Comment", "").split()
-        comment = words[-1] if words else ""  # the tag is the last word (after a user's own comment)
-        if comment.endswith(ARRAY_TAG + suffix):
-            out.update(_array_lookup(home_path, records[bid], comment[: -len(ARRAY_TAG + suffix)], wanted))
+    found: dict[str, str] = {}
+    for key in keys:
+        bid = _recorded(home, key)
+        if bid is None:
             continue
-        if comment.endswith(suffix) and comment[: -len(suffix)] in wanted:
-            out[comment[: -len(suffix)]] = bid  # a job from the sbatch shim keeps the user's name
-            continue
-        # another gateway's attempt may have the same key: only ours write under our home
-        if name in wanted and records[bid].get("StdOut", "").startswith(home):
-            out[name] = bid
-            stdout = records[bid].get("StdOut", "")
-            if stdout.endswith("/" + render.STDOUT_FILE):
-                backend._dirs.setdefault(bid, Path(stdout).parent)
-    if owners is not None:
-        out = {k: bid for k, bid in out.items() if k in owners and _owner_is(records, bid, owners[k])}
-    rest = [k for k in keys if k not in out]
+        table = array_keys(home, key)
+        if table:
+            found.update({k: f"{bid}_{index}" for index, k in table.items() if k in wanted})
+        else:
+            found.setdefault(key, bid)
+    if owners is not None and found:
+        uids = await _uids(backend, {b.split("_", 1)[0] for b in found.values()})
+        found = {k: b for k, b in found.items() if k in owners and uids.get(b.split("_", 1)[0], owners[k]) == owners[k]}
+    for key, bid in found.items():
+        job_dir = _job_dir(backend, key)
+        if job_dir is not None:
+            backend._dirs.setdefault(bid, job_dir)
+    return found
+
+
+def _job_dir(backend: SlurmBackend, key: str) -> Path | None:
+    """The attempt's folder (core/attempt: `<jobs>/<id>/attempt-<n>`) from its key `fd-<id>.<n>`."""
+    job, _, attempt = key.removeprefix("fd-").partition(".")
+    if not (job.isdigit() and attempt.isdigit()):
+        return None
+    return Path(backend.settings.home) / "jobs" / job / f"attempt-{attempt}"
+
+
+async def _uids(backend: SlurmBackend, jobs: Collection[str]) -> dict[str, int]:
+    """The uid Slurm runs each job (or array) as: from the controller's table (parsed so that no job's text
+    poses as another's record), else from sacct asked for the job id and uid only, no text a user writes."""
+    records, _ = await backend.table.fetch(0.0)
+    out: dict[str, int] = {}
+    for record in records.values():
+        uid = _uid(record.get("UserId", ""))
+        for job in {record.get("JobId", ""), record.get("ArrayJobId", "")} & set(jobs):
+            if uid is not None:
+                out[job] = uid
+    rest = sorted(set(jobs) - set(out))
     if rest and backend._accounting:
-        argv = [
-            "sacct",
-            "--parsable2",
-            "--noheader",
-            "-X",
-            "--starttime=now-7days",
-            "--name",
-            ",".join(rest),
-            "--format=JobIDRaw,JobName,WorkDir,UID",
-        ]
+        argv = ["sacct", "--parsable2", "--noheader", "-X", "-j", ",".join(rest), "--format=JobIDRaw,UID"]
         res = await backend._run(argv, check=False)
-        for line in res.stdout.split("\n"):  # U+2028 in a name is no line break
-            bid, name, workdir, uid = (line.split("|") + ["", "", ""])[:4]
-            if owners is not None and (not uid.isdigit() or owners.get(name) != int(uid)):
-                continue
-            if name in rest and bid.isdigit() and (workdir + "/").startswith(home):
-                out[name] = bid
+        for line in res.stdout.split("\n"):
+            cells = line.split("|")
+            job = cells[0].split("_", 1)[0]
+            if len(cells) == 2 and job in rest and cells[1].isdigit():
+                out[job] = int(cells[1])
     return out
-
-
-def _array_lookup(home: Path, record: Mapping[str, str], first_key: str, wanted: set[str]) -> dict[str, str]:
-    """Task ids of an array of ours from its key table (written before its sbatch ran)."""
-    array = record.get("ArrayJobId", "")
-    if not array.isdigit():
-        return {}
-    keys = array_keys(home, first_key)
-    return {key: f"{array}_{index}" for index, key in keys.items() if key in wanted}
 
 
 def _uid(user_id: str) -> int | None:
     """The uid in scontrol's `UserId=alice(1001)`."""
     inside = user_id.rpartition("(")[2].rstrip(")")
     return int(inside) if inside.isdigit() else None
-
-
-def _owner_is(records: Mapping[str, Mapping[str, str]], bid: str, uid: int) -> bool:
-    """Whether Slurm job `bid` (or the array task's job) runs as `uid`."""
-    record = records.get(bid) or records.get(bid.split("_", 1)[0]) or {}
-    if not record:  # an array task id: its array's record
-        record = next((r for r in records.values() if r.get("ArrayJobId") == bid.split("_", 1)[0]), {})
-    return _uid(record.get("UserId", "")) == uid

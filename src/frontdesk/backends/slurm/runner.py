@@ -106,16 +106,22 @@ class Runner:
         return list(argv)
 
     async def __call__(
-        self, argv: Sequence[str], check: bool = True, cwd: str | None = None, env: Mapping[str, str] | None = None
+        self,
+        argv: Sequence[str],
+        check: bool = True,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+        record: Path | None = None,
     ) -> proc.Result:
-        """Run one command; `env` replaces the gateway's environment (the binary is found on the gateway's PATH)."""
+        """Run one command; `env` replaces the gateway's environment (the binary is found on the gateway's PATH);
+        `record`: its output goes into that file, kept should the gateway die first (sbatch's job id)."""
         full = self.argv(argv)
         self.calls[" ".join(argv[:2]) if argv[0] == "scontrol" else argv[0]] += 1
         if env is not None:
             full[0] = shutil.which(full[0]) or full[0]
-        return await proc.run_async(
-            full, timeout=self._config.command_timeout, check=check, env=self._env if env is None else env, cwd=cwd
-        )
+        run_env = self._env if env is None else env
+        timeout = self._config.command_timeout
+        return await proc.run_async(full, timeout=timeout, check=check, env=run_env, cwd=cwd, stdout_file=record)
 
     def sync(self, argv: Sequence[str], check: bool = True) -> proc.Result:
         self.calls[" ".join(argv[:2]) if argv[0] == "scontrol" else argv[0]] += 1
