@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from frontdesk.api import facility
 from frontdesk.api.access import Access, Action
+from frontdesk.api.depends import may_depend
 from frontdesk.api.quotas import admit_jobs
 from frontdesk.api.reportview import report_for, reports_for
 from frontdesk.client import MAX_WAIT_S
@@ -178,16 +179,6 @@ def _request_id(value: Any) -> str | None:
     return value
 
 
-def _may_depend(gw: Gateway, access: Access, caller: Caller, spec: JobSpec) -> None:
-    """A job may wait only on jobs its submitter may see."""
-    refs = [*spec.depends_on, *([spec.aftercorr] if spec.aftercorr is not None else [])]
-    for dep in refs:
-        if isinstance(dep, int) or str(dep).isdigit():
-            found, owner = gw.store.owner_of(int(dep))  # the owner alone: no record built
-            if found:
-                access.job(caller, int(dep), owner, Action.LIST, "depend on")
-
-
 def _own_duplicate(access: Access, caller: Caller, result: dict[str, Any]) -> None:
     if result.get("duplicate") and not (caller.admin or caller.owns(result.get("principal"))):
         # another user's idempotency key: never hand their job record (spec, environment) to this caller
@@ -197,7 +188,7 @@ def _own_duplicate(access: Access, caller: Caller, result: dict[str, Any]) -> No
 async def accept(gw: Gateway, access: Access, caller: Caller, body: SubmitBody) -> dict[str, Any]:
     """POST /v1/jobs once the body parsed: the route's work, shared with its fast path (api/fastsubmit.py)."""
     spec = _spec(body)
-    _may_depend(gw, access, caller, spec)
+    may_depend(gw, access, caller, spec)
     admit_jobs(gw, caller, [spec])  # the per-user cap: 429 before anything is stored
     result: dict[str, Any] = await gw.submit(spec, _context(caller, body.context))
     _own_duplicate(access, caller, result)
@@ -218,7 +209,7 @@ async def submit_many(body: BatchBody, request: Request) -> dict[str, Any]:
             specs.append(_spec(item))
         except UserError as exc:  # SpecError included: which item, then what
             raise type(exc)(f"jobs[{pos}]: {exc.message}") from None
-        _may_depend(gw, access, caller, specs[-1])
+        may_depend(gw, access, caller, specs[-1])
     admit_jobs(gw, caller, specs)
     results = await submit_batch(gw, specs, _context(caller, body.context))
     for result in results:
