@@ -2,7 +2,8 @@
 
 `<home>/local/ends.sock` is a Unix datagram socket (0600 in the gateway's 0700 home) that `LocalBackend`
 binds while it runs. A shepherd sends the backend id of its attempt (ASCII, nothing else) once result.json
-is stored, and exits without waiting for an answer; the gateway re-queries that attempt at once. It replaces
+is stored, and exits without waiting for an answer; the gateway re-queries that attempt at once. (It sends the
+same notice after it froze or thawed its job for a trial: the re-query reads SUSPENDED or RUNNING.) It replaces
 an HTTP `POST /v1/notify` (connect, request, middleware, answer): about 2 ms of both processes' CPU on the
 path from a job's end to its waiter.
 
