@@ -108,7 +108,7 @@ def test_another_user_naming_alices_session_does_not_silence_her_notices(facilit
         "body": {"spec": {"command": [f"/tmp/{app}"]}, "context": {"cwd": "/tmp", "session": sid}},
     }
     [[bobs, _]] = facility.probe("bob", [submit])
-    assert bobs != 200  # alice's session is not bob's
+    assert bobs == 200  # bob's own session of that id (sessions are keyed by user and id): not alice's
     [[status, job]] = facility.probe("alice", [submit])
     assert status == 200, job
     assert any(w.startswith("memory:") and app in w for w in job["warnings"]), job  # said to her, once
