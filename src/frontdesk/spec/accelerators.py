@@ -21,6 +21,9 @@ __all__ = [
 ]
 
 GB = 1000**3
+GiB = 1024**3
+"""A data sheet's "80 GB" of GPU memory is 80 GiB (nvidia-smi: 81920 MiB), and so is the `80G` a spec asks for:
+in decimal bytes `min_memory: 80G` excluded every 80 GB model and `gpu.memory: 40G` took 5 of 8 shards."""
 
 
 @dataclass(frozen=True)
@@ -46,18 +49,18 @@ class Accelerator:
 
     def to_dict(self) -> dict[str, object]:
         """Plain JSON form."""
-        return {**asdict(self), "memory_gb": round(self.memory_bytes / GB), "fp64_capable": self.fp64_capable}
+        return {**asdict(self), "memory_gb": round(self.memory_bytes / GiB), "fp64_capable": self.fp64_capable}
 
 
 CATALOG: tuple[Accelerator, ...] = (
-    Accelerator("V100", "nvidia", 32 * GB, 900, 7.8, 15.7, None, "nvlink", 300),
-    Accelerator("A100-40G", "nvidia", 40 * GB, 1555, 9.7, 19.5, 312, "nvlink", 600),
-    Accelerator("A100-80G", "nvidia", 80 * GB, 2039, 9.7, 19.5, 312, "nvlink", 600),
-    Accelerator("H100", "nvidia", 80 * GB, 3350, 34, 67, 989, "nvlink", 900),
-    Accelerator("H200", "nvidia", 141 * GB, 4800, 34, 67, 989, "nvlink", 900),
-    Accelerator("B200", "nvidia", 180 * GB, 8000, 37, 75, 2250, "nvlink", 1800),
-    Accelerator("L40S", "nvidia", 48 * GB, 864, 1.4, 91.6, 362, "pcie", 64),
-    Accelerator("MI250X", "amd", 128 * GB, 3277, 47.9, 47.9, 383, "infinity-fabric", 800),
+    Accelerator("V100", "nvidia", 32 * GiB, 900, 7.8, 15.7, None, "nvlink", 300),
+    Accelerator("A100-40G", "nvidia", 40 * GiB, 1555, 9.7, 19.5, 312, "nvlink", 600),
+    Accelerator("A100-80G", "nvidia", 80 * GiB, 2039, 9.7, 19.5, 312, "nvlink", 600),
+    Accelerator("H100", "nvidia", 80 * GiB, 3350, 34, 67, 989, "nvlink", 900),
+    Accelerator("H200", "nvidia", 141 * GiB, 4800, 34, 67, 989, "nvlink", 900),
+    Accelerator("B200", "nvidia", 180 * GiB, 8000, 37, 75, 2250, "nvlink", 1800),
+    Accelerator("L40S", "nvidia", 48 * GiB, 864, 1.4, 91.6, 362, "pcie", 64),
+    Accelerator("MI250X", "amd", 128 * GiB, 3277, 47.9, 47.9, 383, "infinity-fabric", 800),
 )
 
 _ALIASES = {

@@ -5,15 +5,16 @@ from __future__ import annotations
 from frontdesk.spec.accelerators import CATALOG, GpuNeed, catalog, eligible, match_model, prefer_least_scarce
 
 GB = 1000**3
+GiB = 1024**3
 
 
 def test_ships_the_issue_models_with_data_sheet_figures() -> None:
     by = {a.name: a for a in CATALOG}
     assert set(by) >= {"V100", "A100-40G", "A100-80G", "H100", "H200", "B200", "L40S", "MI250X"}
-    assert by["H200"].memory_bytes == 141 * GB and by["H200"].bandwidth_gbs == 4800
+    assert by["H200"].memory_bytes == 141 * GiB and by["H200"].bandwidth_gbs == 4800
     assert by["H100"].fp64_tflops == 34 and by["H100"].bf16_tflops == 989
     assert by["V100"].bf16_tflops is None
-    assert by["MI250X"].interconnect == "infinity-fabric" and by["MI250X"].memory_bytes == 128 * GB
+    assert by["MI250X"].interconnect == "infinity-fabric" and by["MI250X"].memory_bytes == 128 * GiB
     assert by["L40S"].interconnect == "pcie" and not by["L40S"].fp64_capable
 
 
@@ -46,3 +47,14 @@ def test_match_reported_model_names() -> None:
     assert match_model("NVIDIA A100-SXM4-40GB", 40 * GB) == "A100-40G"
     assert match_model("Tesla V100-SXM2-32GB") == "V100"
     assert match_model("virtual") is None
+
+
+def test_a_spec_asking_a_models_own_memory_gets_that_model() -> None:
+    """`min_memory: 80G` is 80 GiB as a spec parses it; an 80 GB A100 has 81920 MiB (probe 21: it was excluded)."""
+    from frontdesk.spec.model import parse_spec_text
+
+    models = catalog()
+    for size, model in (("80G", "A100-80G"), ("80G", "H100"), ("40G", "A100-40G"), ("32G", "V100"), ("48G", "L40S")):
+        text = '{"command": ["x"], "resources": {"gpus": 1, "gpu": {"min_memory": "%s"}}}' % size
+        need = parse_spec_text(text, "json").resources.gpu
+        assert need is not None and model in eligible(GpuNeed(min_memory=need.min_memory), models), (size, model)

@@ -45,8 +45,10 @@ def test_a_share_asks_that_many_of_the_gpus_shards() -> None:
 
 
 def test_memory_is_turned_into_shards_of_the_gpus_memory() -> None:
-    # A100 (80G) and H100 (80 GB in the catalog): 20 GiB of 80 GB is 26.8 %, 3 of 8 shards
-    assert placement_for(job(gpu_memory_bytes=20 * GiB), LAB, None, 8) == GpuPlacement("training", "shard:3")
+    # A100 (80G) and H100 (80 GB in the catalog, 80 GiB as nvidia-smi shows): 20 GiB is a quarter, 2 of 8 shards
+    assert placement_for(job(gpu_memory_bytes=20 * GiB), LAB, None, 8) == GpuPlacement("training", "shard:2")
+    assert placement_for(job(gpu_memory_bytes=21 * GiB), LAB, None, 8) == GpuPlacement("training", "shard:3")
+    assert placement_for(job(gpu_memory_bytes=80 * GiB), LAB, None, 8) == GpuPlacement("training", "shard:8")
     # both given: the larger share decides
     assert placement_for(job(gpu_memory_bytes=GiB, gpu_share=0.5), LAB, None, 8).gres == "shard:4"  # type: ignore[union-attr]
 
