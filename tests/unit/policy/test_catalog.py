@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from frontdesk.spec.accelerators import CATALOG, GpuNeed, catalog, eligible, match_model, prefer_least_scarce
 
 GB = 1000**3
@@ -55,6 +57,6 @@ def test_a_spec_asking_a_models_own_memory_gets_that_model() -> None:
 
     models = catalog()
     for size, model in (("80G", "A100-80G"), ("80G", "H100"), ("40G", "A100-40G"), ("32G", "V100"), ("48G", "L40S")):
-        text = '{"command": ["x"], "resources": {"gpus": 1, "gpu": {"min_memory": "%s"}}}' % size
+        text = json.dumps({"command": ["x"], "resources": {"gpus": 1, "gpu": {"min_memory": size}}})
         need = parse_spec_text(text, "json").resources.gpu
         assert need is not None and model in eligible(GpuNeed(min_memory=need.min_memory), models), (size, model)
