@@ -3,6 +3,9 @@ when, and what a restart rebuilds from the trials' launch files."""
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from frontdesk.backends.local.lending import Lend, Lending
 
 
@@ -47,3 +50,45 @@ def test_a_restart_rebuilds_groups_from_running_trials_and_resumes_the_orphans()
     assert lonely.orphans(210.0) == ["6.1"] and not lonely.groups
     assert after.orphans(210.0) == []
     assert before.view(frozenset({"3.1"})).frozen == {"3.1"}
+
+
+@given(
+    st.lists(st.tuples(st.sampled_from(["lend", "join", "end_trial", "end_victim"]), st.integers(0, 5)), max_size=40)
+)
+@settings(max_examples=200, deadline=None)
+def test_every_suspension_ends_in_one_resume_and_no_core_stays_held(ops: list[tuple[str, int]]) -> None:
+    """Whatever the order of lends, joins and ends: a group's victims still running are resumed when its last
+    trial ends (never before), those that ended are not, and once every trial ended no group holds a core."""
+    lending = Lending()
+    cpus = {f"v{i}": i + 1 for i in range(6)}
+    running: set[str] = set(cpus)
+    trials: list[str] = []
+    now, n = 0.0, 0
+    for op, k in ops:
+        now += 1.0
+        free = sorted(v for v in running if v not in lending.of_victim)
+        if op == "lend" and free:
+            n += 1
+            victims = tuple(free[: 1 + k % 2])
+            _, new = lending.add(Lend(f"t{n}", victims, 1, now + 100), cpus, now)
+            assert new == list(victims)
+            trials.append(f"t{n}")
+        elif op == "join" and lending.groups:
+            group = list(lending.groups.values())[k % len(lending.groups)]
+            n += 1
+            _, new = lending.add(Lend(f"t{n}", group.victims, 1, group.until), cpus, now)
+            assert new == []
+            trials.append(f"t{n}")
+        elif op == "end_trial" and trials:
+            trial = trials.pop(k % len(trials))
+            group = lending.of_trial[trial]
+            last = len(group.trials) == 1
+            assert lending.ended(trial, now) == ([v for v in group.victims if v in running] if last else [])
+        elif op == "end_victim" and running:
+            victim = sorted(running)[k % len(running)]
+            running.discard(victim)
+            assert lending.ended(victim, now) == []
+        assert lending.held_cpus() == sum(g.cpus for g in lending.groups.values())
+    for trial in trials:
+        lending.ended(trial, now + 1)
+    assert lending.held_cpus() == 0 and not lending.groups and not lending.of_victim and not lending.of_trial
