@@ -5,8 +5,11 @@ went through frontdesk; every other job of the cluster is in Slurm's accounting,
 
     sacct -a -X -P -n -S START -E END -o JobIDRaw,User,State,Submit,Start,End,Partition,AllocCPUS,AllocTRES,JobName
 
-(`FIELDS`; `--sacct run` runs exactly that over the observed window; `--sacct FILE` reads it saved by an admin,
-`-` from stdin). Each line becomes a `Job`; a job the journal already holds (same Slurm id) counts once. Agent
+(`FIELDS`; `--sacct FILE` reads it saved by an admin, `-` from stdin). `--sacct run` asks sacct twice over the
+observed window: the records without JobName (`RECORD_FIELDS`), then the names alone (`-o JobIDRaw,JobName`).
+sacct prints a newline in a job name as it is, so a name holding a newline and `99|alice|COMPLETED|...` printed a
+whole forged record of another user's; now a name reaches only the failure signature of the job whose id leads
+its line. Each line becomes a `Job`; a job the journal already holds (same Slurm id) counts once. Agent
 or person is decided as for any job without a submit context: by the observer's submissions of the same user
 within seconds. Pure but for `run_sacct`. Every line is validated: a malformed one is skipped and counted, never
 a traceback; a file that is not sacct output at all is one error line.
@@ -15,7 +18,7 @@ a traceback; a file that is not sacct output at all is one error line.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,9 +26,11 @@ from frontdesk.backends.slurm.parse import parse_slurm_time, parse_state
 from frontdesk.errors import UserError
 from frontdesk.telemetry.analyze import Job, signature
 
-__all__ = ["FIELDS", "SacctJobs", "parse", "read", "run_sacct", "command"]
+__all__ = ["FIELDS", "RECORD_FIELDS", "SacctJobs", "command", "job_names", "parse", "read", "run_sacct"]
 
 FIELDS = ("JobIDRaw", "User", "State", "Submit", "Start", "End", "Partition", "AllocCPUS", "AllocTRES", "JobName")
+RECORD_FIELDS = FIELDS[:-1]
+"""What `run_sacct` asks for a job's record: no text a user writes."""
 MAX_BYTES = 512 * 1024 * 1024
 _GPU = re.compile(r"gres/gpu(?::[^=,]+)?=(\d+)")
 _ID = re.compile(r"\d+(?:_\d+)?")
@@ -59,14 +64,17 @@ def _job(cells: list[str]) -> Job | None:
     )  # fmt: skip
 
 
-def parse(lines: Iterable[str]) -> SacctJobs:
-    """Jobs from `sacct -P -n -o <FIELDS>` lines; a job step (`123.batch`) or a malformed line is skipped."""
+def parse(lines: Iterable[str], names: Mapping[str, str] | None = None) -> SacctJobs:
+    """Jobs from `sacct -P -n -o <FIELDS>` lines, or with `names` (id → job name) from `-o <RECORD_FIELDS>`
+    lines, each exactly that wide; a job step (`123.batch`) or a malformed line is skipped."""
     jobs, skipped = [], 0
     for line in lines:
         line = line.rstrip("\n")
         if not line.strip():
             continue
         cells = line.split("|")
+        if names is not None:
+            cells = [*cells, names.get(cells[0], "")] if len(cells) == len(RECORD_FIELDS) else []
         job = _job(cells) if len(cells) >= len(FIELDS) else None
         if job is None:
             skipped += 1
@@ -102,10 +110,10 @@ def command(start: float | None, end: float | None) -> str:
     return " ".join(_argv(start, end))
 
 
-def _argv(start: float | None, end: float | None) -> list[str]:
+def _argv(start: float | None, end: float | None, fields: Sequence[str] = FIELDS) -> list[str]:
     import time
 
-    argv = ["sacct", "-a", "-X", "-P", "-n", "-o", ",".join(FIELDS)]
+    argv = ["sacct", "-a", "-X", "-P", "-n", "-o", ",".join(fields)]
     for flag, at in (("-S", start), ("-E", end)):
         if at is not None:
             argv += [flag, time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(at))]
@@ -118,7 +126,19 @@ def run_sacct(start: float | None, end: float | None) -> SacctJobs:
     from frontdesk.proc import run
 
     try:
-        out = run(_argv(start, end), timeout=120.0)
+        out = run(_argv(start, end, RECORD_FIELDS), timeout=120.0)
+        named = run(_argv(start, end, ("JobIDRaw", "JobName")), timeout=120.0)
     except CommandFailed as exc:
         raise UserError(f"sacct failed: {exc.message}") from exc
-    return parse(out.stdout.splitlines())
+    return parse(out.stdout.split("\n"), job_names(named.stdout))
+
+
+def job_names(text: str) -> dict[str, str]:
+    """id → name from `sacct -P -n -o JobIDRaw,JobName` (a line a name's newline forged can only name a job, and
+    the first line for an id wins; names are the users' text anyway)."""
+    names: dict[str, str] = {}
+    for line in text.split("\n"):
+        job, sep, name = line.partition("|")
+        if sep and _ID.fullmatch(job):
+            names.setdefault(job, name)
+    return names

@@ -267,21 +267,12 @@ class SlurmBackend:
                 found.append((bid, record))
         return found
 
-    def _job_dir(self, backend_id: str, record: Mapping[str, str] | None) -> Path | None:
-        known = self._known_dir(backend_id)
-        if known is not None:
-            return known
-        stdout = record.get("StdOut") if record else None
-        if stdout and stdout.endswith("/" + render.STDOUT_FILE):
-            return Path(stdout).parent
-        return None
-
     def _with_usage(self, found: Sequence[tuple[str, Mapping[str, str]]]) -> dict[str, BackendStatus]:
         out = {}
         for bid, record in found:
             usage = None
             if parse.parse_state(record.get("JobState", "")) in TERMINAL_STATES:
-                usage = self._read_usage(self._job_dir(bid, record))[0]
+                usage = self._read_usage(self._known_dir(bid))[0]  # ours, never where StdOut= (the user's -o) says
             status = parse.record_to_status(record, usage)
             if status is None:
                 log.warning("job %s: unknown Slurm state %r", bid, record.get("JobState"))
