@@ -53,13 +53,20 @@ def _shield(plugins: Sequence[object]) -> ShieldCounters | None:
 @router.get("/", include_in_schema=False)
 async def dashboard(request: Request, part: str | None = None) -> HTMLResponse:
     """The page (or only its refreshing part with `?part=main`)."""
+    from dataclasses import replace
+
     from frontdesk.api.access import Action
     from frontdesk.telemetry.dashboard import VerdictRow, job_rows, render_main, render_page
 
     gw, access, caller = request.app.state.gw, request.app.state.access, request.state.caller
     everyone = access.may(caller, None, Action.LIST)
     records = gw.store.select(principal=None if everyone else caller.user, limit=_JOBS_SHOWN)
-    jobs = job_rows([r for r in records if access.may(caller, r.principal, Action.LIST)])
+    listed = [r for r in records if access.may(caller, r.principal, Action.LIST)]
+    # how a job ended is its report's: another user's listed job (private_jobs = false) shows no report kind
+    jobs = [
+        row if access.may(caller, r.principal, Action.READ) else replace(row, kind="")
+        for r, row in zip(listed, job_rows(listed), strict=True)
+    ]
     sql = "SELECT seq, principal, data FROM events WHERE kind = 'guard.verdict'"
     args: tuple[object, ...] = ()
     if not caller.admin:
