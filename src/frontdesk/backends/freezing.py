@@ -60,9 +60,22 @@ class Freezer:
         return cls("signals", None)
 
     def join(self) -> None:
-        """Move the calling process into the v1 freezer cgroup (in the child, before exec)."""
+        """Move the calling process into the v1 freezer cgroup (in the child, before exec); a failure only
+        leaves the job outside it (`check` then falls back to signals), it never stops the job's start."""
         if self.kind == "cgroup-v1" and self.path is not None:
-            (self.path / "cgroup.procs").write_text("0")
+            with contextlib.suppress(OSError):
+                (self.path / "cgroup.procs").write_text("0")
+
+    def check(self, pid: int) -> None:
+        """After the start: signals instead of a v1 freezer cgroup the job's first process is not in."""
+        if self.kind != "cgroup-v1" or self.path is None:
+            return
+        try:
+            inside = str(pid) in (self.path / "cgroup.procs").read_text().split()
+        except OSError:
+            inside = False
+        if not inside:
+            self.kind = "signals"
 
     def freeze(self, pgid: int, tree: Callable[[], Iterable[int]]) -> None:
         """Stop every process of the job and wait (at most SETTLE_SECONDS) until they all are."""
@@ -76,11 +89,14 @@ class Freezer:
         self._set(False, pgid, tree)
 
     def _set(self, frozen: bool, pgid: int, tree: Callable[[], Iterable[int]]) -> None:
-        if self.kind == "cgroup-v2" and self.path is not None:
-            (self.path / "cgroup.freeze").write_text("1" if frozen else "0")
-        elif self.kind == "cgroup-v1" and self.path is not None:
-            (self.path / "freezer.state").write_text("FROZEN" if frozen else "THAWED")
-        if self.kind == "signals" or not frozen:  # a thaw continues stopped processes too, whatever stopped them
+        try:
+            if self.kind == "cgroup-v2" and self.path is not None:
+                (self.path / "cgroup.freeze").write_text("1" if frozen else "0")
+            elif self.kind == "cgroup-v1" and self.path is not None:
+                (self.path / "freezer.state").write_text("FROZEN" if frozen else "THAWED")
+        except OSError:  # the cgroup went away: signals from now on (the shepherd never dies of a freeze)
+            self.kind, self.path = "signals", None
+        if self.kind == "signals":
             sig = signal.SIGSTOP if frozen else signal.SIGCONT
             with contextlib.suppress(OSError):
                 os.killpg(pgid, sig)

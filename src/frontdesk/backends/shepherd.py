@@ -285,6 +285,8 @@ def run(job_dir: Path) -> int:
         pass  # a full disk: the gateway still sees the shepherd alive (RUNNING); the result is what matters
     _prepare_result(job_dir)
     faults.point("shepherd_started")
+    if freezer is not None:
+        freezer.check(child.pid)
     pause = Pause(job_dir, freezer, lambda: _notify(launch), SUSPEND_BOUND_SECONDS) if freezer else None
     watch = Watch(launch, child.pid, cgroup, started, pause)
     watch.run(lambda: cancel.flag)
