@@ -191,7 +191,7 @@ def test_without_hooks_a_wake_holds_until_the_transcript_shows_its_turn_ended(tm
         asyncio.run(ch.deliver(s, "r2", [2]))
     t.write_text(t.read_text() + "\n".join(json.dumps(x) for x in ended[1:]) + "\n")  # ...and ends
     os.utime(t, (time.time() - 5, time.time() - 5))
-    ch._woken["s-1"] = time.time() - 20  # the wake was sent before that turn was written
+    ch._woken[s.key] = time.time() - 20  # the wake was sent before that turn was written
     assert asyncio.run(ch.deliver(s, "r2", [2]))
 
 

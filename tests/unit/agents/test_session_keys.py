@@ -16,7 +16,10 @@ from frontdesk.agents.campaign_store import CampaignStore
 from frontdesk.agents.model import TurnState
 from frontdesk.agents.schema import MIGRATIONS
 from frontdesk.agents.store import SessionStore
+from frontdesk.events.models import Event, EventKind
 from frontdesk.store.db import _core_migrations, apply_schema, open_db
+from frontdesk.store.jobs import JobStore
+from frontdesk.store.retention import Retention, prune
 
 
 def _old_db(path: Path) -> None:
@@ -110,3 +113,17 @@ def test_two_users_hold_the_same_id_apart(tmp_path: Path) -> None:
     assert store.unread_counts([alice.key, bob.key]) == {alice.key: 1, bob.key: 0}
     assert store.sessions_with_unread() == [alice.key]
     assert {(s.user, s.id) for s in store.list_sessions(None)} == {alice.key, bob.key}
+
+
+def test_the_journal_keeps_a_sessions_events_by_its_user_and_id(tmp_path: Path) -> None:
+    """alice's unread report keeps her session's events; bob's events naming the same id go with their age."""
+    conn = open_db(tmp_path / "frontdesk.db")
+    store, jobs = SessionStore(conn), JobStore(conn)
+    alice, _ = store.upsert("alice", "same", 1.0)
+    store.upsert("bob", "same", 1.0)
+    store.add_report(alice.key, 1, None, "COMPLETED", "t", 1.0)  # unread
+    for user in ("alice", "bob"):
+        jobs.append_event(Event(EventKind.SESSION_WAKE, session="same", principal=user, ts=1.0, data={}))
+    assert prune(conn, Retention(max_age_s=60, max_events=0), now=10_000.0) == 1
+    left = [r[0] for r in conn.execute("SELECT principal FROM events WHERE kind='session.wake'")]
+    assert left == ["alice"]
