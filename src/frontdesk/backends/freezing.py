@@ -1,11 +1,12 @@
 """Suspending a running job on the embedded backend: the cgroup freezer, else SIGSTOP/SIGCONT of its tree.
 
-The gateway asks by writing `suspend` in the attempt's folder (JSON `{"until": <epoch s>, "for": <trial>}`)
-and asks for the resume by removing it. The shepherd (`Pause.tick`, at every sample) freezes or thaws the job,
-keeps `suspended.json` (frozen now, since when, seconds suspended in all, how often, when it last resumed) and
-tells the gateway over the end-notice channel (a hint to re-query: the files are the truth). Past `until` the
-shepherd thaws on its own, so a gateway that died never leaves a job frozen: the trials it was frozen for are
-past their time limits by then. Freezing uses, in order: the job's v2 cgroup (`cgroup.freeze`), a v1 `freezer`
+The gateway asks by writing `suspend` in the attempt's folder (JSON `{"until": <epoch s>, "for": <trial>}`;
+one without a readable `until` is no request) and asks for the resume by removing it. The shepherd
+(`Pause.tick`, at every sample) freezes or thaws the job, keeps `suspended.json` (frozen now, since when, seconds
+suspended in all, how often, when it last resumed) and tells the gateway over the end-notice channel (a hint to
+re-query: the files are the truth). Past `until` the shepherd thaws on its own and never obeys that request
+again, so a gateway that died never leaves a job frozen: the trials it was frozen for are past their time
+limits by then. Freezing uses, in order: the job's v2 cgroup (`cgroup.freeze`), a v1 `freezer`
 cgroup the job joined at its start (`/sys/fs/cgroup/freezer/frontdesk/<tag>`), else SIGSTOP to its process
 group and every process of the attempt (SIGCONT to thaw). Stdlib only: the shepherd imports it.
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import signal
 import time
@@ -144,14 +146,16 @@ def remove_freezer(tag: str) -> None:
         v1_freezer(tag).rmdir()
 
 
-def _read_request(job_dir: Path) -> dict[str, Any] | None:
+def _requested_until(job_dir: Path) -> float | None:
+    """Until when the gateway asks the job to stay frozen; None without a (readable) request."""
     try:
         data = json.loads((job_dir / SUSPEND_FILE).read_text())
-    except FileNotFoundError:
-        return None
     except (OSError, ValueError):
-        return {}  # half-written or unreadable: frozen as asked, thawed at the default bound
-    return data if isinstance(data, dict) else {}
+        return None
+    until = data.get("until") if isinstance(data, dict) else None
+    if isinstance(until, int | float) and not isinstance(until, bool) and math.isfinite(until):
+        return float(until)
+    return None
 
 
 class Pause:
@@ -160,7 +164,9 @@ class Pause:
     def __init__(self, job_dir: Path, freezer: Freezer, told: Callable[[], None], bound_s: float) -> None:
         self.job_dir, self.freezer, self.told = job_dir, freezer, told
         self.bound_s = bound_s
-        """How long past its start a request without a readable `until` holds (the trial cap and a margin)."""
+        """The longest one suspension lasts, whatever the request says (a last resort against a bad `until`)."""
+        self.served: float | None = None
+        """The `until` of the last request that ended (a thaw past it): never obeyed again."""
         self.since: float | None = None
         self.total = 0.0
         self.count = 0
@@ -178,13 +184,12 @@ class Pause:
     def tick(self, now: float, ending: bool, pgid: int, tree: Callable[[], Iterable[int]]) -> None:
         """Freeze or thaw as the request says (always thaw once the job is being ended)."""
         want = False
-        if not ending:
-            req = _read_request(self.job_dir)
-            if req is not None:
-                until = req.get("until")
-                start = self.since if self.since is not None else now
-                limit = float(until) if isinstance(until, int | float) else start + self.bound_s
-                want = now < min(limit, start + self.bound_s)
+        until = None if ending else _requested_until(self.job_dir)
+        if until is not None and until != self.served:
+            start = self.since if self.since is not None else now
+            want = now < min(until, start + self.bound_s)
+            if not want:
+                self.served = until  # over: this request never freezes the job again
         if want and self.since is None:
             self.freezer.freeze(pgid, tree)
             self.since, self.count = now, self.count + 1

@@ -41,8 +41,8 @@ from frontdesk.wire import request_head
 
 __all__ = ["main", "memory_cgroup_root", "parse_gpu_sample", "write_json"]
 
-SUSPEND_BOUND_SECONDS = 3600.0
-"""A suspend request without a readable end holds at most this long (the trial cap is 10 min by default)."""
+SUSPEND_BOUND_SECONDS = 86400.0
+"""One suspension lasts at most this long whatever its request says (a request ends at its trial's limit)."""
 NOTICE_WAIT_SECONDS = 1.0
 
 
