@@ -160,7 +160,10 @@ def read_text_file(path: str, uid: int | None = None) -> str | None:
 
 def process_info(pid: int, my_tag: str | None = None, my_uid: int | None = None) -> str | None:
     """Whom a live pid belongs to, when it is not ours to kill: a frontdesk job's process (every job process
-    carries FRONTDESK_ATTEMPT_TAG; our own job's tag is ours), or another user's. None otherwise."""
+    carries FRONTDESK_ATTEMPT_TAG; our own job's tag is ours), or another user's. None otherwise.
+
+    `my_uid` is whose check it is: a root gateway judges a submission as its submitter would see it (another
+    user's process by its owner alone, as `ps` shows it: its environment, which names its job, is its owner's)."""
     try:
         with open(f"/proc/{pid}/status", encoding="utf-8", errors="replace") as fh:
             status = fh.read(4096)
@@ -168,6 +171,9 @@ def process_info(pid: int, my_tag: str | None = None, my_uid: int | None = None)
         return None
     uid_line = next((line for line in status.splitlines() if line.startswith("Uid:")), "Uid:\t-1")
     uid = int(uid_line.split()[1])
+    me = os.getuid() if my_uid is None else my_uid
+    if uid >= 0 and uid != me and me != 0:  # what `ps` shows anyone; its environment is its owner's to read
+        return f"pid {pid} belongs to {_user_name(uid)}"
     try:
         with open(f"/proc/{pid}/environ", "rb") as fh:
             raw = fh.read(256 * 1024)
@@ -178,16 +184,18 @@ def process_info(pid: int, my_tag: str | None = None, my_uid: int | None = None)
     if tag and tag != my_tag:
         job = env.get(b"FRONTDESK_JOB_ID", b"").decode("utf-8", "replace") or tag
         return f"pid {pid} runs frontdesk job {job}"
-    me = os.getuid() if my_uid is None else my_uid
     if uid >= 0 and uid != me:
-        import pwd
-
-        try:
-            name = pwd.getpwuid(uid).pw_name
-        except KeyError:
-            name = f"uid {uid}"
-        return f"pid {pid} belongs to {name}"
+        return f"pid {pid} belongs to {_user_name(uid)}"
     return None
+
+
+def _user_name(uid: int) -> str:
+    import pwd
+
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"uid {uid}"
 
 
 def _partitions(raw: Any) -> dict[str, Partition]:

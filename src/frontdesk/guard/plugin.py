@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from frontdesk.errors import Denied
 from frontdesk.events.models import Event, EventKind
 from frontdesk.guard.checker import check
-from frontdesk.guard.context import context_from_settings, guard_section, read_text_file
+from frontdesk.guard.context import context_from_settings, guard_section, process_info, read_text_file
 from frontdesk.guard.model import Decision, NodeRole, Verdict
 from frontdesk.guard.secrets import find_secrets, redact
 from frontdesk.guard.taint import TaintStore, store_home
@@ -165,8 +165,9 @@ class GuardPlugin:
         gctx.tainted, gctx.taint_text = taint.source_of, taint.text_source
         # A job runs on a compute node (or the executor) with an environment we only partly know.
         gctx = replace(gctx, node_role=NodeRole.COMPUTE, env=env, env_complete=False)
-        if ctx.uid is not None:  # scripts are read as far as the submitter could (a root gateway reads anything)
+        if ctx.uid is not None:  # scripts and pids as the submitter sees them (a root gateway sees anything)
             gctx = replace(gctx, read_file=partial(read_text_file, uid=ctx.uid))
+            gctx.process_info = partial(process_info, my_uid=ctx.uid)
         text, verdict = _strongest(*job_texts(spec), gctx)
         if verdict.decision is Decision.ALLOW:
             verdict = self._env_secrets(spec) or verdict
