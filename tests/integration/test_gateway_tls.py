@@ -274,3 +274,55 @@ def test_insecure_plaintext_starts_with_a_warning(gateway_factory: Any, outside:
     with socket.create_connection((outside, port), timeout=5) as s:  # plain HTTP is served, as the site asked
         s.sendall(b"GET /v1/health HTTP/1.0\r\nAuthorization: Bearer " + TOKEN.encode() + b"\r\n\r\n")
         assert s.recv(64).startswith(b"HTTP/1.1 200")
+
+
+def test_munge_over_tls_and_the_facility_subscription(
+    pki: Pki, gateway_factory: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A MUNGE-signed request and a user's gateway's subscription to the facility (asyncio) go over TLS."""
+    import asyncio
+    import contextlib
+    import tempfile
+
+    from frontdesk.facility_subscribe import Subscription
+
+    if shutil.which("munge") is None:
+        pytest.skip("needs munge")
+    home = Path(tempfile.mkdtemp(prefix="fdtls-", dir="/tmp"))
+    port = _free_port()
+    config = (
+        f'[gateway]\nmode = "facility"\nsocket = "{home / "run" / "gateway.sock"}"\nlisten = "127.0.0.1:{port}"\n'
+        f'tls_cert = "{pki.cert}"\ntls_key = "{pki.key}"\nmunge = true\nplugins = []\n'
+    )
+    gw = gateway_factory(config=config, env={"FRONTDESK_TOKEN": TOKEN}, home=home)
+    url = f"https://127.0.0.1:{port}"
+    monkeypatch.setenv("FRONTDESK_TLS_CA", str(pki.ca))
+    monkeypatch.setenv("FRONTDESK_SITE_CONFIG", "/nonexistent/frontdesk.toml")
+    monkeypatch.setenv("FRONTDESK_AUTH", "munge")
+    monkeypatch.delenv("FRONTDESK_TOKEN", raising=False)
+    assert Client(url=url, timeout=10, autostart=False).request("GET", "/v1/jobs") == []  # MUNGE, inside TLS
+
+    pushed: list[list[str]] = []
+    sub = Subscription(home / "absent.sock", home / "sub", lambda ids: pushed.append(list(ids)), url=url)
+    (home / "sub").mkdir()
+
+    async def go() -> None:
+        task = asyncio.get_running_loop().create_task(sub._once())
+        for _ in range(200):  # until the stream is open (its head event set the cursor)
+            if sub.cursor is not None:
+                break
+            await asyncio.sleep(0.05)
+        info = {"SLURM_JOB_UID": str(os.geteuid()), "SLURM_JOB_EXIT_CODE2": "0:0"}
+        await asyncio.to_thread(
+            gw.client.request, "POST", "/v1/notify", {"backend": "slurm", "ids": ["4242"], "info": info}
+        )
+        for _ in range(200):
+            if pushed:
+                break
+            await asyncio.sleep(0.05)
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+    asyncio.run(go())
+    assert pushed == [["4242"]]
