@@ -8,11 +8,14 @@ opened by the current code.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import sqlite3
 from pathlib import Path
 
 from frontdesk.agents.campaign_store import MIGRATIONS as CAMPAIGN_MIGRATIONS
 from frontdesk.agents.campaign_store import CampaignStore
+from frontdesk.agents.channels.inbox import InboxSecrets
 from frontdesk.agents.model import TurnState
 from frontdesk.agents.schema import MIGRATIONS
 from frontdesk.agents.store import SessionStore
@@ -127,3 +130,16 @@ def test_the_journal_keeps_a_sessions_events_by_its_user_and_id(tmp_path: Path) 
     assert prune(conn, Retention(max_age_s=60, max_events=0), now=10_000.0) == 1
     left = [r[0] for r in conn.execute("SELECT principal FROM events WHERE kind='session.wake'")]
     assert left == ["alice"]
+
+
+def test_inbox_secrets_are_kept_per_user_and_id_and_an_old_record_is_read_by_its_owner_only(tmp_path: Path) -> None:
+    secrets = InboxSecrets(tmp_path / "inbox")
+    secrets.root.mkdir(mode=0o700)
+    legacy = secrets.root / (hashlib.sha256(b"same").hexdigest()[:40] + ".json")  # before (user, id)
+    legacy.write_text(json.dumps({"session": "same", "user": "alice", "socket": "/a", "token": "t"}))
+    assert (secrets.get("alice", "same") or {}).get("socket") == "/a"
+    assert secrets.get("bob", "same") is None
+    secrets.put("bob", "same", {"socket": "/b", "token": "u"})
+    secrets.put("alice", "same", {"socket": "/a2", "token": "v"})
+    assert (secrets.get("bob", "same") or {}).get("socket") == "/b"
+    assert (secrets.get("alice", "same") or {}).get("socket") == "/a2"

@@ -72,13 +72,18 @@ class InboxSecrets:
         os.replace(tmp, path)
 
     def get(self, user: str, sid: str) -> dict[str, Any] | None:
-        """`user`'s record for session `sid`, or None (missing or unreadable)."""
-        try:
-            data = json.loads(self._path(user, sid).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        ok = isinstance(data, dict) and data.get("session") == sid and data.get("user") == user
-        return data if ok else None
+        """`user`'s record for session `sid`, or None (missing or unreadable).
+
+        A record written before sessions were keyed by (user, id) sits under the id's hash alone: it is read
+        when the user it names (the owner the gateway checked when capturing it) is `user`."""
+        for path in (self._path(user, sid), self.root / (hashlib.sha256(sid.encode()).hexdigest()[:40] + ".json")):
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            if isinstance(data, dict) and data.get("session") == sid and data.get("user") == user:
+                return data
+        return None
 
     def drop(self, user: str, sid: str) -> None:
         """Forget a session's token (its process is gone)."""
