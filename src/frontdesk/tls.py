@@ -102,9 +102,25 @@ def client_ca() -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+_CONTEXTS: dict[tuple[str | None, float], ssl.SSLContext] = {}
+"""Client contexts by CA bundle and its mtime: loading a bundle costs more than a handshake, and a process that
+talks to the gateway many times (the MCP server, a gateway's subscription) loads it once (again when it changes)."""
+
+
 def client_context(ca: str | None) -> ssl.SSLContext:
     """A client context: TLS 1.2 or later, the server's certificate and host name checked against `ca` (a PEM
     bundle) or the system store; ConfigError (one line, naming the key) when `ca` cannot be read."""
+    try:
+        stamp = os.stat(ca).st_mtime if ca else 0.0
+    except OSError as exc:
+        raise ConfigError(f"{CA_KEY} {ca}: {exc.strerror}") from None
+    if (ca, stamp) not in _CONTEXTS:
+        _CONTEXTS.clear()
+        _CONTEXTS[(ca, stamp)] = _new_client_context(ca)
+    return _CONTEXTS[(ca, stamp)]
+
+
+def _new_client_context(ca: str | None) -> ssl.SSLContext:
     import ssl
 
     try:
