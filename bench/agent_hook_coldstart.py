@@ -1,10 +1,11 @@
 """Cold start of a hook: every Claude Code / Codex hook run is a fresh process on the agent's hot path.
 
-Run: .venv/bin/python bench/agent_hook_coldstart.py [--runs 20]
+Run: .venv/bin/python bench/agent_hook_coldstart.py [--runs 20] [--baseline REV]
 Measures, side by side against one real gateway: `python -c pass` (the floor), the installed command
 `frontdesk hook stop` (console script → CLI parser → handler → one gateway round trip), and the handler
 module alone (`python -m frontdesk.agents.hooks stop`). Nothing runs for the session, so the Stop hook
-answers at once: this is the per-turn cost an agent pays when it has no job.
+answers at once: this is the per-turn cost an agent pays when it has no job. With --baseline REV, the two hook
+rows run again from that commit's tree (git archive, compiled first, on PYTHONPATH), interleaved with the rest.
 """
 
 from __future__ import annotations
@@ -36,9 +37,19 @@ def timed(argv: list[str], env: dict[str, str], stdin: str, runs: int) -> list[f
     return out
 
 
+def baseline_src(rev: str, into: Path) -> Path:
+    """The src/ of commit `rev`, unpacked under `into` and compiled (no row pays for writing bytecode)."""
+    root = Path(__file__).resolve().parents[1]
+    tar = subprocess.run(["git", "-C", str(root), "archive", rev, "src"], capture_output=True, check=True, timeout=60)
+    subprocess.run(["tar", "-x", "-C", str(into)], input=tar.stdout, check=True, timeout=60)
+    subprocess.run([PY, "-m", "compileall", "-q", str(into / "src")], check=True, timeout=300)
+    return into / "src"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--baseline", default=None, help="a commit whose hook rows run interleaved with this tree's")
     args = ap.parse_args()
     home = Path(tempfile.mkdtemp(prefix="fd-bench-hook-"))
     proc, _ = start_gateway(home)
@@ -54,16 +65,19 @@ def main() -> int:
         }
     )
     exe = str(Path(PY).parent / "frontdesk")
-    rows = [
-        ("python -c pass", [PY, "-c", "pass"]),
+    hooks = [
         ("frontdesk hook stop", [exe, "hook", "stop", "--harness", "claude-code"]),
         ("python -m frontdesk.agents.hooks", [PY, "-m", "frontdesk.agents.hooks", "stop"]),
     ]
+    rows = [("python -c pass", [PY, "-c", "pass"], env), *((name, argv, env) for name, argv in hooks)]
+    if args.baseline:
+        old = {**env, "PYTHONPATH": str(baseline_src(args.baseline, home))}
+        rows += [(f"{name} @{args.baseline[:8]}", argv, old) for name, argv in hooks]
     try:
-        results: dict[str, list[float]] = {name: [] for name, _ in rows}
+        results: dict[str, list[float]] = {name: [] for name, _, _ in rows}
         for _ in range(args.runs):  # interleaved, so load on the machine hits every row alike
-            for name, argv in rows:
-                results[name] += timed(argv, env, payload, 1)
+            for name, argv, row_env in rows:
+                results[name] += timed(argv, row_env, payload, 1)
     finally:
         proc.terminate()
         proc.wait(timeout=20)
@@ -71,12 +85,12 @@ def main() -> int:
     floor = statistics.median(results["python -c pass"])
     print(
         f"hook cold start, {args.runs} interleaved runs each (min / median / p90 ms; x = median over "
-        "the bare interpreter)"
+        f"the bare interpreter; load average {open('/proc/loadavg').read().split()[0]} at the end)"
     )
     for name, values in results.items():
         med = statistics.median(values)
         p90 = sorted(values)[int(0.9 * (len(values) - 1))]
-        print(f"  {name:34}{min(values):8.1f}{med:8.1f}{p90:8.1f}   x{med / floor:.1f}")
+        print(f"  {name:44}{min(values):8.1f}{med:8.1f}{p90:8.1f}   x{med / floor:.1f}")
     return 0
 
 

@@ -18,6 +18,16 @@ from __future__ import annotations
 import os
 import sys
 
+from frontdesk.thin import SESSION_CHARS as _SESSION_CHARS
+from frontdesk.thin import Broken as _Broken
+from frontdesk.thin import Fallback as _Fallback
+from frontdesk.thin import NotOk as _NotOk
+from frontdesk.thin import connect as _connect  # noqa: F401  (tests/integration/test_fast_rendezvous.py)
+from frontdesk.thin import dumps as _dumps
+from frontdesk.thin import loads as _loads
+from frontdesk.thin import request as _request
+from frontdesk.thin import socket_path as _socket_path
+
 TYPE_CHECKING = False  # typing costs a fresh process ~1.5 ms: annotations only (the CLI's hot path)
 if TYPE_CHECKING:
     from typing import Any
@@ -34,24 +44,7 @@ _FLAGS = {
     "wait": ("--json",),
     "cancel": ("--json",),
 }
-_SESSION_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._:-")
 _HEADER = f"{'ID':>6}  {'NAME':<24} {'STATE':<13} {'CLASS':<9} REASON"
-
-
-class _Fallback(Exception):
-    """Let the full CLI answer."""
-
-
-class _NotOk(_Fallback):
-    """The gateway answered, but not with HTTP 200 (status and body kept: a wait must not be asked twice)."""
-
-    def __init__(self, status: int, body: bytes) -> None:
-        super().__init__(status)
-        self.status, self.body = status, body
-
-
-class _Broken(Exception):
-    """An HTTP 200 cut off or not JSON: the full client's one-line error here (asking again could differ)."""
 
 
 def run(argv: list[str]) -> int | None:
@@ -117,21 +110,6 @@ def _parse(argv: list[str]) -> tuple[str, list[str], set[str]] | None:
     if len(ids) != 1 and (command != "wait" or not ids):
         return None
     return command, ids, flags
-
-
-def _socket_path() -> str:
-    """The user's own gateway socket (paths.socket_path_from_env), or _Fallback where the full client differs."""
-    env = os.environ
-    if env.get("FRONTDESK_URL") or env.get("FRONTDESK_TOKEN_FILE"):
-        raise _Fallback
-    if os.path.isfile(env.get("FRONTDESK_SITE_CONFIG") or "/etc/frontdesk/frontdesk.toml"):
-        raise _Fallback  # the site's [gateway] table decides: the full client reads it
-    if env.get("FRONTDESK_SOCKET"):
-        return env["FRONTDESK_SOCKET"]
-    if env.get("FRONTDESK_HOME"):
-        return os.path.join(env["FRONTDESK_HOME"], "run", "gateway.sock")
-    xdg = env.get("XDG_RUNTIME_DIR")
-    return os.path.join(xdg, "frontdesk", "gateway.sock") if xdg else f"/tmp/frontdesk-{os.getuid()}/gateway.sock"
 
 
 def _session() -> str | None:
@@ -232,76 +210,8 @@ def _emit(as_json: bool, data: Any, text: str | None) -> None:
     sys.stdout.flush()
 
 
-def _dumps(data: Any) -> str:
-    """json.dumps(data, sort_keys=True, default=str), from the C encoder json itself uses."""
-    import _json
-
-    encode = _json.make_encoder({}, str, _json.encode_basestring_ascii, None, ": ", ", ", True, False, True)
-    return "".join(encode(data, 0))
-
-
-class _Decoder:
-    """What _json's scanner reads from json.JSONDecoder()."""
-
-    strict = True
-    object_hook = None
-    object_pairs_hook = None
-    parse_float = float
-    parse_int = int
-    parse_constant = {"-Infinity": float("-inf"), "Infinity": float("inf"), "NaN": float("nan")}.__getitem__
-
-
-def _loads(raw: bytes) -> Any:
-    """json.loads of a whole answer; _Fallback on anything it would not take."""
-    import _json
-
-    try:
-        text = raw.decode()
-        obj, end = _json.make_scanner(_Decoder())(text, 0)  # type: ignore[arg-type]
-    except Exception:  # (the C scanner's own errors need json.decoder, not imported: SystemError)
-        raise _Fallback from None
-    if text[end:].strip(" \t\n\r"):
-        raise _Fallback
-    return obj
-
-
 def _get(path: str, url: str, timeout: float) -> Any:
     return _request(path, "GET", url, None, timeout)
-
-
-def _request(path: str, method: str, url: str, body: str | None, timeout: float) -> Any:
-    """One request as client.Client sends it (frontdesk.wire); the decoded answer of an HTTP 200, else _NotOk
-    (any other status, carrying the answer) or _Fallback."""
-    from frontdesk.wire import BadHead, CutOff, parse_answer, request_head
-
-    data = b"" if body is None else body.encode()
-    sock = _connect(path, timeout)
-    try:
-        sock.sendall(request_head(method, url, len(data), json_body=body is not None) + data)
-        chunks = []
-        while chunk := sock.recv(65536):
-            chunks.append(chunk)
-    except OSError:
-        raise _Fallback from None
-    finally:
-        sock.close()
-    raw = b"".join(chunks)
-    try:
-        answer = parse_answer(raw)
-    except BadHead:
-        raise _Fallback from None
-    except CutOff as exc:
-        if raw.startswith((b"HTTP/1.1 200 ", b"HTTP/1.0 200 ")):
-            raise _Broken(f"the gateway went away mid-answer: {exc}") from None
-        raise _Fallback from None
-    if answer.status != 200:
-        raise _NotOk(answer.status, answer.body)
-    if not answer.body:
-        raise _Fallback  # (the full client makes None of it)
-    try:
-        return _loads(answer.body)
-    except _Fallback:
-        raise _Broken("the gateway sent a broken answer (HTTP 200)") from None
 
 
 def _error_answer(exc: _NotOk, as_json: bool) -> int:
@@ -315,34 +225,6 @@ def _error_answer(exc: _NotOk, as_json: bool) -> int:
     err = from_payload(payload)
     emit_error(as_json, err.to_payload())
     return err.exit_code
-
-
-def _connect(path: str, timeout: float) -> Any:
-    """A connected socket after paths.check_rendezvous and check_listener passed, else _Fallback (nothing sent)."""
-    import _socket
-
-    from frontdesk.rendezvous import refusal
-
-    trusted = (os.getuid(), 0)  # paths.trusted_uids() without a site config (with one, the full client runs)
-    try:
-        if refusal(path, trusted) is not None:
-            raise _Fallback
-    except OSError:
-        raise _Fallback from None
-    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
-    try:
-        sock.settimeout(timeout)
-        sock.connect(path)
-        raw = sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)
-        if int.from_bytes(raw[4:8], sys.byteorder, signed=True) not in trusted:
-            raise _Fallback
-    except OSError:
-        sock.close()
-        raise _Fallback from None
-    except BaseException:
-        sock.close()
-        raise
-    return sock
 
 
 def _mark_read(path: str, sid: str, reports: list[Any], via: str) -> None:

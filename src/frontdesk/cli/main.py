@@ -87,6 +87,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = run(sys.argv[1:])
         if code is not None:
             return code
+    if argv is None and sys.argv[1:2] == ["hook"] and not {"-h", "--help"} & set(sys.argv[2:]):
+        from frontdesk.agents.hooks import main as hook  # a harness hook: every turn, no CLI parser (fails open)
+
+        return hook(sys.argv[2:])
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv == ["--version"]:  # without building any parser
         from frontdesk import __version__

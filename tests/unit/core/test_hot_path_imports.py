@@ -170,3 +170,48 @@ def test_the_commands_agents_loop_on_take_the_fast_path(gateway: Any) -> None:
         assert done.returncode == 0 and done.stdout, (args, done.stderr[-500:])
         assert "frontdesk.cli.fast" in names, args
         assert set(NOT_ON_THE_FAST_PATH) & names == set(), args
+
+
+HOOK_RUNS = [
+    (["-m", "frontdesk.agents.hooks", "stop", "--harness", "claude-code", "--budget", "880"], STOP_PAYLOAD),
+    (["-m", "frontdesk.cli.main", "hook", "stop", "--harness", "claude-code"], STOP_PAYLOAD),
+    (["-m", "frontdesk.agents.hooks", "subagent-stop"], STOP_PAYLOAD),
+    (["-m", "frontdesk.agents.hooks", "session-end"], STOP_PAYLOAD),
+    (["-m", "frontdesk.agents.hooks", "stop", "--harness", "codex"], STOP_PAYLOAD),
+    (["-m", "frontdesk.agents.hooks", "notify", "--harness", "codex", '{"thread-id": "hot-path-codex"}'], ""),
+]
+"""The hooks a harness runs on every turn, as `frontdesk hooks install` writes them (and the console form)."""
+
+
+@pytest.mark.parametrize(("args", "stdin"), HOOK_RUNS, ids=lambda a: " ".join(a) if isinstance(a, list) else "")
+def test_the_hooks_run_on_every_turn_are_thin_clients(gateway: Any, args: list[str], stdin: str) -> None:
+    # what the CLI's loop commands skip, a hook skips too (issue 21: a hook is 2x `python -c pass`, not 4x)
+    names, done = imported([PY, *args], cli_env(gateway.home), stdin)
+    assert done.returncode == 0 and done.stdout == "", (args, done.stderr[-500:])
+    assert "frontdesk.thin" in names  # (`-m frontdesk.agents.hooks` runs it as __main__)
+    assert set(NOT_ON_THE_FAST_PATH) & names == set(), args
+    assert "frontdesk.agents.harnesses" not in names and heavy_in(names) == [], args
+
+
+def test_a_hook_with_something_to_show_still_shows_it(gateway: Any) -> None:
+    # the thin path loads the harness's rendering only then: the report reaches the Stop hook and is acknowledged
+    sid = "hot-path-deliver"
+    run = gateway.cli("run", "--json", "--", "true", env={"CLAUDE_CODE_SESSION_ID": sid, "CLAUDECODE": "1"})
+    assert run.returncode == 0, run.stderr
+    job = int(json.loads(run.stdout)["id"])
+    payload = json.dumps({"session_id": sid, "cwd": "/tmp", "hook_event_name": "Stop", "transcript_path": ""})
+    env = cli_env(gateway.home)
+    names, done = imported([PY, "-m", "frontdesk.agents.hooks", "stop", "--budget", "30"], env, payload)
+    assert done.returncode == 0, done.stderr[-500:]
+    shown = json.loads(done.stdout)
+    assert shown["decision"] == "block" and f"{job}" in shown["reason"], shown
+    assert "frontdesk.thin" in names and "frontdesk.client" not in names and "argparse" not in names
+    again = subprocess.run(
+        [PY, "-m", "frontdesk.agents.hooks", "stop", "--budget", "0"],
+        env=env,
+        input=payload,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (again.returncode, again.stdout) == (0, ""), again.stderr  # acknowledged: not shown twice
