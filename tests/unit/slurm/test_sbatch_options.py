@@ -124,7 +124,9 @@ def test_passthrough_validation() -> None:
         "--exclusive",
         "--exclusive=user",
     ]
-    for bad in (["--uid=0"], ["--nodes"], ["-N2"], ["--job-name=x"], ["--comment=a\nb"], ["--bogus=1"]):
+    assert validate_passthrough(["--nice", "--nice=5"]) == ["--nice", "--nice=5"]  # lowering one's own: fine
+    operator = (["--nice=-5"], ["--nice= -1"], ["--reboot"])  # an operator's, granted to root's sbatch --uid
+    for bad in (["--uid=0"], ["--nodes"], ["-N2"], ["--job-name=x"], ["--comment=a\nb"], ["--bogus=1"], *operator):
         with pytest.raises(OptionError):
             validate_passthrough(bad)
 

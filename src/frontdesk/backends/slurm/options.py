@@ -123,7 +123,6 @@ _PASS_FLAGS = {
     "no-requeue": None,
     "overcommit": "O",
     "oversubscribe": "s",
-    "reboot": None,
     "requeue": None,
     "spread-job": None,
     "use-min-nodes": None,
@@ -144,7 +143,10 @@ _REFUSED = {
     "bbf": ("required", None),
     "container": ("required", None),
     "get-user-env": ("optional", None),
+    "reboot": ("none", None),
 }
+"""Options sbatch takes from operators only, or that act outside this cluster: a root gateway's `sbatch --uid=U`
+is an operator's request to slurmctld (so is `--nice` below zero, refused in validate_passthrough)."""
 
 
 def _table() -> dict[str, SbatchOption]:
@@ -223,4 +225,9 @@ def validate_passthrough(options: Sequence[str]) -> list[str]:
             raise OptionError(f"--{opt.name} cannot be passed through to sbatch ({opt.kind.value})")
         if takes_next or (opt.value == "required" and not value):
             raise OptionError(f"--{opt.name} needs a value: --{opt.name}=VALUE")
+        if opt.name == "nice" and value and value.strip().startswith("-"):
+            raise OptionError(
+                f"--nice={value}: a negative nice is an operator's (Slurm refuses it to users; the gateway"
+                " submits as root, so it would be granted)"
+            )
     return list(options)
