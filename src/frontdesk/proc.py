@@ -79,7 +79,9 @@ def run(
 def _open_output(program: str, path: str | os.PathLike[str]) -> int:
     """A fresh 0600 file for a command's output (never through a symlink); BackendError when it cannot be made."""
     try:
-        return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        os.fchmod(fd, 0o600)  # one left from before keeps its mode otherwise
+        return fd
     except OSError as exc:
         raise BackendError(f"{program}: cannot keep its output in {path}: {exc.strerror}") from None
 
