@@ -52,13 +52,16 @@ def unfinished_tasks(store: JobStore, array_id: int) -> list[JobRecord]:
     return [JobRecord.from_row(r) for r in cur]
 
 
-def unfinished(store: JobStore, array_id: int) -> int:
-    """How many tasks of an array have not ended (one indexed count: asked at every task's end)."""
+def unfinished(store: JobStore, array_id: int) -> bool:
+    """Whether some task of an array has not ended (asked at every task's end). Looked for from the highest index
+    down, where tasks dispatched and cancelled in order are still unfinished: a count read every task's row at every
+    task's end, so cancelling a 10,000-task array held the gateway for minutes."""
     marks = ",".join("?" for _ in _TERMINAL)
     row = store.conn.execute(
-        f"SELECT COUNT(*) FROM jobs WHERE array_id=? AND state NOT IN ({marks})", (array_id, *_TERMINAL)
+        f"SELECT 1 FROM jobs WHERE array_id=? AND state NOT IN ({marks}) ORDER BY array_index DESC LIMIT 1",
+        (array_id, *_TERMINAL),
     ).fetchone()
-    return int(row[0])
+    return row is not None
 
 
 def task(store: JobStore, array_id: int, index: int) -> JobRecord | None:
