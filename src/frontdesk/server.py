@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any
 
 from frontdesk.config import Settings, load_settings
 from frontdesk.errors import ConfigError, Conflict, UserError
-from frontdesk.tls import HANDSHAKE_S
 
 if TYPE_CHECKING:
     import ssl
@@ -190,11 +189,12 @@ def _server(gw: Gateway, log_level: str, tcp: socket.socket | None, tls: ssl.SSL
                 made: asyncio.Protocol = cfg.http_protocol_class(**state, _loop=loop)  # type: ignore[call-arg]
                 return made
 
-            self.servers.append(
-                await loop.create_server(
-                    protocol, sock=tcp, ssl=tls, ssl_handshake_timeout=HANDSHAKE_S if tls else None, backlog=512
-                )
-            )
+            if tls is None:
+                self.servers.append(await loop.create_server(protocol, sock=tcp, backlog=512))
+                return
+            from frontdesk.api.tlsgate import gate  # the peer counted before its handshake, then TLS
+
+            self.servers.append(await loop.create_server(gate(protocol, tls), sock=tcp, backlog=512))
 
         def handle_exit(self, sig: int, frame: Any) -> None:
             if gw.loop is not None:

@@ -326,3 +326,34 @@ def test_munge_over_tls_and_the_facility_subscription(
 
     asyncio.run(go())
     assert pushed == [["4242"]]
+
+
+def test_handshakes_count_against_their_host_before_they_are_made(
+    tls_gateway: tuple[Any, str], pki: Pki, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A host holding TCP connections without ever shaking hands is capped like one holding open connections
+    (MAX_PER_PEER): over the cap a connection is closed at once, not after the handshake timeout; another host
+    is still answered. Before, asyncio shook hands first and the cap counted only finished handshakes."""
+    from frontdesk.api.connection import MAX_PER_PEER
+    from frontdesk.tls import HANDSHAKE_S
+
+    gw, url = tls_gateway
+    port = int(url.rsplit(":", 1)[1])
+    held: list[socket.socket] = []
+    try:
+        for _ in range(MAX_PER_PEER + 8):
+            s = socket.socket()
+            s.bind(("127.0.0.2", 0))  # another loopback host than the client's 127.0.0.1
+            s.connect(("127.0.0.1", port))
+            held.append(s)
+        for s in held[-4:]:
+            s.settimeout(HANDSHAKE_S / 2)  # closed at once by the gate; a handshake left to time out takes 10 s
+            try:
+                assert s.recv(1) == b""
+            except ConnectionResetError:
+                pass
+        client = _tcp_client(url, pki.ca, monkeypatch)
+        assert client.health()["ok"] is True  # 127.0.0.1 is another host: answered meanwhile
+    finally:
+        for s in held:
+            s.close()
