@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from frontdesk.errors import FrontdeskError
+from frontdesk.errors import ConfigError, FrontdeskError
 from frontdesk.paths import FACILITY_SOCKET, check_listener, check_rendezvous, site_gateway, trusted_uids
 from frontdesk.tasks import cancel_and_wait
 from frontdesk.wire import request_head
@@ -116,6 +116,8 @@ class Subscription:
             try:
                 if await self._once():
                     backoff = 0.2  # it was connected: the next try comes soon
+            except ConfigError as exc:  # (a credential that would go in plain text, a CA that cannot be read)
+                log.warning("facility subscription %s: %s; retrying in %.1f s", self.socket, exc, backoff)
             except (OSError, EOFError, TimeoutError, ValueError, FrontdeskError) as exc:
                 log.info("facility subscription %s: %s; retrying in %.1f s", self.socket, exc, backoff)
             except Exception:  # never let the subscription die: the gateway would fall back to its tick silently
