@@ -160,13 +160,15 @@ class GuardPlugin:
         if not self.enabled:
             return None
         env = {**ctx.env, **dict(spec.env or {})}
+        if ctx.uid is not None:  # the job starts from its user's login defaults (HOME...), its environment over them
+            env = {"HOME": _home_of(ctx.uid, env), **env}
         gctx = context_from_settings(self.settings, cwd=spec.workdir or ctx.cwd or "/", with_taint=False)
         taint = TaintStore.open(store_home(self.settings.home, ctx.principal))  # the submitter's jobs' output only
         gctx.tainted, gctx.taint_text = taint.source_of, taint.text_source
         # A job runs on a compute node (or the executor) with an environment we only partly know.
         gctx = replace(gctx, node_role=NodeRole.COMPUTE, env=env, env_complete=False)
-        if ctx.uid is not None:  # scripts and pids as the submitter sees them (a root gateway sees anything)
-            gctx = replace(gctx, read_file=partial(read_text_file, uid=ctx.uid))
+        if ctx.uid is not None:  # scripts, pids and `~` as the submitter has them (a root gateway sees anything)
+            gctx = replace(gctx, read_file=partial(read_text_file, uid=ctx.uid), home=env["HOME"])
             gctx.process_info = partial(process_info, my_uid=ctx.uid)
         text, verdict = _strongest(*job_texts(spec), gctx)
         if verdict.decision is Decision.ALLOW:
@@ -241,3 +243,15 @@ if TYPE_CHECKING:  # mypy checks that the plug-in fits each hook of the gateway'
 
     def _fits(p: GuardPlugin) -> tuple[Attaches, Admits, Routes]:
         return p, p, p
+
+
+def _home_of(uid: int, env: dict[str, str]) -> str:
+    """The submitter's `~`: HOME as their job will have it (their environment), else their account's home."""
+    import pwd
+
+    if env.get("HOME"):
+        return env["HOME"]
+    try:
+        return pwd.getpwuid(uid).pw_dir
+    except KeyError:
+        return "/nonexistent"

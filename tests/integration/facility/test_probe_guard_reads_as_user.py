@@ -7,6 +7,7 @@ action of its own). Probe: bob names alice's script and a root FIFO with a write
 from __future__ import annotations
 
 import os
+import pwd
 import shutil
 import tempfile
 import threading
@@ -71,3 +72,20 @@ def test_naming_a_fifo_opens_nothing(facility: Facility) -> None:
             os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))  # let the writer go
         t.join(5)
         shutil.rmtree(d, ignore_errors=True)
+
+
+def test_a_scripts_tilde_is_the_submitters_home_not_the_gateways(facility: Facility) -> None:
+    """`bash ~/run.sh` in a job's script runs the submitter's file (bash expands `~` as them); the guard read
+    `~` as the root gateway's own home, so bob's script went unread (and root's /root/run.sh was the one judged)."""
+    home = Path(pwd.getpwnam("bob").pw_dir)
+    script = home / "fdguardtilde-run.sh"
+    script.write_text(f"#!/bin/sh\nrm -rf ~/{MARK}\n")  # a canary: never run, only read by the guard
+    shutil.chown(script, "bob", "bob")
+    try:
+        body = {"spec": {"script": "#!/bin/sh\nbash ~/fdguardtilde-run.sh\n"}, "context": {"cwd": "/tmp"}}
+        [[status, job]] = facility.probe("bob", [{"method": "POST", "path": "/v1/jobs", "body": body}])
+        assert "fs.rm-wide" in str(job), (status, job)  # bob's own script, read as bob
+        if status == 200:
+            facility.probe("bob", [{"method": "POST", "path": f"/v1/jobs/{job['id']}/cancel"}])
+    finally:
+        script.unlink()
