@@ -92,3 +92,16 @@ def test_every_suspension_ends_in_one_resume_and_no_core_stays_held(ops: list[tu
     for trial in trials:
         lending.ended(trial, now + 1)
     assert lending.held_cpus() == 0 and not lending.groups and not lending.of_victim and not lending.of_trial
+
+
+def test_a_join_past_the_groups_end_asks_its_victims_again_and_a_restart_keeps_the_latest_end() -> None:
+    lending = Lending()
+    group, asks = lending.add(Lend("9.1", ("3.1", "2.1"), 1, 400.0), {"3.1": 2, "2.1": 1}, 100.0)
+    assert asks == ["3.1", "2.1"]
+    lending.ended("2.1", 150.0)  # ended while suspended: nothing to ask it
+    _, asks = lending.add(Lend("10.1", ("3.1", "2.1"), 1, 500.0), {}, 160.0)
+    assert asks == ["3.1"] and group.until == 500.0
+    after = Lending()
+    after.restore("9.1", {"victims": ["3.1", "2.1"], "cpus": 3, "at": 100.0, "until": 400.0}, 1)
+    after.restore("10.1", group.record(), 1)
+    assert after.groups["3.1"].until == 500.0

@@ -4,7 +4,8 @@ A picker (policy/embedded.py) may answer `Picks`: attempts to start, and `Lend`s
 cores lent by running batch jobs, which are suspended first. `Lending` keeps the groups as the simulator does
 (sim/suspend.py): the victims keep their allocation (their cores count as held by the group, also after one of
 them ends, until the group's last trial ends), the trials on lent cores hold none of their own, and later trials
-join a group's idle lent cores. When the last trial of a group ends its victims resume. What a restarted
+join a group's idle lent cores (extending its end where the rules allow; with `fill`, queued jobs that end in
+time run there too). When the last job on a group's cores ends its victims resume. What a restarted
 gateway needs is in the attempt folders: each trial's launch.json holds its group (`lent`), each victim's
 `suspend` file the request its shepherd follows. Pure bookkeeping: the backend does the file writes.
 """
@@ -93,19 +94,23 @@ class Lending:
         return sum(g.cpus for g in self.groups.values())
 
     def add(self, lend: Lend, victim_cpus: Mapping[str, int], now: float) -> tuple[Group, list[str]]:
-        """Record `lend` (a new group, or a trial joining one); the group and the victims to suspend now."""
+        """Record `lend` (a new group, or a job joining one); the group and the victims whose suspend request
+        must be written now (a new group's, or all of a group whose end the join extends)."""
         group = self.groups.get(lend.victims[0]) if lend.victims else None
-        new: list[str] = []
+        asks: list[str] = []
         if group is None or group.victims != lend.victims:
             cpus = sum(victim_cpus.get(v, 0) for v in lend.victims)
             group = Group(lend.victims, cpus, now, lend.until)
             self.groups[lend.victims[0]] = group
             for v in lend.victims:
                 self.of_victim[v] = group
-            new = list(lend.victims)
+            asks = list(lend.victims)
+        elif lend.until > group.until:  # `extend`: the victims stay suspended longer
+            group.until = lend.until
+            asks = [v for v in group.victims if v not in group.gone]
         group.trials[lend.trial] = lend.cpus
         self.of_trial[lend.trial] = group
-        return group, new
+        return group, asks
 
     def restore(self, trial: str, record: Mapping[str, Any], cpus: int) -> None:
         """A running trial's group, from its launch.json after a restart."""
@@ -113,12 +118,13 @@ class Lending:
         if not victims:
             return
         group = self.groups.get(victims[0])
+        until = float(record.get("until") or 0.0)
         if group is None:
-            until = float(record.get("until") or 0.0)
             group = Group(victims, int(record.get("cpus") or 0), float(record.get("at") or 0.0), until)
             self.groups[victims[0]] = group
             for v in victims:
                 self.of_victim[v] = group
+        group.until = max(group.until, until)  # an extended group: its latest trial's record says how long
         group.trials[trial] = cpus
         self.of_trial[trial] = group
 

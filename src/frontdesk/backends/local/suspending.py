@@ -55,26 +55,27 @@ class Suspending:
         return self.lending.view(frozenset(b for b, r in running.items() if r.suspendable))
 
     def holds(self, lend: Lend, queue: Mapping[str, QueuedJob], running: Mapping[str, Running]) -> bool:
-        """Whether a picker's lend still holds: a queued cores-only trial; victims running, suspendable and in no
+        """Whether a picker's lend still holds: a queued cores-only job; victims running, suspendable and in no
         other group (or all of one group, joined, with enough idle cores)."""
         job = queue.get(lend.trial)
         if job is None or job.gpus or not lend.victims or lend.cpus != job.cpus:
             return False
+        group = self.lending.of_victim.get(lend.victims[0])
+        if group is not None:  # a join (a victim may have ended meanwhile: its cores are still the group's)
+            return group.victims == lend.victims and group.idle >= lend.cpus
         if any(v not in running or not running[v].suspendable for v in lend.victims):
             return False
-        group = self.lending.of_victim.get(lend.victims[0])
-        if group is not None:
-            return group.victims == lend.victims and group.idle >= lend.cpus
         return not any(v in self.lending.of_victim for v in lend.victims)
 
     def suspend_for(self, lend: Lend, running: Mapping[str, Running]) -> dict[str, Any] | None:
-        """Record the lend and ask its new victims to freeze; the trial's `lent` record, None when a request
-        could not be written (the caller then calls `ended(trial)`)."""
+        """Record the lend and ask its new victims to freeze (or all of them to stay frozen longer: an extended
+        group); the trial's `lent` record, None when a request could not be written (the caller then calls
+        `ended(trial)`)."""
         cpus = {v: running[v].job.cpus for v in lend.victims}
-        group, new = self.lending.add(lend, cpus, time.time())
+        group, asks = self.lending.add(lend, cpus, time.time())
         try:
-            for victim in new:
-                self.files.ask_suspend(victim, lend.until + LEND_MARGIN_S, lend.trial)
+            for victim in asks:
+                self.files.ask_suspend(victim, group.until + LEND_MARGIN_S, lend.trial)
         except OSError:
             return None
         return group.record()
