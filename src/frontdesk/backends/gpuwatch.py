@@ -114,7 +114,11 @@ class GpuWatch:
         assert self.nvml is not None
         indexes = [int(i) for i in self.ids]
         try:
-            return self.nvml.sample(indexes), self.nvml.processes(indexes) if self.limit else None
+            if not self.limit:
+                return self.nvml.sample(indexes), None
+            # every device, as nvidia-smi lists them: a shared job's memory on a GPU it was not given counts too
+            every = list(range(self.nvml.count() or 0)) or indexes
+            return self.nvml.sample(indexes), self.nvml.processes(every)
         except NvmlError:
             self.nvml = None  # nvidia-smi from now on
             return self._read_smi()

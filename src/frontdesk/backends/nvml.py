@@ -85,6 +85,15 @@ class Nvml:
             self._handles[index] = handle
         return self._handles[index]
 
+    def count(self) -> int | None:
+        """How many devices the driver has (nvmlDeviceGetCount_v2); None where the call is missing or fails."""
+        n = ctypes.c_uint(0)
+        try:
+            self._call("nvmlDeviceGetCount_v2", ctypes.byref(n))
+        except (AttributeError, NvmlError):
+            return None
+        return int(n.value)
+
     def sample(self, indexes: Sequence[int]) -> list[tuple[int, float, int]]:
         """(index, utilisation %, memory used bytes) per device, as gpuwatch.parse_gpu_sample gives them."""
         out = []

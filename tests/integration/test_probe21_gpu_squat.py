@@ -1,0 +1,61 @@
+"""Probe 21: a shared-GPU job's memory on a GPU it was NOT given counts against its share, through NVML too.
+
+Before: through nvidia-smi the watch summed the job's processes over every device, but through NVML it asked
+only the job's own devices, so a job that reset CUDA_VISIBLE_DEVICES and filled another GPU (one that other
+shared jobs were packed onto) ran on unseen. The NVML stand-in (tests/data/gpu/nvml_standin.c) is built with
+the system cc as in test_gpu_nvml.py; skipped, saying so, without one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "gpu"
+
+
+@pytest.fixture
+def gpu_dir(tmp_path: Path) -> Path:
+    d = tmp_path / "gpu"
+    (d / "apps").mkdir(parents=True)
+    shutil.copy(DATA / "nvidia-smi", d / "nvidia-smi")
+    (d / "nvidia-smi").chmod(0o755)
+    devices = [{"index": i, "name": "NVIDIA A100-SXM4-80GB", "memory_mib": 81920, "util": 30} for i in (0, 1)]
+    (d / "gpus.json").write_text(json.dumps(devices))
+    (d / "devices").write_text("".join(f"{x['index']} {x['memory_mib']} {x['util']}\n" for x in devices))
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler (cc) on this machine: the NVML stand-in cannot be built")
+    lib = d / "libnvidia-ml.so.1"
+    subprocess.run([cc, "-shared", "-fPIC", "-O1", "-o", str(lib), str(DATA / "nvml_standin.c")], check=True)
+    return d
+
+
+def test_a_shared_job_filling_another_gpu_is_ended_through_nvml(
+    gateway_factory: Any, gpu_dir: Path, workdir: Path
+) -> None:
+    gw = gateway_factory(
+        config='[local]\ncpus = 8\nmemory = "8G"\n',
+        env={
+            "PATH": f"{gpu_dir}{os.pathsep}{os.environ['PATH']}",
+            "FRONTDESK_NVML_LIB": str(gpu_dir / "libnvidia-ml.so.1"),
+        },
+    )
+    apps = shlex.quote(str(gpu_dir / "apps"))
+    squat = f'sleep 20 & echo "$((1 - CUDA_VISIBLE_DEVICES)) 23654" > {apps}/$!; wait'
+    spec = {"command": ["/bin/sh", "-c", squat], "resources": {"gpu": {"memory": "20G"}}}
+    job = int(gw.client.submit(spec=spec, context={"cwd": str(workdir)})["id"])
+    ended = gw.wait_state(job, {"OUT_OF_MEMORY", "COMPLETED", "FAILED"}, timeout=90)
+    assert ended["state"] == "OUT_OF_MEMORY", ended
+    assert ended["reason"] == "GPU memory 23.1 GiB over the 20 GiB asked"
+    calls = (gpu_dir / "nvml.calls").read_text()
+    assert "nvmlDeviceGetCount_v2" in calls and "nvmlDeviceGetComputeRunningProcesses_v3" in calls
+    smi = (gpu_dir / "nvidia-smi.args").read_text() if (gpu_dir / "nvidia-smi.args").exists() else ""
+    assert "--query-compute-apps" not in smi  # read through NVML, not nvidia-smi
