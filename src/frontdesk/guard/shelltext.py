@@ -19,6 +19,9 @@ __all__ = [
     "keeps_most",
     "stage_lists",
     "listing_of",
+    "listed_glob",
+    "found_of",
+    "found_by_find",
     "STATEMENTS",
     "Redirect",
     "loop_tag",
@@ -81,7 +84,33 @@ def passes_on(inv: Invocation) -> str | None:
         return _printf(args[0].text, [w.text for w in args[1:]])
     if (prog == "cat" and not args or prog == "tee") and not inv.stdin_partial:
         return inv.stdin_text  # tee passes its input on as well as writing it
-    return None
+    if keeps_most(inv) and inv.stdin_text is not None:  # `printf '%s\n' ~/* | grep -v keep |`: nearly all of it
+        return inv.stdin_text
+    return _listed_paths(inv)
+
+
+def _listed_paths(inv: Invocation) -> str | None:
+    """The paths a stage prints, one a line, when they are the entries of a directory or a glob written on the
+    line: `ls -d ~/*` (its words), and `sed 's|^|DIR/|'` or `awk '{print "DIR/" $0}'` after a listing of DIR."""
+    prog, args = inv.program, inv.args
+    if prog == "ls" and args and not inv.redirects:
+        flags = [w.text for w in args if w.is_flag]
+        if flags and all(re.fullmatch(r"-[1dA]*d[1dA]*", f) for f in flags) and len(flags) == 1:
+            words = [w.text for w in args if not w.is_flag]
+            return "".join(w + "\n" for w in words) if words and not any(w.dynamic for w in args) else None
+        return None
+    if inv.stdin_lists is None or prog not in ("sed", "awk") or len(args) != 1 or args[0].dynamic:
+        return None
+    code = args[0].text
+    if prog == "sed":  # s|^|DIR/|
+        m = re.fullmatch(r"s(.)\^\1([^\\]+?)/?\1g?", code)
+        prefix = m.group(2) if m else None
+    else:  # {print "DIR/" $0}
+        m = re.fullmatch(r"""\{\s*print\s+"([^"\\]+?)/?"\s*\$[01]\s*;?\s*\}""", code)
+        prefix = m.group(1) if m else None
+    if prefix is None or posixpath.normpath(posixpath.join(inv.cwd or ".", prefix)) != inv.stdin_lists:
+        return None
+    return inv.stdin_lists + "/*\n"  # every entry of the listed directory, as a path
 
 
 _LS_FLAGS = r"-[1aAUfrtSXvcuBGNh]+|--(all|almost-all|reverse|ignore-backups|group-directories-first|sort=\w+|time=\w+)"
@@ -136,6 +165,39 @@ def listing_of(invs: list[Invocation], cwd: str | None) -> str | None:
     if not invs or not all(keeps_most(inv) for inv in invs[1:]):
         return None
     return listed_dir(invs[0], cwd)
+
+
+_FIND_DEPTH = frozenset({"-maxdepth", "-mindepth"})
+
+
+def listed_glob(invs: list[Invocation], cwd: str | None, via: list[str]) -> str | None:
+    """What `$(...)` prints when it lists the entries of a directory, as the glob of them all, through filters
+    that keep (nearly) every line: `$(ls -d ~/* | grep -v keep)` is `/home/alice/*`, `$(ls)` in the listed
+    directory `*`, `$(find ~ -mindepth 1 -maxdepth 1)` `/home/alice/*` (without -mindepth, ~ itself too). None
+    for anything else (`$(find ~ -name X)` picks: found_by_find reads it as the find -exec it amounts to)."""
+    own = [inv for inv in invs if inv.argv and inv.via == via]
+    if not own or any(inv.redirects for inv in own) or not all(keeps_most(inv) for inv in own[1:]):
+        return None
+    first, here = own[0], posixpath.normpath(own[0].cwd or cwd or ".")
+    words = [w for w in first.args if not w.is_flag]
+    if any(w.dynamic or w.unset_vars for w in first.args):
+        return None
+    if first.program == "ls":
+        listed = listed_dir(first, cwd)
+        if listed is not None:
+            return "*" if listed == here else None  # names, relative to the working directory
+        short = "".join(w.text[1:] for w in first.args if w.is_flag and not w.text.startswith("--"))
+        if "d" in short and len(words) == 1 and words[0].text.endswith("/*"):
+            return words[0].text  # `ls -d DIR/*`: the glob's paths
+        return None
+    if first.program != "find" or len(words) < 1 or first.args[0] is not words[0]:
+        return None
+    rest = [w.text for w in first.args[1:]]
+    pairs = list(zip(rest[::2], rest[1::2], strict=False))
+    if len(rest) % 2 or not all(flag in _FIND_DEPTH and value.isdigit() for flag, value in pairs):
+        return None  # `$(find ~ -name X)` picks: read as find -exec (found_by_find)
+    root = posixpath.normpath(posixpath.join(here, words[0].text))
+    return root + "/*" if dict(pairs).get("-mindepth", "0") != "0" else root
 
 
 def _printf(fmt: str, values: list[str]) -> str:
@@ -254,6 +316,28 @@ def find_fed(finds: list[Invocation], stage: list[Invocation], via: list[str], f
                     cwd=find.cwd,
                 )
             )
+    return out
+
+
+def found_of(invs: list[Invocation], via: list[str]) -> tuple[Word, ...]:
+    """The argv of a `$(find ROOT ...)` a word is, with `-path {piped}` after it when a filter in between picks
+    (`$(find ~ | grep X)`), as find_fed reads `find | grep | xargs`; () for any other substitution."""
+    own = [inv for inv in invs if inv.argv and inv.via == via]
+    if not own or own[0].program != "find" or any(inv.program == "find" for inv in own[1:]):
+        return ()
+    picks = not all(keeps_most(inv) for inv in own[1:])
+    return (*own[0].argv, *((Word("-path", "-path"), Word("{piped}", "{piped}")) if picks else ()))
+
+
+def found_by_find(inv: Invocation) -> list[Invocation]:
+    """`CMD ... $(find ROOT ...)` as the `find ROOT ... -exec CMD ... {} +` it amounts to (find_fed's reading of
+    `find ROOT ... | xargs CMD`), so the rules for find handing its matches to a deleter see the tree."""
+    out = []
+    for k, word in enumerate(inv.argv[1:], 1):
+        if word.found:
+            rest = [w for j, w in enumerate(inv.argv) if j != k]
+            tail = [Word("-exec", "-exec"), *rest, Word("{}", "{}"), Word("+", "+")]
+            out.append(Invocation([*word.found, *tail], env=dict(inv.env), via=[*inv.via, "find | xargs"], cwd=inv.cwd))
     return out
 
 

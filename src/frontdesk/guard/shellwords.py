@@ -16,8 +16,10 @@ from frontdesk.guard.shelltext import (
     Redirect,
     ansi_c,
     brace_words,
+    found_of,
     known_output,
     listed_dir,
+    listed_glob,
     own_commands,
     passes_on,
     unescape,
@@ -182,7 +184,8 @@ class WordReader:
         unset = tuple(p[1] for p in parts if p[1])
         leading = bool(parts) and parts[0][1] is not None
         dynamic = any(p[2] for p in parts)
-        return Word(text, self._t(node), unset, leading, dynamic, subst)
+        found = found_of(self.out[before:], via) if dynamic and len(parts) == 1 and "find" in subst else ()
+        return Word(text, self._t(node), unset, leading, dynamic, subst, found)
 
     def _collect(
         self, node: Any, depth: int, via: list[str], parts: list[tuple[str, str | None, bool]], quoted: bool
@@ -216,6 +219,8 @@ class WordReader:
             before = len(self.out)
             self._stmt(node, depth, via, [])
             known = known_output(self.out[before:], self.cwd, via) if kind == "command_substitution" else None
+            if known is None and kind == "command_substitution":  # `rm -rf $(ls -d ~/* | grep -v x)`: ~/*
+                known = listed_glob(self.out[before:], self.cwd, via)
             parts.append((known, None, False) if known is not None else (raw, None, True))  # $(echo rm) is rm
         elif kind == "arithmetic_expansion":
             stack = list(node.named_children)

@@ -23,6 +23,8 @@ class Word:
     leading_unset: bool = False
     dynamic: bool = False
     subst_programs: tuple[str, ...] = ()
+    found: tuple[Word, ...] = ()
+    """The argv of the `find` whose output this word is (`rm -rf $(find ~ -name X)`), read as `find ... -exec`."""
 
     @property
     def is_flag(self) -> bool:

@@ -20,6 +20,7 @@ from frontdesk.guard.shellout import (
     sed_commands,
     shell_strings,
 )
+from frontdesk.guard.shelltext import found_by_find
 from frontdesk.guard.words import SHELLS, Invocation, Word
 from frontdesk.guard.writers import file_writes
 
@@ -107,6 +108,7 @@ def unwrap(inv: Invocation) -> Iterator[Invocation]:
     prog = inv.program
     args = inv.args
     yield from file_writes(inv)  # tee F, sed -i F, dd of=F: the redirection each write amounts to
+    yield from found_by_find(inv)  # rm -rf $(find ~ -name X): find ~ -name X -exec rm -rf {} +
     inner, code = partial(_inner, inv), partial(_code, inv)
     if prog in OPTION_CODE_PROGS:  # tar --to-command=CMD, rsync -e CMD, ssh -o ProxyCommand=CMD, make --eval
         from frontdesk.guard.optcode import option_code

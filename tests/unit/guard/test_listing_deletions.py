@@ -1,8 +1,9 @@
 """Deletion targets computed from a listing of a home, and deletions written in interpreter code.
 
-- A home listed (`ls ~`, `find ~ -maxdepth 1`, `$(ls ~)`, `printf '%s\\0' ~/*`, `Path.home().iterdir()`,
-  `os.listdir(home)`), filtered by something that keeps (nearly) every entry (`grep -v`, sort, `tail -n +2`),
-  then each entry deleted, is `rm -rf ~/*`: deny, as that is.
+- A home listed (`ls ~`, `ls -d ~/*`, `find ~ -maxdepth 1`, `$(ls ~)`, `printf '%s\\0' ~/*`,
+  `Path.home().iterdir()`, `os.listdir(home)`), filtered by something that keeps (nearly) every entry (`grep -v`,
+  sort, `tail -n +2`, a `sed`/`awk` that prefixes the directory), then each entry deleted, is `rm -rf ~/*`: deny;
+  `rm -rf $(find ROOT ...)` is the `find ROOT ... -exec rm -rf {} +` it amounts to.
 - `shutil.rmtree("build")` (or `os.remove("x")`, `os.system("rm -rf build")`) is judged as the shell's
   `rm -rf build`: the same decision for the same effect; code the guard cannot read still asks.
 
@@ -49,6 +50,25 @@ def test_a_home_listed_then_deleted_is_denied_and_unread_code_asks(case: object)
 def test_the_same_deletion_in_code_gets_the_shells_decision(case: object) -> None:
     result = check(case.command, CTX)  # type: ignore[attr-defined]
     assert result.decision is Decision.ALLOW, (case.command, result.rule)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("command", "same_as"),
+    [
+        ("rm -rf $(find ~ -name '*.pyc')", "find ~ -name '*.pyc' | xargs rm -rf"),
+        ("rm -rf $(find ~ | grep cache)", "find ~ | grep cache | xargs rm -rf"),
+        ("rm -rf $(find ~/.ssh -name 'id_*')", "find ~/.ssh -name 'id_*' -exec rm -rf {} +"),
+        ("rm -rf $(find ~ -maxdepth 1 | grep -v keep)", "rm -rf ~"),
+        ("rm -rf $(ls -d ~/* | sort)", "rm -rf ~/*"),
+        ("rm -rf $(ls)", "rm -rf *"),
+        ("rm -rf $(find . -maxdepth 1 | grep -v keep)", "rm -rf ."),
+        ("ls -d ~/* | grep -v keep | xargs rm -rf", "rm -rf ~/*"),
+    ],
+)
+def test_a_listing_in_the_words_is_read_as_the_pipe_or_glob_it_amounts_to(command: str, same_as: str) -> None:
+    got, want = check(command, CTX), check(same_as, CTX)
+    assert (got.decision, got.rule) == (want.decision, want.rule), command
+    assert got.decision is not Decision.ALLOW
 
 
 @pytest.mark.parametrize(
