@@ -520,7 +520,7 @@ def test_a_script_the_line_writes_is_read_instead_of_the_file_there_now() -> Non
 
 
 @pytest.mark.parametrize(
-    "command", ["julia -e 'rm(homedir(), recursive=true)'", "deno eval \"Deno.removeSync(Deno.args[0])\""]
+    "command", ["julia -e 'rm(homedir(), recursive=true)'", 'deno eval "Deno.removeSync(Deno.args[0])"']
 )
 def test_julia_and_deno_deletes_ask(command: str) -> None:
     assert verdict(command) == (Decision.ASK, "interp.delete")
