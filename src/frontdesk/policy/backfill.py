@@ -64,15 +64,18 @@ def backfill(
     may_reserve: Callable[[JobView], bool] | None = None,
     heads: Sequence[Iterable[JobView]] = (),
     agents: AgentRules | None = None,
+    in_place: bool = False,
 ) -> tuple[list[Placement], dict[str, Reservation]]:
     """Placements to start now, in `order`; `reserve_key=None` is strict FIFO. A blocked job for which
     `may_reserve` is false gets no reservation (it only backfills; the next blocked job may reserve).
+    `in_place`: the placements are applied to `nodes` (a dict the caller owns) as they are made, not to a
+    planning copy (the simulator then starts them without applying them again).
 
     `heads` are queues in first-come order (EASY's): each is walked first, its jobs started while they fit,
     and its first blocked job takes its key's reservation, whatever `may_reserve` says; so after the head
     starts, the next oldest job holds the reservation, as in textbook EASY. Then `order` backfills, under
     `agents`' slice and fill rules."""
-    p = _Pass(nodes, running, now, placer, reserve_key, agents)
+    p = _Pass(nodes, running, now, placer, reserve_key, agents, in_place)
     done: set[str] = set()
     for queue in heads:
         for job in queue:
@@ -103,8 +106,9 @@ class _Pass:
         placer: Placer,
         reserve_key: Callable[[JobView], str] | None,
         agents: AgentRules | None,
+        in_place: bool = False,
     ) -> None:
-        self.work = _CopyOnWrite(nodes)
+        self.work = _CopyOnWrite(nodes, in_place)
         self.running, self.now, self.placer, self.key, self.agents = running, now, placer, reserve_key, agents
         self.runs = Runs(running)
         """The running jobs and those planned in this pass."""

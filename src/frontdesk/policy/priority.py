@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from frontdesk.policy.config import ClassPriority, PriorityConfig
 from frontdesk.policy.model import JobView
@@ -49,6 +50,8 @@ class FairshareLedger:
     half_life: float = 3600.0
     principals: dict[str, tuple[float, float]] = field(default_factory=dict)
     groups: dict[str, tuple[float, float]] = field(default_factory=dict)
+    _lent: bool = field(default=False, repr=False, compare=False)
+    """A snapshot holds the tables: the next charge copies them first (a snapshot never sees a later charge)."""
 
     def _decay(self, table: dict[str, tuple[float, float]], key: str, now: float) -> float:
         value, at = table.get(key, (0.0, now))
@@ -56,29 +59,50 @@ class FairshareLedger:
 
     def charge(self, principal: str, group: str, cpus: float, gpus: float, seconds: float, now: float) -> None:
         """Add a finished (or running) job's use."""
+        if self._lent:
+            self.principals, self.groups, self._lent = dict(self.principals), dict(self.groups), False
         amount = (cpus + 8.0 * gpus) * seconds
         self.principals[principal] = (self._decay(self.principals, principal, now) + amount, now)
         if group:
             self.groups[group] = (self._decay(self.groups, group, now) + amount, now)
 
     def snapshot(self, now: float, principal_weight: float) -> FairshareSnapshot:
-        """Fairshare factors at `now`: 1.0 for no recent use, 0.5 at the mean use of active principals."""
-
-        def factors(table: dict[str, tuple[float, float]]) -> dict[str, float]:
-            values = {k: self._decay(table, k, now) for k in table}
-            mean = sum(values.values()) / len(values) if values else 0.0
-            return {k: (1.0 if mean <= 0 else 1.0 / (1.0 + v / mean)) for k, v in values.items()}
-
-        return FairshareSnapshot(factors(self.principals), factors(self.groups), principal_weight)
+        """Fairshare factors at `now`: 1.0 for no recent use, 0.5 at the mean use of active principals. Worked
+        out when first asked for (a pass whose jobs all rank by age never asks)."""
+        self._lent = True
+        return FairshareSnapshot(self.principals, self.groups, now, self.half_life, principal_weight)
 
 
-@dataclass(frozen=True)
+def _factors(table: dict[str, tuple[float, float]], now: float, half_life: float) -> dict[str, float]:
+    """Each key's factor at `now`: 1 / (1 + its decayed use / the mean decayed use)."""
+    values = {k: value * math.pow(0.5, max(0.0, now - at) / half_life) for k, (value, at) in table.items()}
+    mean = sum(values.values()) / len(values) if values else 0.0
+    return {k: (1.0 if mean <= 0 else 1.0 / (1.0 + v / mean)) for k, v in values.items()}
+
+
 class FairshareSnapshot:
-    """Fairshare factors frozen for one scheduling pass."""
+    """Fairshare factors frozen for one scheduling pass (each table's worked out when first read)."""
 
-    principals: dict[str, float]
-    groups: dict[str, float]
-    principal_weight: float
+    def __init__(
+        self,
+        principals: dict[str, tuple[float, float]],
+        groups: dict[str, tuple[float, float]],
+        now: float,
+        half_life: float,
+        principal_weight: float,
+    ) -> None:
+        self._tables, self._now, self._half_life = (principals, groups), now, half_life
+        self.principal_weight = principal_weight
+
+    @cached_property
+    def principals(self) -> dict[str, float]:
+        """Principal -> factor."""
+        return _factors(self._tables[0], self._now, self._half_life)
+
+    @cached_property
+    def groups(self) -> dict[str, float]:
+        """Group -> factor."""
+        return _factors(self._tables[1], self._now, self._half_life)
 
     def factor(self, principal: str, group: str) -> float:
         """The blended principal/group factor in (0, 1]."""

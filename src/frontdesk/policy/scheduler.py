@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 
 from frontdesk.policy.backfill import AgentRules, Reservation, backfill
 from frontdesk.policy.config import BorrowRule, PolicyConfig
@@ -55,6 +55,7 @@ class PoolPlacer:
             self.by_pool = by_pool
         self._totals: tuple[dict[str, int], dict[str, int]] | None = None
         self._ranks: dict[GpuNeed, dict[str, int]] = {}
+        self._pools = {p.name: p for p in cfg.pools}
 
     def totals(self) -> tuple[dict[str, int], dict[str, int]]:
         """Free and total GPUs per model (computed once, when a GPU job first needs them)."""
@@ -110,7 +111,7 @@ class PoolPlacer:
 
     def cores_rule(self, job: JobView) -> tuple[Sequence[str], float] | None:
         """(own pool, core ratio) for a cores-only job spread over its own pool with no node count."""
-        pool = self.cfg.pool(job.pool) or self.cfg.pools[0]
+        pool = self._pools.get(job.pool) or self.cfg.pools[0]
         if job.gpus or job.shared_gpu or job.memory_bytes or job.nodes or pool.allocation != "spread":
             return None
         if self._rules(job):
@@ -119,7 +120,7 @@ class PoolPlacer:
 
     def place(self, job: JobView, nodes: Mapping[str, NodeView], exclude: frozenset[str]) -> Placement | None:
         """A placement in the own pool, else on lent nodes."""
-        pool = self.cfg.pool(job.pool) or self.cfg.pools[0]
+        pool = self._pools.get(job.pool) or self.cfg.pools[0]
         rank = self.model_rank(job.gpu) if job.gpus else None
         got = (
             place_cores(job, nodes, (job.pool,), exclude, pool.allocation, pool.cpu_oversubscribe)
@@ -153,23 +154,33 @@ def plan(
     cfg: PolicyConfig,
     shares: FairshareLedger | None = None,
     models: Mapping[str, Accelerator] | None = None,
+    in_place: bool = False,
 ) -> tuple[list[Placement], dict[str, Reservation]]:
-    """The jobs to start now and the per-pool reservations, under policy `cfg` at time `now`."""
+    """The jobs to start now and the per-pool reservations, under policy `cfg` at time `now`; `in_place`: the
+    placements are applied to `nodes` as they are made (`backfill`)."""
     snap = shares.snapshot(now, cfg.priority.principal_weight) if shares else None
     key = ranker(now, hour, cfg.priority, snap)
-    if cfg.easy_head and (mixed := _mixed_pools(cfg)):
-        key = _batch_first_come(key, mixed)
-    # backfill() only considers the first backfill_depth jobs: nsmallest is sorted()[:depth], without the sort
-    order = heapq.nsmallest(cfg.backfill_depth, queue, key=key)
+    mixed = _mixed_pools(cfg) if cfg.easy_head else set()
+    # one mixed pool holding only batch jobs (a replayed HPC trace): every job ranks by age alone
+    by_age = len(mixed) == 1 and all(j.pool in mixed and not _agent_work(j) for j in queue)
+    if by_age:
+        order = sorted(queue, key=_queued_at)[: cfg.backfill_depth]  # sorted is stable: as by first_come's key
+    else:
+        if mixed:
+            key = _batch_first_come(key, mixed)
+        # backfill() only considers the first backfill_depth jobs: nsmallest is sorted()[:depth], without the sort
+        order = heapq.nsmallest(cfg.backfill_depth, queue, key=key)
     placer = PoolPlacer(cfg, nodes, hour, models)
     if not cfg.easy_head:
-        return backfill(order, nodes, running, now, placer, lambda j: j.pool, cfg.backfill_depth)
-    mixed = _mixed_pools(cfg)
+        return backfill(order, nodes, running, now, placer, lambda j: j.pool, cfg.backfill_depth, in_place=in_place)
 
     def may_reserve(job: JobView) -> bool:
         return job.pool not in mixed or not _agent_work(job)
 
-    heads = [_first_come(queue, pool) for pool in sorted(mixed)]
+    if by_age and len(order) == len(queue):
+        heads: list[Iterable[JobView]] = [_ties_by_id(order)]
+    else:
+        heads = [_first_come(queue, pool) for pool in sorted(mixed)]
 
     def in_mixed(job: JobView) -> bool:
         return job.pool in mixed and _agent_work(job)
@@ -177,16 +188,21 @@ def plan(
     pools = [p for p in cfg.pools if p.name in mixed]
     # the lane binds only while the pool is congested: its oldest batch job has waited `agent_lane_after`
     # (and only matters while agent work is queued there: the lane never holds back a batch job)
-    queued = {j.pool for j in queue if _agent_work(j)}
+    queued = set() if by_age else {j.pool for j in queue if _agent_work(j)}
     oldest = {p.name: now - p.agent_lane_after for p in pools if p.agent_max_cores and p.name in queued}
-    waiting = {j.pool for j in queue if j.pool in oldest and not _agent_work(j) and j.queued_at <= oldest[j.pool]}
+    waiting = (
+        {j.pool for j in queue if j.pool in oldest and not _agent_work(j) and j.queued_at <= oldest[j.pool]}
+        if oldest
+        else set()
+    )
     rules = AgentRules(
         in_mixed,
         {p.name: p.agent_cores for p in pools},
         {p.name: p.agent_fill for p in pools},
         {p.name: p.agent_max_cores for p in pools if p.agent_max_cores is not None and p.name in waiting},
     )
-    return backfill(order, nodes, running, now, placer, lambda j: j.pool, cfg.backfill_depth, may_reserve, heads, rules)
+    depth = cfg.backfill_depth
+    return backfill(order, nodes, running, now, placer, lambda j: j.pool, depth, may_reserve, heads, rules, in_place)
 
 
 def _agent_work(job: JobView) -> bool:
@@ -211,6 +227,25 @@ def _batch_first_come(
 def _mixed_pools(cfg: PolicyConfig) -> set[str]:
     """Pools that take agent work and batch classes (hpc, training) alike."""
     return {p.name for p in cfg.pools if "agent" in p.classes and {"hpc", "training"} & set(p.classes)}
+
+
+def _queued_at(job: JobView) -> float:
+    return job.queued_at
+
+
+def _ties_by_id(by_age: Sequence[JobView]) -> Iterator[JobView]:
+    """`_first_come` over one pool's whole queue already sorted by age: jobs queued at the same time, by id."""
+    k = 0
+    while k < len(by_age):
+        m = k + 1
+        while m < len(by_age) and by_age[m].queued_at == by_age[k].queued_at:
+            m += 1
+        yield from (by_age[k:m] if m == k + 1 else sorted(by_age[k:m], key=_job_id))
+        k = m
+
+
+def _job_id(job: JobView) -> str:
+    return job.id
 
 
 def _first_come(queue: Sequence[JobView], pool: str) -> Iterator[JobView]:

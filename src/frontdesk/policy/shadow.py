@@ -84,8 +84,14 @@ class _CopyOnWrite:
     """A planning view of the nodes that copies a node only when a placement changes it. Over `IndexedNodes`
     (the simulator's) the view is indexed too: its index is copied, and follows every change."""
 
-    def __init__(self, nodes: Mapping[str, NodeView]) -> None:
-        self.nodes: dict[str, NodeView] = nodes.planning_copy() if isinstance(nodes, IndexedNodes) else dict(nodes)
+    def __init__(self, nodes: Mapping[str, NodeView], in_place: bool = False) -> None:
+        self.nodes: dict[str, NodeView]
+        if in_place:  # the caller's own nodes, changed as placements are made (no copy)
+            assert isinstance(nodes, dict)
+            self.nodes = nodes
+        else:
+            self.nodes = nodes.planning_copy() if isinstance(nodes, IndexedNodes) else dict(nodes)
+        self.in_place = in_place
         self.owned: set[str] = set()
         self._totals: list[float] | None = None
 
@@ -109,12 +115,16 @@ class _CopyOnWrite:
         return cost <= cpus + 1e-9 and job.gpus <= gpus and job.memory_bytes <= memory
 
     def apply(self, parts: tuple[Part, ...], exclusive: bool, sign: int) -> None:
-        nodes = self.nodes
-        for x in parts:
-            if x.node not in self.owned and x.node in nodes:
-                nodes[x.node] = nodes[x.node].copy()
-                self.owned.add(x.node)
-        mine = tuple(x for x in parts if x.node in nodes)
+        nodes, owned = self.nodes, self.owned
+        fresh = [] if self.in_place else [x.node for x in parts if x.node not in owned]
+        if any(n not in nodes for n in fresh):
+            fresh = [n for n in fresh if n in nodes]
+            mine = tuple(x for x in parts if x.node in nodes)
+        else:  # owned names are in nodes: every part is
+            mine = parts
+        for name in fresh:
+            nodes[name] = nodes[name].copy()
+        owned.update(fresh)
         if isinstance(nodes, IndexedNodes):
             self._totals = None
             nodes.apply(mine, exclusive, sign)
@@ -132,7 +142,9 @@ class _CopyOnWrite:
 def _shadow(job: JobView, work: Mapping[str, NodeView], runs: Runs, placer: Placer, now: float) -> Reservation:
     """When and where `job` could start if the running jobs on its candidate nodes end as expected; on
     interchangeable nodes (`counted_pools`), with the extra cores left over then."""
-    names = [n for n in placer.candidates(job) if n in work]
+    names = list(candidates := placer.candidates(job))
+    if not all(map(work.__contains__, candidates)):
+        names = [n for n in candidates if n in work]
     res, whole = _search(job, names, work, runs, placer, now)
     pools = None if math.isinf(res.shadow) else counted_pools(job, names, work, placer)
     if pools is None:

@@ -28,6 +28,7 @@ __all__ = ["MISS", "IndexedNodes", "Layout", "Miss", "on_shapes", "place_cores",
 Parts = tuple[tuple[Part, ...], bool]
 Shape = tuple[int, float]
 """(1 when the node has GPUs else 0, free cores)"""
+Moves = dict[tuple[str, Shape], list[str]]
 
 
 class Miss(Enum):
@@ -49,11 +50,13 @@ class Layout:
     position: Mapping[str, int] = field(default_factory=dict, compare=False)
     """name -> its index in `names` (empty when the layout was built by hand)"""
     memo: dict[Hashable, Any] = field(default_factory=dict, compare=False)
+    """Answers worked out for one state (keyed by its `IndexedNodes.version`): a reservation search a pass
+    repeats when nothing started or ended since the last one."""
     run_totals: dict[int, tuple[Any, float, bool]] = field(default_factory=dict, compare=False)
     """id(running job view) -> (the view, its cores, whether they are whole on a job not held exclusively):
     kept while the job runs, so a reservation count reads a job once, not each of its parts"""
-    """Answers worked out for one state (keyed by its `IndexedNodes.version`): a reservation search a pass
-    repeats when nothing started or ended since the last one."""
+    parts: dict[tuple[str, float], Part] = field(default_factory=dict, compare=False)
+    """(node, cores) -> its `Part` (immutable: one object serves every placement that takes it)"""
 
     @staticmethod
     def of(nodes: Iterable[NodeView]) -> Layout:
@@ -118,14 +121,20 @@ class IndexedNodes(dict[str, NodeView]):
     def apply(self, parts: tuple[Part, ...], exclusive: bool, sign: int = 1) -> None:
         """`model.apply` on these nodes, then the index follows."""
         apply(self, parts, exclusive, sign)
-        self.version = next(_VERSIONS)
-        for x in parts:
-            self._refile(x.node)
+        self.renew()
+        if len(parts) == 1:
+            self._refile(parts[0].node)
+        else:
+            self._refile_all(dict.fromkeys(x.node for x in parts))
 
     def touched(self, name: str) -> None:
         """Re-file node `name` after it changed (or was replaced)."""
-        self.version = next(_VERSIONS)
+        self.renew()
         self._refile(name)
+
+    def renew(self) -> None:
+        """A new version number (for a state a planning pass changed in place, too)."""
+        self.version = next(_VERSIONS)
 
     def _refile(self, name: str) -> None:
         """`touched`, without a new version (the properties and helpers inlined: it runs for every part of
@@ -178,6 +187,59 @@ class IndexedNodes(dict[str, NodeView]):
         t[1] += gfree
         t[2] += mfree
 
+    def _refile_all(self, names: Iterable[str]) -> None:
+        """`_refile` of distinct `names`, filed once per shape left or joined (not per node: a wide job)."""
+        key, t, odd = self._key, self.totals, self._odd
+        left: Moves = {}
+        came: Moves = {}
+        for name in names:
+            old = key.get(name)
+            if old is not None:
+                pool, shape, gfree, mfree = old
+                left.setdefault((pool, shape), []).append(name)
+                t[0] -= shape[1]
+                t[1] -= gfree
+                t[2] -= mfree
+            elif name in odd:
+                odd.discard(name)
+            n = self.get(name)
+            if n is None or n.drained or n.exclusive:
+                key[name] = None
+                continue
+            free, gfree, mfree = n.cpus - n.used_cpus, n.gpus - n.used_gpus, n.memory_bytes - n.used_memory
+            if free < 0 or gfree < 0 or mfree < 0:
+                odd.add(name)
+                key[name] = None
+                continue
+            shape = (1 if n.gpus else 0, free)
+            key[name] = (n.pool, shape, gfree, mfree)
+            came.setdefault((n.pool, shape), []).append(name)
+            t[0] += free
+            t[1] += gfree
+            t[2] += mfree
+        self._move(left, came)
+
+    def _move(self, left: Moves, came: Moves) -> None:
+        """File the nodes that left a (pool, shape) and those that came to one; the ordered lists follow."""
+        buckets, srt = self._buckets, self._sorted
+        for ks, gone in left.items():
+            was = buckets[ks[0]]
+            filed = was[ks[1]]
+            filed.difference_update(gone)
+            if not filed:
+                del was[ks[1]]
+                srt.pop(ks, None)
+            elif ks in srt:
+                names = srt[ks] if ks in self._owned else self._own(ks)
+                drop = set(gone)
+                names[:] = [n for n in names if n not in drop]
+        for ks, new in came.items():
+            buckets.setdefault(ks[0], {}).setdefault(ks[1], set()).update(new)
+            if ks in srt:  # (never for a shape new to the pool: its names were never listed in order)
+                names = srt[ks] if ks in self._owned else self._own(ks)
+                names += new
+                names.sort()
+
     def _own(self, key: tuple[str, Shape]) -> list[str]:
         """This copy's own ordered list for `key` (a planning copy shares its original's until it changes one)."""
         if key not in self._owned:
@@ -228,22 +290,17 @@ def place_cores(
 ) -> Parts | Miss | None:
     """`placement.place(job, <the usable nodes of pools less exclude>, allocation, oversubscribe)` for a job
     asking cores only, read from the index; MISS when the index cannot answer."""
-    if (
-        job.gpus
-        or job.shared_gpu
-        or job.memory_bytes
-        or job.cpus < 1
-        or allocation not in ("spread", "pack")
-        or nodes.odd
-    ):
+    if job.gpus or job.shared_gpu or job.memory_bytes or job.cpus < 1 or nodes.odd:
+        return MISS
+    if allocation not in ("spread", "pack"):
         return MISS
     ratio = oversubscribe if job.job_class == "agent" else 1.0
     if len(pools) == 1:  # the index's own sets, and their names in order (kept until the set changes)
         pool = pools[0]
         entries = [(shape, names, pool) for shape, names in nodes._buckets.get(pool, {}).items()]
-        return on_shapes(job, entries, nodes.ordered, exclude, ratio, allocation)
+        return on_shapes(job, entries, nodes.ordered, exclude, ratio, allocation, nodes.layout.parts)
     merged = [(shape, names, "") for shape, names in nodes.shapes(pools).items()]
-    return on_shapes(job, merged, sorted_of(merged), exclude, ratio, allocation)
+    return on_shapes(job, merged, sorted_of(merged), exclude, ratio, allocation, nodes.layout.parts)
 
 
 Entry = tuple[Shape, "set[str]", str]
@@ -262,13 +319,18 @@ def on_shapes(
     exclude: frozenset[str],
     ratio: float,
     allocation: str,
+    made: dict[tuple[str, float], Part] | None = None,
 ) -> Parts | Miss | None:
     """`placement.place` over the named nodes by shape, less `exclude`; `ordered(pool, shape)` lists a
-    shape's names in order."""
+    shape's names in order; `made` keeps the parts built (`Layout.parts`)."""
     got = take_cores(job, entries, ordered, exclude, ratio, allocation)
     if got is None or got is MISS:
         return got
-    return tuple(Part(name, c, 0, 0) for name, c in got), False
+    if made is None:
+        return tuple(Part(name, c, 0, 0) for name, c in got), False
+    if len(made) > 100_000:
+        made.clear()
+    return tuple(made.get(nc) or made.setdefault(nc, Part(*nc, 0, 0)) for nc in got), False
 
 
 def take_cores(

@@ -74,6 +74,9 @@ class _Running:
     runtime_view: RunningView
     start: float
     token: int
+    gpus: int
+    cpus: float
+    """what `placement` holds in all (sums kept from the start: the release takes back the same figures)"""
 
 
 def simulate(
@@ -125,6 +128,8 @@ class _Sim:
         self.window: int | None = getattr(policy, "window", None)
         self.costs: list[tuple[float, str]] = []
         """(least cores, job id) of queued jobs: a heap, started ones dropped lazily."""
+        self.asking_gpus = 0
+        """Queued jobs asking GPUs (with none, the cost heap alone says whether a pass may start one)."""
         self.hook: Suspender | None = None
         if (rules := getattr(policy, "suspend", None)) is not None:
             from frontdesk.sim.suspend import Suspender
@@ -171,6 +176,7 @@ class _Sim:
         self.records[item.id] = rec
         self.queue[item.id] = (item, view)
         heapq.heappush(self.costs, (_cost(view), item.id))
+        self.asking_gpus += view.gpus > 0
         if self.hook is not None:
             self.hook.arrived(view)
 
@@ -182,8 +188,8 @@ class _Sim:
             return False
         del self.running[job_id]
         _apply(self.state, run.placement.parts, run.placement.exclusive, -1)
-        self.busy_g -= sum(p.gpus for p in run.placement.parts)
-        self.busy_c -= sum(p.cpus for p in run.placement.parts)
+        self.busy_g -= run.gpus
+        self.busy_c -= run.cpus
         if kind == END:
             run.record.end = now
             self.policy.finished(run.record.job, run.view, run.start, now)
@@ -195,6 +201,7 @@ class _Sim:
                 run.record.start = None
                 self.queue[job_id] = (run.record.job, run.view)
                 heapq.heappush(self.costs, (_cost(run.view), job_id))
+                self.asking_gpus += run.view.gpus > 0
             else:
                 run.record.end = now
         return True
@@ -209,25 +216,34 @@ class _Sim:
             return
         # a policy that only ever looks at the first `window` queued jobs gets only those
         views = [v for _, v in itertools.islice(queue.values(), self.window)]
-        if not any(_may_fit(v, free_c, free_g) for v in views):
-            return
+        if (self.asking_gpus or len(views) < len(queue)) and not any(_may_fit(v, free_c, free_g) for v in views):
+            return  # (else the cheapest queued job fits: checked above)
         hour = (self.start_hour + now / 3600) % 24
         self.passes += 1
-        for p in self.policy.schedule(views, self.state, [r.runtime_view for r in self.running.values()], now, hour):
-            self.start(p, now)
+        # the pass applies its placements to the state as it makes them (no planning copy to apply again)
+        runs = [r.runtime_view for r in self.running.values()]
+        started = self.policy.schedule(views, self.state, runs, now, hour, in_place=True)
+        if started and isinstance(self.state, IndexedNodes):
+            self.state.renew()  # what a reservation search kept during the pass is not reused after it
+        for p in started:
+            self.start(p, now, applied=True)
 
-    def start(self, p: Placement, now: float) -> None:
+    def start(self, p: Placement, now: float, applied: bool = False) -> None:
+        """Start a queued job on `p` (`applied`: the placement is in the state already)."""
         job, view = self.queue.pop(p.job_id)
-        _apply(self.state, p.parts, p.exclusive, 1)
-        self.busy_g += sum(x.gpus for x in p.parts)
-        self.busy_c += sum(x.cpus for x in p.parts)
+        self.asking_gpus -= view.gpus > 0
+        if not applied:
+            _apply(self.state, p.parts, p.exclusive, 1)
+        gpus, cpus = sum(x.gpus for x in p.parts), sum(x.cpus for x in p.parts)
+        self.busy_g += gpus
+        self.busy_c += cpus
         rec = self.records[job.id]
         rec.start = now
         rec.borrowed = p.borrowed_from is not None
         self.seq += 1
         seq = self.seq
         runtime = RunningView(job.id, p.parts, now + view.walltime_s, p.exclusive, view.job_class, view.trial)
-        self.running[job.id] = _Running(rec, view, p, runtime, now, seq)
+        self.running[job.id] = _Running(rec, view, p, runtime, now, seq, gpus, cpus)
         heapq.heappush(self.heap, (now + min(job.runtime, job.walltime), END, seq, (job.id, seq)))
         if p.borrowed_from is not None:
             heapq.heappush(self.heap, (now + _reclaim(self.policy, p)[0], RECLAIM, seq, (job.id, seq)))

@@ -38,8 +38,9 @@ class SimPolicy(Protocol):
         running: Sequence[RunningView],
         now: float,
         hour: float,
+        in_place: bool = False,
     ) -> list[Placement]:
-        """Jobs to start now."""
+        """Jobs to start now; `in_place`: already applied to `nodes` (`backfill`'s `in_place`)."""
 
     def fits_now(self, job: JobView, nodes: Mapping[str, NodeView], hour: float) -> bool:
         """Whether the job's resources are free right now (ignoring the queue)."""
@@ -127,9 +128,10 @@ class BaselinePolicy:
         running: Sequence[RunningView],
         now: float,
         hour: float,
+        in_place: bool = False,
     ) -> list[Placement]:
         key = (lambda j: "all") if self.easy else None
-        return backfill(queue, nodes, running, now, _FlatPlacer(nodes), key, self.depth)[0]
+        return backfill(queue, nodes, running, now, _FlatPlacer(nodes), key, self.depth, in_place=in_place)[0]
 
     def fits_now(self, job: JobView, nodes: Mapping[str, NodeView], hour: float) -> bool:
         return _FlatPlacer(nodes).place(job, nodes, frozenset()) is not None
@@ -194,8 +196,9 @@ class FrontdeskPolicy:
         running: Sequence[RunningView],
         now: float,
         hour: float,
+        in_place: bool = False,
     ) -> list[Placement]:
-        return plan(queue, nodes, running, now, hour, self.cfg, self.shares)[0]
+        return plan(queue, nodes, running, now, hour, self.cfg, self.shares, in_place=in_place)[0]
 
     def fits_now(self, job: JobView, nodes: Mapping[str, NodeView], hour: float) -> bool:
         return PoolPlacer(self.cfg, nodes, hour).place(job, nodes, frozenset()) is not None

@@ -68,3 +68,17 @@ def test_slurm_nice_keeps_the_order_and_is_never_negative() -> None:
     trial = slurm_priority("agent", True, 1.0, CFG)
     hpc = slurm_priority("hpc", False, 0.0, CFG)
     assert 0 <= slurm_nice(trial) < slurm_nice(hpc)
+
+
+def test_a_snapshot_keeps_the_use_of_its_time_when_read_after_a_charge() -> None:
+    """Factors are worked out when first read: a charge between the snapshot and that read must not reach it."""
+    shares, alone = FairshareLedger(half_life=3600), FairshareLedger(half_life=3600)
+    for ledger in (shares, alone):
+        ledger.charge("a", "lab-a", 4, 0, 600, now=0)
+        ledger.charge("b", "lab-b", 1, 0, 60, now=0)
+    snap = shares.snapshot(100, principal_weight=0.7)
+    shares.charge("b", "lab-b", 64, 8, 36_000, now=50)  # after the snapshot, before it is read
+    want = alone.snapshot(100, principal_weight=0.7)
+    for principal, group in (("a", "lab-a"), ("b", "lab-b"), ("new", "lab-b")):
+        assert snap.factor(principal, group) == want.factor(principal, group)
+    assert shares.snapshot(100, 0.7).factor("b", "lab-b") < want.factor("b", "lab-b")

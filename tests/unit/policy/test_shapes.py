@@ -126,3 +126,40 @@ def test_an_agent_day_on_the_gpu_cluster_decides_as_the_scan() -> None:
     wl = agent_day(AgentMix(hours=1.0), 3)
     for spec in ("easy", "frontdesk"):
         assert records(wl, spec, True) == records(wl, spec, False), spec
+
+
+alike_st = st.tuples(st.just("a"), st.sampled_from([1, 1, 4]), st.just(0), st.sampled_from([0.0, 1.0]), st.just(0))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.one_of(alike_st, node_st), min_size=2, max_size=12),
+    st.lists(st.tuples(st.sets(st.integers(0, 11), min_size=2, max_size=8), st.sampled_from([0.25, 1.0])), max_size=12),
+)
+def test_a_wide_start_or_end_files_its_nodes_as_one_node_at_a_time_would(
+    specs: list[tuple[str, int, int, float, int]], moves: list[tuple[set[int], float]]
+) -> None:
+    """`apply` of many parts files them per shape at once (`_refile_all`); the index, its names in order and a
+    planning copy's own index must read as if each node were re-filed alone."""
+    nodes = IndexedNodes(make_nodes(specs))
+    for pool, by_shape in list(nodes._buckets.items()):
+        for shape in list(by_shape):
+            nodes.ordered(pool, shape)  # names in order exist before the moves: they must follow them
+    held: list[tuple[Part, ...]] = []
+    for k, (picked, cores) in enumerate(moves):
+        copy = nodes.planning_copy()
+        before = {p: {s: set(n) for s, n in b.items()} for p, b in copy._buckets.items()}
+        if held and k % 3 == 2:
+            nodes.apply(held.pop(len(picked) % len(held)), False, -1)
+        else:
+            parts = tuple(Part(f"n{i % len(specs):02d}", cores, 0, 0) for i in sorted(picked))
+            parts = tuple({x.node: x for x in parts}.values())
+            nodes.apply(parts, False, 1)
+            held.append(parts)
+        fresh = IndexedNodes(dict(nodes))
+        assert nodes.odd == fresh.odd
+        assert {p: b for p, b in nodes._buckets.items() if b} == fresh._buckets
+        assert nodes.totals == fresh.totals
+        for (pool, shape), names in nodes._sorted.items():
+            assert names == sorted(nodes._buckets[pool][shape])
+        assert {p: {s: set(n) for s, n in b.items()} for p, b in copy._buckets.items()} == before

@@ -1,14 +1,24 @@
 """The simulator's speed-ups answer exactly what the plain code answers: a pass's ranking function against
-`priority.rank`, and signature look-ups that ignore the GPU need of a job asking no GPU."""
+`priority.rank`, signature look-ups that ignore the GPU need of a job asking no GPU, and passes planned on the
+simulator's own nodes (in place) against passes planned on a copy."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from frontdesk.policy.config import PriorityConfig, TimeWeight
-from frontdesk.policy.model import JobView
+from frontdesk.policy.model import JobView, apply
 from frontdesk.policy.priority import FairshareLedger, rank, ranker
+from frontdesk.policy.shapes import IndexedNodes
+from frontdesk.sim.cluster import assign_pools, build_cluster, default_policy
+from frontdesk.sim.compare import make_policy
+from frontdesk.sim.engine import simulate
+from frontdesk.sim.overlay import overlay_agents
+from frontdesk.sim.swf import Machine
+from frontdesk.sim.workload import SimJob, Workload
 from frontdesk.spec.accelerators import GpuNeed
 
 job_st = st.builds(
@@ -66,3 +76,56 @@ def test_a_job_asking_no_gpu_has_one_signature_whatever_its_gpu_need() -> None:
     for placer in (flat, pools):
         assert placer.signature(plain) == placer.signature(typed)
         assert placer.signature(asking) != placer.signature(JobView("d", "u", "hpc", "hpc", 4, gpus=1))
+
+
+class _PlannedOnACopy:
+    """The policy, its passes planned on a copy of the nodes and applied after (the engine before in-place
+    passes): the in-place pass must decide the same."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def schedule(self, queue: Any, nodes: Any, running: Any, now: float, hour: float, in_place: bool = False) -> Any:
+        got = self.inner.schedule(queue, nodes, running, now, hour)
+        for p in got:
+            if isinstance(nodes, IndexedNodes):
+                nodes.apply(p.parts, p.exclusive, 1)
+            else:
+                apply(nodes, p.parts, p.exclusive, 1)
+        return got
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.floats(0, 500), st.sampled_from([1, 1, 2, 3, 8, 16]), st.floats(1, 400), st.floats(1, 3)),
+        min_size=1,
+        max_size=50,
+    ),
+    st.sampled_from([(16, 16), (24, 3)]),
+    st.booleans(),
+    st.booleans(),
+)
+def test_a_pass_in_place_decides_as_one_on_a_copy(
+    jobs: list[tuple[float, int, float, float]], machine: tuple[int, int], agents: bool, indexed: bool
+) -> None:
+    procs, count = machine
+    sims = [
+        SimJob(f"j{k}", t, run, run * over, min(p, procs), f"u{k % 3}")
+        for k, (t, p, run, over) in enumerate(sorted(jobs))
+    ]
+    wl = Workload("h", sims, 0.0, None, "swf", Machine(procs, count))
+    if agents:
+        wl = overlay_agents(wl)
+    for spec in ("fifo", "easy", "frontdesk", "frontdesk-suspend"):
+        got = []
+        for wrap in (False, True):
+            pol = make_policy(spec, wl)
+            cfg = getattr(pol, "cfg", None) or default_policy(wl.cluster, wl.machine)
+            nodes = assign_pools(build_cluster(wl.cluster, wl.machine), cfg)
+            res = simulate(wl, nodes, _PlannedOnACopy(pol) if wrap else pol, indexed=indexed)
+            got.append(sorted((r.job.id, r.start, r.end, r.preempted, r.pauses) for r in res.records))
+        assert got[0] == got[1], spec
