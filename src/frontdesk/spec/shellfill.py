@@ -56,6 +56,7 @@ def shell_text_index(argv: Sequence[str]) -> int | None:
     return None
 
 
+@functools.lru_cache(maxsize=4096)
 def _put(value: str, where: str, delim: str = "") -> str:
     """The value as text to insert in context `where` (see the module doc)."""
     if delim and value in delim:  # a heredoc line filled to its delimiter would end it early
@@ -211,24 +212,32 @@ def _could_be(line: str, delim: str) -> bool:
 
 
 @functools.lru_cache(maxsize=16)
-def _read(text: str, names: frozenset[str]) -> tuple[str | _Hole, ...]:
-    """The template as literal pieces and holes: read once, filled for each of up to 10,000 points."""
-    return _Reader(text, names).run()
+def _read(text: str, names: frozenset[str]) -> tuple[str, tuple[_Hole, ...]]:
+    """The template read once: a format string (`{0}`, `{1}`... per distinct hole) and its holes, so each of up
+    to 10,000 points is filled by one `str.format` (a Python loop over 100 holes x 10,000 points took seconds)."""
+    keys: dict[_Hole, int] = {}
+    out = []
+    for part in _Reader(text, names).run():
+        if isinstance(part, str):
+            out.append(part.replace("{", "{{").replace("}", "}}"))
+        else:
+            out.append("{" + str(keys.setdefault(part, len(keys))) + "}")
+    return "".join(out), tuple(keys)
 
 
 def fill_shell(text: str, point: Mapping[str, object], show: Show) -> str:
     """`{name}` replaced in shell text by the value, quoted for where it lands (see the module doc)."""
     if not PLACEHOLDER.search(text):
         return text
-    parts = _read(text, frozenset(point))
-    return "".join(p if isinstance(p, str) else _put(show(point[p[0]]), p[1], p[2]) for p in parts)
+    fmt, holes = _read(text, frozenset(point))
+    shown = {name: show(value) for name, value in point.items()}
+    return fmt.format(*[_put(shown[name], where, delim) for name, where, delim in holes])
 
 
 def check_values(text: str, values: Mapping[str, Iterable[str]]) -> None:
     """ValueError (one line) when some value cannot be quoted at one of its placeholders in this shell text."""
     if not PLACEHOLDER.search(text):
         return
-    for part in _read(text, frozenset(values)):
-        if not isinstance(part, str):
-            for value in values[part[0]]:
-                _put(value, part[1], part[2])
+    for name, where, delim in _read(text, frozenset(values))[1]:
+        for value in values[name]:
+            _put(value, where, delim)
