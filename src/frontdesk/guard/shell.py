@@ -184,6 +184,7 @@ class _Walker(WordReader):
                 "command_substitution",
             ):
                 items.append(self._word(child, depth, via))  # runs substitutions in the list
+        items = self._expanded(items)  # `for f in "${a[@]}"`: an array the line set, each value walked
         feeders = [p for w in items for p in w.subst_programs]
         known = 0 < len(items) <= 8 and not any(w.dynamic or w.unset_vars for w in items)
         known = known and self._loop_walks + len(items) <= _LOOP_WALKS  # nested loops: a bounded number of walks
@@ -370,9 +371,7 @@ class _Walker(WordReader):
             # f() { rm -rf "$1"; }; f ~ : the body again, with this call's words as $1 ...
             body = positional(self.functions[prog], [prog] + [w.text for w in inv.args])
             self.run(body, depth + 1, inv.via + [f"function {prog}"])
-        if prog == "set" and inv.args and (inv.args[0].text[:1] not in "-+" or "--" in [w.text for w in inv.args]):
-            texts = [w.text for w in inv.args]
-            self.positional = inv.args[texts.index("--") + 1 :] if "--" in texts else list(inv.args)
+        self._builtin(inv)  # `set -- a b` ($1 $2 $@), `mapfile -t a < <(ls ~)` ("${a[@]}")
         if prog in ("cd", "pushd") and self.cwd is not None:  # `cd` alone goes home; `pushd DIR` moves too
             dirs = [w.text for w in inv.args if not w.is_flag] or (
                 [(self.env or {}).get("HOME", "")] if prog == "cd" else []

@@ -18,8 +18,8 @@ from frontdesk.guard.shelltext import (
     brace_words,
     found_of,
     known_output,
-    listed_dir,
     listed_glob,
+    listing_of,
     own_commands,
     passes_on,
     unescape,
@@ -120,6 +120,27 @@ class WordReader:
                 out.append(w)
         return out
 
+    def _builtin(self, inv: Invocation) -> None:
+        """What a builtin sets for the rest of the line: `set -- a b` ($1 $2 $@) and `mapfile -t a < <(ls ~)` /
+        `readarray` (the array: the lines the line shows, or `*` for the entry names of a listed directory)."""
+        args, texts = inv.args, [w.text for w in inv.args]
+        if inv.program == "set" and args and (texts[0][:1] not in "-+" or "--" in texts):
+            self.positional = args[texts.index("--") + 1 :] if "--" in texts else list(args)
+        if inv.program not in ("mapfile", "readarray"):
+            return
+        name, k = "MAPFILE", 0
+        while k < len(texts):
+            if texts[k] in ("-d", "-n", "-O", "-s", "-u", "-C", "-c"):  # options with a value
+                k += 2
+                continue
+            name = texts[k] if re.fullmatch(r"[A-Za-z_]\w*", texts[k]) else name
+            k += 1
+        self.arrays.pop(name, None)
+        if inv.stdin_text is not None and not inv.stdin_partial:
+            self.arrays[name] = [Word(line, line) for line in inv.stdin_text.splitlines() if line][:8]
+        elif inv.stdin_lists is not None:
+            self.arrays[name] = [Word("*", "*")]  # names: each entry of the listed directory
+
     def _declaration(self, node: Any, depth: int, via: list[str]) -> None:
         """`export X=1`, `declare -a a=(...)`, `local d=~`: the values are set, the command is emitted."""
         env: dict[str, str] = {}
@@ -161,7 +182,7 @@ class WordReader:
                         out.stdin_text = "".join(t or "" for t in texts)
                     else:
                         out.stdin_from.extend(inv.program for inv in self.out[before:] if inv.program)
-                        out.stdin_lists = listed_dir(own[0], self.cwd) if len(own) == 1 else None  # < <(ls ~)
+                        out.stdin_lists = listing_of(own, self.cwd)  # < <(ls ~ | grep -v keep)
                 if target is None:
                     target = word
                 else:
