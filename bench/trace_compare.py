@@ -209,6 +209,7 @@ def overlay_table(path: Path, jobs: int | None) -> None:
 SUSPEND_ROWS = (
     ("easy-textbook", "EASY (textbook)"),
     ("frontdesk", "frontdesk"),
+    ("frontdesk-suspend-share", "fd + susp. share"),
     ("frontdesk-suspend", "fd + suspend"),
 )
 
@@ -231,13 +232,13 @@ def suspend_table(path: Path, jobs: int | None) -> None:
         line = f"{label:<18}{f[0]:>10.2f}{f[1]:>9.0f}s{f[2]:>11.2f}{f[3]:>10.0f}s{f[4]:>9.0f}s{f[7]:>7.1%}"
         print(line + f"{len(paused):>7} ({len(paused) / hpc:>4.1%}){most:>9.0f}s{time.process_time() - t0:>7.1f}")
     tb = rows["easy-textbook"]
-    for spec in ("frontdesk", "frontdesk-suspend"):
+    for spec in ("frontdesk", "frontdesk-suspend-share", "frontdesk-suspend"):
         ratios = [rows[spec][k] / tb[k] if tb[k] else float("nan") for k in range(4)]
-        met = rows[spec][4] <= 30.0 and ratios[0] <= 1.10
+        met = rows[spec][4] <= 30.0 and max(ratios) <= 1.10
         print(
             f"   {spec} / EASY (hpc bsld, wait, large bsld, large wait): "
             + " ".join(f"{r:.3f}" for r in ratios)
-            + f"; trial p95 {rows[spec][4]:.0f} s: goal (p95 <= 30 s, hpc bsld <= 1.10 EASY) "
+            + f"; trial p95 {rows[spec][4]:.0f} s: goal (p95 <= 30 s, all four <= 1.10 EASY) "
             + ("MET" if met else "not met"),
             flush=True,
         )

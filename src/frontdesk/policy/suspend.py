@@ -10,6 +10,10 @@ shifts by the suspension; it resumes when those trials have ended. Who may be su
   its requested time (so a job asking 12 h may lose at most 72 min at 10 %, one asking 10 min none).
 Among those, the fewest jobs that hold enough cores: one job if one is wide enough (the narrowest such, so the
 fewest cores sit idle, then the most recently started), else the widest first (most recently started first).
+`TURNAROUND` (the simulator's `frontdesk-suspend`) counts the share of the job's expected turnaround (its wait
+plus its requested time: its slowdown grows by 10 % at most), rests 60 s, lets a flood's later trials join a
+suspension past its first trial's limit while every victim's share allows, and runs queued jobs that end in time
+on the lent cores no trial uses (`fills`; 4 kept idle for trials).
 """
 
 from __future__ import annotations
@@ -19,7 +23,16 @@ from dataclasses import dataclass
 
 from frontdesk.policy.model import JobView, Part
 
-__all__ = ["SuspendRules", "Victim", "choose_victims", "eligible_trial", "lend_parts", "may_suspend"]
+__all__ = [
+    "TURNAROUND",
+    "SuspendRules",
+    "Victim",
+    "choose_victims",
+    "eligible_trial",
+    "fills",
+    "lend_parts",
+    "may_suspend",
+]
 
 
 @dataclass(frozen=True)
@@ -34,10 +47,28 @@ class SuspendRules:
     """A job resumed must run this long before it may be suspended again."""
     grace_s: float = 0.0
     """A trial suspends only after waiting this long (one that would start soon on its own does not)."""
+    count_wait: bool = False
+    """The share is of the job's expected turnaround (its wait before it started plus its requested time), not of
+    its requested time alone: a job suspended so never sees its turnaround, hence its slowdown, grow by more than
+    `max_share`."""
+    extend: bool = False
+    """A trial whose limit ends past its group's may still join it, the group's victims suspended longer, while each
+    one's share allows (otherwise it suspends others)."""
+    fill: bool = False
+    """Lent cores no trial uses run queued jobs (first come) whose time limit ends before the group's expected end,
+    so the victims' cores do not sit idle; the victims resume when the last of them ends."""
+    keep_for_trials: float = 4.0
+    """With `fill`: lent cores left idle for the trials of a flood still to come."""
 
     def __post_init__(self) -> None:
-        if self.trial_limit_s <= 0 or not 0 <= self.max_share <= 1 or self.rest_s < 0 or self.grace_s < 0:
+        bad = self.trial_limit_s <= 0 or not 0 <= self.max_share <= 1 or self.rest_s < 0 or self.grace_s < 0
+        if bad or self.keep_for_trials < 0:
             raise ValueError(f"suspend rules out of range: {self}")
+
+
+TURNAROUND = SuspendRules(rest_s=60.0, count_wait=True, extend=True, fill=True)
+"""The measured rules (docs/policy.md): a job's turnaround grows by at most 10 % by suspension, a flood shares
+one suspension, the victims' idle cores run queued jobs that end in time."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +86,8 @@ class Victim:
     """When it last resumed (None: never suspended)."""
     trial: bool = False
     exclusive: bool = False
+    waited_s: float = 0.0
+    """How long it was queued before it started (counted only with `SuspendRules.count_wait`)."""
 
     @property
     def cpus(self) -> float:
@@ -79,7 +112,8 @@ def may_suspend(v: Victim, pool: str, length: float, rules: SuspendRules, now: f
         return False
     if v.resumed_at is not None and now - v.resumed_at < rules.rest_s:
         return False
-    return v.suspended_s + length <= rules.max_share * v.walltime_s
+    base = v.walltime_s + (v.waited_s if rules.count_wait else 0.0)
+    return v.suspended_s + length <= rules.max_share * base
 
 
 def choose_victims(
@@ -98,6 +132,23 @@ def choose_victims(
         if held >= need:
             return got
     return []
+
+
+def fills(
+    queued: Sequence[JobView], pool: str, idle: float, until: float, rules: SuspendRules, now: float
+) -> list[JobView]:
+    """Queued jobs (in the order given: first come) that run on `idle` lent cores of `pool` and end by `until`,
+    `keep_for_trials` cores left over; [] unless `rules.fill`."""
+    out: list[JobView] = []
+    left = idle - rules.keep_for_trials if rules.fill else 0.0
+    for view in queued:
+        if left < 1:
+            break
+        if view.pool == pool and not view.gpus and not view.shared_gpu and view.cpus <= left:
+            if now + view.walltime_s <= until:
+                out.append(view)
+                left -= view.cpus
+    return out
 
 
 def lend_parts(need: float, lendable: Sequence[Part]) -> tuple[Part, ...] | None:

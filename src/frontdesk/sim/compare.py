@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from frontdesk.policy.config import PolicyConfig, parse_policy
-from frontdesk.policy.suspend import SuspendRules
+from frontdesk.policy.suspend import TURNAROUND, SuspendRules
 from frontdesk.sim.cluster import agent_nodes, assign_pools, build_cluster, default_policy
 from frontdesk.sim.engine import SimResult, simulate
 from frontdesk.sim.metrics import summarize
@@ -97,6 +97,8 @@ def make_policy(spec: str, wl: Workload, agents: AgentNodes | None = None) -> Si
     if spec.startswith("frontdesk-slice"):
         return FrontdeskPolicy(base, name=spec)
     if spec == "frontdesk-suspend":
+        return FrontdeskPolicy(base, name=spec, suspend=TURNAROUND)
+    if spec == "frontdesk-suspend-share":  # the first rules: 10 % of the requested time, 600 s of rest, no fill
         return FrontdeskPolicy(base, name=spec, suspend=SuspendRules())
     import tomllib
 

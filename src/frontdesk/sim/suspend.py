@@ -8,7 +8,10 @@ How it is modelled (docs/policy.md, "Preemption by suspension"):
   later; its expected end (what reservations see) shifts by the suspension's length (expected while
   suspended, actual once resumed). The record keeps each pause, so waits and slowdowns count them.
 - Trials of the same pool join a group's idle lent cores while their time limit ends within the group's
-  expected end (a flood of trials shares one suspension); a group never lasts past its first trials' limit.
+  expected end (a flood of trials shares one suspension); a group never lasts past its first trials' limit,
+  unless `SuspendRules.extend` lets a later trial make it last longer (every victim's share allowing).
+- With `SuspendRules.fill`, queued jobs (first come) that end by the group's expected end run on lent cores no
+  trial uses; they hold no cores of their own either, and the victims resume when the last guest ends.
 Nothing here reads a clock or does I/O.
 """
 
@@ -18,7 +21,15 @@ import heapq
 from dataclasses import dataclass, field
 
 from frontdesk.policy.model import JobView, Part, Placement, RunningView
-from frontdesk.policy.suspend import SuspendRules, Victim, choose_victims, eligible_trial, lend_parts
+from frontdesk.policy.suspend import (
+    SuspendRules,
+    Victim,
+    choose_victims,
+    eligible_trial,
+    fills,
+    lend_parts,
+    may_suspend,
+)
 from frontdesk.sim.engine import END, WAKE, _Running, _Sim
 
 __all__ = ["Suspender"]
@@ -83,6 +94,10 @@ class Suspender:
                 continue
             if self._join(view, now) or self._suspend_for(view, now):
                 del self.pending[job_id]
+        if self.rules.fill:
+            for g in self.groups:
+                if g.lendable:
+                    self._fill(g, now)
         rests = self.rests
         while rests and rests[0] <= now:
             heapq.heappop(rests)
@@ -104,13 +119,37 @@ class Suspender:
 
     def _join(self, view: JobView, now: float) -> bool:
         for g in self.groups:
-            if g.pool == view.pool and now + view.walltime_s <= g.until:
-                parts = lend_parts(view.cpus, g.lendable)
-                if parts is not None:
-                    self._lend(g, parts)
-                    self._start(view, parts, g, now)
-                    return True
+            if g.pool != view.pool:
+                continue
+            parts = lend_parts(view.cpus, g.lendable)
+            if parts is not None and (now + view.walltime_s <= g.until or self._extend(g, now + view.walltime_s, now)):
+                self._lend(g, parts)
+                self._start(view, parts, g, now)
+                return True
         return False
+
+    def _extend(self, g: _Group, until: float, now: float) -> bool:
+        """Make the group last until `until` if every victim's share allows it (`SuspendRules.extend`)."""
+        if not self.rules.extend:
+            return False
+        running = self.sim.running
+        if not all(may_suspend(self._victim(running[v]), g.pool, until - g.at, self.rules, now) for v in g.victims):
+            return False
+        for vid in g.victims:
+            rv = running[vid].runtime_view
+            running[vid].runtime_view = _shifted(rv, rv.expected_end + (until - g.until))
+        g.until = until
+        return True
+
+    def _fill(self, g: _Group, now: float) -> None:
+        """Start queued jobs on the group's idle lent cores that end by its expected end (`SuspendRules.fill`)."""
+        queued = [view for _, view in self.sim.queue.values()]
+        for view in fills(queued, g.pool, sum(p.cpus for p in g.lendable), g.until, self.rules, now):
+            parts = lend_parts(view.cpus, g.lendable)
+            assert parts is not None  # fills() counted the idle cores
+            self._lend(g, parts)
+            self._start(view, parts, g, now)
+            self.pending.pop(view.id, None)
 
     def _suspend_for(self, view: JobView, now: float) -> bool:
         length = view.walltime_s
@@ -136,7 +175,16 @@ class Suspender:
         total, resumed = self.history.get(r.record.job.id, (0.0, None))
         v = r.view
         return Victim(
-            v.id, v.pool, r.placement.parts, r.start, v.walltime_s, total, resumed, v.trial, r.placement.exclusive
+            v.id,
+            v.pool,
+            r.placement.parts,
+            r.start,
+            v.walltime_s,
+            total,
+            resumed,
+            v.trial,
+            r.placement.exclusive,
+            r.start - r.record.submit,
         )
 
     @staticmethod

@@ -5,7 +5,16 @@ from __future__ import annotations
 import pytest
 
 from frontdesk.policy.model import JobView, Part
-from frontdesk.policy.suspend import SuspendRules, Victim, choose_victims, eligible_trial, lend_parts, may_suspend
+from frontdesk.policy.suspend import (
+    TURNAROUND,
+    SuspendRules,
+    Victim,
+    choose_victims,
+    eligible_trial,
+    fills,
+    lend_parts,
+    may_suspend,
+)
 
 RULES = SuspendRules()
 
@@ -73,3 +82,35 @@ def test_eligible_trial() -> None:
 def test_rules_out_of_range_are_refused() -> None:
     with pytest.raises(ValueError, match="suspend rules"):
         SuspendRules(max_share=1.5)
+    with pytest.raises(ValueError, match="suspend rules"):
+        SuspendRules(keep_for_trials=-1.0)
+
+
+def test_count_wait_the_share_is_of_the_expected_turnaround() -> None:
+    waited = _v("w", 8, 1_000.0, walltime=1_000.0, waited_s=2_000.0)
+    assert not may_suspend(waited, "all", 150.0, RULES, 1_100.0), "150 s is over 10 % of 1,000 s requested"
+    assert may_suspend(waited, "all", 300.0, TURNAROUND, 1_100.0), "300 s is 10 % of 2,000 s waited + 1,000 s"
+    assert not may_suspend(waited, "all", 301.0, TURNAROUND, 1_100.0)
+    spent = _v("s", 8, 1_000.0, walltime=1_000.0, waited_s=2_000.0, suspended_s=200.0, resumed_at=1_000.0)
+    assert may_suspend(spent, "all", 100.0, TURNAROUND, 1_060.0), "60 s of rest under TURNAROUND"
+    assert not may_suspend(spent, "all", 100.0, TURNAROUND, 1_059.0)
+    assert not may_suspend(spent, "all", 101.0, TURNAROUND, 1_100.0)
+
+
+def _q(id: str, cpus: int, walltime: float, pool: str = "all", gpus: int = 0) -> JobView:
+    return JobView(id, "u", "hpc", pool, cpus=cpus, gpus=gpus, walltime_s=walltime)
+
+
+def test_fills_first_come_what_fits_the_idle_cores_and_ends_in_time() -> None:
+    queued = [
+        _q("late", 1, 301.0),  # ends past the group's end (now 100 + 301 > 400)
+        _q("gpu", 1, 60.0, gpus=1),
+        _q("other", 1, 60.0, pool="gpu"),
+        _q("a", 3, 300.0),
+        _q("wide", 4, 60.0),  # 10 idle cores, 4 kept for trials, 3 taken by a: 3 left
+        _q("b", 2, 60.0),
+        _q("c", 2, 60.0),  # 1 core left after b
+    ]
+    assert [v.id for v in fills(queued, "all", 10.0, 400.0, TURNAROUND, 100.0)] == ["a", "b"]
+    assert fills(queued, "all", 10.0, 400.0, RULES, 100.0) == [], "without fill nothing runs on lent cores"
+    assert fills(queued, "all", 4.0, 400.0, TURNAROUND, 100.0) == [], "the 4 kept for trials"

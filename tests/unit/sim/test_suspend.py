@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from frontdesk.policy.suspend import SuspendRules
+from frontdesk.policy.suspend import TURNAROUND, SuspendRules
 from frontdesk.sim.cluster import assign_pools, build_cluster, default_policy
 from frontdesk.sim.engine import JobRecord, simulate
 from frontdesk.sim.metrics import bounded_slowdown
@@ -73,6 +73,48 @@ def test_a_job_is_suspended_at_most_its_share_of_its_requested_time() -> None:
     assert r["t2"].start == r["long"].end == 10_500.0
 
 
+WAITED = [
+    SimJob("first", 0.0, 1_000.0, 1_000.0, 8, "u1"),
+    SimJob("long", 0.0, 1_000.0, 1_000.0, 8, "u2"),  # waits 1,000 s behind first
+    SimJob("short", 1_050.0, 100.0, 100.0, 3, "u3"),  # ends by the trial's limit: runs on long's idle cores
+    SimJob("toolong", 1_060.0, 500.0, 500.0, 2, "u3"),  # would end past it: waits for long
+    _trial("t1", 1_100.0, 150.0, 150.0),
+    _trial("t2", 1_110.0, 100.0, 140.0, cpus=4),  # ends by 1,250: joins on the 4 cores kept for trials
+]
+
+
+def test_turnaround_a_job_that_waited_may_lend_its_cores_and_queued_jobs_fill_them() -> None:
+    r = _run(WAITED, TURNAROUND)  # 10 % of long's 1,000 s wait + 1,000 s requested: 150 s fits
+    assert r["long"].pauses == ((1_100.0, 1_250.0),)
+    assert (r["long"].start, r["long"].end) == (1_000.0, 2_150.0)
+    assert (r["t1"].start, r["t1"].end) == (1_100.0, 1_250.0)
+    assert (r["t2"].start, r["t2"].end) == (1_110.0, 1_210.0)
+    assert (r["short"].start, r["short"].end) == (1_100.0, 1_200.0)
+    assert (r["toolong"].start, r["toolong"].end) == (2_150.0, 2_650.0)
+
+
+def test_share_of_requested_time_only_a_job_that_waited_is_not_suspended() -> None:
+    r = _run(WAITED)  # 10 % of 1,000 s requested: 100 s, under t1's 150 s; the trials wait for the machine
+    assert not r["long"].pauses and r["long"].end == 2_000.0
+    assert r["t1"].start == 2_000.0 and r["short"].start >= 2_000.0
+
+
+EXTENDED = [
+    SimJob("long", 0.0, 10_000.0, 10_000.0, 8, "u1"),
+    _trial("t1", 100.0, 100.0, 200.0),  # suspends long until 300 at most
+    _trial("t2", 150.0, 100.0, 300.0),  # its limit ends at 450, past the group's 300
+]
+
+
+def test_extend_a_trial_joins_a_group_past_its_end_and_the_victim_rests_after() -> None:
+    r = _run(EXTENDED, SuspendRules(extend=True))  # the group lasts to 450 at most (350 s of long's 1,000 s)
+    assert (r["t2"].start, r["t2"].end) == (150.0, 250.0)
+    assert r["long"].pauses == ((100.0, 250.0),) and r["long"].end == 10_150.0
+    r = _run(EXTENDED)  # no join past the group: long resumes at 200 and rests 600 s before t2 may suspend it
+    assert (r["t2"].start, r["t2"].end) == (800.0, 900.0)
+    assert r["long"].pauses == ((100.0, 200.0), (800.0, 900.0)) and r["long"].end == 10_200.0
+
+
 def _executing(recs: dict[str, JobRecord]) -> list[tuple[float, int]]:
     """(time, +cores / -cores) whenever a job starts, pauses, resumes or ends."""
     out: list[tuple[float, int]] = []
@@ -107,6 +149,10 @@ _rules = st.builds(
     max_share=st.sampled_from([0.05, 0.1, 0.5, 1.0]),
     rest_s=st.sampled_from([0.0, 60.0, 600.0]),
     grace_s=st.sampled_from([0.0, 15.0]),
+    count_wait=st.booleans(),
+    extend=st.booleans(),
+    fill=st.booleans(),
+    keep_for_trials=st.sampled_from([0.0, 4.0]),
 )
 
 
@@ -127,7 +173,8 @@ def test_suspension_never_loses_or_duplicates_work(
         assert edges == sorted(edges), f"{r.job.id}: pauses outside its run or overlapping: {r.pauses}"
         if r.pauses:
             assert not r.job.trial or not r.trial, "a granted trial is never suspended"
-            assert r.suspended <= rules.max_share * r.job.walltime + 1e-6
+            waited = r.start - r.submit if rules.count_wait else 0.0
+            assert r.suspended <= rules.max_share * (r.job.walltime + waited) + 1e-6
             gaps = [b[0] - a[1] for a, b in zip(r.pauses, r.pauses[1:], strict=False)]
             assert all(g >= rules.rest_s for g in gaps), f"{r.job.id} suspended again after {gaps}"
     busy = 0
