@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from frontdesk.errors import ConfigError
-from frontdesk.policy.suspend import SuspendRules
+from frontdesk.policy.suspend import TURNAROUND, SuspendRules
 from frontdesk.spec.units import parse_duration, parse_memory
 
 __all__ = [
@@ -215,17 +215,26 @@ class HealthConfig(_Model):
 
 class SuspendConfig(_Model):
     """Preemption by suspension on the embedded backend (docs/policy.md): a granted trial that cannot start
-    suspends running batch jobs of its pool, with the simulator's rules (`policy/suspend.py`). Off by default."""
+    suspends running batch jobs of its pool, with the simulator's rules (`policy/suspend.py`); the defaults are
+    the simulated `frontdesk-suspend`'s (`TURNAROUND`). Off by default."""
 
     enabled: bool = False
-    trial_limit: Annotated[int, Field(ge=1)] = int(SuspendRules.trial_limit_s)
+    trial_limit: Annotated[int, Field(ge=1)] = int(TURNAROUND.trial_limit_s)
     """Only trials asking at most this long may suspend."""
-    max_share: Annotated[float, Field(ge=0, le=1)] = SuspendRules.max_share
-    """A job is suspended at most this share of its requested time, in total."""
-    rest: Annotated[int, Field(ge=0)] = int(SuspendRules.rest_s)
+    max_share: Annotated[float, Field(ge=0, le=1)] = TURNAROUND.max_share
+    """A job is suspended at most this share of its requested time (with `count_wait`, of its turnaround)."""
+    rest: Annotated[int, Field(ge=0)] = int(TURNAROUND.rest_s)
     """A job resumed must run this long before it may be suspended again."""
-    grace: Annotated[int, Field(ge=0)] = int(SuspendRules.grace_s)
+    grace: Annotated[int, Field(ge=0)] = int(TURNAROUND.grace_s)
     """A trial suspends only after waiting this long."""
+    count_wait: bool = TURNAROUND.count_wait
+    """The share counts the job's wait before it started too (its turnaround grows by at most `max_share`)."""
+    extend: bool = TURNAROUND.extend
+    """A trial ending past its group's end may still join it while every victim's share allows."""
+    fill: bool = TURNAROUND.fill
+    """Queued jobs that end by a group's end run on its idle lent cores."""
+    keep_for_trials: Annotated[float, Field(ge=0)] = TURNAROUND.keep_for_trials
+    """With `fill`: lent cores left idle for trials still to come."""
 
     _d = field_validator("trial_limit", mode="before")(_dur)
 
@@ -241,7 +250,16 @@ class SuspendConfig(_Model):
         """The simulator's rules with these values; None when suspension is off."""
         if not self.enabled:
             return None
-        return SuspendRules(float(self.trial_limit), self.max_share, float(self.rest), float(self.grace))
+        return SuspendRules(
+            trial_limit_s=float(self.trial_limit),
+            max_share=self.max_share,
+            rest_s=float(self.rest),
+            grace_s=float(self.grace),
+            count_wait=self.count_wait,
+            extend=self.extend,
+            fill=self.fill,
+            keep_for_trials=self.keep_for_trials,
+        )
 
 
 class PolicyConfig(_Model):

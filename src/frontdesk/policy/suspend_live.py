@@ -1,12 +1,14 @@
 """Preemption by suspension, live on the embedded backend: which waiting trials start on the cores of which
 running jobs. Pure: views in, lends out.
 
-The choice is the simulator's (`policy/suspend.py`: `eligible_trial`, `choose_victims`, `lend_parts`, the same
-`SuspendRules`) in the simulator's order (sim/suspend.py, `Suspender.after_pass`): after the plan, the trials it
-did not start, in arrival order, each first joins a group of suspended jobs of its pool whose idle lent cores fit
-it and whose expected end its time limit does not pass, else suspends the fewest batch jobs that hold enough
-cores (a new group, lasting its time limit). Live there is one more condition: the trial's memory must be free
-(a suspended job keeps its memory). The backend applies the lends (backends/local/suspending.py).
+The choice is the simulator's (`policy/suspend.py`: `eligible_trial`, `may_suspend`, `choose_victims`, `fills`,
+`lend_parts`, the same `SuspendRules`) in the simulator's order (sim/suspend.py, `Suspender.after_pass`): after
+the plan, the trials it did not start, in arrival order, each first joins a group of suspended jobs of its pool
+whose idle lent cores fit it and whose expected end its time limit does not pass (or, with `extend`, whose
+victims' shares allow the group to last until then), else suspends the fewest batch jobs that hold enough cores
+(a new group, lasting its time limit); then, with `fill`, queued jobs that end in time run on each group's idle
+lent cores. Live there is one more condition: a job's memory must be free (a suspended job keeps its memory).
+The backend applies the lends (backends/local/suspending.py).
 """
 
 from __future__ import annotations
@@ -15,19 +17,28 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from frontdesk.backends.local.lending import Group, Lend, Suspensions
+from frontdesk.backends.local.lending import Lend, Suspensions
 from frontdesk.policy.model import JobView, Part, RunningView
-from frontdesk.policy.suspend import SuspendRules, Victim, choose_victims, eligible_trial, lend_parts
+from frontdesk.policy.suspend import (
+    SuspendRules,
+    Victim,
+    choose_victims,
+    eligible_trial,
+    fills,
+    lend_parts,
+    may_suspend,
+)
 
 __all__ = ["choose_lends", "ghost_views", "running_view"]
 
 
 @dataclass
 class _Open:
-    """A group as the choice sees it while it lends (idle cores shrink as trials join)."""
+    """A group as the choice sees it while it lends (idle cores shrink as jobs join, its end may grow)."""
 
     victims: tuple[str, ...]
     pool: str
+    at: float
     until: float
     idle: float
 
@@ -62,12 +73,73 @@ def _victim(job: Any, view: JobView, sus: Suspensions) -> Victim:
     total, resumed = sus.history.get(job.backend_id, (0.0, None))
     started = getattr(job, "started_at", None) or job.queued_at
     parts = (Part(view.pool, float(job.cpus), 0, 0),)
-    return Victim(job.backend_id, view.pool, parts, started, view.walltime_s, total, resumed, view.trial)
+    waited = max(0.0, started - job.queued_at)
+    return Victim(job.backend_id, view.pool, parts, started, view.walltime_s, total, resumed, view.trial, False, waited)
 
 
-def _open(g: Group, views: dict[str, JobView]) -> _Open | None:
-    pool = next((views[m].pool for m in (*g.victims, *g.trials) if m in views), None)
-    return _Open(g.victims, pool, g.until, float(g.idle)) if pool is not None else None
+class _Choice:
+    """One pass's lends, made in the simulator's order (see the module docstring)."""
+
+    def __init__(
+        self, running: Sequence[tuple[Any, JobView]], sus: Suspensions, rules: SuspendRules, now: float
+    ) -> None:
+        self.rules, self.now = rules, now
+        views = {job.backend_id: view for job, view in running}
+        self.members = {job.backend_id: _victim(job, view, sus) for job, view in running}
+        self.groups: list[_Open] = []
+        for g in sus.groups:
+            pool = next((views[m].pool for m in (*g.victims, *g.trials) if m in views), None)
+            if pool is not None:
+                self.groups.append(_Open(g.victims, pool, g.at, g.until, float(g.idle)))
+        self.free = [
+            self.members[b] for b in views if b in sus.suspendable and b not in sus.frozen and b not in sus.lent
+        ]
+
+    def join(self, view: JobView) -> Lend | None:
+        """A place for `view` in an open group: idle lent cores, and an end it does not pass (or may extend)."""
+        end = self.now + view.walltime_s
+        for g in self.groups:
+            if g.pool != view.pool or lend_parts(view.cpus, (Part(g.pool, g.idle, 0, 0),)) is None:
+                continue
+            if end <= g.until or self._extend(g, end):
+                g.idle -= view.cpus
+                return Lend(view.id, g.victims, int(view.cpus), g.until)
+        return None
+
+    def _extend(self, g: _Open, until: float) -> bool:
+        """With `extend`: the group lasts until `until` if every victim's share allows it."""
+        if not self.rules.extend:
+            return False
+        victims = [self.members[v] for v in g.victims if v in self.members]
+        if not all(may_suspend(v, g.pool, until - g.at, self.rules, self.now) for v in victims):
+            return False
+        g.until = until
+        return True
+
+    def suspend(self, view: JobView) -> Lend | None:
+        """A new group for `view`: the simulator's victims, lasting its time limit."""
+        chosen = choose_victims(view.cpus, view.pool, view.walltime_s, self.free, self.rules, self.now)
+        if not chosen:
+            return None
+        taken = {v.id for v in chosen}
+        self.free = [v for v in self.free if v.id not in taken]
+        victims = tuple(v.id for v in chosen)
+        until = self.now + view.walltime_s
+        self.groups.append(_Open(victims, view.pool, self.now, until, sum(v.cpus for v in chosen) - view.cpus))
+        return Lend(view.id, victims, int(view.cpus), until)
+
+    def fill(self, queued: Sequence[JobView], memory: int) -> list[Lend]:
+        """With `fill`: queued jobs that end by a group's end, on its idle lent cores (`fills`), memory allowing."""
+        out: list[Lend] = []
+        for g in self.groups:
+            if g.idle < 1:
+                continue
+            for view in fills(queued, g.pool, g.idle, g.until, self.rules, self.now):
+                if view.memory_bytes <= memory and all(lend.trial != view.id for lend in out):
+                    g.idle -= view.cpus
+                    memory -= view.memory_bytes
+                    out.append(Lend(view.id, g.victims, int(view.cpus), g.until))
+        return out
 
 
 def choose_lends(
@@ -78,42 +150,17 @@ def choose_lends(
     now: float,
     memory: int,
 ) -> list[Lend]:
-    """The lends for the trials in `waiting` (queued, not started by the plan); `memory`: bytes free after the
+    """The lends for the jobs in `waiting` (queued, not started by the plan); `memory`: bytes free after the
     plan's starts."""
-    views = {job.backend_id: view for job, view in running}
-    groups = [o for o in (_open(g, views) for g in sus.groups) if o is not None and o.idle > 0]
-    free = [
-        _victim(job, view, sus)
-        for job, view in running
-        if job.backend_id in sus.suspendable and job.backend_id not in sus.frozen and job.backend_id not in sus.lent
-    ]
+    choice = _Choice(running, sus, rules, now)
     out: list[Lend] = []
-    for view in sorted(waiting, key=lambda v: (v.queued_at, v.id)):
+    ordered = sorted(waiting, key=lambda v: (v.queued_at, v.id))
+    for view in ordered:
         if not eligible_trial(view, rules, now) or view.memory_bytes > memory:
             continue
-        lend = _join(view, groups, now) or _suspend(view, free, groups, rules, now)
+        lend = choice.join(view) or choice.suspend(view)
         if lend is not None:
             out.append(lend)
             memory -= view.memory_bytes
-    return out
-
-
-def _join(view: JobView, groups: list[_Open], now: float) -> Lend | None:
-    for g in groups:
-        if g.pool == view.pool and now + view.walltime_s <= g.until:
-            if lend_parts(view.cpus, (Part(g.pool, g.idle, 0, 0),)) is not None:
-                g.idle -= view.cpus
-                return Lend(view.id, g.victims, int(view.cpus), g.until)
-    return None
-
-
-def _suspend(view: JobView, free: list[Victim], groups: list[_Open], rules: SuspendRules, now: float) -> Lend | None:
-    chosen = choose_victims(view.cpus, view.pool, view.walltime_s, free, rules, now)
-    if not chosen:
-        return None
-    taken = {v.id for v in chosen}
-    free[:] = [v for v in free if v.id not in taken]
-    victims = tuple(v.id for v in chosen)
-    until = now + view.walltime_s
-    groups.append(_Open(victims, view.pool, until, sum(v.cpus for v in chosen) - view.cpus))
-    return Lend(view.id, victims, int(view.cpus), until)
+    lent = {lend.trial for lend in out}
+    return out + choice.fill([v for v in ordered if v.id not in lent], memory)

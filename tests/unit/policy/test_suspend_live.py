@@ -3,10 +3,12 @@ backend's running attempts, hand-checked on an 8-core machine."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from frontdesk.backends.local.lending import Group, Lend, Suspensions
 from frontdesk.backends.local.scheduling import QueuedJob
 from frontdesk.policy.model import JobView, Part
-from frontdesk.policy.suspend import SuspendRules, Victim, choose_victims
+from frontdesk.policy.suspend import TURNAROUND, SuspendRules, Victim, choose_victims
 from frontdesk.policy.suspend_live import choose_lends, running_view
 
 NOW = 10_000.0
@@ -102,8 +104,31 @@ def test_the_config_is_off_by_default_and_bad_values_are_refused_whole() -> None
 
     assert parse_policy({}).suspend.rules() is None
     on = parse_policy({"suspend": {"enabled": True, "trial_limit": "5m", "rest": "0s"}}).suspend.rules()
-    assert on == SuspendRules(trial_limit_s=300.0, rest_s=0.0)
+    assert on == replace(TURNAROUND, trial_limit_s=300.0, rest_s=0.0)  # the simulated frontdesk-suspend's rules
     for bad, where in (({"max_share": 1.5}, "max_share"), ({"trial_limit": "0s"}, "trial_limit"), ({"x": 1}, "x")):
         with pytest.raises(ConfigError) as exc:
             parse_policy({"suspend": bad})
         assert f"suspend.{where}" in exc.value.message and "\n" not in exc.value.message
+
+
+def test_turnaround_rules_count_the_wait_extend_a_group_and_fill_its_idle_cores() -> None:
+    waited = QueuedJob("5.1", 5, 2, G, 0, (), 1000, 0, 1000.0, started_at=3000.0)  # waited 2000 s, asks 1000 s
+    run = [(waited, JobView("5.1", "alice", "hpc", "local", 2, G, 0, 1000.0, 1000.0))]
+    sus = Suspensions(suspendable=frozenset({"5.1"}))
+    assert choose_lends([_trial("9.1")], run, sus, RULES, NOW, 4 * G) == []  # 300 s > 10 % of 1000 s
+    counted = replace(RULES, count_wait=True)  # 10 % of 3000 s
+    assert choose_lends([_trial("9.1")], run, sus, counted, NOW, 4 * G) == [Lend("9.1", ("5.1",), 2, NOW + 300.0)]
+    group = Group(("1.1",), 4, NOW - 10.0, NOW + 100.0, {"8.1": 1})
+    sus = Suspensions(groups=(group,), lent=frozenset({"8.1"}), frozen=frozenset({"1.1"}), suspendable=ALL)
+    run = [*RUN, _running("8.1", 1, NOW - 10.0, walltime=110, trial=True)]
+    assert choose_lends([_trial("9.1", walltime=200.0)], run, sus, RULES, NOW, 4 * G)[0].victims == ("3.1",)
+    extended = choose_lends([_trial("9.1", walltime=200.0)], run, sus, replace(RULES, extend=True), NOW, 4 * G)
+    assert extended == [Lend("9.1", ("1.1",), 2, NOW + 200.0)]  # 1.1 suspended 210 s of its 360 s: allowed
+    assert choose_lends([_trial("9.1", walltime=355.0)], run, sus, replace(RULES, extend=True), NOW, 4 * G)[
+        0
+    ].victims == ("3.1",)  # 365 s would pass 1.1's share: a group of its own
+    plain = JobView("12.1", "carol", "agent", "local", 2, G, 0, 60.0, NOW - 50)  # no trial, ends in time
+    filled = replace(RULES, fill=True, keep_for_trials=1.0)
+    assert choose_lends([plain], run, sus, filled, NOW, 4 * G) == [Lend("12.1", ("1.1",), 2, NOW + 100.0)]
+    assert choose_lends([plain], run, sus, replace(filled, keep_for_trials=2.0), NOW, 4 * G) == []  # kept idle
+    assert choose_lends([plain], run, sus, filled, NOW, G // 2) == []  # its memory is not free
