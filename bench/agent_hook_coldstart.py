@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -28,12 +29,15 @@ from frontdesk.demo import start_gateway  # noqa: E402
 PY = sys.executable
 
 
-def timed(argv: list[str], env: dict[str, str], stdin: str, runs: int) -> list[float]:
+def timed(argv: list[str], env: dict[str, str], stdin: str, runs: int) -> list[tuple[float, float]]:
+    """(wall ms, CPU ms of the process) per run."""
     out = []
     for _ in range(runs):
-        t0 = time.perf_counter()
+        r0, t0 = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
         subprocess.run(argv, env=env, input=stdin, capture_output=True, text=True, timeout=60, check=True)
-        out.append((time.perf_counter() - t0) * 1000)
+        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime) * 1000
+        out.append(((time.perf_counter() - t0) * 1000, cpu))
     return out
 
 
@@ -74,7 +78,7 @@ def main() -> int:
         old = {**env, "PYTHONPATH": str(baseline_src(args.baseline, home))}
         rows += [(f"{name} @{args.baseline[:8]}", argv, old) for name, argv in hooks]
     try:
-        results: dict[str, list[float]] = {name: [] for name, _, _ in rows}
+        results: dict[str, list[tuple[float, float]]] = {name: [] for name, _, _ in rows}
         for _ in range(args.runs):  # interleaved, so load on the machine hits every row alike
             for name, argv, row_env in rows:
                 results[name] += timed(argv, row_env, payload, 1)
@@ -82,15 +86,16 @@ def main() -> int:
         proc.terminate()
         proc.wait(timeout=20)
         shutil.rmtree(home, ignore_errors=True)
-    floor = statistics.median(results["python -c pass"])
+    floor = statistics.median(w for w, _ in results["python -c pass"])
+    cpu_floor = statistics.median(c for _, c in results["python -c pass"])
     print(
-        f"hook cold start, {args.runs} interleaved runs each (min / median / p90 ms; x = median over "
-        f"the bare interpreter; load average {open('/proc/loadavg').read().split()[0]} at the end)"
+        f"hook cold start, {args.runs} interleaved runs each (wall min / median / p90 ms, x = median over the bare "
+        f"interpreter; CPU median ms, x; load average {open('/proc/loadavg').read().split()[0]} at the end)"
     )
     for name, values in results.items():
-        med = statistics.median(values)
-        p90 = sorted(values)[int(0.9 * (len(values) - 1))]
-        print(f"  {name:44}{min(values):8.1f}{med:8.1f}{p90:8.1f}   x{med / floor:.1f}")
+        wall, cpu = sorted(w for w, _ in values), statistics.median(c for _, c in values)
+        med, p90 = statistics.median(wall), wall[int(0.9 * (len(wall) - 1))]
+        print(f"  {name:44}{wall[0]:8.1f}{med:8.1f}{p90:8.1f}   x{med / floor:.1f}{cpu:8.1f}   x{cpu / cpu_floor:.1f}")
     return 0
 
 
