@@ -215,3 +215,11 @@ def test_a_hook_with_something_to_show_still_shows_it(gateway: Any) -> None:
         timeout=60,
     )
     assert (again.returncode, again.stdout) == (0, ""), again.stderr  # acknowledged: not shown twice
+
+
+def test_a_hook_the_thin_path_does_not_know_takes_the_full_client(gateway: Any) -> None:
+    # a harness a plug-in registers, a form argparse reads: answered by run_hook through client.Client, as before
+    for args in (["stop", "--harness", "some-plugin-harness"], ["stop", "--harness=claude-code"]):
+        names, done = imported([PY, "-m", "frontdesk.agents.hooks", *args], cli_env(gateway.home), STOP_PAYLOAD)
+        assert (done.returncode, done.stdout) == (0, ""), (args, done.stderr[-500:])
+        assert "frontdesk.client" in names, args  # (a plug-in's harness: entry points read, importlib.metadata)
