@@ -164,6 +164,29 @@ def test_trial_suspends_batch_job_which_resumes_with_its_work_done(
     assert "suspended_s" not in gw.client.report(trial)  # the trial was never suspended
 
 
+def test_a_second_trial_joins_the_suspension_and_the_job_resumes_after_the_last_one(
+    gateway_factory: Any, workdir: Path, jobdir: Path, tmp_path: Path
+) -> None:
+    gw = gateway_factory(config=CONFIG)
+    batch, first = _frozen_batch(gw, workdir, jobdir)
+    other = tmp_path / "second"
+    other.mkdir()
+    other.chmod(0o777)
+    limits = {"cpus": 1, "walltime": "4m", "memory": "64M"}  # ends within the first trial's 5 min: it joins
+    second = _submit(gw, workdir, {"command": [PY, "-c", TRIAL, str(other)], "trial": True, "resources": limits})["id"]
+    assert gw.wait_state(second, {"RUNNING", "COMPLETED", "FAILED"})["state"] == "RUNNING"  # the idle lent core
+    (jobdir / "stop").touch()
+    assert gw.wait_state(first, {"COMPLETED", "FAILED"}, timeout=60)["state"] == "COMPLETED"
+    before = _count(jobdir)
+    _trial_works(other, 1)  # the second trial still runs on the job's cores: the job stays frozen
+    assert _count(jobdir) == before and gw.client.job(batch)["state"] == "SUSPENDED"
+    (other / "stop").touch()
+    assert gw.wait_state(second, {"COMPLETED", "FAILED"}, timeout=60)["state"] == "COMPLETED"
+    assert gw.wait_state(batch, {"COMPLETED", "FAILED", "TIMEOUT"}, timeout=120)["state"] == "COMPLETED"
+    assert _count(jobdir) == WORK
+    assert _states(gw, batch).count(("RUNNING", "SUSPENDED")) == 1  # one suspension for both trials
+
+
 def test_cancel_while_frozen_kills_the_job_and_frees_its_cores(
     gateway_factory: Any, workdir: Path, jobdir: Path
 ) -> None:
