@@ -14,6 +14,8 @@ Other owners add their own points here (one line each, with where they sit).
 - `shepherd_job_exited` (shepherd): the job exited (status collected), no result.json yet.
 - `shepherd_result_written` (shepherd): result.json written, the gateway not yet notified.
 - `before_backend_cancel` (gateway `_step`): a cancel stored (`cancel_requested`), the backend not yet asked.
+- `migration_uncommitted`, `migration_committed` (`store/db.apply_schema`): one schema migration run, before and
+  after its COMMIT (`:n` counts migrations across components in `open_db`'s order).
 """
 
 from __future__ import annotations

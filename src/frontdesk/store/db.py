@@ -11,7 +11,18 @@ import sqlite3
 from importlib import resources
 from pathlib import Path
 
-__all__ = ["CHECKPOINT_PAGES", "SCHEMAS", "WAL_KEPT_BYTES", "apply_schema", "open_db", "register_schema"]
+from frontdesk import faults
+from frontdesk.errors import FrontdeskError
+
+__all__ = [
+    "CHECKPOINT_PAGES",
+    "SCHEMAS",
+    "WAL_KEPT_BYTES",
+    "NewerDatabase",
+    "apply_schema",
+    "open_db",
+    "register_schema",
+]
 
 SCHEMAS: dict[str, list[str]] = {}
 
@@ -26,6 +37,12 @@ keeps through a kill -9 of the gateway (`tests/faults`); as before, only a power
 kernel had not written back yet, and the database stays consistent (synchronous=NORMAL)."""
 WAL_KEPT_BYTES = 64 << 20
 """A WAL grown past this by a long reader is truncated back to it after the next checkpoint."""
+
+
+class NewerDatabase(FrontdeskError):
+    """The database holds a component's schema past the migrations this code knows: a newer frontdesk wrote it."""
+
+    code = "newer_database"
 
 
 def register_schema(component: str, migrations: list[str]) -> None:
@@ -46,8 +63,7 @@ def apply_schema(conn: sqlite3.Connection, component: str, migrations: list[str]
     run with foreign keys off, as SQLite's procedure for rebuilding a table that others reference asks (a new
     table, copy, drop the old, rename: agents/schema.py); they are on again after."""
     conn.execute("CREATE TABLE IF NOT EXISTS schema_versions (component TEXT PRIMARY KEY, version INTEGER)")
-    row = conn.execute("SELECT version FROM schema_versions WHERE component=?", (component,)).fetchone()
-    current = row[0] if row else 0
+    current = _stored_version(conn, component, migrations)
     if current >= len(migrations):
         return _core_version(conn, component, migrations)
     keys = conn.execute("PRAGMA foreign_keys").fetchone()[0]
@@ -60,12 +76,27 @@ def apply_schema(conn: sqlite3.Connection, component: str, migrations: list[str]
                 "ON CONFLICT(component) DO UPDATE SET version=excluded.version",
                 (component, number),
             )
+            faults.point("migration_uncommitted")  # the migration done, not committed: a restart redoes it
             conn.execute("COMMIT")
+            faults.point("migration_committed")
     finally:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
         conn.execute(f"PRAGMA foreign_keys={'ON' if keys else 'OFF'}")
     _core_version(conn, component, migrations)
+
+
+def _stored_version(conn: sqlite3.Connection, component: str, migrations: list[str]) -> int:
+    """The component's version in this database; NewerDatabase if past what this code knows (a downgrade)."""
+    row = conn.execute("SELECT version FROM schema_versions WHERE component=?", (component,)).fetchone()
+    current = int(row[0]) if row else 0
+    if current > len(migrations):
+        name = conn.execute("PRAGMA database_list").fetchone()[2] or "the database"
+        raise NewerDatabase(
+            f"{name} was written by a newer frontdesk ({component} schema {current}, this one knows "
+            f"{len(migrations)}): refusing to open it; run the newer frontdesk, or restore a backup made before it"
+        )
+    return current
 
 
 def _core_version(conn: sqlite3.Connection, component: str, migrations: list[str]) -> None:
@@ -83,7 +114,14 @@ def open_db(path: Path) -> sqlite3.Connection:
     conn.execute(f"PRAGMA wal_autocheckpoint={CHECKPOINT_PAGES}")
     conn.execute(f"PRAGMA journal_size_limit={WAL_KEPT_BYTES}")
     conn.execute("PRAGMA foreign_keys=ON")
-    apply_schema(conn, "core", _core_migrations())
-    for component, migrations in sorted(SCHEMAS.items()):
-        apply_schema(conn, component, migrations)
+    components = [("core", _core_migrations()), *sorted(SCHEMAS.items())]
+    try:
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE name='schema_versions'").fetchone():
+            for component, migrations in components:  # every one checked before any is migrated
+                _stored_version(conn, component, migrations)
+        for component, migrations in components:
+            apply_schema(conn, component, migrations)
+    except BaseException:
+        conn.close()
+        raise
     return conn
