@@ -203,7 +203,8 @@ def test_cancel_while_frozen_kills_the_job_and_frees_its_cores(
     after = gw.cli("run", "--cpus", "2", "--mem", "64M", "--time", "1m", "--json", "--", "true", cwd=workdir)
     assert after.returncode == 0, after.stderr
     assert gw.wait_state(json.loads(after.stdout)["id"], {"COMPLETED", "FAILED"}, timeout=60)["state"] == "COMPLETED"
-    assert not list(Path("/sys/fs/cgroup/freezer/frontdesk").glob(f"*-{batch}.1"))
+    state_id = (gw.home / "local" / "state-id").read_text().strip()
+    assert not list(Path("/sys/fs/cgroup/freezer/frontdesk").glob(f"{state_id}-*"))  # every job's freezer removed
 
 
 def test_gateway_killed_while_frozen_keeps_the_job_suspended_then_resumes_it(

@@ -45,6 +45,8 @@ class Freezer:
 
     def __init__(self, kind: str, path: Path | None) -> None:
         self.kind, self.path = kind, path
+        self.made = path if kind == "cgroup-v1" else None
+        """The v1 freezer cgroup this process made (removed at the end, also after a fall back to signals)."""
 
     @classmethod
     def create(cls, tag: str, v2_cgroup: Path | None) -> Freezer:
@@ -116,11 +118,20 @@ class Freezer:
             return True
         return all(_state_letter(pid) in ("T", "t", "Z", None) for pid in tree())
 
-    def remove(self) -> None:
-        """Remove the v1 freezer cgroup (empty once the job is gone)."""
-        if self.kind == "cgroup-v1" and self.path is not None:
-            with contextlib.suppress(OSError):
-                self.path.rmdir()
+    def remove(self, tries: int = 20) -> None:
+        """Remove the v1 freezer cgroup once the job is gone (a member just reaped may hold it a moment: EBUSY)."""
+        path = self.made
+        if path is None:
+            return
+        for i in range(tries):
+            try:
+                path.rmdir()
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                if i + 1 < tries:
+                    time.sleep(0.05)
 
 
 def _state_letter(pid: int) -> str | None:
