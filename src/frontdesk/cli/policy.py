@@ -183,7 +183,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     try:
         machine = None
         if args.procs is not None or args.nodes is not None:
-            machine = Machine(args.procs or args.nodes, args.nodes or 1, "--procs/--nodes")
+            procs = args.procs if args.procs is not None else args.nodes  # --procs 0 is refused, not --nodes
+            machine = Machine(procs, args.nodes if args.nodes is not None else 1, "--procs/--nodes")
         cleaning = Cleaning(not args.keep_zero_runtime, Underrequested(args.underrequested))
         wl = load_workload(args.workload, args.seed, args.hours, machine, cleaning)
         if args.overlay:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import gzip
+import io
+import zlib
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -14,7 +16,7 @@ from frontdesk.sim.engine import SimResult, simulate
 from frontdesk.sim.metrics import summarize
 from frontdesk.sim.policies import BaselinePolicy, FrontdeskPolicy, SimPolicy
 from frontdesk.sim.slurm import SlurmModel, replay_slurm
-from frontdesk.sim.swf import Cleaning, Machine
+from frontdesk.sim.swf import MAX_NODES, MAX_SWF_BYTES, Cleaning, Machine
 from frontdesk.sim.textbook import Rule, replay
 from frontdesk.sim.workload import AgentMix, Workload, agent_day, parse_swf, validation_mix
 
@@ -33,6 +35,10 @@ __all__ = [
 
 DEFAULT_POLICIES = ("fifo", "easy", "frontdesk")
 TEXTBOOK = tuple(r.value for r in Rule)
+MAX_HOURS = 24.0 * 366
+"""The longest generated agent-day (`--hours`)."""
+MAX_POLICY_BYTES = 1 << 20
+"""The largest frontdesk.toml `--policy` reads."""
 SLURM = {"slurm": SlurmModel(), "slurm-frontdesk": SlurmModel(steer=True)}
 """Slurm's own scheduler and backfill (sim.slurm), without and with frontdesk's nice steering."""
 
@@ -48,16 +54,31 @@ def load_workload(
     if name == "validation":
         return validation_mix(seed)
     if name in ("agent-day", "agent-heavy"):
+        if not 0 < hours <= MAX_HOURS:  # NaN compares false
+            raise ValueError(f"--hours {hours}: must be above 0 and at most {MAX_HOURS:g}")
         return agent_day(AgentMix(hours=hours), seed)
     path = Path(name)
     if not path.is_file():
         raise ValueError(f"unknown workload {name!r}: use validation, agent-day or an SWF file")
-    raw = path.read_bytes()
     try:
-        text = (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode()
-    except (OSError, UnicodeDecodeError, EOFError) as exc:
+        text = _read_bounded(path, MAX_SWF_BYTES, gunzip=True).decode()
+    except (OSError, UnicodeDecodeError, EOFError, zlib.error) as exc:
         raise ValueError(f"{name}: not a readable SWF file ({exc})") from None
     return parse_swf(text, path.name, machine, cleaning)
+
+
+def _read_bounded(path: Path, limit: int, gunzip: bool = False) -> bytes:
+    """A regular file's bytes (inflated if gzip and `gunzip`), refused past `limit` before it is all read."""
+    if path.exists() and not path.is_file():  # a FIFO or a device would block or never end
+        raise ValueError(f"{path}: not a regular file")
+    with path.open("rb") as fh:
+        raw = fh.read(limit + 1)
+    if gunzip and raw[:2] == b"\x1f\x8b":
+        with gzip.GzipFile(fileobj=io.BytesIO(raw)) as inflating:
+            raw = inflating.read(limit + 1)
+    if len(raw) > limit:
+        raise ValueError(f"{path}: more than {limit >> 20} MiB{' inflated' if gunzip else ''}")
+    return raw
 
 
 def _cluster(wl: Workload) -> tuple[str, Machine | None]:
@@ -75,6 +96,8 @@ class AgentNodes:
     def __post_init__(self) -> None:
         if self.count < 1 or self.cores < 1:
             raise ValueError(f"--agent-nodes {self.count} of {self.cores} cores: both must be at least 1")
+        if self.count > MAX_NODES:
+            raise ValueError(f"--agent-nodes {self.count}: more than {MAX_NODES:,} nodes")
 
 
 def make_policy(spec: str, wl: Workload, agents: AgentNodes | None = None) -> SimPolicy:
@@ -104,9 +127,13 @@ def make_policy(spec: str, wl: Workload, agents: AgentNodes | None = None) -> Si
 
     path = Path(spec)
     try:
-        data = tomllib.loads(path.read_text())
+        data = tomllib.loads(_read_bounded(path, MAX_POLICY_BYTES).decode())
     except OSError as exc:
         raise ValueError(f"{spec}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"{spec}: not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{spec}: invalid TOML: {exc}") from None
     cfg: PolicyConfig = parse_policy(data.get("policy", data), str(path))
     return FrontdeskPolicy(cfg, name=path.stem)
 

@@ -8,11 +8,33 @@ runtime is extended to the runtime (the usual choice), dropped, or kept (then th
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-__all__ = ["Cleaning", "Machine", "SwfReport", "Underrequested", "clean_swf", "machine_of", "read_header"]
+__all__ = [
+    "MAX_FIELD",
+    "MAX_NODES",
+    "MAX_SWF_BYTES",
+    "MAX_SWF_LINES",
+    "Cleaning",
+    "Machine",
+    "SwfReport",
+    "Underrequested",
+    "clean_swf",
+    "machine_of",
+    "read_header",
+]
+
+MAX_SWF_BYTES = 256 << 20
+"""The most an SWF file may hold, inflated (a gzip bomb stops here, not in memory)."""
+MAX_SWF_LINES = 2_000_000
+"""The most lines a trace may have: loading costs about 1.3 KB a job before the replay starts."""
+MAX_NODES = 100_000
+"""The most nodes a replayed machine may have (one object each; 10^5 nodes cost seconds a pass)."""
+MAX_FIELD = 1e12
+"""The largest magnitude of any SWF field (seconds, processors, ids): NaN, inf and 1e308 are refused."""
 
 
 class Underrequested(StrEnum):
@@ -42,6 +64,8 @@ class Machine:
     def __post_init__(self) -> None:
         if self.procs <= 0 or self.nodes <= 0 or self.procs % self.nodes:
             raise ValueError(f"bad machine: {self.procs} processors on {self.nodes} nodes (must divide evenly)")
+        if self.nodes > MAX_NODES:
+            raise ValueError(f"bad machine: {self.nodes} nodes ({self.source}), more than {MAX_NODES:,}")
 
 
 @dataclass
@@ -140,21 +164,37 @@ class SwfRow:
     executable: int
 
 
+def _fields(line: str) -> list[float]:
+    """The first 18 fields of a job line: ASCII decimal numbers, finite, at most MAX_FIELD in magnitude."""
+    fields = line.split()
+    if len(fields) < 18:
+        raise ValueError(f"SWF line has {len(fields)} fields, expected 18: {line[:60]!r}")
+    try:
+        # float() alone takes full-width digits and 1_000: neither is SWF
+        if not line.isascii() or "_" in line:
+            raise ValueError
+        f = [float(x) for x in fields[:18]]
+    except ValueError:
+        raise ValueError(f"SWF line has a non-numeric field: {line[:60]!r}") from None
+    if not (-MAX_FIELD <= min(f) and max(f) <= MAX_FIELD and math.isfinite(sum(f))):  # NaN: sum is NaN
+        raise ValueError(f"SWF line has a field that is NaN, infinite or beyond {MAX_FIELD:g}: {line[:60]!r}")
+    return f
+
+
 def parse_rows(text: str) -> list[SwfRow]:
-    """Every job line (18 fields; comments start with ';'); a malformed line is a ValueError."""
+    """Every job line (18 fields; comments start with ';'); a malformed line is a ValueError, as are no job
+    lines at all and more than MAX_SWF_LINES lines."""
+    if text.count("\n") >= MAX_SWF_LINES:
+        raise ValueError(f"SWF file has more than {MAX_SWF_LINES:,} lines: replay a part of it (head -n)")
     rows = []
     for line in text.splitlines():
-        fields = line.split()
-        if not fields or fields[0].startswith(";"):
+        if not line.strip() or line.lstrip().startswith(";"):
             continue
-        if len(fields) < 18:
-            raise ValueError(f"SWF line has {len(fields)} fields, expected 18: {line[:60]!r}")
-        try:
-            f = [float(x) for x in fields[:18]]
-        except ValueError:
-            raise ValueError(f"SWF line has a non-numeric field: {line[:60]!r}") from None
+        f = _fields(line)
         procs = int(f[7] if f[7] > 0 else f[4])
         rows.append(SwfRow(int(f[0]), f[1], f[3], procs, f[8], f[9], int(f[10]), int(f[11]), int(f[12]), int(f[13])))
+    if not rows:
+        raise ValueError("SWF file has no job lines (one job a line, 18 numbers; ';' starts a comment)")
     return rows
 
 
