@@ -16,6 +16,8 @@ Other owners add their own points here (one line each, with where they sit).
 - `before_backend_cancel` (gateway `_step`): a cancel stored (`cancel_requested`), the backend not yet asked.
 - `migration_uncommitted`, `migration_committed` (`store/db.apply_schema`): one schema migration run, before and
   after its COMMIT (`:n` counts migrations across components in `open_db`'s order).
+- `array_task_launched` (`core/arrays._hand_over`): one task's backend id stored; the batch's later tasks handed
+  to the backend, their ids not stored yet.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Job arrays in the gateway: accepting one (a parent row and its tasks, one transaction), the `%N` limit,
-handing tasks over (in one call where the backend `SubmitsArrays`), the parent's state, cancel, and its report.
+"""Job arrays in the gateway: accepting one (`arrayaccept.py`: the parent and its tasks, one transaction), the `%N`
+limit, handing tasks over (in one call where the backend `SubmitsArrays`), the parent's state, cancel, and its report.
 
 The parent row is never handed to a backend: its state follows its tasks (RUNNING once one runs, ended once
 all ended: COMPLETED when every task completed) and it carries the session, so its one report is the one wake.
@@ -9,7 +9,6 @@ Each task is a job row of its own (its own attempts, retries, logs and report), 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 from collections.abc import Sequence
@@ -17,8 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from frontdesk import faults
 from frontdesk.backends.base import SubmitsArrays
-from frontdesk.errors import SpecError
+from frontdesk.core.arrayaccept import accept_array
 from frontdesk.events.models import Event, EventKind
 from frontdesk.jobs.lifecycle import (
     Action,
@@ -32,11 +32,9 @@ from frontdesk.jobs.lifecycle import (
 )
 from frontdesk.jobs.record import EndStage, JobRecord, Scalar
 from frontdesk.jobs.state import JobState
-from frontdesk.plugins import Admission, SubmitContext
 from frontdesk.reports.arrays import TaskSummary, build_array_report, last_metric_line
 from frontdesk.reports.model import Report
-from frontdesk.spec.arrays import parse_array, render_argv, render_script, sweep_env, sweep_points
-from frontdesk.spec.model import JobSpec
+from frontdesk.spec.arrays import parse_array
 from frontdesk.store import arrays as q
 from frontdesk.store.jobs import job_record
 
@@ -57,78 +55,6 @@ __all__ = [
     "task_changed",
     "task_ended",
 ]
-
-_DROPPED = ("array", "sweep", "array_report", "aftercorr", "idempotency_key")
-"""Spec fields of the array that its tasks do not carry."""
-
-
-def _corresponding(gw: Gateway, spec: JobSpec, principal: str, size: int) -> list[int] | None:
-    """Task ids of the `aftercorr` array, by position (SpecError unless it is an array of the same size)."""
-    if spec.aftercorr is None:
-        return None
-    ref = spec.aftercorr
-    other = gw.store.get(int(ref)) if isinstance(ref, int) or str(ref).isdigit() else gw.store.by_name(ref, principal)
-    if other is None or other.array_size is None:
-        raise SpecError(f"aftercorr: no array {ref!r}", field="aftercorr")
-    if other.array_size != size:
-        raise SpecError(f"aftercorr: array {other.id} has {other.array_size} tasks, this one {size}", field="aftercorr")
-    return [t.id for t in q.tasks(gw.store, other.id)]
-
-
-def _task_columns(
-    spec: JobSpec, parent: dict[str, Scalar], deps: list[int], corr: list[int] | None
-) -> list[dict[str, Scalar]]:
-    """One row per task: the array's spec with its sweep point filled in, its own dependencies."""
-    rng = spec.array_range()
-    assert rng is not None
-    points = sweep_points(spec.sweep) if spec.sweep is not None else None
-    base = json.loads(str(parent["spec"]))
-    for key in _DROPPED:
-        base.pop(key, None)
-    out = []
-    for pos, index in enumerate(rng.indices):
-        data = dict(base)
-        task_deps = [*deps, corr[pos]] if corr is not None else list(deps)
-        data["depends_on"] = task_deps
-        if points is not None:
-            point = points[index]
-            if spec.command:
-                data["command"] = render_argv(spec.command, point)
-            if spec.script is not None:
-                data["script"] = render_script(spec.script, point)
-            data["env"] = {**spec.env, **sweep_env(point)}
-        cols = dict(parent, name=None, idempotency_key=None, request_id=None, spec=json.dumps(data), array_index=index)
-        cols["reason"] = "Dependency" if task_deps else "Queued"
-        cols["eligible_at"] = None if task_deps else parent["submitted_at"]
-        out.append(cols)
-    return out
-
-
-async def accept_array(
-    gw: Gateway, spec: JobSpec, ctx: SubmitContext, columns: dict[str, Scalar], admission: Admission, deps: list[int]
-) -> dict[str, Any]:
-    """Store the parent and every task in ONE transaction; the tick hands the tasks over."""
-    from frontdesk.core.submission import notice_list, submitted_events, tell_accepted, warnings
-
-    rng = spec.array_range()
-    assert rng is not None
-    corr = _corresponding(gw, spec, ctx.principal, rng.size)
-    parent_cols = dict(columns, array_size=rng.size)
-    tasks = _task_columns(spec, columns, deps, corr)
-    with gw.store.transaction():
-        parent_id = gw.store.insert_job(**parent_cols, backend=gw.backend.name)
-        first = q.insert_rows(gw.store, [dict(t, backend=gw.backend.name) for t in tasks], parent_id)
-        events = submitted_events(parent_id, spec, ctx, admission)
-        events[0].data["array"] = {"size": rng.size, "max_running": rng.max_running}
-        stored = [gw.store.append_event(e) for e in events]
-    for event in stored:
-        gw.bus.fanout(event)
-    tell_accepted(gw.plugins, [gw._fresh(parent_id), *q.tasks(gw.store, parent_id)])
-    gw.waiting.examine(first)  # the tick hands the tasks over (within `%N`), the submitter is answered now
-    gw._wake.set()
-    out = public(gw, gw._fresh(parent_id))
-    out["array"]["task_ids"] = [first[0], first[-1]]
-    return {**out, "warnings": warnings(admission.notices), "notices": notice_list(admission.notices)}
 
 
 def public(gw: Gateway, rec: JobRecord) -> dict[str, Any]:
@@ -219,6 +145,7 @@ async def _hand_over(gw: Gateway, array_id: int, tasks: Sequence[JobRecord]) -> 
         return
     for row, bid in zip(ready, bids, strict=True):
         await gw._step(gw._fresh(row.id), Launched(bid))
+        faults.point("array_task_launched")  # handed over, later tasks' ids not stored yet (tests/faults)
 
 
 def task_changed(gw: Gateway, rec: JobRecord, new_state: Scalar) -> None:

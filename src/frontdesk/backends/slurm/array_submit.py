@@ -26,7 +26,7 @@ from frontdesk.errors import BackendError, SpecError
 if TYPE_CHECKING:
     from frontdesk.backends.slurm.backend import SlurmBackend
 
-__all__ = ["ARRAY_TAG", "array_keys", "submit_array"]
+__all__ = ["ARRAY_TAG", "array_keys", "first_key_of", "submit_array"]
 
 ARRAY_TAG = "[]"
 """Ends the attempt key in an array's comment tag: `fd-12.1[]@<gateway>`."""
@@ -34,6 +34,22 @@ ARRAY_TAG = "[]"
 
 def _keys_file(home: Path, first_key: str) -> Path:
     return home / "slurm-arrays" / f"{first_key}.json"
+
+
+def _of_link(home: Path, key: str) -> Path:
+    return home / "slurm-arrays" / "of" / key
+
+
+def first_key_of(home: Path, key: str) -> str | None:
+    """The first task's key of the array task `key` was handed over in (None: no such array, or `key` is first).
+
+    A task whose own id was stored is no longer stuck, so after a crash mid hand-over the stuck tasks may all be
+    later ones: their key leads to the first's record (before, they were found by nothing and ran again)."""
+    try:
+        first = os.readlink(_of_link(home, key))
+    except OSError:
+        return None
+    return first if first.startswith("fd-") and "/" not in first else None
 
 
 def array_keys(home: Path, first_key: str) -> dict[int, str]:
@@ -76,6 +92,11 @@ def _prepare(home: Path, jobs: Sequence[BackendJob], text: str, array_dir: Path,
     tmp = table.with_suffix(".tmp")
     tmp.write_text(json.dumps({str(j.array_index): j.key for j in jobs}))
     os.replace(tmp, table)
+    _of_link(home, jobs[0].key).parent.mkdir(exist_ok=True)
+    for job in jobs[1:]:  # each later task's way to the array's record (first_key_of)
+        link = _of_link(home, job.key)
+        link.unlink(missing_ok=True)
+        link.symlink_to(jobs[0].key)
     return script
 
 

@@ -4,8 +4,8 @@ sbatch's answer (`--parsable`: the job id) goes straight into `<home>/slurm-ids/
 gateway makes (0600, in its own state directory) before sbatch runs and sbatch itself writes, so the id is
 there even when the gateway died before reading it. A stuck attempt is the job that file names, provided Slurm
 runs that job as the attempt's uid; no file or no id in it means sbatch never answered (the attempt is lost
-and runs again). An array's record is kept under its first task's key; its key table (array_submit, written
-before sbatch) gives each task's index.
+and runs again). An array's record is kept under its first task's key, which each later task's key leads to
+(array_submit.first_key_of); its key table (array_submit, written before sbatch) gives each task's index.
 
 Nothing a submitter writes identifies a job: not its name, its comment (frontdesk's tag there is for people),
 its working directory nor its output path. Before, recovery matched on those, so a plain `sbatch -J fd-7.1`,
@@ -49,16 +49,19 @@ async def lookup(backend: SlurmBackend, keys: Sequence[str], owners: Mapping[str
     """Slurm ids of attempts (`844`, or `844_3` for an array task) from what sbatch recorded for them; with
     `owners` (each key's uid), only jobs Slurm runs as that uid (a job it no longer knows is taken: the record
     is the gateway's own)."""
-    from frontdesk.backends.slurm.array_submit import array_keys  # (it imports record_path from here)
+    from frontdesk.backends.slurm.array_submit import array_keys, first_key_of  # (they import record_path)
 
     home = Path(backend.settings.home)
     wanted = set(keys)
     found: dict[str, str] = {}
     for key in keys:
+        first: str | None = key
         bid = _recorded(home, key)
-        if bid is None:
+        if bid is None and (first := first_key_of(home, key)) is not None:
+            bid = _recorded(home, first)  # a later task of an array: the record is its first task's
+        if bid is None or first is None:
             continue
-        table = array_keys(home, key)
+        table = array_keys(home, first)
         if table:
             found.update({k: f"{bid}_{index}" for index, k in table.items() if k in wanted})
         else:
