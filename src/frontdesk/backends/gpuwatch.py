@@ -3,9 +3,12 @@
 Stdlib only (the shepherd starts fast). Every few seconds it reads the devices' utilisation and memory; for a
 shared-GPU job (`gpu_memory_limit` in launch.json), every second, which processes hold device memory, and
 sums those of the job's own process tree: a job over what it asked is ended as OUT_OF_MEMORY with a GPU
-cause. It reads NVML in-process (nvml.py, ctypes) when libnvidia-ml loads, and runs nvidia-smi
-(`--query-gpu`, `--query-compute-apps=pid,used_memory`) otherwise or once an NVML call fails. Processes in
-another PID namespace (containers) are not seen by pid; such a site caps shared jobs with MPS instead (`[local] mps`).
+cause. A whole-GPU job's processes are looked for on every other device (every 2 s): one found on a GPU it was
+not given (a job that reset CUDA_VISIBLE_DEVICES) ends it the same way, the cause naming the device and the rule;
+the device's holder is not touched. It reads NVML in-process (nvml.py, ctypes) when libnvidia-ml loads, and runs
+nvidia-smi (`--query-gpu`, `--query-compute-apps=pid,used_memory[,gpu_uuid]`) otherwise or once an NVML call
+fails. Processes in another PID namespace (containers) are not seen by pid; such a site caps shared jobs with MPS
+instead (`[local] mps`).
 """
 
 from __future__ import annotations
@@ -14,7 +17,15 @@ import shutil
 from collections.abc import Collection
 from typing import Any
 
-__all__ = ["GpuWatch", "gib", "over_message", "parse_compute_apps", "parse_gpu_sample"]
+__all__ = [
+    "GpuWatch",
+    "elsewhere_message",
+    "gib",
+    "over_message",
+    "parse_apps_by_gpu",
+    "parse_compute_apps",
+    "parse_gpu_sample",
+]
 
 MiB = 1024 * 1024
 
@@ -49,6 +60,21 @@ def parse_compute_apps(text: str) -> dict[int, int]:
     return out
 
 
+def parse_apps_by_gpu(text: str) -> list[tuple[int, int, str]]:
+    """(pid, device memory bytes, GPU uuid) per line of
+    `nvidia-smi --query-compute-apps=pid,used_memory,gpu_uuid --format=csv,noheader,nounits`."""
+    out = []
+    for line in text.splitlines():
+        parts = [p.strip() for p in line.split(",")]
+        if len(parts) != 3 or not parts[0].isdigit():
+            continue
+        try:
+            out.append((int(parts[0]), int(float(parts[1]) * MiB), parts[2]))
+        except ValueError:
+            out.append((int(parts[0]), 0, parts[2]))  # "[N/A]": the process is there, its figure hidden
+    return out
+
+
 def gib(n: int) -> str:
     """Bytes as GiB with one decimal, a whole number without it (`23.1 GiB`, `20 GiB`)."""
     value = round(n / 1024**3, 1)
@@ -58,6 +84,14 @@ def gib(n: int) -> str:
 def over_message(used: int, limit: int) -> str:
     """The cause of a shared-GPU job ended for its device memory."""
     return f"GPU memory {gib(used)} over the {gib(limit)} asked"
+
+
+def elsewhere_message(device: int, used: int, given: Collection[str]) -> str:
+    """The cause of a whole-GPU job ended for using a device it was not given."""
+    return (
+        f"GPU {device} used ({gib(used)}) but not given to this job (given: GPU {','.join(given)}); "
+        "a job uses only the GPUs it was given"
+    )
 
 
 def _load_nvml() -> Any:
@@ -81,6 +115,8 @@ class GpuWatch:
         self.peak_mem = 0
         self.job_peak = 0
         self.next_at = 0.0
+        self.uuids: dict[str, int] | None = None
+        """nvidia-smi's GPU uuid -> index (read once), to tell a process's device."""
 
     def _query(self, args: list[str]) -> str | None:
         from frontdesk import proc
@@ -102,6 +138,8 @@ class GpuWatch:
         if rows:
             self.utils.append(sum(r[1] for r in rows) / len(rows))
             self.peak_mem = max(self.peak_mem, sum(r[2] for r in rows))
+        if not self.limit:
+            return self._elsewhere(set(tree))
         if apps is None:
             return None
         used = sum(mem for pid, mem in apps.items() if pid in tree)
@@ -122,6 +160,35 @@ class GpuWatch:
         except NvmlError:
             self.nvml = None  # nvidia-smi from now on
             return self._read_smi()
+
+    def _elsewhere(self, tree: set[int]) -> str | None:
+        """A whole-GPU job: the first of its processes holding memory on a device it was not given."""
+        from frontdesk.backends.nvml import NvmlError
+
+        if self.nvml is not None:
+            try:
+                others = [i for i in range(self.nvml.count() or 0) if str(i) not in self.ids]
+                found = [(i, pid, used) for i in others for pid, used in self.nvml.processes([i]).items()]
+            except NvmlError:
+                self.nvml = None  # nvidia-smi from now on
+                return self._elsewhere(tree)
+        else:
+            found = self._smi_elsewhere()
+        for device, pid, used in found:
+            if pid in tree:
+                return elsewhere_message(device, used, self.ids)
+        return None
+
+    def _smi_elsewhere(self) -> list[tuple[int, int, int]]:
+        """(device, pid, bytes) of processes on devices other than the job's, through nvidia-smi."""
+        if self.tool and self.uuids is None:
+            pairs = [line.split(",") for line in (self._query(["--query-gpu=index,uuid"]) or "").splitlines()]
+            self.uuids = {p[1].strip(): int(p[0]) for p in pairs if len(p) == 2 and p[0].strip().isdigit()}
+        if not self.tool or not self.uuids:
+            return []
+        apps = parse_apps_by_gpu(self._query(["--query-compute-apps=pid,used_memory,gpu_uuid"]) or "")
+        devices = [(self.uuids.get(uuid), pid, used) for pid, used, uuid in apps]
+        return [(d, pid, used) for d, pid, used in devices if d is not None and str(d) not in self.ids]
 
     def _read_smi(self) -> tuple[list[tuple[int, float, int]], dict[int, int] | None]:
         if not self.tool:

@@ -124,7 +124,8 @@ class Watch:
                 # a shared GPU's cap, or host memory without a cgroup
                 self.why, self.gpu_over = JobState.OUT_OF_MEMORY, over
                 if over:
-                    say(self.launch, f"frontdesk: {over}; the job was ended (a shared GPU holds only what was asked)")
+                    rule = " (a shared GPU holds only what was asked)" if self.gpus.limit else ""  # else in `over`
+                    say(self.launch, f"frontdesk: {over}; the job was ended{rule}")
             if self.why:
                 if pause is not None:
                     pause.tick(now, True, self.pid, self.tree)

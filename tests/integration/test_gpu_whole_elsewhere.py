@@ -1,0 +1,78 @@
+"""A whole-GPU job (`gpus: 1`) that resets CUDA_VISIBLE_DEVICES and fills another device is ended (issue 21).
+
+Before: only shared-GPU jobs' processes were looked for across devices; a whole-GPU job could put 60 GiB on
+the GPU another job held, unseen. Now the shepherd looks for a whole-GPU job's processes on every device it
+was not given: found there, the job ends OUT_OF_MEMORY (as a shared job over its share), the cause naming the
+device and the rule; the device's holder runs on. Through the stand-in nvidia-smi on PATH, and through the
+NVML stand-in (built with the system cc, as test_gpu_nvml.py; that case is skipped, saying so, without one).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "gpu"
+
+
+@pytest.fixture
+def gpu_dir(tmp_path: Path) -> Path:
+    """The stand-in nvidia-smi, two 80 GiB devices and an empty apps/ folder."""
+    d = tmp_path / "gpu"
+    (d / "apps").mkdir(parents=True)
+    shutil.copy(DATA / "nvidia-smi", d / "nvidia-smi")
+    (d / "nvidia-smi").chmod(0o755)
+    devices = [{"index": i, "name": "NVIDIA A100-SXM4-80GB", "memory_mib": 81920, "util": 30} for i in (0, 1)]
+    (d / "gpus.json").write_text(json.dumps(devices))
+    (d / "devices").write_text("".join(f"{x['index']} {x['memory_mib']} {x['util']}\n" for x in devices))
+    return d
+
+
+def _nvml(gpu_dir: Path) -> dict[str, str]:
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler (cc) on this machine: the NVML stand-in cannot be built")
+    lib = gpu_dir / "libnvidia-ml.so.1"
+    subprocess.run([cc, "-shared", "-fPIC", "-O1", "-o", str(lib), str(DATA / "nvml_standin.c")], check=True)
+    return {"FRONTDESK_NVML_LIB": str(lib)}
+
+
+@pytest.mark.parametrize("through", ["nvidia-smi", "nvml"])
+def test_a_whole_gpu_job_on_a_gpu_it_was_not_given_is_ended(
+    gateway_factory: Any, gpu_dir: Path, workdir: Path, through: str
+) -> None:
+    env = {"PATH": f"{gpu_dir}{os.pathsep}{os.environ['PATH']}", **(_nvml(gpu_dir) if through == "nvml" else {})}
+    gw = gateway_factory(config='[local]\ncpus = 8\nmemory = "8G"\n', env=env)
+    apps, go, ready = (shlex.quote(str(p)) for p in (gpu_dir / "apps", workdir / "go", workdir / "holder.dev"))
+    # the holder uses its own device (allowed), and runs until the test lets it go
+    hold = (
+        f'sleep 300 & echo "$CUDA_VISIBLE_DEVICES 1000" > {apps}/$!; echo "$CUDA_VISIBLE_DEVICES" > {ready}; '
+        f"while [ ! -e {go} ]; do sleep 0.05; done; kill $!"
+    )
+    holder = gw.client.submit(spec={"command": ["/bin/sh", "-c", hold], "resources": {"gpus": 1}})["id"]
+    gw.wait_state(holder, {"RUNNING"})
+    # the squatter gets the other device and puts 60 GiB on the holder's
+    squat = f'sleep 60 & echo "$((1 - CUDA_VISIBLE_DEVICES)) 61440" > {apps}/$!; wait'
+    job = gw.client.submit(spec={"command": ["/bin/sh", "-c", squat], "resources": {"gpus": 1}})["id"]
+    ended = gw.wait_state(job, {"OUT_OF_MEMORY", "COMPLETED", "FAILED"}, timeout=90)
+    given = (workdir / "holder.dev").read_text().strip()
+    other = str(1 - int(given))
+    assert ended["state"] == "OUT_OF_MEMORY", ended
+    assert ended["reason"] == (
+        f"GPU {given} used (60 GiB) but not given to this job (given: GPU {other}); "
+        "a job uses only the GPUs it was given"
+    )
+    assert gw.client.job(holder)["state"] == "RUNNING"  # the device's holder is unaffected
+    (workdir / "go").touch()
+    assert gw.wait_state(holder, {"COMPLETED", "FAILED", "OUT_OF_MEMORY"}, timeout=60)["state"] == "COMPLETED"
+    if through == "nvml":
+        assert "nvmlDeviceGetCount_v2" in (gpu_dir / "nvml.calls").read_text()
+        smi = (gpu_dir / "nvidia-smi.args").read_text() if (gpu_dir / "nvidia-smi.args").exists() else ""
+        assert "--query-compute-apps" not in smi
