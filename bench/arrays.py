@@ -2,6 +2,10 @@
 beside the same 1,000 jobs sent one POST at a time and as one batch.
 
 Run: .venv/bin/python bench/arrays.py [--tasks 1000] [--run-tasks 20]
+     .venv/bin/python bench/arrays.py --probe [--tasks 10000] [--src OTHER/src]
+`--probe`: while a big array is accepted, a second client asks /v1/health every 20 ms; prints the accept's wall
+time and the slowest health answer (how long every other user waited). `--src` runs the gateway from another
+checkout (a `git worktree` of the baseline commit): interleave the two, the host's load moves.
 One real gateway on the embedded backend in a temp home. While accepting, every job waits on a held `sleep`
 job, so the measurement is the submission path alone (no job runs meanwhile). Then the held job is cancelled:
 the array's tasks end at once (their dependency failed), and its one report is measured (text bytes against
@@ -19,6 +23,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -28,12 +33,13 @@ from frontdesk.client import Client  # noqa: E402
 from frontdesk.demo import start_gateway  # noqa: E402
 
 
-def _start(home: Path) -> tuple[subprocess.Popen[bytes], Client]:
-    """The demo's gateway starter under `home`, none of the caller's gateway settings inherited; a client that
-    waits as long as a 1,000-task array takes."""
+def _start(home: Path, src: str | None = None) -> tuple[subprocess.Popen[bytes], Client]:
+    """The demo's gateway starter under `home` (its code from `src` if given), none of the caller's gateway
+    settings inherited; a client that waits as long as a 1,000-task array takes."""
     for key in ("FRONTDESK_SOCKET", "FRONTDESK_URL", "FRONTDESK_TOKEN", "FRONTDESK_CONFIG"):
         os.environ.pop(key, None)  # this benchmark process only
-    proc, _ = start_gateway(home, {"FRONTDESK_NO_AUTOSTART": "1"}, timeout=30)
+    extra = {"FRONTDESK_NO_AUTOSTART": "1", **({"PYTHONPATH": src} if src else {})}
+    proc, _ = start_gateway(home, extra, timeout=30)
     return proc, Client(socket_path=home / "run" / "gateway.sock", timeout=600)
 
 
@@ -63,6 +69,38 @@ def _accept(client: Client, ctx: dict[str, object], n: int) -> tuple[int, int]:
     return gate, int(array["id"])  # type: ignore[index]
 
 
+def _probe(client: Client, probe: Client, ctx: dict[str, object], n: int) -> None:
+    """A `n`-task array accepted while another client asks for health every 20 ms: the slowest answer."""
+    gate = client.submit(spec={"command": ["sleep", "600"]}, context=ctx)["id"]
+    spec = {"name": "bench-probe", "array": f"0-{n - 1}", "command": ["true"], "depends_on": [gate]}
+    took: list[float] = []
+    done = threading.Event()
+
+    def accept() -> None:
+        took.append(_timed(lambda: client.submit(spec=spec, context=ctx))[0])
+        done.set()
+
+    waits: list[float] = []
+    after: list[float] = []  # the second after the reply: the tick examines the new tasks
+    thread = threading.Thread(target=accept)
+    thread.start()
+    while not done.is_set():
+        waits.append(_timed(probe.health)[0])
+        time.sleep(0.02)
+    thread.join()
+    end = time.monotonic() + 1
+    while time.monotonic() < end:
+        after.append(_timed(probe.health)[0])
+        time.sleep(0.02)
+    load = Path("/proc/loadavg").read_text().split()[0]
+    print(
+        f"{n}-task array accepted in {took[0] * 1000:7.1f} ms; health asked {len(waits)}x meanwhile: slowest "
+        f"{max(waits) * 1000:7.1f} ms, median {sorted(waits)[len(waits) // 2] * 1000:6.1f} ms; "
+        f"in the second after: slowest {max(after) * 1000:6.1f} ms (load {load})"
+    )
+    client.cancel(gate)
+
+
 def _report(rep: dict[str, object], label: str) -> None:
     text = str(rep["text"])
     print(f"{label}: text {len(text.encode())} bytes (budget 2048), JSON {len(json.dumps(rep))} bytes")
@@ -72,12 +110,16 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tasks", type=int, default=1000)
     ap.add_argument("--run-tasks", type=int, default=20, help="a second array whose tasks really run (0: none)")
+    ap.add_argument("--probe", action="store_true", help="health answers while a big array is accepted")
+    ap.add_argument("--src", help="run the gateway from this src folder (a baseline worktree's)")
     args = ap.parse_args()
     n = args.tasks
     home = Path(tempfile.mkdtemp(prefix="fd-bench-arrays-", dir="/tmp"))
-    proc, client = _start(home)
+    proc, client = _start(home, args.src)
     ctx: dict[str, object] = {"cwd": str(home), "env": {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}}
     try:
+        if args.probe:
+            return _probe(client, Client(socket_path=home / "run" / "gateway.sock", timeout=600), ctx, n)
         gate, array_id = _accept(client, ctx, n)
         t_end, res = _timed(lambda: (client.cancel(gate), client.wait([array_id], "all", 3600))[1])
         rep = res["reports"][0]  # type: ignore[index]

@@ -18,6 +18,8 @@ Other owners add their own points here (one line each, with where they sit).
   after its COMMIT (`:n` counts migrations across components in `open_db`'s order).
 - `array_task_launched` (`core/arrays._hand_over`): one task's backend id stored; the batch's later tasks handed
   to the backend, their ids not stored yet.
+- `array_uncommitted` (`store/arrays.store_array`, a worker thread): an array's parent, tasks and events
+  inserted, not committed: after a restart none of it is there.
 """
 
 from __future__ import annotations

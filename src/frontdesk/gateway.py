@@ -308,6 +308,9 @@ class Gateway:
                     await self.refresh(None)
                 if self.waiting.pending(now := time.time()):  # a job's end, a new job or the clock (core/deps.py)
                     await self._advance(self.waiting.take(self.store, now), now)
+                    if self.waiting.pending(time.time()):  # more than a tick takes (deps.TAKE_NEW): again, soon
+                        self._wake.set()
+                        await asyncio.sleep(0)  # the loop answers others between two ticks' takes
             except asyncio.CancelledError:
                 raise
             except Exception:

@@ -17,7 +17,11 @@ from frontdesk.jobs.record import JobRecord
 from frontdesk.spec.arrays import parse_array
 from frontdesk.store.jobs import JobStore
 
-__all__ = ["Waiting", "due_at"]
+__all__ = ["TAKE_NEW", "Waiting", "due_at"]
+
+TAKE_NEW = 1000
+"""New jobs examined per tick: a 10,000-task array's tasks are read and examined over ten ticks, each a short
+step on the event loop, instead of one 0.3-0.5 s step during which nothing else was answered."""
 
 
 def due_at(row: JobRecord, now: float) -> float | None:
@@ -83,7 +87,8 @@ class Waiting:
             self._heap.clear()
             self._queued.clear()
             return store.dependents_waiting()
-        ids = set(self._new)
+        new = sorted(self._new)
+        ids, rest = set(new[:TAKE_NEW]), new[TAKE_NEW:]
         while self._due(now):
             when, job_id = heapq.heappop(self._heap)
             if self._queued.get(job_id) == when:
@@ -94,6 +99,7 @@ class Waiting:
         limited = [a for a in self._arrays if _limited(store, a)]
         found.update((r.id, r) for r in store.waiting_tasks(sorted(limited)))
         self._forget()
+        self._new.update(rest)  # examined at the next tick, which comes at once (`pending`)
         return [found[i] for i in sorted(found)]
 
     def _forget(self) -> None:
