@@ -19,8 +19,10 @@ __all__ = [
     "MAX_MESSAGE",
     "bound_message",
     "check_text",
+    "check_unique_keys",
     "expanded_size",
     "preview",
+    "unique_keys",
 ]
 
 MAX_ALIASES = 100
@@ -172,3 +174,26 @@ def bound_message(text: str, limit: int = MAX_MESSAGE) -> str:
     line = " ".join(str(text).split())
     line = line.encode("utf-8", "backslashreplace").decode()
     return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are all distinct (`object_pairs_hook`: json keeps the last of a repeated key)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"duplicate key {key[:80]!r}")
+        out[key] = value
+    return out
+
+
+def check_unique_keys(node: Any) -> None:
+    """Refuse a YAML mapping node that writes a key twice (PyYAML keeps the last one silently), before merges
+    (`<<`) are flattened: an explicit key may override a merged one."""
+    seen: set[tuple[str, str]] = set()
+    for key_node, _ in node.value:
+        if getattr(key_node, "id", "") == "scalar" and key_node.tag != "tag:yaml.org,2002:merge":
+            key = (key_node.tag, key_node.value)
+            if key in seen:
+                where = f"line {key_node.start_mark.line + 1}"
+                raise SpecError(f"spec: cannot parse: duplicate key {key_node.value[:80]!r} ({where})")
+            seen.add(key)

@@ -18,8 +18,10 @@ from frontdesk.spec.bounds import (
     MAX_EXPANDED_NODES,
     bound_message,
     check_text,
+    check_unique_keys,
     expanded_size,
     preview,
+    unique_keys,
 )
 from frontdesk.spec.gpushare import fractional_gpus
 from frontdesk.spec.units import parse_duration, parse_memory
@@ -319,6 +321,10 @@ def _yaml_load(text: str) -> Any:
                     raise SpecError(f"spec: cannot parse: more than {MAX_ALIASES} YAML aliases")
             return super().compose_node(parent, index)
 
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            check_unique_keys(node)
+            return super().construct_mapping(node, deep)
+
         def compose_document(self) -> Any:
             node = super().compose_document()
             if node is not None and expanded_size(node) > MAX_EXPANDED_NODES:
@@ -352,7 +358,7 @@ def parse_spec_text(text: str, fmt: str | None = None, source: str = "spec") -> 
     data: Any
     try:
         if fmt == "json" or (fmt is None and text.lstrip().startswith("{")):
-            data = json.loads(text)
+            data = json.loads(text, object_pairs_hook=unique_keys)
         else:
             data = _yaml_load(text)
     except SpecError as exc:
