@@ -8,18 +8,20 @@ is 0600 per-user, 0666 in facility mode (every user connects; the kernel says wh
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import fcntl
 import json
 import logging
 import os
 import socket
+import sqlite3
 import stat
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from frontdesk.config import Settings, load_settings
-from frontdesk.errors import ConfigError, Conflict, UserError
+from frontdesk.errors import ConfigError, Conflict, FrontdeskError, UserError
 
 if TYPE_CHECKING:
     import ssl
@@ -95,6 +97,21 @@ def _bind_tcp(listen: str) -> socket.socket:
         raise UserError(f"cannot listen on {listen}: {exc.strerror}") from None
     sock.listen(512)
     return sock
+
+
+class StateUnusable(FrontdeskError):
+    """The state directory cannot be written at start (read-only, full, gone): one line, not a traceback."""
+
+    code = "state_unusable"
+
+
+@contextlib.contextmanager
+def _state_usable(settings: Settings) -> Any:
+    try:
+        yield
+    except (OSError, sqlite3.OperationalError) as exc:
+        why = f"{exc.strerror}: {exc.filename}" if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise StateUnusable(f"the gateway cannot start on {settings.home}: {why}") from None
 
 
 def _lock(settings: Settings) -> Any:
@@ -244,12 +261,14 @@ def serve(
         level=log_level.upper(), stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     tls = _listener_tls(settings) if settings.listen else None  # checked before anything is bound or locked
-    lock = _lock(settings)
+    with _state_usable(settings):  # a read-only or full state disk: one line
+        lock = _lock(settings)
     sockets = [bind_unix(settings.socket, settings.mode == "facility")]
     tcp = _bind_tcp(settings.listen) if settings.listen else None
     from frontdesk.guard.secrets import redact
 
-    gw = Gateway(settings, redact=redact)  # the composition root hands the core its redactor
+    with _state_usable(settings):
+        gw = Gateway(settings, redact=redact)  # the composition root hands the core its redactor
     server = _server(gw, log_level, tcp, tls)
     _announce(settings, announce_json)
     try:
