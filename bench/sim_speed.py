@@ -26,7 +26,17 @@ from frontdesk.sim.compare import load_workload, run  # noqa: E402
 from frontdesk.sim.swf import Machine  # noqa: E402
 from frontdesk.sim.workload import SimJob, Workload  # noqa: E402
 
-POLICIES = ("fcfs", "easy-textbook", "conservative", "slurm", "slurm-frontdesk", "fifo", "easy", "frontdesk")
+POLICIES = (
+    "fcfs",
+    "easy-textbook",
+    "conservative",
+    "slurm",
+    "slurm-frontdesk",
+    "fifo",
+    "easy",
+    "frontdesk",
+    "frontdesk-suspend",
+)
 
 
 def synthetic(n: int, procs: int = 256, seed: int = 1, load: float = 0.85) -> list[SimJob]:
