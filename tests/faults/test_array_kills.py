@@ -10,6 +10,10 @@ and the array and each task have exactly one terminal `job.state` and one `job.r
 from __future__ import annotations
 
 import contextlib
+import json
+import subprocess
+import sys
+import uuid
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -21,6 +25,7 @@ pytestmark = pytest.mark.slow
 
 TERMINAL = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "DEPENDENCY_NEVER_SATISFIED"}
 TASKS = 6
+SESSION_CONFIG = "[agents]\nbatch_window_s = 0.5\nlease_s = 5\n"
 
 
 def _died(gw: Any) -> None:
@@ -80,3 +85,41 @@ def test_killed_mid_array_cancel_every_task_is_cancelled(gateway_factory: Any, t
     gw.start()
     _each_once(gw, parent, tasks, "CANCELLED")
     assert not list(tmp_path.glob("ended-*"))
+
+
+def _hook(gw: Any, event: str, sid: str, budget: str) -> subprocess.CompletedProcess[str]:
+    """The real Stop / asyncRewake hook, as Claude Code runs it."""
+    payload = {"session_id": sid, "transcript_path": "/tmp/t.jsonl", "cwd": "/tmp", "hook_event_name": "Stop"}
+    argv = [sys.executable, "-m", "frontdesk.cli.main", "hook", event, "--harness", "claude-code", "--budget", budget]
+    return subprocess.run(argv, env=gw.env, input=json.dumps(payload), capture_output=True, text=True, timeout=180)
+
+
+@pytest.mark.parametrize("point", ["after_report_built", "after_report_stored"])
+def test_killed_at_the_arrays_end_its_session_is_woken_once(gateway_factory: Any, workdir: Path, point: str) -> None:
+    gw = gateway_factory(config=SESSION_CONFIG, env={"FRONTDESK_FAULT": f"{point}:{TASKS + 1}"})
+    sid = str(uuid.uuid4())
+    script = 'while [ ! -e gate ]; do sleep 0.05; done; echo "task $FRONTDESK_ARRAY_TASK_ID"'
+    res = gw.cli(
+        *("run", "--json", "--name", "k", "--array", f"0-{TASKS - 1}", "--", "sh", "-c", script),
+        cwd=workdir,
+        env={"CLAUDE_CODE_SESSION_ID": sid, "CLAUDECODE": "1"},
+    )
+    assert res.returncode == 0, res.stderr
+    parent = json.loads(res.stdout)["id"]
+    stop = _hook(gw, "stop", sid, "0")  # the turn ends with nothing to say yet
+    assert (stop.returncode, stop.stdout) == (0, ""), stop.stderr
+    (workdir / "gate").touch()
+    _died(gw)
+    gw.env.pop("FRONTDESK_FAULT")
+    gw.start()
+    woke = _hook(gw, "rewake", sid, "120")
+    assert woke.returncode == 2 and f"frontdesk array {parent} (k): COMPLETED" in woke.stderr, woke.stderr
+    assert _hook(gw, "rewake", sid, "0").returncode == 0  # told once
+    gw.kill9()
+    gw.start()
+    assert _hook(gw, "rewake", sid, "0").returncode == 0  # and not again after a further restart
+    events = list(gw.client.events(since=0))
+    wakes = [e for e in events if e["kind"] == "session.wake" and e["session"] == sid]
+    assert [w["data"]["jobs"] for w in wakes] == [[parent]]
+    reports = [e for e in events if e["kind"] == "job.report" and e["job_id"] == parent]
+    assert len(reports) == 1
