@@ -116,6 +116,9 @@ def _find_config(explicit: str | Path | None, home: Path) -> Path | None:
 def _coerce(value: Any, typ: type, where: str) -> Any:
     if typ is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
+    if typ in (int, float) and isinstance(value, str) and (not value.isascii() or "_" in value):
+        # int() and float() take other scripts' digits and 1_000: an operator's typo, not a number
+        raise ConfigError(f"{where}: expected {typ.__name__}, got {value!r}")
     if typ is int and isinstance(value, str) and value.strip().lstrip("-").isdigit():
         return int(value)
     if typ is float and isinstance(value, str):

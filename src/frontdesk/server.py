@@ -136,6 +136,7 @@ def _settings(
             "[gateway] tokens_file / [gateway.tokens] of a 0600 frontdesk.toml"
         )
     settings = load_settings(config, backend=backend, listen=listen, mode="facility" if facility else None)
+    _check_sizes(settings)
     if settings.listen:
         from frontdesk.api.auth import tokens_from_settings
 
@@ -146,6 +147,25 @@ def _settings(
                 "or MUNGE ([gateway] munge = true)"
             )
     return settings
+
+
+def _check_sizes(settings: Settings) -> None:
+    """[local] memory and output_max_bytes are sizes above 0 (else the backend's parse was a traceback)."""
+    from frontdesk.spec.units import parse_memory
+
+    local = settings.section("local")
+    for where, value in (
+        ("[local] memory (FRONTDESK_LOCAL_MEMORY)", settings.local_memory),
+        ("[local] output_max_bytes", local.get("output_max_bytes")),
+    ):
+        if value is None:
+            continue
+        try:
+            size = parse_memory(value)
+        except ValueError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+        if size <= 0:
+            raise ConfigError(f"{where}: expected a size above 0 such as 16G, got {value!r}")
 
 
 def _listener_tls(settings: Settings) -> ssl.SSLContext | None:

@@ -1,0 +1,42 @@
+"""Numbers and sizes from FRONTDESK_* variables and frontdesk.toml strings are ASCII and checked before the
+gateway starts: `frontdesk serve` refuses them in one line, exit 2. Before: FRONTDESK_LOCAL_CPUS=١٢ (Arabic-Indic
+digits) ran a 12-core gateway and FRONTDESK_TICK=1_0 a 10 s tick (str.isdigit and float() take them), and a
+bad size (FRONTDESK_LOCAL_MEMORY=nan or -5G, [local] output_max_bytes = "lots") was a traceback, exit 1."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BAD = [
+    ("", {"FRONTDESK_LOCAL_CPUS": "\u0661\u0662"}),
+    ("", {"FRONTDESK_LOCAL_CPUS": "\uff14"}),
+    ("", {"FRONTDESK_TICK": "\u0661"}),
+    ("", {"FRONTDESK_TICK": "1_0"}),
+    ('[local]\ncpus = "\u0663"\n', {}),
+    ("", {"FRONTDESK_LOCAL_MEMORY": "nan"}),
+    ("", {"FRONTDESK_LOCAL_MEMORY": "-5G"}),
+    ("", {"FRONTDESK_LOCAL_MEMORY": "0"}),
+    ('[local]\nmemory = "lots"\n', {}),
+    ('[local]\noutput_max_bytes = "lots"\n', {}),
+]
+
+
+@pytest.mark.parametrize(("config", "env"), BAD, ids=[f"{c.strip()}{e}" for c, e in BAD])
+def test_serve_refuses_a_number_it_would_misread(tmp_path: Path, config: str, env: dict[str, str]) -> None:
+    (tmp_path / "frontdesk.toml").write_text(config)
+    (tmp_path / "frontdesk.toml").chmod(0o600)
+    full = {**os.environ, "FRONTDESK_HOME": str(tmp_path), "FRONTDESK_NO_AUTOSTART": "1", **env}
+    full.pop("FRONTDESK_SOCKET", None)
+    try:
+        out = subprocess.run(
+            [sys.executable, "-m", "frontdesk.cli.main", "serve"], env=full, capture_output=True, text=True, timeout=20
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("the gateway started with this setting")
+    assert out.returncode == 2, out.stderr[-500:]
+    assert out.stderr.count("\n") == 1 and out.stderr.startswith("frontdesk: "), out.stderr
