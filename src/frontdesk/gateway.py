@@ -25,6 +25,7 @@ from frontdesk.backends.base import Backend, BackendJob, BackendStatus
 from frontdesk.config import Settings
 from frontdesk.core import arrays, ending
 from frontdesk.core import wait as core_wait
+from frontdesk.core.arrayaccept import sent_again
 from frontdesk.core.attempt import backend_job, job_dir
 from frontdesk.core.deps import Waiting
 from frontdesk.core.journal import Pruner
@@ -156,12 +157,12 @@ class Gateway:
     async def submit(self, spec: JobSpec, ctx: SubmitContext) -> dict[str, Any]:
         """Accept a job: idempotency, dependencies, plug-ins, store, then hand it to the backend."""
         if ctx.request_id and (sent := self.store.by_request(ctx.principal, ctx.request_id)) is not None:
-            return {**job_record(sent), "warnings": [], "duplicate": True}  # the same request, sent again
+            return sent_again(self, sent)  # the same request, sent again: answered as the first time
         spec = keyed(spec, ctx, self.plugins)  # issue 18: a session's replayed turn gets the job it made
         if spec.idempotency_key:
             row = self.store.by_idempotency_key(ctx.principal, spec.idempotency_key)
             if row is not None:
-                return {**job_record(row), "warnings": [], "duplicate": True}
+                return sent_again(self, row)
         deps = resolve_deps(self.store, spec.depends_on, ctx.principal)
         admission = admit(self.plugins, spec, ctx)
         context = stored_context(ctx, self.settings.section("env"))

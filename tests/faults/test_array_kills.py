@@ -123,3 +123,23 @@ def test_killed_at_the_arrays_end_its_session_is_woken_once(gateway_factory: Any
     assert [w["data"]["jobs"] for w in wakes] == [[parent]]
     reports = [e for e in events if e["kind"] == "job.report" and e["job_id"] == parent]
     assert len(reports) == 1
+
+
+def test_an_array_sent_again_after_a_kill_answers_as_an_array(gateway_factory: Any) -> None:
+    """The client whose answer a kill cut off sends the request again: it gets the same array, in the same form."""
+    gw = gateway_factory(env={"FRONTDESK_PLUGINS": "none"})
+    blocker = gw.client.submit(spec={"command": ["sleep", "300"]})["id"]
+    body = {
+        "spec": {"command": ["true"], "array": "0-999%4", "depends_on": [blocker]},
+        "context": {"request_id": uuid.uuid4().hex, "env": {}},
+    }
+    first = gw.client.request("POST", "/v1/jobs", body)
+    gw.kill9()
+    gw.start()
+    again = gw.client.request("POST", "/v1/jobs", body)
+    assert again["id"] == first["id"] and again["duplicate"] is True
+    assert again["array"]["size"] == 1000 and again["array"]["max_running"] == 4, again.get("array")
+    assert sum(again["array"]["counts"].values()) == 1000
+    assert again["array"]["task_ids"] == first["array"]["task_ids"]
+    assert len(gw.client.jobs(array=first["id"], limit=2000)) == 1000
+    gw.client.cancel(blocker)

@@ -15,17 +15,16 @@ from typing import TYPE_CHECKING, Any
 
 from frontdesk.errors import SpecError
 from frontdesk.events.models import Event
-from frontdesk.jobs.record import Scalar
+from frontdesk.jobs.record import JobRecord, Scalar
 from frontdesk.plugins import Admission, SubmitContext
 from frontdesk.spec.arrays import render_argv, render_script, sweep_env, sweep_points
 from frontdesk.spec.model import JobSpec
 from frontdesk.store import arrays as q
-from frontdesk.store.jobs import job_record
 
 if TYPE_CHECKING:
     from frontdesk.gateway import Gateway
 
-__all__ = ["accept_array"]
+__all__ = ["accept_array", "sent_again"]
 
 _DROPPED = ("array", "sweep", "array_report", "aftercorr", "idempotency_key")
 """Spec fields of the array that its tasks do not carry."""
@@ -91,7 +90,7 @@ async def accept_array(
             row = gw.store.by_request(ctx.principal, ctx.request_id)
         if row is None:
             raise
-        return {**job_record(row), "warnings": [], "duplicate": True}
+        return sent_again(gw, row)
     for event in stored.events:
         gw.bus.fanout(event)
     accepted = [stored.parent, *stored.tasks]
@@ -131,3 +130,15 @@ def _build_and_store(
 
     parent = dict(columns, array_size=rng.size, backend=backend)
     return q.store_array(gw.settings.db_path, parent, rows, events_of)
+
+
+def sent_again(gw: Gateway, row: JobRecord) -> dict[str, Any]:
+    """The answer to a submission sent again (its request id or idempotency key seen): the job as the first
+    answer showed it; an array with its `array` part (size, %N, counts, task_ids), which a client resending
+    after a lost answer reads as it would have read the first."""
+    from frontdesk.core.arrays import public
+
+    out = public(gw, row)
+    if row.array_size is not None:
+        out["array"]["task_ids"] = q.task_id_range(gw.store, row.id)
+    return {**out, "warnings": [], "duplicate": True}

@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
+from frontdesk.core.arrayaccept import sent_again
 from frontdesk.errors import FrontdeskError, SpecError, UserError
 from frontdesk.plugins import Admission, SubmitContext
 from frontdesk.spec.model import JobSpec
@@ -73,7 +74,7 @@ async def submit_batch(gw: Gateway, specs: list[JobSpec], ctx: SubmitContext) ->
             keys[key] = pos
             row = gw.store.by_idempotency_key(ctx.principal, key)
             if row is not None:
-                results[pos] = {**job_record(row), "warnings": [], "duplicate": True}
+                results[pos] = sent_again(gw, row)
                 continue
         try:
             columns, admission = _prepare(gw, spec, ctx, now, seen, seen_deps)

@@ -21,6 +21,7 @@ __all__ = [
     "many",
     "store_array",
     "task",
+    "task_id_range",
     "tasks",
     "unfinished",
     "unfinished_tasks",
@@ -97,6 +98,12 @@ def tasks(store: JobStore, array_id: int) -> list[JobRecord]:
     """Every task of an array, by index."""
     cur = store.conn.execute("SELECT * FROM jobs WHERE array_id=? ORDER BY array_index", (array_id,))
     return [JobRecord.from_row(r) for r in cur]
+
+
+def task_id_range(store: JobStore, array_id: int) -> list[int]:
+    """[first, last] task id of an array (its ids are consecutive: one insert), [] if it has none."""
+    row = store.conn.execute("SELECT min(id), max(id) FROM jobs WHERE array_id=?", (array_id,)).fetchone()
+    return [] if row[0] is None else [int(row[0]), int(row[1])]
 
 
 def unfinished_tasks(store: JobStore, array_id: int) -> list[JobRecord]:
