@@ -50,6 +50,8 @@ def task_ids(client: Any, texts: list[str]) -> list[int | str]:
     out: list[int | str] = []
     for text in texts:
         array, sep, index = str(text).strip().partition("_")
+        if not str(text).isascii():  # int() reads '١٢' as 12: not an id the user typed
+            raise UserError(f"not a job id: {text!r} (expected 12, or 12_3 for task 3 of array 12)")
         if not sep:
             out.append(text)
             continue

@@ -33,7 +33,7 @@ def _seconds_to_wait(text: str) -> float:
     from frontdesk.client import MAX_WAIT_S
 
     try:
-        value = float(text)
+        value = float(text) if text.isascii() and "_" not in text else float("nan")  # not '١' nor 1_0
     except ValueError:
         value = float("nan")
     if not 0 <= value <= MAX_WAIT_S:  # NaN included

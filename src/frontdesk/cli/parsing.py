@@ -69,6 +69,13 @@ class Parser(argparse.ArgumentParser):
         kwargs.setdefault("formatter_class", Formatter)
         super().__init__(*args, **kwargs)
 
+    def _get_value(self, action: argparse.Action, arg_string: str) -> Any:
+        # int() and float() take any script's digits and 1_000: `--cpus ٤` is not a number a user typed
+        if action.type in (int, float) and (not arg_string.isascii() or "_" in arg_string):
+            name = getattr(action.type, "__name__", "number")
+            raise argparse.ArgumentError(action, f"invalid {name} value: {arg_string[:40]!r} (ASCII digits only)")
+        return super()._get_value(action, arg_string)
+
     def error(self, message: str) -> None:  # type: ignore[override]
         if Parser.json_errors:
             import json
