@@ -18,6 +18,7 @@ from typing import Protocol
 
 from frontdesk.policy.model import JobView, NodeView, Placement, RunningView
 from frontdesk.policy.shadow import Reservation, Runs, _CopyOnWrite, _shadow
+from frontdesk.policy.shapes import IndexedNodes
 
 __all__ = ["AgentRules", "Placer", "Reservation", "backfill"]
 
@@ -299,8 +300,7 @@ class _Slices:
             return None
         t = self.tally.get(key)
         if t is None:
-            members = {n.name for n in self.nodes.values() if n.pool == key}
-            total = sum(n.cpus for n in self.nodes.values() if n.pool == key and not n.drained)
+            members, total = self._static(key)
             free = sum(
                 max(0.0, n.cpus - n.used_cpus)
                 for n in self.nodes.values()
@@ -309,6 +309,17 @@ class _Slices:
             agent = sum(x.cpus for r in self.running if r.trial for x in r.parts if x.node in members)
             t = self.tally[key] = [float(total), free, agent]
         return t
+
+    def _static(self, key: str) -> tuple[frozenset[str], int]:
+        """The pool's node names and its cores not drained (kept on the simulator's nodes: neither changes)."""
+        memo = self.nodes.layout.memo if isinstance(self.nodes, IndexedNodes) else None
+        got: tuple[frozenset[str], int] | None = memo.get(("slice", key)) if memo is not None else None
+        if got is None:
+            members = frozenset(n.name for n in self.nodes.values() if n.pool == key)
+            got = (members, sum(n.cpus for n in self.nodes.values() if n.pool == key and not n.drained))
+            if memo is not None:
+                memo[("slice", key)] = got
+        return got
 
     def spare(self, key: str, cpus: int) -> int:
         """The slice a batch job of `cpus` must leave to agent work in `key`'s pool (free or agent-held)."""
