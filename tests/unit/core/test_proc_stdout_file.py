@@ -23,14 +23,16 @@ def test_the_output_goes_into_the_file_and_comes_back(tmp_path: Path) -> None:
 
 
 def test_the_file_keeps_what_was_printed_after_the_caller_dies(tmp_path: Path) -> None:
-    record, go = tmp_path / "fd-2.1", tmp_path / "go"
+    record, go, started = tmp_path / "fd-2.1", tmp_path / "go", tmp_path / "started"
     code = (
         "import os, sys; from frontdesk import proc; "
-        f"proc.run(['sh', '-c', 'while [ ! -e {go} ]; do sleep 0.05; done; echo 777'], stdout_file={str(record)!r})"
+        f"proc.run(['sh', '-c', 'touch {started}; while [ ! -e {go} ]; do sleep 0.05; done; echo 777'], "
+        f"stdout_file={str(record)!r})"
     )
     caller = subprocess.Popen([sys.executable, "-c", code])
-    while not record.exists():  # the caller made the file and started the command
+    while not started.exists():  # the caller made the file and the command runs (the file alone came first)
         assert caller.poll() is None
+        subprocess.run(["sleep", "0.01"], check=True)
     caller.kill()
     caller.wait()
     go.touch()  # the command goes on without its caller, and prints
