@@ -295,6 +295,15 @@ def _announce(settings: Settings, announce_json: bool) -> None:
     )
 
 
+def _policy_usable(gw: Any) -> None:
+    """A refused `[policy]` with no earlier version to keep in force stops the start in one line."""
+    from frontdesk.policy.plugin import PolicyPlugin
+
+    for plugin in gw.plugins:
+        if isinstance(plugin, PolicyPlugin):
+            plugin.check_start(gw.store.conn)
+
+
 def serve(
     config: str | None = None,
     backend: str | None = None,
@@ -320,6 +329,12 @@ def serve(
 
     with _state_usable(settings):
         gw = Gateway(settings, redact=redact)  # the composition root hands the core its redactor
+    try:
+        _policy_usable(gw)
+    except ConfigError:
+        settings.socket.unlink(missing_ok=True)
+        lock.close()
+        raise
     server = _server(gw, log_level, tcp, tls)
     _announce(settings, announce_json)
     try:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator, model_validator
 
 from frontdesk.errors import ConfigError
 from frontdesk.policy.suspend import TURNAROUND, SuspendRules
@@ -109,7 +109,7 @@ class BorrowRule(_Model):
     keep_idle: Annotated[int, Field(ge=0)] = 1
     """Nodes the lender always keeps for itself."""
     on_reclaim: Literal["requeue", "preempt"] = "requeue"
-    only_fitting: bool = True
+    only_fitting: StrictBool = True
     """Lend only to jobs whose walltime ends within `max_duration` and the window (never reclaimed)."""
 
     _d = field_validator("max_duration", mode="before")(_dur)
@@ -218,7 +218,7 @@ class SuspendConfig(_Model):
     suspends running batch jobs of its pool, with the simulator's rules (`policy/suspend.py`); the defaults are
     the simulated `frontdesk-suspend`'s (`TURNAROUND`). Off by default."""
 
-    enabled: bool = False
+    enabled: StrictBool = False
     trial_limit: Annotated[int, Field(ge=1)] = int(TURNAROUND.trial_limit_s)
     """Only trials asking at most this long may suspend."""
     max_share: Annotated[float, Field(ge=0, le=1)] = TURNAROUND.max_share
@@ -227,13 +227,13 @@ class SuspendConfig(_Model):
     """A job resumed must run this long before it may be suspended again."""
     grace: Annotated[int, Field(ge=0)] = int(TURNAROUND.grace_s)
     """A trial suspends only after waiting this long."""
-    count_wait: bool = TURNAROUND.count_wait
+    count_wait: StrictBool = TURNAROUND.count_wait
     """The share counts the job's wait before it started too (its turnaround grows by at most `max_share`)."""
-    extend: bool = TURNAROUND.extend
+    extend: StrictBool = TURNAROUND.extend
     """A trial ending past its group's end may still join it while every victim's share allows."""
-    fill: bool = TURNAROUND.fill
+    fill: StrictBool = TURNAROUND.fill
     """Queued jobs that end by a group's end run on its idle lent cores."""
-    keep_for_trials: Annotated[float, Field(ge=0)] = TURNAROUND.keep_for_trials
+    keep_for_trials: Annotated[float, Field(ge=0, le=100_000)] = TURNAROUND.keep_for_trials
     """With `fill`: lent cores left idle for trials still to come."""
 
     _d = field_validator("trial_limit", mode="before")(_dur)
@@ -274,7 +274,7 @@ class PolicyConfig(_Model):
     suspend: SuspendConfig = Field(default_factory=SuspendConfig)
     catalog_extra: list[dict[str, Any]] = Field(default_factory=list)
     backfill_depth: Annotated[int, Field(ge=1, le=10000)] = 200
-    easy_head: bool = True
+    easy_head: StrictBool = True
     """In a pool shared by agent work and batch classes, the oldest queued job goes first (EASY's head) and
     agent work only backfills around it: agents never delay an hpc or training job. False: MLFQ order alone
     (a trial may take cores an older batch job could have started on)."""

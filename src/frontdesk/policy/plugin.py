@@ -113,6 +113,18 @@ class PolicyPlugin:
             if float(data.get("until", 0)) > now:
                 self.trials.restore(str(data["principal"]), str(data.get("reason", "")), float(data["until"]))
 
+    def check_start(self, conn: sqlite3.Connection) -> None:
+        """ConfigError when `[policy]` is refused and no earlier version can stay in force: a gateway's first
+        start on a misspelt or mistyped policy would otherwise run the defaults with only a log line."""
+        from frontdesk.policy.history import MIGRATIONS, PolicyHistory
+        from frontdesk.store.db import apply_schema
+
+        if self.refused is None:
+            return
+        apply_schema(conn, "policy", MIGRATIONS)
+        if PolicyHistory(conn).active() is None:
+            raise ConfigError(f"[policy]: {self.refused}")
+
     def stop(self) -> None:
         """Stop the watchers."""
         for task in self._tasks:
