@@ -14,6 +14,7 @@ import os
 import shlex
 import shutil
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -76,3 +77,48 @@ def test_a_whole_gpu_job_on_a_gpu_it_was_not_given_is_ended(
         assert "nvmlDeviceGetCount_v2" in (gpu_dir / "nvml.calls").read_text()
         smi = (gpu_dir / "nvidia-smi.args").read_text() if (gpu_dir / "nvidia-smi.args").exists() else ""
         assert "--query-compute-apps" not in smi
+
+
+@pytest.mark.parametrize("through", ["nvidia-smi", "nvml"])
+def test_a_job_that_asked_no_gpu_on_a_gpu_is_ended(
+    gateway_factory: Any, gpu_dir: Path, workdir: Path, through: str
+) -> None:
+    env = {"PATH": f"{gpu_dir}{os.pathsep}{os.environ['PATH']}", **(_nvml(gpu_dir) if through == "nvml" else {})}
+    gw = gateway_factory(config='[local]\ncpus = 8\nmemory = "8G"\n', env=env)
+    apps, go, ready = (shlex.quote(str(p)) for p in (gpu_dir / "apps", workdir / "go", workdir / "holder.dev"))
+    hold = (
+        f'sleep 300 & echo "$CUDA_VISIBLE_DEVICES 1000" > {apps}/$!; echo "$CUDA_VISIBLE_DEVICES" > {ready}; '
+        f"while [ ! -e {go} ]; do sleep 0.05; done; kill $!"
+    )
+    holder = gw.client.submit(spec={"command": ["/bin/sh", "-c", hold], "resources": {"gpus": 1}})["id"]
+    gw.wait_state(holder, {"RUNNING"})
+    for _ in range(600):  # its device is written once its shell runs
+        given = (workdir / "holder.dev").read_text().strip() if (workdir / "holder.dev").exists() else ""
+        if given:
+            break
+        time.sleep(0.05)
+    # a job that asked no GPU and touches none runs to its end: the watch sees only what a job holds
+    quiet = gw.client.submit(spec={"command": ["/bin/sh", "-c", "sleep 5; echo done"]})["id"]
+    # a job that asked no GPU (CUDA_VISIBLE_DEVICES empty) puts 60 GiB on the holder's device
+    squat = f'[ -z "$CUDA_VISIBLE_DEVICES" ] || exit 7; sleep 60 & echo "{given} 61440" > {apps}/$!; wait'
+    job = gw.client.submit(spec={"command": ["/bin/sh", "-c", squat]})["id"]
+    ended = gw.wait_state(job, {"OUT_OF_MEMORY", "COMPLETED", "FAILED"}, timeout=90)
+    assert ended["state"] == "OUT_OF_MEMORY", ended
+    assert ended["reason"] == (
+        f"GPU {given} used (60 GiB) by a job that asked no GPU; a job uses only the GPUs it was given"
+    )
+    assert gw.client.job(holder)["state"] == "RUNNING"  # the device's holder is unaffected
+    assert gw.wait_state(quiet, {"COMPLETED", "FAILED", "OUT_OF_MEMORY"}, timeout=60)["state"] == "COMPLETED"
+    (workdir / "go").touch()
+    assert gw.wait_state(holder, {"COMPLETED", "FAILED", "OUT_OF_MEMORY"}, timeout=60)["state"] == "COMPLETED"
+    assert (gw.home / "local" / "gpu-apps.json").exists()  # the gateway's one shared read, not the shepherds'
+    if through == "nvml":
+        assert "nvmlDeviceGetCount_v2" in (gpu_dir / "nvml.calls").read_text()
+
+
+def test_a_machine_without_gpus_reads_none_for_a_job_that_asked_none(gateway_factory: Any) -> None:
+    gw = gateway_factory(config='[local]\ncpus = 8\nmemory = "8G"\n')
+    job = gw.client.submit(spec={"command": ["/bin/sh", "-c", "echo ok"]})["id"]
+    assert gw.wait_state(job, {"COMPLETED", "FAILED", "OUT_OF_MEMORY"}, timeout=60)["state"] == "COMPLETED"
+    assert not (gw.home / "local" / "gpu-apps.json").exists()
+    assert json.loads((gw.home / "local" / f"{job}.1" / "launch.json").read_text()).get("gpu_apps") is None

@@ -5,14 +5,19 @@ shared-GPU job (`gpu_memory_limit` in launch.json), every second, which processe
 sums those of the job's own process tree: a job over what it asked is ended as OUT_OF_MEMORY with a GPU
 cause. A whole-GPU job's processes are looked for on every other device (every 2 s): one found on a GPU it was
 not given (a job that reset CUDA_VISIBLE_DEVICES) ends it the same way, the cause naming the device and the rule;
-the device's holder is not touched. It reads NVML in-process (nvml.py, ctypes) when libnvidia-ml loads, and runs
-nvidia-smi (`--query-gpu`, `--query-compute-apps=pid,used_memory[,gpu_uuid]`) otherwise or once an NVML call
-fails. Processes in another PID namespace (containers) are not seen by pid; such a site caps shared jobs with MPS
-instead (`[local] mps`).
+the device's holder is not touched. A job that asked no GPU, on a machine with GPUs, is held to none: the gateway
+lists every device's processes once every 2 s for all such jobs (local/gpupoll.py, into `gpu_apps` of
+launch.json) and the shepherd ends the job whose process is listed, the cause naming the device.
+It reads NVML in-process (nvml.py, ctypes) when libnvidia-ml loads, and runs nvidia-smi (`--query-gpu`,
+`--query-compute-apps=pid,used_memory[,gpu_uuid]`) otherwise or once an NVML call fails. Processes in
+another PID namespace (containers) are not seen by pid; such a site caps shared jobs with MPS instead
+(`[local] mps`).
 """
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 from collections.abc import Collection
 from typing import Any
@@ -21,6 +26,7 @@ __all__ = [
     "GpuWatch",
     "elsewhere_message",
     "gib",
+    "noask_message",
     "over_message",
     "parse_apps_by_gpu",
     "parse_compute_apps",
@@ -94,6 +100,15 @@ def elsewhere_message(device: int, used: int, given: Collection[str]) -> str:
     )
 
 
+def noask_message(device: int, used: int) -> str:
+    """The cause of a job that asked no GPU ended for using one."""
+    return f"GPU {device} used ({gib(used)}) by a job that asked no GPU; a job uses only the GPUs it was given"
+
+
+APPS_STALE = 10.0
+"""Seconds after which the gateway's list of GPU processes is not trusted (a gateway gone: pids reused)."""
+
+
 def _load_nvml() -> Any:
     from frontdesk.backends.nvml import Nvml
 
@@ -106,10 +121,16 @@ class GpuWatch:
     EVERY = 2.0
     EVERY_LIMITED = 1.0
 
-    def __init__(self, devices: str, limit: int | None = None, nvml: bool = True) -> None:
+    def __init__(
+        self, devices: str, limit: int | None = None, nvml: bool = True, apps: str | None = None, every: bool = False
+    ) -> None:
         self.ids = [d for d in devices.split(",") if d.strip().isdigit()]
-        self.nvml = _load_nvml() if self.ids and nvml else None
-        self.tool = shutil.which("nvidia-smi") if self.ids else None
+        on = bool(self.ids) or every  # every: the gateway's one reader of all devices (apps_elsewhere)
+        self.nvml = _load_nvml() if on and nvml else None
+        self.tool = shutil.which("nvidia-smi") if on else None
+        self.apps = apps if not self.ids else None
+        """A job that asked no GPU: the gateway's list of processes on GPUs (gpupoll.py), read when it changes."""
+        self.apps_seen = 0.0
         self.limit = limit
         self.utils: list[float] = []
         self.peak_mem = 0
@@ -131,6 +152,8 @@ class GpuWatch:
 
     def sample(self, now: float, tree: Collection[int] = ()) -> str | None:
         """Take a sample when one is due; the overrun message when a shared job uses more than it asked."""
+        if self.apps:
+            return self._unasked(now, set(tree))
         if not (self.nvml or self.tool) or now < self.next_at:
             return None
         self.next_at = now + (self.EVERY_LIMITED if self.limit else self.EVERY)
@@ -161,20 +184,38 @@ class GpuWatch:
             self.nvml = None  # nvidia-smi from now on
             return self._read_smi()
 
-    def _elsewhere(self, tree: set[int]) -> str | None:
-        """A whole-GPU job: the first of its processes holding memory on a device it was not given."""
+    def _unasked(self, now: float, tree: set[int]) -> str | None:
+        """A job that asked no GPU: the first of its processes in the gateway's newest list."""
+        if now < self.next_at or self.apps is None:
+            return None
+        self.next_at = now + self.EVERY
+        try:
+            at = os.stat(self.apps).st_mtime
+            if at == self.apps_seen or now - at > APPS_STALE:
+                return None
+            self.apps_seen = at
+            with open(self.apps, "rb") as fh:
+                rows = json.loads(fh.read(1 << 20))["apps"]
+            found = [(int(d), int(pid), int(used)) for d, pid, used in rows]
+        except (OSError, ValueError, KeyError, TypeError):
+            return None  # no list yet, or one being replaced: the next one is read
+        return next((noask_message(d, used) for d, pid, used in found if pid in tree), None)
+
+    def apps_elsewhere(self) -> list[tuple[int, int, int]]:
+        """(device, pid, bytes) of the processes on devices other than the job's (every device when it has none)."""
         from frontdesk.backends.nvml import NvmlError
 
         if self.nvml is not None:
             try:
                 others = [i for i in range(self.nvml.count() or 0) if str(i) not in self.ids]
-                found = [(i, pid, used) for i in others for pid, used in self.nvml.processes([i]).items()]
+                return [(i, pid, used) for i in others for pid, used in self.nvml.processes([i]).items()]
             except NvmlError:
                 self.nvml = None  # nvidia-smi from now on
-                return self._elsewhere(tree)
-        else:
-            found = self._smi_elsewhere()
-        for device, pid, used in found:
+        return self._smi_elsewhere()
+
+    def _elsewhere(self, tree: set[int]) -> str | None:
+        """A whole-GPU job: the first of its processes holding memory on a device it was not given."""
+        for device, pid, used in self.apps_elsewhere():
             if pid in tree:
                 return elsewhere_message(device, used, self.ids)
         return None

@@ -77,7 +77,8 @@ class Watch:
         """Set for a job the gateway may suspend (freezing.py)."""
         self.limit, self.walltime = launch.get("memory_bytes"), launch.get("walltime_seconds")
         self.cap = OutputCap(launch)
-        self.gpus = GpuWatch(launch["env"].get("CUDA_VISIBLE_DEVICES", ""), launch.get("gpu_memory_limit"))
+        devices, apps = launch["env"].get("CUDA_VISIBLE_DEVICES", ""), launch.get("gpu_apps")
+        self.gpus = GpuWatch(devices, launch.get("gpu_memory_limit"), apps=apps if isinstance(apps, str) else None)
         self.peak, self.status = 0, 0
         self.why: JobState | None = None
         self.gpu_over: str | None = None

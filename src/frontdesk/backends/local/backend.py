@@ -22,6 +22,7 @@ from frontdesk.backends.freezing import remove_freezer, thaw_leftovers
 from frontdesk.backends.gpushare import Hold
 from frontdesk.backends.local.ends import EndNotices
 from frontdesk.backends.local.files import AttemptFiles, give_job_files, holds_of, lost_result
+from frontdesk.backends.local.gpupoll import GpuPoll
 from frontdesk.backends.local.lending import Picks
 from frontdesk.backends.local.procs import alive, exited, mem_total, spawn_shepherd
 from frontdesk.backends.local.scheduling import FreeResources, QueuedJob, Scheduler, greedy_pick, take_gpus
@@ -75,6 +76,7 @@ class LocalBackend:
         self._launch_logged = 0.0
         self.queue: dict[str, QueuedJob] = {}
         self.running: dict[str, Running] = {}
+        self.gpu_poll = GpuPoll(self.root / "gpu-apps.json", gpus, self.running)  # jobs that asked no GPU
         self.suspending = Suspending(self.files)
         """Groups of suspended jobs and the trials on their cores (suspending.py, lending.py)."""
         self._push: PushHint = lambda ids: None
@@ -101,10 +103,12 @@ class LocalBackend:
         self.ends.open(asyncio.get_running_loop())
         self._recover()
         self._task = asyncio.get_running_loop().create_task(self._loop())
+        self.gpu_poll.start()
 
     async def stop(self) -> None:
         """Stop scheduling; running shepherds carry on without the gateway."""
         self.ends.close()
+        await self.gpu_poll.stop()
         await cancel_and_wait(self._task)
 
     async def submit(self, job: BackendJob) -> str:
@@ -384,7 +388,7 @@ class LocalBackend:
     def _launch(self, bid: str, job: QueuedJob, holds: tuple[Hold, ...], suspendable: bool, lent: Any) -> None:
         adir = self.root / bid
         launch = json.loads((adir / "launch.json").read_text())
-        launch["suspendable"] = suspendable
+        launch.update(suspendable=suspendable, gpu_apps=self.gpu_poll.file_for(holds))  # gpu_apps: gpupoll.py
         launch["lent"] = lent  # a trial on lent cores: its group (lending.py), read back after a restart
         need = job.shared_need
         device_memory = ledger_of(self._inventory.gpus, ()).memory.get(holds[0].index, 0) if holds else 0
