@@ -23,6 +23,7 @@ from collections.abc import Collection
 from typing import Any
 
 __all__ = [
+    "APPS_STALE",
     "GpuWatch",
     "elsewhere_message",
     "gib",
