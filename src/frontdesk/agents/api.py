@@ -96,13 +96,18 @@ def _principal(request: Request) -> str:
     return str(getattr(request.state, "principal", None) or "unknown")
 
 
+def _admin(request: Request) -> bool:
+    """Whether the caller holds the site's admin role (identity.Roles: [access].admins / admins_group)."""
+    return bool(getattr(getattr(request.state, "caller", None), "admin", False))
+
+
 def build_router(plugin: DeliveryService) -> APIRouter:
     """The routes, bound to one plug-in instance: each parses, checks the owner and calls the service."""
     r = APIRouter(prefix="/sessions", tags=["sessions"])
 
     def owned(sid: str, request: Request, user: str | None = None) -> Session:
-        """The caller's own session of that id (root may name another user's: `?user=`)."""
-        return plugin.attached().owned(_principal(request), sid, user)
+        """The caller's own session of that id (root or an admin may name another user's: `?user=`)."""
+        return plugin.attached().owned(_principal(request), sid, user, _admin(request))
 
     @r.post("")
     async def register(body: RegisterBody, request: Request) -> dict[str, Any]:
@@ -113,7 +118,7 @@ def build_router(plugin: DeliveryService) -> APIRouter:
 
     @r.get("")
     async def list_sessions(request: Request, all: bool = False, node: str | None = None) -> list[dict[str, Any]]:
-        rows = plugin.sessions_of(_principal(request), all, node)
+        rows = plugin.sessions_of(_principal(request), all, node, _admin(request))
         access, caller = getattr(request.app.state, "access", None), getattr(request.state, "caller", None)
         if access is not None and caller is not None:  # root listing others' sessions: journalled (access.admin)
             access.audit_list(caller, "sessions", [(s.id, s.user) for s in rows])

@@ -278,9 +278,9 @@ class DeliveryService:
             raise UserError("the agents plug-in is not attached")
         return self.campaigns
 
-    def sessions_of(self, user: str, everyone: bool, node: str | None) -> list[Session]:
-        """The user's sessions (everyone's for root asking for all), those on `node` only if given."""
-        rows = self.attached().list_sessions(None if (everyone and user == "root") else user)
+    def sessions_of(self, user: str, everyone: bool, node: str | None, admin: bool = False) -> list[Session]:
+        """The user's sessions (everyone's for root or an admin asking for all), those on `node` only if given."""
+        rows = self.attached().list_sessions(None if (everyone and (admin or user == "root")) else user)
         return rows if node is None else self.campaign_service().on_node(rows, node)
 
     def unread_view(self, s: Session) -> dict[str, Any]:

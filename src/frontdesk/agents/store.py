@@ -67,24 +67,26 @@ class SessionStore:
         row = self.conn.execute("SELECT * FROM agent_sessions WHERE user=? AND id=?", (user, sid)).fetchone()
         return _row_to_session(row) if row else None
 
-    def owned(self, user: str, sid: str, of: str | None = None) -> Session:
+    def owned(self, user: str, sid: str, of: str | None = None, admin: bool = False) -> Session:
         """The caller's own session `sid`; NotFound otherwise (another user's same id is another session).
 
-        Root acts on another user's session (suspend, drain, resume's refusal) by naming that user (`of`); without
-        it, root's own session of that id, else the one user's that holds it (several: UserError naming them)."""
+        Root or an admin (`admin`: identity's role) acts on another user's session (suspend, drain, resume's
+        refusal) by naming that user (`of`); without it, its own session of that id, else the one user's that holds
+        it (several: UserError naming them)."""
+        admin = admin or user == ROOT
         if of is not None and of != user:
-            if user != ROOT:
-                raise Forbidden(f"{user} may not act on another user's session (only root names one)")
+            if not admin:
+                raise Forbidden(f"{user} may not act on another user's session (only an admin names one)")
             user = of
         s = self.get(user, sid)
-        if s is None and user == ROOT and of is None:
+        if s is None and admin and of is None:
             rows = self.conn.execute("SELECT * FROM agent_sessions WHERE id=? ORDER BY user", (sid,)).fetchall()
             if len(rows) > 1:
                 users = ", ".join(r["user"] for r in rows)
                 raise UserError(f"session {sid!r} is held by several users ({users}): name one with ?user=")
             s = _row_to_session(rows[0]) if rows else None
         if s is None:
-            raise NotFound(f"no session {sid!r} of yours" if user != ROOT or of is None else f"no session {sid!r}")
+            raise NotFound(f"no session {sid!r} of yours" if not admin or of is None else f"no session {sid!r}")
         return s
 
     def upsert(

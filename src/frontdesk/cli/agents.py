@@ -15,7 +15,7 @@ __all__ = ["register"]
 def register(sub: Any) -> None:
     """Add the agent commands to the top-level parser."""
     p = sub.add_parser("sessions", help="agent sessions with their running and unread jobs")
-    p.add_argument("--all", action="store_true", help="every user's sessions (root only)")
+    p.add_argument("--all", action="store_true", help="every user's sessions (root and admins only)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_sessions)
     from frontdesk.cli.campaigns import register_campaigns  # issue 18: show, resume, suspend, drain, list
@@ -82,12 +82,14 @@ def _ago(ts: float | None) -> str:
 def _table(rows: list[dict[str, Any]]) -> str:
     if not rows:
         return "no agent sessions (they register from the hooks, the MCP server, or a job's session)"
-    head = ("SESSION", "HARNESS", "STATE", "ACTIVE", "UNREAD", "CHANNEL", "SEEN", "CWD")
+    users = len({r.get("user") for r in rows}) > 1  # several users' rows (an admin's --all): each names its user
+    head = ("SESSION", *(("USER",) if users else ()), "HARNESS", "STATE", "ACTIVE", "UNREAD", "CHANNEL", "SEEN", "CWD")
     lines = [head]
     for r in rows:
         lines.append(
             (
                 r["id"][:13],
+                *((str(r.get("user") or "-"),) if users else ()),
                 r["harness"],
                 r["turn_state"],
                 str(r["running"]),

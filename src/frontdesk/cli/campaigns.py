@@ -25,6 +25,7 @@ def register_campaigns(sp: Any) -> None:
     p = sp.add_parser("show", help="a session's campaign: jobs, unread reports, plan, resume handle, summary")
     p.add_argument("id")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--user", metavar="NAME", help="another user's session of that id (root and admins only)")
     p.set_defaults(func=cmd_show)
 
     p = sp.add_parser("resume", help="relaunch the harness's own resume with the reports and a summary first")
@@ -42,11 +43,13 @@ def register_campaigns(sp: Any) -> None:
     p.add_argument("--dry-run", action="store_true", help="print the command and prompt; run and record nothing")
     p.add_argument("--json", action="store_true")
     p.add_argument("--harness-args", default="", metavar="'ARGS'", help="extra arguments for the harness (one string)")
+    p.add_argument("--user", metavar="NAME", help="another user's session of that id (root and admins only)")
     p.set_defaults(func=cmd_resume)
 
     p = sp.add_parser("suspend", help="end the session's harness cleanly (SIGTERM); its jobs keep running")
     p.add_argument("id")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--user", metavar="NAME", help="another user's session of that id (root and admins only)")
     p.set_defaults(func=cmd_suspend)
 
     p = sp.add_parser("drain", help="suspend every session on a node and print how to resume each")
@@ -54,7 +57,7 @@ def register_campaigns(sp: Any) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_drain)
 
-    p = sp.add_parser("list", help="sessions, optionally those on one node (--all: every user's, root only)")
+    p = sp.add_parser("list", help="sessions, optionally those on one node (--all: every user's, root and admins only)")
     p.add_argument("--node")
     p.add_argument("--all", action="store_true")
     p.add_argument("--json", action="store_true")
@@ -67,11 +70,16 @@ def _sid(raw: str) -> str:
     return quote(raw, safe="")
 
 
+def _of(args: argparse.Namespace) -> str:
+    """`?user=NAME` for --user (the gateway refuses it to a caller who is neither root nor an admin)."""
+    return f"?user={_sid(args.user)}" if getattr(args, "user", None) else ""
+
+
 def cmd_show(args: argparse.Namespace) -> int:
     """The campaign as the gateway keeps it."""
     from frontdesk.cli.output import emit
 
-    c = _client().request("GET", f"/v1/sessions/{_sid(args.id)}/campaign")
+    c = _client().request("GET", f"/v1/sessions/{_sid(args.id)}/campaign{_of(args)}")
     emit(args.json, c, lambda: _show_text(c))
     return 0
 
@@ -105,7 +113,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
 
     client = _client()
     extra = _harness_args(args)
-    path = f"/v1/sessions/{_sid(args.id)}/campaign/resume"
+    path = f"/v1/sessions/{_sid(args.id)}/campaign/resume{_of(args)}"
     directory = os.path.abspath(args.dir) if args.dir else None
     body = {"dir": directory, "headless": bool(args.headless or args.slurm), "harness_args": extra}
     plan = client.request("POST", path, {**body, "commit": False})
@@ -337,7 +345,7 @@ def cmd_suspend(args: argparse.Namespace) -> int:
     from frontdesk.cli.output import emit
 
     client = _client()
-    got = _suspend_one(client, client.request("GET", f"/v1/sessions/{_sid(args.id)}"))
+    got = _suspend_one(client, client.request("GET", f"/v1/sessions/{_sid(args.id)}{_of(args)}"))
     text = (
         "suspended" if got["signalled"] else f"recorded as suspended ({got.get('reason')})"
     ) + f"; resume: {got['resume']}"
