@@ -114,6 +114,8 @@ def test_a_job_that_asked_no_gpu_on_a_gpu_is_ended(
     assert (gw.home / "local" / "gpu-apps.json").exists()  # the gateway's one shared read, not the shepherds'
     if through == "nvml":
         assert "nvmlDeviceGetCount_v2" in (gpu_dir / "nvml.calls").read_text()
+        smi = (gpu_dir / "nvidia-smi.args").read_text() if (gpu_dir / "nvidia-smi.args").exists() else ""
+        assert "--query-compute-apps" not in smi  # the gateway's read went through NVML too
 
 
 def test_a_machine_without_gpus_reads_none_for_a_job_that_asked_none(gateway_factory: Any) -> None:
