@@ -44,7 +44,7 @@ def register(sub: Any) -> None:
     sh.set_defaults(func=cmd_show)
 
     pr = msub.add_parser(
-        "promote", help="share a lesson with a wider scope (secrets stripped); a lab proposal: approve it"
+        "promote", help="share a lesson with a wider scope (secrets stripped); a lab/project proposal: approve it"
     )
     pr.add_argument("id", type=int)
     pr.add_argument("--scope", required=True, choices=["project", "lab", "cluster"])
@@ -148,7 +148,8 @@ def cmd_promote(args: argparse.Namespace) -> int:
     res = client().request("POST", f"/v1/memory/lessons/{args.id}/promote", body)
     prov = res.get("provenance") or {}
     if prov.get("pending_by"):
-        head = f"proposed as lesson {res['id']}: it holds once another member of the lab (or an admin) promotes it"
+        where = res.get("scope") or "scope"
+        head = f"proposed as lesson {res['id']}: it holds once another member of the {where} (or an admin) promotes it"
     elif prov.get("approved_by") and res["id"] == args.id:
         head = f"approved lesson {res['id']}"
     else:

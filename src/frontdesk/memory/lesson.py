@@ -70,7 +70,7 @@ class Lesson:
     origin_id: int | None = None
     promoted_by: str | None = None
     pending_by: str | None = None
-    """A lab proposal: the one member who promoted it (None: in force)."""
+    """A lab (or shared project) proposal: the one member who promoted it (None: in force)."""
     approved_by: str | None = None
     """Who put a proposal in force: a second member of the lab, or an admin."""
 
@@ -233,7 +233,8 @@ def describe(lesson: Lesson) -> str:
         text += "; no fix known yet"
     if lesson.pending_by is not None:
         who = plain(lesson.pending_by, 64)
-        return f"proposed by {who} for lab {plain(lesson.scope_name, 64)}, awaits a second member or an admin: {text}"
+        where = f"{lesson.scope} {plain(lesson.scope_name, 64)}"
+        return f"proposed by {who} for {where}, awaits a second member or an admin: {text}"
     if lesson.status == "stale":
         return f"unconfirmed ({plain(lesson.status_reason or 'stale')}): {text}"
     if lesson.status == "invalid":

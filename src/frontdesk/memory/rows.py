@@ -69,8 +69,8 @@ class LessonRows:
         by_scope_index: bool = True,
         pending: bool = False,
     ) -> list[Lesson]:
-        """Lessons in the principal's scopes; a lab proposal (`pending_by`) only with `pending` (for review: never
-        an admission notice, a report's match or a lesson that learns)."""
+        """Lessons in the principal's scopes; a lab or project proposal (`pending_by`) only with `pending` (for
+        review: never an admission notice, a report's match or a lesson that learns)."""
         self._age()
         scope_sql, scope_args = self._scope_sql(self.membership.scopes(principal), by_scope_index)
         live = "" if pending else " AND pending_by IS NULL"

@@ -182,8 +182,8 @@ class LessonStore(LessonLearning):
     ) -> Lesson:
         """Copy a lesson into a wider scope, stripped of private paths; refused if secrets remain.
 
-        Into a lab, one member's promotion is a proposal (`pending_by`) that a second, distinct member of
-        that lab approves by promoting the proposal itself; an admin's promotion (or approval) holds at once."""
+        Into a lab, or a project several users share, one member's promotion is a proposal (`pending_by`) that a
+        second, distinct member approves by promoting the proposal itself; an admin's (or approval) holds at once."""
         admin = admin or principal in self.membership.admins or principal == "root"
         lesson = self._for_promotion(lesson_id, principal, admin)
         if lesson.pending_by is not None and scope == lesson.scope:
@@ -213,7 +213,7 @@ class LessonStore(LessonLearning):
         if row is not None:
             self._update(int(row["id"]), promoted_by=principal, confirmed_at=now)
             return Lesson.from_row(self._lesson_row(int(row["id"])))
-        pending = scope == "lab" and not admin
+        pending = not admin and (scope == "lab" or len(self.membership.projects.get(name, ())) > 1)
         return self._copy(
             lesson, fields, (scope, name), principal, source, now, (principal, None) if pending else (None, principal)
         )
@@ -228,7 +228,7 @@ class LessonStore(LessonLearning):
         return Lesson.from_row(row)
 
     def _approve(self, lesson: Lesson, principal: str, admin: bool) -> Lesson:
-        """A proposal promoted again: in force once a second member of its lab (or an admin) does it."""
+        """A proposal promoted again: in force once a second member of its lab or project (or an admin) does it."""
         if not admin:
             if lesson.pending_by == principal:
                 return lesson  # one member twice is still one

@@ -142,6 +142,9 @@ def test_project_scope_by_membership(store: LessonStore) -> None:
     [lesson] = fail(store, 1, "alice")
     promoted = store.promote(lesson.id, "alice", "project")
     assert promoted.scope_name == "climate"
+    assert promoted.pending_by == "alice" and store.matching("erin", ctx()) == []  # climate is two users': proposed
+    promoted = store.promote(promoted.id, "erin", "project")  # the project's second user approves it
+    assert (promoted.pending_by, promoted.approved_by) == (None, "erin")
     assert [x.id for x in store.matching("erin", ctx())] == [promoted.id]
     assert store.matching("carol", ctx()) == []
     assert store.membership.project_for("/proj/climate/run1") == "climate"
