@@ -47,6 +47,18 @@ def test_an_admin_names_another_users_session_and_lists_all_a_user_is_refused(fa
     assert head.split()[:2] == ["SESSION", "USER"], r.stdout
     assert sorted(line.split()[1] for line in rows if line.startswith(sid[:13])) == ["alice", "bob"], r.stdout
 
+    # the admin drains a node: every user's live session there is recorded suspended (no process of theirs runs)
+    node = f"fdnode-{secrets.token_hex(4)}"
+    reach = {"session": sid + "-n", "cwd": "/tmp", "reach": {"host": node}}
+    for user in ("alice", "bob"):
+        assert facility.probe(user, [{"method": "POST", "path": "/v1/sessions", "body": reach}])[0][0] == 200
+    r = facility.cli(ADMIN, "sessions", "drain", "--node", node, "--json")
+    assert r.returncode == 0, r.stderr
+    assert len(json.loads(r.stdout)["sessions"]) == 2, r.stdout
+    for user in ("alice", "bob"):
+        r = facility.cli(ADMIN, "sessions", "show", sid + "-n", "--user", user, "--json")
+        assert r.returncode == 0 and json.loads(r.stdout)["suspended_at"] is not None, (r.stdout, r.stderr)
+
     # bob, no admin, naming alice's session: the API's one-line refusal, nothing of hers shown
     for argv in (("show", sid, "--user", "alice"), ("suspend", sid, "--user", "alice")):
         r = facility.cli("bob", "sessions", *argv, "--json")
