@@ -27,6 +27,7 @@ from frontdesk.api.fastwait import FastWait
 from frontdesk.api.identify import Identify
 from frontdesk.api.limits import Limits, max_body_from
 from frontdesk.api.queryargs import known_query
+from frontdesk.api.uniquekeys import UniqueKeys
 from frontdesk.errors import Forbidden, FrontdeskError
 from frontdesk.gateway import Gateway
 from frontdesk.identity import Caller, Roles
@@ -103,6 +104,7 @@ def create_app(gw: Gateway) -> FastAPI:
         app.add_middleware(FastSubmit, gw=gw, access=access, on_error=error_answer)
     if gw_section.get("fast_wait", True) is not False:  # the long-poll a job's end answers (api/fastwait.py)
         app.add_middleware(FastWait, gw=gw, access=access, on_error=error_answer)
+    app.add_middleware(UniqueKeys)  # a JSON body that repeats a key: 400, before any route (fast ones too)
     app.add_middleware(Limits, max_body=max_body_from(gw_section), home=str(gw.settings.home))  # 413, 507
     app.state.gw, app.state.access = gw, access
     authn = Authenticator(gw.settings, access.roles, tokens_from_settings(gw.settings))
