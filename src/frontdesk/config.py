@@ -96,16 +96,34 @@ _TOML_KEYS: dict[str, tuple[str, str, type]] = {
 }
 
 
+def file_problem(path: str | Path) -> str | None:
+    """What keeps `path` from being read as a regular file ("no such file", "not a regular file (a FIFO)"), or None."""
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return "no such file"
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc})"
+    if stat.S_ISREG(mode):
+        return None
+    kinds = [(stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device")]
+    kinds += [(stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")]
+    kind = next((name for test, name in kinds if test(mode)), "a special file")
+    return f"not a regular file ({kind})"
+
+
 def _find_config(explicit: str | Path | None, home: Path) -> Path | None:
     if explicit:
         path = Path(explicit)
-        if not path.is_file():
-            raise ConfigError(f"config file not found: {path}")
+        if problem := file_problem(path):
+            raise ConfigError(f"config file {path}: {problem}")
         return path
     env = os.environ.get("FRONTDESK_CONFIG")
     if env:
-        if not Path(env).is_file():
-            raise ConfigError(f"FRONTDESK_CONFIG names a missing file: {env}")
+        if problem := file_problem(env):
+            raise ConfigError(f"FRONTDESK_CONFIG {env}: {problem}")
         return Path(env)
     for candidate in (home / "frontdesk.toml", Path.home() / ".config" / "frontdesk" / "frontdesk.toml"):
         if candidate.is_file():

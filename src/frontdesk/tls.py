@@ -61,7 +61,8 @@ def endpoint(url: str) -> Endpoint:
     else:
         host, _, port = where.partition(":")
     good_port = port == "" or (port.isascii() and port.isdigit() and 0 < int(port) < 65536)
-    if not sep or scheme.lower() not in ("http", "https") or not host or not good_port:
+    unclosed = where.startswith("[") and "]" not in where  # http://[::1 would reach [::1]:80
+    if not sep or scheme.lower() not in ("http", "https") or not host or not good_port or unclosed:
         raise GatewayUnavailable(f"{URL_KEY} {url[:200]!r} is not http[s]://HOST[:PORT]")
     tls = scheme.lower() == "https"
     return Endpoint(tls, host, int(port) if port else (443 if tls else 80))
@@ -158,9 +159,11 @@ def server_context(cert: str, key: str) -> ssl.SSLContext:
     later; ConfigError (one line, naming the keys) when they cannot be read or do not match."""
     import ssl
 
-    if not os.path.isfile(cert) or not os.path.isfile(key):
-        missing = cert if not os.path.isfile(cert) else key
-        raise ConfigError(f"[gateway] tls_cert / tls_key: no such file {missing}")
+    from frontdesk.config import file_problem
+
+    for name, path in (("tls_cert", cert), ("tls_key", key)):
+        if problem := file_problem(path):
+            raise ConfigError(f"[gateway] {name} {path}: {problem}")
     st = os.stat(key)
     if st.st_mode & 0o077 or st.st_uid not in (0, os.geteuid()):
         raise ConfigError(f"[gateway] tls_key {key}: the private key must be the service's and 0600 (chmod 600 {key})")
