@@ -156,6 +156,7 @@ KNOWN_KEYS: dict[str, frozenset[str]] = {
         " tokens tokens_file munge fast_submit fast_wait socket url max_body_bytes".split()
     ),
     "local": frozenset("cpus memory gpus output_max_bytes landlock landlock_writable mps mps_pipe_directory".split()),
+    "memory": frozenset("stale_after site_threshold labs projects admins lab_groups unix_groups".split()),
 }
 """The keys of the tables read here, for spotting a misspelt one (other tables belong to plug-ins)."""
 KNOWN_TABLES = frozenset(
