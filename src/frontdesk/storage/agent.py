@@ -20,11 +20,13 @@ import json
 import logging
 import os
 import pwd
+import ssl
 import sys
 
 from frontdesk.errors import FrontdeskError, Unauthenticated, UserError
 from frontdesk.storage.channel import Replay, load_key, open_request, seal_answer
 from frontdesk.storage.pool import Identity, Workers
+from frontdesk.tls import HANDSHAKE_S, is_loopback, server_context
 
 __all__ = ["StorageAgent", "main"]
 
@@ -78,8 +80,11 @@ class StorageAgent:
         finally:
             writer.close()
 
-    async def run(self, host: str, port: int) -> None:
-        server = await asyncio.start_server(self.serve_connection, host, port, limit=16 * 1024 * 1024)
+    async def run(self, host: str, port: int, tls: ssl.SSLContext | None = None) -> None:
+        timeout = HANDSHAKE_S if tls else None  # asyncio refuses a handshake timeout without TLS
+        server = await asyncio.start_server(
+            self.serve_connection, host, port, limit=16 * 1024 * 1024, ssl=tls, ssl_handshake_timeout=timeout
+        )
         addr = server.sockets[0].getsockname()
         print(f"storage agent listening on {addr[0]}:{addr[1]}", file=sys.stderr, flush=True)
         try:
@@ -96,6 +101,17 @@ def _listen(text: str) -> tuple[str, int]:
     return host or "0.0.0.0", int(port)
 
 
+def _tls(host: str, cert: str | None, key: str | None, plain: bool) -> ssl.SSLContext | None:
+    """The listener's TLS context; UserError for a non-loopback plain listener not explicitly allowed."""
+    if bool(cert) != bool(key):
+        raise UserError("--tls-cert and --tls-key go together")
+    if cert and key:
+        return server_context(cert, key)
+    if not plain and not is_loopback(host):
+        raise UserError(f"--listen {host}: not loopback; give --tls-cert/--tls-key, or --insecure-plaintext")
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="frontdesk-storage-agent", description=__doc__.splitlines()[0])
     p.add_argument("--listen", default="0.0.0.0:7755", help="HOST:PORT (default 0.0.0.0:7755)")
@@ -104,12 +120,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--idle-s", type=float, default=600.0, help="an idle per-user worker ends")
     p.add_argument("--no-inotify", action="store_true", help="check directory mtime/ctime instead")
     p.add_argument("--allow-root", action="store_true", help="answer questions asked as root")
+    p.add_argument("--tls-cert", help="PEM certificate: the gateway connects with TLS ([storage] agent_tls_ca)")
+    p.add_argument("--tls-key", help="its PEM private key (0600)")
+    p.add_argument("--insecure-plaintext", action="store_true", help="listen off loopback without TLS")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     try:
         host, port = _listen(args.listen)
+        tls = _tls(host, args.tls_cert, args.tls_key, args.insecure_plaintext)
         agent = StorageAgent(load_key(args.key_file), Workers(args.timeout_s, not args.no_inotify, args.idle_s))
-        asyncio.run(agent.run(host, port))
+        asyncio.run(agent.run(host, port, tls))
     except (FrontdeskError, OSError) as exc:
         print(f"frontdesk-storage-agent: {getattr(exc, 'message', exc)}", file=sys.stderr)
         return 2 if isinstance(exc, UserError) else 1

@@ -9,6 +9,10 @@ prefix = "/lustre"          # paths under it (lexically, after joining the cwd) 
 agent = "mds1:7755"         # where `python -m frontdesk.storage.agent` listens
 ```
 
+The link is TLS when `[storage] agent_tls_ca` names the CA that signed the agents' certificates (the agents run
+with `--tls-cert`/`--tls-key`); the agent's certificate and name are checked, never downgraded. Without it, a
+route to a non-loopback agent is refused unless `[storage] insecure_plaintext = true` (docs/storage.md).
+
 The agent must see the tree at the same path as the gateway's callers (a parallel filesystem mounted at the
 same place, or a bind mount of the export on an NFS server). A question with paths under two places is
 refused; one with none under a prefix runs on the gateway. The gateway still admits and charges the budget.
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import ssl
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -25,6 +30,7 @@ from frontdesk.errors import BackendError, ConfigError, Unauthenticated, UserErr
 from frontdesk.storage.channel import load_key, open_answer, seal_request
 from frontdesk.storage.model import Op
 from frontdesk.storage.ops import paths_of
+from frontdesk.tls import client_context, is_loopback
 
 __all__ = ["Forwarder", "Route"]
 
@@ -59,6 +65,25 @@ def _route(entry: object) -> Route:
     return Route(prefix, host.strip("[]"), int(port))
 
 
+def _tls(section: Mapping[str, object], routes: Sequence[Route]) -> ssl.SSLContext | None:
+    """The client context for `[storage] agent_tls_ca`, or None where every agent is loopback or the site wrote
+    `insecure_plaintext = true`; ConfigError otherwise (questions and answers name users' files)."""
+    ca, plain = section.get("agent_tls_ca"), section.get("insecure_plaintext", False)
+    if ca is not None and (not isinstance(ca, str) or not ca):
+        raise ConfigError("[storage] agent_tls_ca must be the path of a PEM CA bundle")
+    if not isinstance(plain, bool):
+        raise ConfigError("[storage] insecure_plaintext must be true or false")
+    if ca:
+        return client_context(ca)
+    remote = [r.agent for r in routes if not is_loopback(r.host)]
+    if remote and not plain:
+        raise ConfigError(
+            f"[[storage.forward]] agent {remote[0]} is not loopback: set [storage] agent_tls_ca (the agents run "
+            "with --tls-cert/--tls-key), or insecure_plaintext = true inside a tunnel"
+        )
+    return None
+
+
 @dataclass(frozen=True)
 class Forwarder:
     """The gateway's routes to storage agents, and the signed exchange with them."""
@@ -66,6 +91,7 @@ class Forwarder:
     routes: tuple[Route, ...]
     key: bytes
     timeout_s: float = 130.0
+    tls: ssl.SSLContext | None = None
 
     @classmethod
     def from_section(cls, section: Mapping[str, object], timeout_s: float) -> Forwarder | None:
@@ -78,7 +104,7 @@ class Forwarder:
         if not isinstance(key_file, str):
             raise ConfigError("[storage] agent_key_file is needed with [[storage.forward]]")
         routes = tuple(sorted((_route(e) for e in entries), key=lambda r: -len(r.prefix)))
-        return cls(routes, load_key(key_file), timeout_s + 10)
+        return cls(routes, load_key(key_file), timeout_s + 10, _tls(section, routes))
 
     def route_of(self, op: str, argv: Sequence[str], cwd: str) -> Route | None:
         """The agent that answers this question, or None (the gateway answers it)."""
@@ -97,14 +123,16 @@ class Forwarder:
         line, nonce = seal_request(self.key, {**question, "user": user})
         try:
             async with asyncio.timeout(self.timeout_s):
-                reader, writer = await asyncio.open_connection(route.host, route.port, limit=256 * 1024 * 1024)
+                reader, writer = await asyncio.open_connection(
+                    route.host, route.port, limit=256 * 1024 * 1024, ssl=self.tls
+                )
                 try:
                     writer.write(line)
                     await writer.drain()
                     reply = await reader.readline()
                 finally:
                     writer.close()
-        except (OSError, TimeoutError) as exc:
+        except (OSError, TimeoutError) as exc:  # ssl.SSLError (a failed check) is an OSError
             raise BackendError(
                 f"storage agent {route.agent} for {route.prefix}: {exc or 'no answer in time'}"
             ) from None
