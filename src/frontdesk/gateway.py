@@ -176,9 +176,7 @@ class Gateway:
                 rec = self.store.insert_job_record(**columns, backend=self.backend.name)
                 stored = [self.store.append_event(e) for e in submitted_events(rec.id, spec, ctx, admission)]
         except sqlite3.IntegrityError:  # the same key or request stored meanwhile by a concurrent call
-            row = self.store.by_idempotency_key(ctx.principal, spec.idempotency_key) if spec.idempotency_key else None
-            if row is None and ctx.request_id:
-                row = self.store.by_request(ctx.principal, ctx.request_id)
+            row = self.store.sent_before(ctx.principal, spec.idempotency_key, ctx.request_id)
             if row is None:
                 raise
             return {**job_record(row), "warnings": [], "duplicate": True}

@@ -85,9 +85,7 @@ async def accept_array(
     try:
         stored = await asyncio.to_thread(_build_and_store, gw, spec, ctx, columns, admission, (deps, corr))
     except sqlite3.IntegrityError:  # the same key or request stored meanwhile by a concurrent call
-        row = gw.store.by_idempotency_key(ctx.principal, spec.idempotency_key) if spec.idempotency_key else None
-        if row is None and ctx.request_id:
-            row = gw.store.by_request(ctx.principal, ctx.request_id)
+        row = gw.store.sent_before(ctx.principal, spec.idempotency_key, ctx.request_id)
         if row is None:
             raise
         return sent_again(gw, row)

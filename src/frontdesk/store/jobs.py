@@ -114,6 +114,13 @@ class JobStore:
         """The job this principal's request made, if it was stored (the request is being sent again)."""
         return self._one("SELECT * FROM jobs WHERE principal=? AND request_id=?", (principal, request_id))
 
+    def sent_before(self, principal: str, key: str | None, request_id: str | None) -> JobRecord | None:
+        """The job an earlier sending of this submission stored (its idempotency key, else its request id)."""
+        row = self.by_idempotency_key(principal, key) if key else None
+        if row is None and request_id:
+            row = self.by_request(principal, request_id)
+        return row
+
     def by_name(self, name: str, principal: str) -> JobRecord | None:
         """The newest job of this principal with this name."""
         return self._one("SELECT * FROM jobs WHERE name=? AND principal=? ORDER BY id DESC LIMIT 1", (name, principal))
