@@ -105,9 +105,11 @@ def build_router(plugin: DeliveryService) -> APIRouter:
     """The routes, bound to one plug-in instance: each parses, checks the owner and calls the service."""
     r = APIRouter(prefix="/sessions", tags=["sessions"])
 
-    def owned(sid: str, request: Request, user: str | None = None) -> Session:
-        """The caller's own session of that id (root or an admin may name another user's: `?user=`)."""
-        return plugin.attached().owned(_principal(request), sid, user, _admin(request))
+    def owned(sid: str, request: Request, user: str | None = None, read: bool = False) -> Session:
+        """The caller's own session of that id (root or an admin may name another user's: `?user=`; a read, a GET
+        or `read`, without it takes the one user's holding that id)."""
+        read = read or request.method == "GET"
+        return plugin.attached().owned(_principal(request), sid, user, _admin(request), read)
 
     @r.post("")
     async def register(body: RegisterBody, request: Request) -> dict[str, Any]:
@@ -172,7 +174,7 @@ def _hook_call(body: HookBody) -> HookCall:
 
 
 def _campaign_routes(
-    r: APIRouter, plugin: DeliveryService, owned: Callable[[str, Request, str | None], Session]
+    r: APIRouter, plugin: DeliveryService, owned: Callable[[str, Request, str | None, bool], Session]
 ) -> None:
     """`/{sid}/campaign`: the campaign state, its resume plan and the suspend record (issue 18)."""
 
@@ -181,16 +183,16 @@ def _campaign_routes(
         """The session's campaign state and its one-paragraph summary (owner only)."""
         from frontdesk.agents.campaign_summary import render_summary
 
-        c = plugin.campaign_service().load(owned(sid, request, user))
+        c = plugin.campaign_service().load(owned(sid, request, user, False))
         return {**c.to_dict(), "summary": render_summary(c)}
 
     @r.post("/{sid}/campaign/resume")
     async def resume(sid: str, body: ResumeBody, request: Request, user: str | None = None) -> dict[str, Any]:
         """How to resume the session; with `commit`, a new incarnation and its reports handed over."""
-        s = owned(sid, request, user)
+        s = owned(sid, request, user, not body.commit)  # the plan alone changes nothing
         return plugin.resume(s, body.dir, body.headless, body.harness_args, body.commit).to_dict()
 
     @r.post("/{sid}/campaign/suspend")
     async def suspend(sid: str, request: Request, user: str | None = None) -> dict[str, Any]:
         """Record that the harness was ended on purpose (the CLI signals it); the jobs run on."""
-        return plugin.campaign_service().suspended(owned(sid, request, user)).to_dict()
+        return plugin.campaign_service().suspended(owned(sid, request, user, False)).to_dict()

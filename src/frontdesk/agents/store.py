@@ -67,19 +67,19 @@ class SessionStore:
         row = self.conn.execute("SELECT * FROM agent_sessions WHERE user=? AND id=?", (user, sid)).fetchone()
         return _row_to_session(row) if row else None
 
-    def owned(self, user: str, sid: str, of: str | None = None, admin: bool = False) -> Session:
+    def owned(self, user: str, sid: str, of: str | None = None, admin: bool = False, read: bool = False) -> Session:
         """The caller's own session `sid`; NotFound otherwise (another user's same id is another session).
 
         Root or an admin (`admin`: identity's role) acts on another user's session (suspend, drain, resume's
-        refusal) by naming that user (`of`); without it, its own session of that id, else the one user's that holds
-        it (several: UserError naming them)."""
+        refusal) by naming that user (`of`); without it, its own session of that id, else, to read (`read`), the
+        one user's that holds it (several: UserError naming them). A change never lands on a session not named."""
         admin = admin or user == ROOT
         if of is not None and of != user:
             if not admin:
                 raise Forbidden(f"{user} may not act on another user's session (only an admin names one)")
             user = of
         s = self.get(user, sid)
-        if s is None and admin and of is None:
+        if s is None and admin and of is None and read:
             rows = self.conn.execute("SELECT * FROM agent_sessions WHERE id=? ORDER BY user", (sid,)).fetchall()
             if len(rows) > 1:
                 users = ", ".join(r["user"] for r in rows)

@@ -68,8 +68,11 @@ def _cells(w: dict[str, Any]) -> list[tuple[str, str, Any, dict[str, Any], str |
     owner_admin = {"alice": 200, "bob": F, "carol": F, ADMIN: 200}
     # a session id names the caller's own session (keyed by (user, id)): alice's S is out of everyone else's reach,
     # the others' S does not exist (404, nothing of alice's refused, so nothing journalled) until their own hook
-    # registers it; a verdict names the caller's own S
-    session = {"alice": 200, "bob": NF, "carol": NF, ADMIN: NF}
+    # registers it; a verdict names the caller's own S. An admin's read (a GET) of an id several users hold by now
+    # (each caller's hook below registered its own S) is a one-line bad_input naming them; a change lands only on a
+    # session it names (?user=), never on another user's by default
+    session = {"alice": 200, "bob": NF, "carol": NF, ADMIN: "bad_input"}
+    session_change = {"alice": 200, "bob": NF, "carol": NF, ADMIN: NF}
     own = dict.fromkeys(CALLERS, 200)
     admin_only = {"alice": F, "bob": F, "carol": F, ADMIN: 200}
     verdict = {"verdict": "deny", "session": s, "rule": "fs.mkfs", "command": "mkfs.ext4 /dev/fd-does-not-exist"}
@@ -80,8 +83,8 @@ def _cells(w: dict[str, Any]) -> list[tuple[str, str, Any, dict[str, Any], str |
         ("POST", "/v1/wait", {"ids": [a], "timeout": 5}, owner_admin, f"job {a}"),
         ("GET", f"/v1/sessions/{s}", None, session, None),
         ("GET", f"/v1/sessions/{s}/unread", None, session, None),
-        ("POST", f"/v1/sessions/{s}/ack", {"jobs": [a]}, session, None),
-        ("POST", f"/v1/sessions/{s}/turn", {"state": "idle"}, session, None),
+        ("POST", f"/v1/sessions/{s}/ack", {"jobs": [a]}, session_change, None),
+        ("POST", f"/v1/sessions/{s}/turn", {"state": "idle"}, session_change, None),
         ("POST", f"/v1/sessions/{s}/hook", {"event": "notify", "budget": 0}, own, None),
         ("POST", "/v1/guard/verdicts", verdict, own, None),
         ("POST", "/v1/policy/reload", None, admin_only, "the policy"),

@@ -79,6 +79,7 @@ def _forwarder(tmp_path: Path) -> Forwarder:
     section = {
         "agent_key_file": str(key),
         "forward": [{"prefix": "/lustre", "agent": "mds1:7755"}, {"prefix": "/lustre/scratch/", "agent": "oss2:7755"}],
+        "insecure_plaintext": True,  # routing only here; TLS is tests/integration/test_storage_tls.py
     }
     fwd = Forwarder.from_section(section, 120.0)
     assert fwd is not None
@@ -121,7 +122,10 @@ def test_a_bad_forward_table_is_a_config_error(tmp_path: Path, section: dict[str
 @pytest.mark.parametrize(
     ("args", "says"),
     [
-        (["--key-file", "/nonexistent/k"], "storage agent key /nonexistent/k: No such file or directory"),
+        (
+            ["--key-file", "/nonexistent/k", "--listen", "127.0.0.1:7755"],
+            "storage agent key /nonexistent/k: No such file or directory",
+        ),
         (["--key-file", "K", "--listen", "nohost"], "--listen: expected HOST:PORT, got 'nohost'"),
     ],
 )
