@@ -10,13 +10,14 @@ import os
 import pwd
 import shutil
 import tempfile
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from facility_helpers import Facility, run_as
+
+from fifo_helpers import BlockedWriter
 
 MARK = "fdguardleakmark"
 
@@ -54,24 +55,16 @@ def test_naming_a_fifo_opens_nothing(facility: Facility) -> None:
     d.chmod(0o755)
     fifo = d / "run.sh"
     os.mkfifo(fifo, 0o600)  # root's: bob may not open it, and root must not open it for him
-    released = threading.Event()
-
-    def writer() -> None:
-        fd = os.open(fifo, os.O_WRONLY)  # blocks until someone opens the FIFO for reading
-        released.set()
-        os.close(fd)
-
-    t = threading.Thread(target=writer, daemon=True)
-    t.start()
+    w = BlockedWriter(fifo)
     try:
         answer = _submit(facility, "bob", ["sh", str(fifo)])
         assert answer[0] in (200, "denied"), answer
-        assert not released.is_set(), "the gateway opened the FIFO bob named"
+        assert not w.released.is_set(), "the gateway opened the FIFO bob named"
     finally:
-        if not released.is_set():
-            os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))  # let the writer go
-        t.join(5)
-        shutil.rmtree(d, ignore_errors=True)
+        try:
+            w.stop()
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
 
 
 def test_a_scripts_tilde_is_the_submitters_home_not_the_gateways(facility: Facility) -> None:

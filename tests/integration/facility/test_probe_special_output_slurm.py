@@ -14,7 +14,6 @@ import os
 import secrets
 import shutil
 import tempfile
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,6 +22,7 @@ from typing import Any
 import pytest
 from facility_helpers import Facility
 
+from fifo_helpers import BlockedWriter
 from unix_users import ensure_user
 
 pytestmark = pytest.mark.slurm
@@ -37,27 +37,6 @@ def lab_facility(slurm_lab: Any, facility: Facility) -> Facility:
     return facility
 
 
-class BlockedWriter:
-    """A root thread blocked opening a FIFO for writing; `released` is set once some reader opened it."""
-
-    def __init__(self, fifo: Path) -> None:
-        self.fifo = fifo
-        self.released = threading.Event()
-        self.thread = threading.Thread(target=self._open, daemon=True)
-        self.thread.start()
-
-    def _open(self) -> None:
-        fd = os.open(self.fifo, os.O_WRONLY)  # blocks until a reader opens the FIFO
-        self.released.set()
-        os.close(fd)
-
-    def stop(self) -> None:
-        """Release the thread ourselves (open for reading) if nobody did."""
-        if not self.released.is_set():
-            os.close(os.open(self.fifo, os.O_RDONLY | os.O_NONBLOCK))
-        self.thread.join(timeout=10)
-
-
 @pytest.fixture
 def root_fifo() -> Iterator[tuple[Path, BlockedWriter]]:
     d = Path(tempfile.mkdtemp(prefix="fdprobe-fifo-", dir="/tmp"))
@@ -66,8 +45,10 @@ def root_fifo() -> Iterator[tuple[Path, BlockedWriter]]:
     os.mkfifo(fifo, 0o600)
     writer = BlockedWriter(fifo)
     yield fifo, writer
-    writer.stop()
-    shutil.rmtree(d, ignore_errors=True)
+    try:
+        writer.stop()
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def _ended(fac: Facility, job_id: int) -> None:

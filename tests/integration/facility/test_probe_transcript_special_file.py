@@ -9,11 +9,11 @@ import asyncio
 import os
 import shutil
 import tempfile
-import threading
 from pathlib import Path
 
 import pytest
 
+from fifo_helpers import BlockedWriter
 from frontdesk.agents.channels.inbox import Busy, InboxChannel
 from frontdesk.agents.model import AgentSettings, Harness, Session, TurnState
 from unix_users import ensure_user
@@ -29,15 +29,7 @@ def test_a_transcript_path_naming_a_fifo_opens_nothing(facility_users: dict[str,
     d.chmod(0o755)
     fifo = d / "session.jsonl"
     os.mkfifo(fifo, 0o600)  # root's
-    released = threading.Event()
-
-    def writer() -> None:
-        fd = os.open(fifo, os.O_WRONLY)  # blocks until someone opens the FIFO for reading
-        released.set()
-        os.close(fd)
-
-    t = threading.Thread(target=writer, daemon=True)
-    t.start()
+    w = BlockedWriter(fifo)
     try:
         ch = InboxChannel(AgentSettings(), home=tmp_path)
         ctx = {"inbox_socket": str(d / "inbox.sock"), "inbox_token": TOKEN, "agent_pid": os.getpid()}
@@ -48,9 +40,9 @@ def test_a_transcript_path_naming_a_fifo_opens_nothing(facility_users: dict[str,
         )
         with pytest.raises(Busy):  # the turn's state is unknown: nothing is written
             asyncio.run(ch.deliver(session, "[frontdesk] job 7 ended: COMPLETED", [7]))
-        assert not released.is_set(), "the gateway opened the FIFO the session named"
+        assert not w.released.is_set(), "the gateway opened the FIFO the session named"
     finally:
-        if not released.is_set():
-            os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))  # let the writer go
-        t.join(5)
-        shutil.rmtree(d, ignore_errors=True)
+        try:
+            w.stop()
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
