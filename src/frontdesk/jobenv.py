@@ -19,6 +19,7 @@ __all__ = [
     "CLIENT_DROP",
     "DEFAULT_DENY",
     "MAX_ENV_BYTES",
+    "UMASK_VAR",
     "USER_ALLOW_VAR",
     "capture_env",
     "filter_env",
@@ -54,6 +55,10 @@ CLIENT_DROP: tuple[str, ...] = ("FRONTDESK_TOKEN", "FRONTDESK_TOKENS_FILE", "CLA
 
 USER_ALLOW_VAR = "FRONTDESK_ENV_ALLOW"
 """In the submitter's environment: comma-separated names or patterns they want their jobs to see anyway."""
+
+UMASK_VAR = "FRONTDESK_UMASK"
+"""Set by every client to its own umask (octal, `0077`), as sbatch sets SLURM_UMASK: a root gateway's job then
+makes its files as its submitter's shell would (`runas.umask_of`), never with the gateway's umask."""
 
 MAX_ENV_BYTES = 1 << 20
 """The most a submitted environment may weigh (names plus values); more is refused, not truncated."""
@@ -134,7 +139,23 @@ def _keep(name: str, deny: tuple[str, ...], allow: tuple[str, ...], site_deny: t
 def capture_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """What a client sends as `context.env`: its whole environment less frontdesk's own credentials."""
     env = os.environ if environ is None else environ
-    return {k: v for k, v in env.items() if k not in CLIENT_DROP}
+    out = {k: v for k, v in env.items() if k not in CLIENT_DROP}
+    mask = _own_umask()
+    if mask is not None:  # always this process's: a value inherited from a job's environment may be stale
+        out[UMASK_VAR] = f"{mask:04o}"
+    return out
+
+
+def _own_umask() -> int | None:
+    """This process's umask, read without changing it (os.umask would, for a moment, in every thread)."""
+    try:
+        with open("/proc/self/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
 
 
 def _check(env: Mapping[str, object]) -> dict[str, str]:

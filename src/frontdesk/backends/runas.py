@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-__all__ = ["RunAs", "become", "drop", "for_job", "job_argv", "open_output", "own", "script_argv"]
+__all__ = ["RunAs", "become", "drop", "for_job", "job_argv", "open_output", "own", "script_argv", "umask_of"]
 
 
 @dataclass(frozen=True)
@@ -134,6 +134,15 @@ def script_argv(argv: list[str], script: str, fd: int) -> list[str]:
             raise OSError(f"{script}: empty #! line")
         return [*parts, path, *argv[1:]]
     return [path if a == script else a for a in argv]
+
+
+def umask_of(env: dict[str, str]) -> int | None:
+    """The submitter's umask its client put in the job's environment (`FRONTDESK_UMASK`, octal); None when
+    absent or malformed (the job then keeps the gateway's, as before clients sent one)."""
+    raw = env.get("FRONTDESK_UMASK", "")
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 4 and set(raw) <= set("01234567")):
+        return None
+    return int(raw, 8)
 
 
 def become(who: RunAs | None, cwd: str) -> None:

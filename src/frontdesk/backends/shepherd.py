@@ -161,10 +161,11 @@ def _start(
 ) -> subprocess.Popen[bytes] | str:
     """Start the job in its own session (cgroup joined, its user, Landlock); or why it could not start."""
     writable = launch.get("landlock_writable")
-    from frontdesk.backends.runas import RunAs, become, job_argv, open_output
+    from frontdesk.backends.runas import RunAs, become, job_argv, open_output, umask_of
 
     who = RunAs.from_json(launch["run_as"]) if launch.get("run_as") else None
     argv, fds = job_argv(launch["argv"], launch.get("script"), who)
+    mask = umask_of(launch["env"])
 
     def preexec() -> None:
         if cgroup is not None:
@@ -172,6 +173,8 @@ def _start(
         if freezer is not None:
             freezer.join()
         become(who, launch["cwd"])  # cgroup set up as root, then the job's own user from here on
+        if mask is not None:  # the submitter's, as sbatch's SLURM_UMASK: never the gateway's
+            os.umask(mask)
         if writable:
             from frontdesk.backends.landlock import restrict_writes
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import os
 
 import pytest
 from hypothesis import given
@@ -72,7 +73,34 @@ def test_a_bad_site_list_is_a_config_error() -> None:
 
 def test_capture_keeps_everything_but_frontdesk_credentials() -> None:
     env = {"FRONTDESK_TOKEN": "t", "CLAUDE_CODE_MESSAGING_TOKEN": "i", "GITHUB_TOKEN": "g", "X": "1"}
-    assert capture_env(env) == {"GITHUB_TOKEN": "g", "X": "1"}  # the gateway, not the client, applies the policy
+    got = capture_env(env)
+    assert got.pop("FRONTDESK_UMASK") == f"{_umask():04o}"  # the client's own umask, for the job (SLURM_UMASK)
+    assert got == {"GITHUB_TOKEN": "g", "X": "1"}  # the gateway, not the client, applies the policy
+
+
+def _umask() -> int:
+    old = os.umask(0o022)
+    os.umask(old)
+    return old
+
+
+def test_capture_sends_this_processes_umask_never_an_inherited_one() -> None:
+    old = os.umask(0o077)
+    try:
+        assert capture_env({"FRONTDESK_UMASK": "0000"})["FRONTDESK_UMASK"] == "0077"  # a job's stale value
+    finally:
+        os.umask(old)
+
+
+@pytest.mark.parametrize(
+    ("raw", "mask"),
+    [("0077", 0o077), ("022", 0o022), ("0", 0), ("0777", 0o777), ("", None), ("0088", None), ("-22", None),
+     ("+22", None), ("٠٧٧", None), ("00777", None), ("0x1f", None), (" 22", None)],
+)  # fmt: skip
+def test_the_shepherd_takes_only_a_well_formed_umask(raw: str, mask: int | None) -> None:
+    from frontdesk.backends.runas import umask_of
+
+    assert umask_of({"FRONTDESK_UMASK": raw} if raw else {}) == mask
 
 
 def test_login_and_shepherd_environments() -> None:
