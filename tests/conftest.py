@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +21,32 @@ from frontdesk.config import Settings
 from frontdesk.errors import GatewayUnavailable
 
 PY = sys.executable
+
+
+def _threads_in_fifo_open() -> set[tuple[int, str]]:
+    """Threads of this process waiting in open(2) for a FIFO's other end (the kernel's `wait_for_partner`)."""
+    stuck = set()
+    for t in threading.enumerate():
+        try:
+            wchan = Path(f"/proc/self/task/{t.native_id}/wchan").read_text()
+        except OSError:
+            continue  # ended meanwhile
+        if wchan == "wait_for_partner":
+            stuck.add((t.ident or 0, t.name))
+    return stuck
+
+
+@pytest.fixture(autouse=True)
+def _no_thread_left_in_fifo_open() -> Iterator[None]:
+    """Fail the test that leaves a thread blocked opening a FIFO. Any later subprocess this process starts can
+    interrupt that open (a SIGCHLD that comes while subprocess's vfork blocks signals), the kernel restarts it
+    on a path by then removed, and FileNotFoundError was reported in whatever unrelated test ran then."""
+    before = _threads_in_fifo_open()
+    yield
+    left = _threads_in_fifo_open() - before  # only this test's: an earlier leak was reported where it happened
+    if left:
+        names = sorted(name for _, name in left)
+        pytest.fail(f"threads left blocked opening a FIFO (release them before the test ends): {names}")
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
