@@ -22,12 +22,14 @@ def _within(seconds: float, path: str) -> list[object]:
 def test_a_transcript_path_that_is_no_regular_file_is_unknown_at_once(tmp_path: Path) -> None:
     fifo = tmp_path / "t.fifo"
     os.mkfifo(fifo)
-    for path in (str(fifo), "/dev/zero", str(tmp_path)):
-        assert _within(30, path) == [None], path  # [] would mean it still blocks
-    try:  # release a reader that did block, so the test process can end
-        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
-    except OSError:
-        pass
+    try:
+        for path in (str(fifo), "/dev/zero", str(tmp_path)):
+            assert _within(30, path) == [None], path  # [] would mean it still blocks
+    finally:  # release a reader that did block (also when an assertion failed): no thread outlives the test
+        try:
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        except OSError:
+            pass
 
 
 def test_a_real_transcript_is_still_read(tmp_path: Path) -> None:

@@ -21,10 +21,12 @@ def _within(seconds: float, fn: object) -> list[object]:
 def test_a_transcript_path_that_is_no_file_gives_no_plan_at_once(tmp_path: Path) -> None:
     fifo = tmp_path / "t.fifo"
     os.mkfifo(fifo)
-    for path in ("/dev/zero", str(fifo), str(tmp_path)):
-        got = _within(30, lambda p=path: last_plan(p))
-        assert got == [None], (path, got)  # [] would mean it still blocks
-    try:  # release a reader that did block, so the test process can end
-        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
-    except OSError:
-        pass
+    try:
+        for path in ("/dev/zero", str(fifo), str(tmp_path)):
+            got = _within(30, lambda p=path: last_plan(p))
+            assert got == [None], (path, got)  # [] would mean it still blocks
+    finally:  # release a reader that did block (also when an assertion failed): no thread outlives the test
+        try:
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        except OSError:
+            pass
