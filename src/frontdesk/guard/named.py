@@ -30,7 +30,7 @@ def obfuscated(inv: Invocation) -> str | None:
         return "IFS reassigned" if "IFS" in inv.env else None
     if any(_IFS.search(w.raw) for w in inv.argv):
         return "$IFS used as a word separator"
-    if "IFS" in inv.env:
+    if "IFS" in inv.env and inv.program not in ("read", "mapfile", "readarray"):  # `IFS= read -r f`: read's own
         return "IFS reassigned"
     name = inv.argv[0]
     if _HIDDEN_NAME.search(name.raw):

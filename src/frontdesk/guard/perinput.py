@@ -81,11 +81,8 @@ def xargs_commands(inv: Invocation, inner: Any, code: Any) -> Iterator[Invocatio
             yield code(item, "xargs sh -c")  # echo CODE | xargs sh -c: the input is the code
         yield inner(words[:1], "xargs", stdin_text=None)  # a shell whose code is each input line: stdin-exec
         return
-    tag = (
-        "xargs -a"
-        if any(w.text in ("-a", "--arg-file") or w.text.startswith("--arg-file=") for w in args[:i])
-        else "xargs"
-    )
+    arg_file = any(w.text in ("-a", "--arg-file") or w.text.startswith(("--arg-file=", "-a")) for w in args[:i])
+    tag = "xargs -a" if arg_file and inv.stdin_file is None else "xargs"  # a listing the line saved: known
     if not items or tag == "xargs -a" or inv.stdin_partial:  # some input the line does not show
         yield inner(words + [Word("", "{xargs}", dynamic=True)], tag, stdin_text=None)
         if inv.stdin_lists and tag == "xargs":  # `ls ~ | xargs -I{} rm -rf ~/{}`: every entry of ~, as ~/*

@@ -16,12 +16,11 @@ import shlex
 from collections.abc import Mapping
 from typing import Any
 
+from frontdesk.guard.savedlists import SavedListings
 from frontdesk.guard.shelltext import (
     find_fed,
     get_parser,
     keeps_most,
-    listing_of,
-    loop_tag,
     only_split_herestrings,
     own_commands,
     passes_on,
@@ -29,14 +28,13 @@ from frontdesk.guard.shelltext import (
     stage_lists,
     through_wrappers,
 )
-from frontdesk.guard.shellwords import WordReader, fd_of_next
+from frontdesk.guard.shellwords import fd_of_next
 from frontdesk.guard.words import DYNAMIC, Invocation, Parsed, Word, basename
 from frontdesk.guard.wrappers import positional, unwrap
 
 __all__ = ["DYNAMIC", "Word", "Invocation", "Parsed", "parse", "basename"]
 
 _MAX_DEPTH = 6
-_LOOP_WALKS = 64  # loop bodies walked once per listed value, in all
 
 
 def parse(
@@ -67,13 +65,12 @@ _CODE_VARS = frozenset(
 )
 
 
-class _Walker(WordReader):
+class _Walker(SavedListings):
     """Walks the statements of a command line, emitting an `Invocation` per simple command it would run."""
 
     def __init__(self, env: dict[str, str] | None, cwd: str | None, env_complete: bool = True) -> None:
         super().__init__(env, cwd, env_complete)
         self.functions: dict[str, str] = {}
-        self._loop_walks = 0
         self.written: dict[str, str] = {}  # echo CMD > x.sh: what the line writes, by absolute path
         self._feed: str | None = None  # stdin text for the next simple command (`echo X | bash`)
         self._lists: str | None = None  # the directory the previous pipeline stage lists (`ls ~ |`)
@@ -153,9 +150,7 @@ class _Walker(WordReader):
                 self.functions[self._t(name)] = self._t(body)
                 self._stmt(body, depth, via + [f"function {self._t(name)}"], redirects)
         elif kind in ("while_statement", "until_statement", "c_style_for_statement"):
-            tag = loop_tag(self._t(node))
-            for child in node.named_children:
-                self._stmt(child, depth, via + [tag] if tag else via, redirects)
+            self._while(node, depth, via, redirects)
         elif kind in ("for_statement", "select_statement"):
             self._for(node, depth, via, redirects)
         elif kind in ("command_substitution", "process_substitution"):
@@ -166,48 +161,6 @@ class _Walker(WordReader):
         else:
             for child in node.named_children:
                 self._stmt(child, depth, via, redirects)
-
-    def _for(self, node: Any, depth: int, via: list[str], redirects: list[tuple[str, Word]]) -> None:
-        tag = loop_tag(self._t(node))
-        via = via + [tag] if tag else via
-        var = node.child_by_field_name("variable")
-        items: list[Word] = []
-        start = len(self.out)
-        for child in node.named_children:
-            if child.type in (
-                "word",
-                "string",
-                "concatenation",
-                "simple_expansion",
-                "expansion",
-                "raw_string",
-                "command_substitution",
-            ):
-                items.append(self._word(child, depth, via))  # runs substitutions in the list
-        items = self._expanded(items)  # `for f in "${a[@]}"`: an array the line set, each value walked
-        feeders = [p for w in items for p in w.subst_programs]
-        known = 0 < len(items) <= 8 and not any(w.dynamic or w.unset_vars for w in items)
-        known = known and self._loop_walks + len(items) <= _LOOP_WALKS  # nested loops: a bounded number of walks
-        self._loop_walks += len(items) if known else 0
-        body = node.child_by_field_name("body")
-        before = len(self.out)
-        values = [w.text for w in items] if known and var is not None else [DYNAMIC]
-        subs = [inv for inv in self.out[start:] if inv.program]
-        if len(items) == 1 and items[0].dynamic and listing_of(subs, self.cwd) is not None:
-            values = ["*"]  # `for f in $(ls ~ [| grep -v x]); do rm -rf ~/$f`: each entry of ~, as ~/*
-        # `for d in build ~; do rm -rf $d; done`: a list the line shows is walked once per value
-        for value in values:
-            if var is not None:
-                self._set(self._t(var), value)
-            if body is not None:
-                self._stmt(body, depth, via, redirects)
-        if body is None or var is None or not feeders:
-            return
-        # `for p in $(nvidia-smi ...); do kill $p; done`: what the list ran feeds the commands using the variable
-        name = re.compile(r"\$\{?" + re.escape(self._t(var)) + r"\b")
-        for inv in self.out[before:]:
-            if any(name.search(w.raw) for w in inv.argv):
-                inv.upstream = [*inv.upstream, *feeders]
 
     def _redirected(self, node: Any, depth: int, via: list[str], redirects: list[tuple[str, Word]]) -> None:
         reds = list(redirects)
@@ -234,8 +187,13 @@ class _Walker(WordReader):
         if body is not None and body.type == "command":
             self._lists = lists or self._lists  # `xargs -I{} rm -rf ~/{} < <(ls ~)`
             self._command(body, depth, via, [], reds, words, stdin_text)
+            self._save_stage(own_commands(self.out[before:], via), [], None, ([], False))  # `ls ~ > l`
         elif body is not None:
+            if body.type in ("while_statement", "until_statement"):  # `done < <(ls ~)`: what `read` is given
+                self._lists, self._feed = lists, stdin_text
             self._stmt(body, depth, via, reds)
+            if body.type != "pipeline":  # `cd ~ && ls > l`: the grammar hangs `> l` on the whole list
+                self._save_stage(own_commands(self.out[before:], via), [], None, ([], False))
         elif reds:
             self.out.append(Invocation([], redirects=reds, via=list(via), cwd=self.cwd))
         feeder = next(iter(own_commands(self.out[before:], via)), None)
@@ -255,6 +213,7 @@ class _Walker(WordReader):
         finds: list[Invocation] = []
         finds_last: list[Invocation] = []
         lists: str | None = None
+        chain: list[Invocation] = []  # the stages so far: what a file written now holds (savedlists)
         narrowed = False  # a stage since the last find passed on only some of its matches (`grep x`)
         for k, child in enumerate(node.named_children):
             before = len(self.out)
@@ -267,6 +226,8 @@ class _Walker(WordReader):
             # `(echo a; echo b) | bash`: the stage's output is what its commands print; `(crontab -l; echo X)`
             # prints X after text the line does not show (partial: the known part is read, the rest is unknown)
             own = own_commands(self.out[before:], via)  # `sudo echo X | bash`: echo's output, not sudo's
+            self._save_stage(own, chain, lists, (finds, narrowed))  # `ls ~ | tee l`, `find ~ | grep -v x > l`
+            chain = [*chain, *own]
             texts = [passes_on(inv) for inv in own]
             known = [t for t in texts if t is not None]
             feed = "".join(known) if known else None
@@ -275,11 +236,12 @@ class _Walker(WordReader):
             for inv in self.out[before:]:
                 if not inv.upstream:
                     inv.upstream = list(upstream)
+            upstream.extend(p for inv in own if inv.stdin_file for p in inv.stdin_from)  # `cat l |`: what made l
             upstream.extend(inv.program for inv in self.out[before:] if not inv.via or through_wrappers(inv.via, via))
             stage = self.out[before:]
             self.out.extend(find_fed(finds, stage, via, filtered=narrowed))
-            finds_last = [inv for inv in own if inv.program == "find"]
-            narrowed = not finds_last and (narrowed or not all(keeps_most(inv) for inv in own))  # grep -v: not
+            finds_last, fed = self._stage_finds(own)  # its own finds, or those of a saved listing it reads
+            narrowed = fed or not finds_last and (narrowed or not all(keeps_most(inv) for inv in own))  # grep -v
             finds = [*finds, *finds_last]
 
     def _command(
@@ -344,6 +306,8 @@ class _Walker(WordReader):
         self._emit(inv, depth)
 
     def _emit(self, inv: Invocation, depth: int) -> None:
+        saved = self._read_saved(inv)  # `xargs rm -rf < l` after `ls -d ~/* > l`: as `ls -d ~/* | xargs rm -rf`
+        start = len(self.out)
         self.out.append(inv)
         if depth > _MAX_DEPTH:
             return
@@ -394,3 +358,4 @@ class _Walker(WordReader):
             if inner.cwd and inner.cwd.startswith("~"):  # docker run -v ~:/h -w /h: the mapped workdir
                 inner.cwd = (self.env or {}).get("HOME", "~") + inner.cwd[1:]
             self._emit(inner, depth + 1)
+        self._fed_finds(saved, start, inv.via)

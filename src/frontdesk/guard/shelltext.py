@@ -82,7 +82,7 @@ def passes_on(inv: Invocation) -> str | None:
         return (ansi_c(text) if escapes else text) + "\n"  # echo -e '\x72m': rm
     if prog == "printf" and args and args[0].text != "-v":
         return _printf(args[0].text, [w.text for w in args[1:]])
-    if (prog == "cat" and not args or prog == "tee") and not inv.stdin_partial:
+    if (prog == "cat" and all(w.text == inv.stdin_file for w in args) or prog == "tee") and not inv.stdin_partial:
         return inv.stdin_text  # tee passes its input on as well as writing it
     if keeps_most(inv) and inv.stdin_text is not None:  # `printf '%s\n' ~/* | grep -v keep |`: nearly all of it
         return inv.stdin_text
@@ -134,10 +134,12 @@ _GREPS = frozenset({"grep", "egrep", "fgrep", "rg"})
 def keeps_most(inv: Invocation) -> bool:
     """A filter that passes on all, or all but a few, of the lines it reads: `grep -v PAT` (the names it leaves
     out), sort, uniq, tac, `tail -n +K`, `head -n -K`. A listing it filters still lists (nearly) every entry."""
-    prog, args = inv.program, inv.args
+    prog, args = inv.program, [w for w in inv.args if w.text != inv.stdin_file]  # `cat F` of a saved listing
     words = [w.text for w in args]
-    if inv.redirects or any(w.dynamic for w in args):
+    if any(w.text != inv.stdin_file for _, w in inv.redirects) or any(w.dynamic for w in args):
         return False
+    if prog == "tee":  # passes on all it reads
+        return True
     loose = [t for t in words if not t.startswith(("-", "+"))]
     if prog in _ORDERERS:
         return not loose
@@ -157,6 +159,7 @@ def stage_lists(own: list[Invocation], before: str | None, cwd: str | None) -> s
     stage before it listed (`ls ~ | grep -v keep`: still every entry of ~ but one)."""
     if len(own) != 1:
         return None
+    before = before if before is not None else own[0].stdin_lists  # `cat l |`, `sort < <(ls ~) |`
     return listed_dir(own[0], cwd) or (before if before is not None and keeps_most(own[0]) else None)
 
 

@@ -70,6 +70,11 @@ class WordReader:
         self.out: list[Invocation] = []
         self.positional: list[Word] | None = None  # `set -- a b c` earlier on the line: $1 $2 $@
         self.arrays: dict[str, list[Word]] = {}  # `a=(rm -rf ~)` earlier on the line: "${a[@]}"
+        self.saved: dict[str, Any] = {}  # files the line wrote what a command printed to (savedlists.Saved)
+
+    def _unsaved(self, invs: list[Invocation]) -> list[Invocation]:
+        """A substitution's commands, a reader of a saved listing put back as what made it (savedlists)."""
+        return invs
 
     def _stmt(self, node: Any, depth: int, via: list[str], redirects: list[tuple[str, Word]]) -> None:
         """Walk one statement (a substitution inside a word is one): the walker's."""
@@ -205,7 +210,8 @@ class WordReader:
         unset = tuple(p[1] for p in parts if p[1])
         leading = bool(parts) and parts[0][1] is not None
         dynamic = any(p[2] for p in parts)
-        found = found_of(self.out[before:], via) if dynamic and len(parts) == 1 and "find" in subst else ()
+        subs = self._unsaved(self.out[before:]) if dynamic and len(parts) == 1 else []
+        found = found_of(subs, via) if any(inv.program == "find" for inv in subs) else ()
         return Word(text, self._t(node), unset, leading, dynamic, subst, found)
 
     def _collect(
@@ -239,9 +245,14 @@ class WordReader:
         elif kind in ("command_substitution", "process_substitution"):
             before = len(self.out)
             self._stmt(node, depth, via, [])
-            known = known_output(self.out[before:], self.cwd, via) if kind == "command_substitution" else None
+            only = node.named_children[0] if len(node.named_children) == 1 else None
+            if only is not None and only.type == "file_redirect" and self._t(only).startswith("<"):
+                target = self._word(only.named_children[-1], depth, via)  # `$(< F)` prints F as `$(cat F)` does
+                self._emit(Invocation([Word("cat", "cat"), target], via=list(via), cwd=self.cwd), depth)
+            subs = self._unsaved(self.out[before:])  # `$(cat l)` after `ls -d ~/* > l`: `$(ls -d ~/*)`
+            known = known_output(subs, self.cwd, via) if kind == "command_substitution" else None
             if known is None and kind == "command_substitution":  # `rm -rf $(ls -d ~/* | grep -v x)`: ~/*
-                known = listed_glob(self.out[before:], self.cwd, via)
+                known = listed_glob(subs, self.cwd, via)
             parts.append((known, None, False) if known is not None else (raw, None, True))  # $(echo rm) is rm
         elif kind == "arithmetic_expansion":
             stack = list(node.named_children)

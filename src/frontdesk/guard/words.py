@@ -51,6 +51,8 @@ class Invocation:
     """stdin_text is only part of the input: `(crontab -l; echo X) |` also passes on text the line does not show."""
     stdin_lists: str | None = None
     """The directory whose entry names stdin is, one a line (`ls ~ |`): what `xargs -I{} rm -rf ~/{}` fills in."""
+    stdin_file: str | None = None
+    """The word naming a file the line wrote a listing to, which this command reads (`< F`, `xargs -a F`, `cat F`)."""
 
     @cached_property
     def program(self) -> str:
