@@ -35,16 +35,20 @@ def test_pages_joined_by_their_cursors_are_the_whole_answer(
         ["d2", "d0"],  # two roots, the later one first in sort order
     )
     op = op.rstrip("2")
+    before = os.getcwd()  # the suite runs in one process: later tests must not start in this temporary tree
     os.chdir(root)
-    whole = run(FsRequest(Op(op), tuple(argv), str(root), limit=100000), Fs())
-    pages, cursor = [], None
-    for _ in range(200):
-        page = run(FsRequest(Op(op), tuple(argv), str(root), limit=limit, cursor=cursor), Fs())
-        assert len(page.items) <= limit
-        pages.extend(page.items)
-        cursor = page.cursor
-        if cursor is None:
-            break
+    try:
+        whole = run(FsRequest(Op(op), tuple(argv), str(root), limit=100000), Fs())
+        pages, cursor = [], None
+        for _ in range(200):
+            page = run(FsRequest(Op(op), tuple(argv), str(root), limit=limit, cursor=cursor), Fs())
+            assert len(page.items) <= limit
+            pages.extend(page.items)
+            cursor = page.cursor
+            if cursor is None:
+                break
+    finally:
+        os.chdir(before)
     assert pages == whole.items
 
 
