@@ -79,7 +79,7 @@ def test_waiter_reconnects_after_restart(gateway, workdir: Path) -> None:
         stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(0.5)
+    _until_parked(waiter)  # a fixed 0.5 s let a slow CLI start after the kill: a refused connection, not a break
     gateway.kill9()
     out, err = waiter.communicate(timeout=30)
     assert waiter.returncode == 69 and "Traceback" not in err  # the gateway went away: one line, exit 69
@@ -206,6 +206,6 @@ def test_stopping_gateway_answers_waiters_with_503(gateway, workdir: Path) -> No
     )
     _until_parked(waiter)
     gateway.stop()
-    out, err = waiter.communicate(timeout=20)
+    out, err = waiter.communicate(timeout=60)
     assert waiter.returncode == 69, err
     assert err.strip() == "frontdesk: the gateway is shutting down; wait again once it is back"
