@@ -27,6 +27,7 @@ from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from frontdesk.agents.detect import detect_context
 from frontdesk.client import Client
 from frontdesk.errors import FrontdeskError, NotFound
+from frontdesk.jobs.ids import Id
 from frontdesk.jobs.state import TERMINAL_STATES
 
 __all__ = ["build_server", "lesson_lines", "serve"]
@@ -183,7 +184,7 @@ def _result_tools(kit: _Kit) -> None:
     read = kit.read
 
     @tool
-    async def wait(job_ids: list[int], mode: str = "all", timeout_s: float = 600) -> str:
+    async def wait(job_ids: list[Id], mode: str = "all", timeout_s: float = 600) -> str:
         """Block (server side, no polling) until any/all of the jobs end; returns their reports."""
         if mode not in ("any", "all"):
             raise ToolError("mode is 'any' or 'all'")
@@ -197,14 +198,14 @@ def _result_tools(kit: _Kit) -> None:
         return ("\n\n".join(texts) or "no job ended yet") + tail
 
     @tool
-    async def report(job_id: int) -> str:
+    async def report(job_id: Id) -> str:
         """The short report of an ended job (state, usage, cause and next step, log tails)."""
         rep = await call(lambda c: c.report(job_id))
         await asyncio.to_thread(read, [rep], "mcp-report")
         return str(rep.get("text") or json.dumps(rep))
 
     @tool
-    async def logs(job_id: int, tail: int = 50, stream: str = "stdout") -> str:
+    async def logs(job_id: Id, tail: int = 50, stream: str = "stdout") -> str:
         """The last `tail` lines (1 or more; above 200 reads 200) of a job's stdout or stderr, secrets redacted."""
         if stream not in ("stdout", "stderr"):
             raise ToolError("stream is 'stdout' or 'stderr'")
@@ -214,7 +215,7 @@ def _result_tools(kit: _Kit) -> None:
         return "\n".join(lines) if isinstance(lines, list) else json.dumps(got)
 
     @tool
-    async def cancel(job_id: int) -> str:
+    async def cancel(job_id: Id) -> str:
         """Cancel a job (and its process tree); one of this session's that already ended is no error."""
         from frontdesk.agents.readmark import cancel_once
 

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from frontdesk.agents.model import Session, TurnState
 from frontdesk.agents.service import DeliveryService, HookCall
+from frontdesk.jobs.ids import Id
 
 __all__ = ["build_router"]
 
@@ -72,7 +73,7 @@ class AckBody(BaseModel):
     """POST /v1/sessions/{id}/ack: the jobs whose reports the hook handed to the harness."""
 
     model_config = ConfigDict(extra="forbid")
-    jobs: list[int] = Field(default_factory=list, max_length=10000)
+    jobs: list[Id] = Field(default_factory=list, max_length=10000)
     upto: int | None = None
     channel: str = Field(default="hooks", max_length=40)
 
@@ -81,7 +82,7 @@ class ReadBody(BaseModel):
     """POST /v1/sessions/{id}/read: reports the session read itself (wait, report, MCP)."""
 
     model_config = ConfigDict(extra="forbid")
-    jobs: list[int] = Field(min_length=1, max_length=10000)
+    jobs: list[Id] = Field(min_length=1, max_length=10000)
     via: Literal["wait", "report", "run", "mcp-wait", "mcp-report"] = "report"
 
 

@@ -27,6 +27,7 @@ from frontdesk.core.batch import MAX_BATCH, submit_batch
 from frontdesk.errors import Conflict, SpecError, UserError
 from frontdesk.gateway import Gateway
 from frontdesk.identity import Caller
+from frontdesk.jobs.ids import Id
 from frontdesk.jobs.state import JobState
 from frontdesk.plugins import SubmitContext, backend_classes
 from frontdesk.spec.bounds import check_text
@@ -69,7 +70,7 @@ class WaitBody(BaseModel):
     """POST /v1/wait."""
 
     model_config = ConfigDict(extra="forbid")
-    ids: list[int] = Field(min_length=1, max_length=10000)
+    ids: list[Id] = Field(min_length=1, max_length=10000)
     mode: Literal["any", "all"] = "all"
     timeout: float | None = Field(default=None, ge=0, le=MAX_WAIT_S)
 
@@ -312,13 +313,13 @@ async def cluster(request: Request) -> dict[str, Any]:
 
 
 @router.get("/jobs/{job_id}")
-async def get_job(job_id: int, request: Request) -> dict[str, Any]:
+async def get_job(job_id: Id, request: Request) -> dict[str, Any]:
     gw, access, caller = _parts(request)
     return shown(gw, access, caller, _job(request, job_id, Action.LIST, "see"))
 
 
 @router.get("/jobs/{job_id}/tasks/{index}")
-async def get_task(job_id: int, index: int, request: Request) -> dict[str, Any]:
+async def get_task(job_id: Id, index: Id, request: Request) -> dict[str, Any]:
     """Task `index` of array `job_id` (what `frontdesk cancel 12_3` names)."""
     from frontdesk.errors import NotFound
     from frontdesk.store.arrays import task
@@ -332,14 +333,14 @@ async def get_task(job_id: int, index: int, request: Request) -> dict[str, Any]:
 
 
 @router.post("/jobs/{job_id}/cancel")
-async def cancel(job_id: int, request: Request) -> dict[str, Any]:
+async def cancel(job_id: Id, request: Request) -> dict[str, Any]:
     _job(request, job_id, Action.ACT, "cancel")
     result: dict[str, Any] = await request.app.state.gw.cancel(job_id)
     return result
 
 
 @router.get("/jobs/{job_id}/report")
-async def report(job_id: int, request: Request) -> dict[str, Any]:
+async def report(job_id: Id, request: Request) -> dict[str, Any]:
     row = _job(request, job_id, Action.READ, "read the report of")
     gw, caller = request.app.state.gw, request.state.caller
     rep = report_for(gw, caller, owner_of(row), gw.report(job_id))  # a labmate's: without log lines
@@ -350,7 +351,7 @@ async def report(job_id: int, request: Request) -> dict[str, Any]:
 
 @router.get("/jobs/{job_id}/logs")
 async def logs(
-    job_id: int,
+    job_id: Id,
     request: Request,
     tail: int = Query(default=50, ge=1, le=10000),
     stream: Literal["stdout", "stderr"] = "stdout",

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from frontdesk.errors import GatewayUnavailable, NotFound, UserError
+from frontdesk.jobs.ids import Id
 from frontdesk.memory.advice import advise
 from frontdesk.memory.classify import classify, load_catalog
 from frontdesk.memory.lesson import Lesson
@@ -146,14 +147,14 @@ def _lesson_routes(r: APIRouter, store: Callable[[], LessonStore]) -> None:
     """One lesson: show, promote, forget (a lesson the caller may not see is journalled, then NotFound)."""
 
     @r.get("/memory/lessons/{lesson_id}")
-    async def show(lesson_id: int, request: Request) -> dict[str, Any]:
+    async def show(lesson_id: Id, request: Request) -> dict[str, Any]:
         try:
             return store().get(lesson_id, _principal(request)).to_dict()
         except NotFound:
             return _hidden(store(), lesson_id, request, "read").to_dict()
 
     @r.post("/memory/lessons/{lesson_id}/promote")
-    async def promote(lesson_id: int, body: PromoteBody, request: Request) -> dict[str, Any]:
+    async def promote(lesson_id: Id, body: PromoteBody, request: Request) -> dict[str, Any]:
         caller = getattr(request.state, "caller", None)
         admin = bool(getattr(caller, "admin", False))
         try:
@@ -171,7 +172,7 @@ def _lesson_routes(r: APIRouter, store: Callable[[], LessonStore]) -> None:
         return lesson.to_dict()
 
     @r.delete("/memory/lessons/{lesson_id}")
-    async def forget(lesson_id: int, request: Request) -> dict[str, Any]:
+    async def forget(lesson_id: Id, request: Request) -> dict[str, Any]:
         caller = getattr(request.state, "caller", None)
         try:
             lesson = store().forget(lesson_id, _principal(request), admin=bool(getattr(caller, "admin", False)))

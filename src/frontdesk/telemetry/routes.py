@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import HTMLResponse
 
+from frontdesk.jobs.ids import Id
+
 if TYPE_CHECKING:
     from frontdesk.api.access import Access
     from frontdesk.identity import Caller
@@ -164,7 +166,7 @@ def _panels(plugins: Sequence[object], caller: Caller) -> list[Panel]:
 
 
 @router.get("/ui/jobs/{job_id}", include_in_schema=False)
-async def report_page(job_id: int, request: Request) -> HTMLResponse:
+async def report_page(job_id: Id, request: Request) -> HTMLResponse:
     """A job's report as a page (403 for someone else's job, 404 for none)."""
     from frontdesk.api.access import Action
     from frontdesk.api.reportview import report_for
