@@ -8,6 +8,7 @@ Sections other than `[gateway]`/`[local]` (policy, guard, memory, agents, slurm)
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,35 @@ from frontdesk.paths import (
     socket_path_from_env,
 )
 
-__all__ = ["Settings", "load_settings", "default_home", "socket_path_from_env"]
+__all__ = [
+    "GATEWAY_KEYS",
+    "LOCAL_KEYS",
+    "Settings",
+    "TableKeys",
+    "load_settings",
+    "nearest",
+    "default_home",
+    "socket_path_from_env",
+]
+
+
+@dataclass(frozen=True)
+class TableKeys:
+    """The keys one reader of a frontdesk.toml table takes, declared next to its parser; `frontdesk serve`
+    checks every table against the union of its readers' declarations (configcheck.py)."""
+
+    table: str
+    keys: frozenset[str]
+    nested: Mapping[str, TableKeys] = field(default_factory=dict)
+    """Keys whose value is a table of fixed keys (`[policy.suspend]`), or a list of such (`[[storage.forward]]`)."""
+    named: Mapping[str, TableKeys | None] = field(default_factory=dict)
+    """Keys whose value maps names the site chooses (`[access.labs]`) to values, or to tables of fixed keys
+    (`[guard.partitions.NAME]`); None: any value."""
+
+    @staticmethod
+    def of(table: str, keys: str | Any, **kw: Any) -> TableKeys:
+        """From a space-separated string or any iterable of names (a dataclass's fields)."""
+        return TableKeys(table, frozenset(keys.split() if isinstance(keys, str) else keys), **kw)
 
 
 @dataclass(frozen=True)
@@ -94,6 +123,31 @@ _TOML_KEYS: dict[str, tuple[str, str, type]] = {
     "local_memory": ("local", "memory", str),
     "local_gpus": ("local", "gpus", int),
 }
+
+
+GATEWAY_KEYS = TableKeys.of(
+    "gateway",
+    {name for table, name, _ in _TOML_KEYS.values() if table == "gateway"}
+    # read raw by: config._socket, paths (service_user), server (insecure_plaintext, munge), api/auth (tokens,
+    # tokens_file, munge), api/app and api/limits (fast_submit, fast_wait, max_body_bytes), plugins, client (url)
+    | set("socket service_user insecure_plaintext tokens tokens_file munge fast_submit fast_wait".split())
+    | set("max_body_bytes plugins url".split()),
+    named={"tokens": None},
+)
+LOCAL_KEYS = TableKeys.of(
+    "local",
+    {name for table, name, _ in _TOML_KEYS.values() if table == "local"}
+    # read raw by backends/local (output_max_bytes), core/attempt (landlock*), backends/localgpu (mps*)
+    | set("output_max_bytes landlock landlock_writable mps mps_pipe_directory".split()),
+)
+
+
+def nearest(name: str, known: Any) -> str | None:
+    """The known name nearest to `name` (difflib's ratio), None when nothing is known."""
+    import difflib
+
+    found = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.0)
+    return found[0] if found else None
 
 
 def file_problem(path: str | Path) -> str | None:

@@ -24,11 +24,13 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from frontdesk.config import TableKeys
 from frontdesk.errors import ConfigError, RendezvousRefused
 from frontdesk.paths import check_listener, check_rendezvous, peer_ids
 from frontdesk.unixgroups import lab_candidates
 
 __all__ = [
+    "ACCESS_KEYS",
     "Caller",
     "PeerCred",
     "Roles",
@@ -176,6 +178,14 @@ def _names(value: Any, where: str) -> frozenset[str]:
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         return frozenset(value)
     raise ConfigError(f"{where}: expected a list of names, got {value!r}")
+
+
+ACCESS_KEYS = TableKeys.of(
+    "access",
+    "admins admins_group lab_groups labs private_jobs labmates_read_jobs notifiers",
+    named={"labs": None},
+)
+"""The `[access]` keys `Roles.from_section` reads (api/authfail.py and the Slurm plug-in read one more each)."""
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ import os
 from collections.abc import Iterable, Mapping
 
 __all__ = [
+    "SITE_KEYS",
     "CLIENT_DROP",
     "DEFAULT_DENY",
     "MAX_ENV_BYTES",
@@ -190,6 +191,10 @@ def _flat(env: Mapping[str, object]) -> tuple[str, str] | None:
         return None
 
 
+SITE_KEYS = ("deny", "allow")
+"""The keys of frontdesk.toml's `[env]` (a plain tuple: this module imports nothing of frontdesk's)."""
+
+
 def site_filter(env: Mapping[str, object], section: Mapping[str, object]) -> dict[str, str]:
     """The gateway's filter: validate a submitted environment, then apply the built-in and the site's lists.
 
@@ -197,7 +202,7 @@ def site_filter(env: Mapping[str, object], section: Mapping[str, object]) -> dic
     the built-in denylist (a site that wants jobs to see, say, `HF_TOKEN` lists it there), as does the
     submitter's own FRONTDESK_ENV_ALLOW.
     """
-    lists = {key: _site_list(section, key) for key in ("deny", "allow")}
+    lists = {key: _site_list(section, key) for key in SITE_KEYS}
     checked = _check(env)
     own = checked.get(USER_ALLOW_VAR)
     mine = tuple(p.strip() for p in own.split(",") if p.strip()) if own else ()

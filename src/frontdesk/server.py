@@ -137,7 +137,9 @@ def _settings(
         )
     settings = load_settings(config, backend=backend, listen=listen, mode="facility" if facility else None)
     _check_sizes(settings)
-    _warn_typos(settings.sections)
+    from frontdesk.configcheck import check_settings
+
+    check_settings(settings)  # every table's keys: a misspelt security setting refuses the start (exit 2)
     if settings.listen:
         from frontdesk.api.auth import tokens_from_settings
 
@@ -148,37 +150,6 @@ def _settings(
                 "or MUNGE ([gateway] munge = true)"
             )
     return settings
-
-
-KNOWN_KEYS: dict[str, frozenset[str]] = {
-    "gateway": frozenset(
-        "backend mode listen token tls_cert tls_key tls_ca insecure_plaintext tick_seconds report_max_bytes plugins"
-        " tokens tokens_file munge fast_submit fast_wait socket url max_body_bytes".split()
-    ),
-    "local": frozenset("cpus memory gpus output_max_bytes landlock landlock_writable mps mps_pipe_directory".split()),
-    "memory": frozenset("stale_after site_threshold labs projects admins lab_groups unix_groups".split()),
-}
-"""The keys of the tables read here, for spotting a misspelt one (other tables belong to plug-ins)."""
-KNOWN_TABLES = frozenset(
-    "gateway local slurm policy guard memory agents storage telemetry access env journal limits facility".split()
-)
-
-
-def _warn_typos(sections: dict[str, Any]) -> None:
-    """One warning line per key or table of frontdesk.toml that is not a setting but close to one (a typo was
-    silently ignored); a name close to none is left alone (a site plug-in's own)."""
-    import difflib
-
-    def near(name: str, known: frozenset[str]) -> str | None:
-        found = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.75)
-        return found[0] if found and name not in known else None
-
-    for table, value in sections.items():
-        if (guess := near(table, KNOWN_TABLES)) is not None:
-            sys.stderr.write(f"frontdesk: warning: [{table}] is not a setting: did you mean [{guess}]?\n")
-        for key in value if isinstance(value, dict) and table in KNOWN_KEYS else ():
-            if (guess := near(key, KNOWN_KEYS[table])) is not None:
-                sys.stderr.write(f"frontdesk: warning: [{table}] {key} is not a setting: did you mean {guess}?\n")
 
 
 def _check_sizes(settings: Settings) -> None:

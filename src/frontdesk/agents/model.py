@@ -6,9 +6,10 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from frontdesk.config import TableKeys
 from frontdesk.errors import ConfigError
 
-__all__ = ["AgentSettings", "Harness", "Session", "SessionKey", "TurnState", "DEFAULT_CHANNELS"]
+__all__ = ["AGENTS_KEYS", "AgentSettings", "Harness", "Session", "SessionKey", "TurnState", "DEFAULT_CHANNELS"]
 
 SessionKey = tuple[str, str]
 """(user, session id): a session id is its user's own name, so two users may use the same id independently."""
@@ -126,7 +127,7 @@ class AgentSettings:
     @classmethod
     def from_section(cls, section: dict[str, Any]) -> AgentSettings:
         """Validate a raw `[agents]` table; unknown keys are an error with the list of known ones."""
-        known = set(cls.__dataclass_fields__)
+        known = AGENTS_KEYS.keys
         unknown = set(section) - known
         if unknown:
             raise ConfigError(f"[agents]: unknown setting(s) {sorted(unknown)}; known: {sorted(known)}")
@@ -150,3 +151,7 @@ class AgentSettings:
                     raise ConfigError(f"[agents].{key}: expected a non-empty string, got {raw!r}")
                 values[key] = raw
         return cls(**values)
+
+
+AGENTS_KEYS = TableKeys.of("agents", AgentSettings.__dataclass_fields__)
+"""`[agents]`: the fields of AgentSettings."""

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from frontdesk.config import TableKeys
 from frontdesk.errors import ConfigError
 from frontdesk.events.models import Event, EventKind
 from frontdesk.identity import hash_token
@@ -47,6 +48,8 @@ class _Window:
 
 class AuthFailures:
     """Counts 401s per source address and journals at most one `access.unauthenticated` per source per interval."""
+
+    KEYS = TableKeys.of("access", "auth_failure_interval")
 
     def __init__(self, publish: Callable[[Event], Any], interval: float = 60.0) -> None:
         self.publish = publish

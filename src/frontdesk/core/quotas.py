@@ -26,11 +26,12 @@ from dataclasses import dataclass
 from time import monotonic
 from typing import Any
 
+from frontdesk.config import TableKeys
 from frontdesk.errors import ConfigError, RateLimited
 from frontdesk.identity import Roles
 from frontdesk.jobs.state import UNFINISHED_STATES
 
-__all__ = ["DEFAULT_JOBS", "DEFAULT_SESSIONS", "RECOUNT_S", "JobQuota", "Limits", "over_cap"]
+__all__ = ["LIMITS_KEYS", "DEFAULT_JOBS", "DEFAULT_SESSIONS", "RECOUNT_S", "JobQuota", "Limits", "over_cap"]
 
 DEFAULT_JOBS = 20_000
 DEFAULT_SESSIONS = 1_000
@@ -38,6 +39,9 @@ RECOUNT_S = 1.0
 """A principal near the cap is counted again from the store at most this often."""
 _ACTIVE = ", ".join(f"'{s.value}'" for s in UNFINISHED_STATES)
 _ACTIVE_SQL = f"SELECT count(*) FROM jobs WHERE principal=? AND state IN ({_ACTIVE})"
+
+
+LIMITS_KEYS = TableKeys.of("limits", "jobs_per_user sessions_per_user")
 
 
 def _cap(section: dict[str, Any], key: str, default: int) -> int:
@@ -60,7 +64,7 @@ class Limits:
     def from_settings(cls, settings: Any) -> Limits:
         """`[limits]` of the settings; a facility gateway's `[access]` names the exempt admins."""
         section = settings.section("limits")
-        unknown = sorted(set(section) - {"jobs_per_user", "sessions_per_user"})
+        unknown = sorted(set(section) - LIMITS_KEYS.keys)
         if unknown:
             raise ConfigError(f"[limits]: unknown setting {unknown[0]!r} (jobs_per_user, sessions_per_user)")
         roles = Roles.from_section(settings.section("access")) if settings.mode == "facility" else None

@@ -30,10 +30,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from frontdesk.config import TableKeys
 from frontdesk.errors import ConfigError
 from frontdesk.guard.model import GuardContext, NodeRole, Partition
 
 __all__ = [
+    "GUARD_KEYS",
     "node_role",
     "node_role_and_source",
     "context_from_settings",
@@ -44,6 +46,14 @@ __all__ = [
 _TAG_VAR = "FRONTDESK_ATTEMPT_TAG"  # set in every job process by the embedded backend (backends/tracking.py)
 
 _MAX_READ = 256 * 1024
+
+GUARD_KEYS = TableKeys.of(
+    "guard",
+    "node_role login_hosts compute_hosts scratch_roots home_roots shared_paths project_roots gpus_managed"
+    " rules_files rules_file disable scan_scripts actions partitions enabled ask_blocks_jobs",
+    named={"actions": None, "partitions": TableKeys.of("guard.partitions", "purpose max_time max_nodes")},
+)
+"""`[guard]` as this module (and guard/plugin.py: enabled, ask_blocks_jobs) reads it; the docstring above."""
 
 
 def guard_section(settings: Any) -> dict[str, Any]:

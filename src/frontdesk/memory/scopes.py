@@ -11,11 +11,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from frontdesk.config import TableKeys
 from frontdesk.errors import ConfigError
 from frontdesk.identity import groups_of
 from frontdesk.unixgroups import FIRST_LAB_GID, gid_of
 
-__all__ = ["FIRST_LAB_GID", "SCOPES", "Membership", "Scope"]
+__all__ = ["FIRST_LAB_GID", "MEMORY_KEYS", "SCOPES", "Membership", "Scope"]
 
 SCOPES: tuple[str, ...] = ("user", "project", "lab", "cluster")
 """Narrowest first."""
@@ -30,6 +31,14 @@ def _users(value: Any, where: str) -> frozenset[str]:
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         return frozenset(value)
     raise ConfigError(f"{where}: expected a list of user names, got {value!r}")
+
+
+MEMORY_KEYS = TableKeys.of(
+    "memory",
+    "labs projects admins lab_groups unix_groups stale_after site_threshold",
+    named={"labs": None, "projects": TableKeys.of("memory.projects", "users paths")},
+)
+"""`[memory]` as `Membership.from_section` reads it, and memory/plugin.py (stale_after, site_threshold)."""
 
 
 @dataclass(frozen=True)

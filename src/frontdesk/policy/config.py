@@ -11,11 +11,13 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator, model_validator
 
+from frontdesk.config import TableKeys, nearest
 from frontdesk.errors import ConfigError
 from frontdesk.policy.suspend import TURNAROUND, SuspendRules
 from frontdesk.spec.units import parse_duration, parse_memory
 
 __all__ = [
+    "POLICY_KEYS",
     "BorrowRule",
     "ClassifyConfig",
     "ClassPriority",
@@ -312,5 +314,27 @@ def parse_policy(raw: dict[str, Any] | None, source: str = "[policy]") -> Policy
         where = ".".join(str(p) for p in err.get("loc", ())) or "(policy)"
         msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")
         if err.get("type") == "extra_forbidden":
-            msg = "unknown field"
+            msg = "unknown field" + _nearest_of([str(p) for p in err.get("loc", ())])
         raise ConfigError(f"{source}: {where}: {msg}", field=where) from None
+
+
+POLICY_KEYS = TableKeys.of("policy", PolicyConfig.model_fields)
+"""`[policy]`'s top-level keys (the fields of PolicyConfig; its parser checks the nested tables)."""
+
+
+def _nearest_of(loc: list[str]) -> str:
+    """' (did you mean NAME?)' for an unknown field at `loc`: the nearest field of the model that holds it."""
+    model: type[BaseModel] = PolicyConfig
+    for part in loc[:-1]:  # a list index or a free name (priority.classes.agent) keeps the model
+        field = model.model_fields.get(part)
+        models = [a for a in _args(field.annotation if field else None) if issubclass(a, BaseModel)]
+        model = models[0] if models else model
+    near = nearest(loc[-1], model.model_fields) if loc else None
+    return f" (did you mean {near}?)" if near else ""
+
+
+def _args(annotation: Any) -> list[type]:
+    """The classes an annotation names (list[PoolConfig] -> list, PoolConfig)."""
+    if isinstance(annotation, type):
+        return [annotation]
+    return [a for arg in getattr(annotation, "__args__", ()) for a in _args(arg)]

@@ -26,13 +26,14 @@ import ssl
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from frontdesk.config import TableKeys
 from frontdesk.errors import BackendError, ConfigError, Unauthenticated, UserError
 from frontdesk.storage.channel import load_key, open_answer, seal_request
 from frontdesk.storage.model import Op
 from frontdesk.storage.ops import paths_of
 from frontdesk.tls import client_context, is_loopback
 
-__all__ = ["Forwarder", "Route"]
+__all__ = ["FORWARD_KEYS", "Forwarder", "Route"]
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,14 @@ def _tls(section: Mapping[str, object], routes: Sequence[Route]) -> ssl.SSLConte
             "with --tls-cert/--tls-key), or insecure_plaintext = true inside a tunnel"
         )
     return None
+
+
+FORWARD_KEYS = TableKeys.of(
+    "storage",
+    "forward agent_key_file agent_tls_ca insecure_plaintext",
+    nested={"forward": TableKeys.of("storage.forward", "prefix agent")},
+)
+"""The `[storage]` keys of the routes to storage agents (`[[storage.forward]]` entries: prefix, agent)."""
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from fastapi import APIRouter, Request, Response
 
+from frontdesk.config import TableKeys
 from frontdesk.errors import ConfigError, Forbidden, RateLimited, UserError, from_payload
 from frontdesk.storage.budget import Budget, BudgetConfig
 from frontdesk.storage.forward import Forwarder
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from frontdesk.config import Settings
     from frontdesk.identity import Caller
 
-__all__ = ["StoragePlugin"]
+__all__ = ["STORAGE_KEYS", "StoragePlugin"]
 
 _OPS = frozenset({"grep", "find", "head", "tail", "wc", "tree", "du"})
 _FIELDS = frozenset({"argv", "cwd", "limit", "cursor", "session"})
@@ -64,6 +65,10 @@ def _question(op: str, raw: bytes) -> tuple[dict[str, object], str]:
     if not isinstance(cursor, str | None) or not isinstance(session, str) or len(session) > 200:
         raise UserError("body: cursor and session must be strings")
     return {"op": op, "argv": argv, "cwd": cwd, "limit": limit, "cursor": cursor}, session
+
+
+STORAGE_KEYS = TableKeys.of("storage", {*BudgetConfig.__dataclass_fields__, "timeout_s", "inotify", "idle_s"})
+"""`[storage]` as StoragePlugin reads it (the budget's fields, the workers'); storage/forward.py reads the rest."""
 
 
 def _seconds(section: Mapping[str, object], key: str, default: float) -> float:

@@ -20,13 +20,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from frontdesk.config import TableKeys
 from frontdesk.errors import ConfigError
 from frontdesk.events.models import EventKind
 from frontdesk.jobs.state import UNFINISHED_STATES
 from frontdesk.spec.units import parse_duration
 from frontdesk.store.tallies import TALLIED_KINDS, count, fold
 
-__all__ = ["AUDIT_KINDS", "KEEP", "Retention", "prune", "prune_file", "register_keep"]
+__all__ = ["JOURNAL_KEYS", "AUDIT_KINDS", "KEEP", "Retention", "prune", "prune_file", "register_keep"]
 
 DAY = 86400
 
@@ -55,6 +56,9 @@ def register_keep(component: str, condition: str) -> None:
     KEEP[component] = condition
 
 
+JOURNAL_KEYS = TableKeys.of("journal", "max_age audit_max_age max_events interval batch")
+
+
 @dataclass(frozen=True)
 class Retention:
     """The `[journal]` section: how long events are kept and how many at the most (0: no such limit)."""
@@ -69,7 +73,7 @@ class Retention:
     @classmethod
     def from_section(cls, raw: Mapping[str, object], where: str = "[journal]") -> Retention:
         """Validate a raw `[journal]` table; a bad key or value is one ConfigError line."""
-        known = {"max_age", "audit_max_age", "max_events", "interval", "batch"}
+        known = JOURNAL_KEYS.keys
         unknown = sorted(set(raw) - known)
         if unknown:
             raise ConfigError(f"{where}: unknown key {unknown[0]!r} (known: {', '.join(sorted(known))})")

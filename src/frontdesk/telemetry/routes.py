@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import HTMLResponse
 
+from frontdesk.config import TableKeys
 from frontdesk.jobs.ids import Id
 
 if TYPE_CHECKING:
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from frontdesk.plugins import Panel
     from frontdesk.telemetry.metrics import ShieldCounters
 
-__all__ = ["router"]
+__all__ = ["TELEMETRY_KEYS", "router"]
 
 router = APIRouter()
 log = logging.getLogger(__name__)
@@ -88,6 +89,9 @@ async def dashboard(request: Request, part: str | None = None) -> HTMLResponse:
 
 _INSIGHT: dict[str, tuple[float, Panel | None]] = {}
 """The last analysis per observe file: (the file's mtime, its panel); recomputed when the file changes."""
+
+
+TELEMETRY_KEYS = TableKeys.of("telemetry", "observe_db")
 
 
 async def _insight_panel(settings: Any) -> Panel | None:

@@ -15,7 +15,7 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parents[3] / "src"
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("edge", ("cli", "shims", "mcp_server", "server", "demo", "api", "telemetry.routes")),
+    ("edge", ("cli", "shims", "mcp_server", "server", "configcheck", "demo", "api", "telemetry.routes")),
     ("plug-ins", ("guard", "memory", "policy", "agents", "sim", "telemetry", "storage", "backends.slurm.plugin")),
     ("core", ("gateway", "plugins", "core")),
     ("backends", ("backends",)),

@@ -8,9 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from frontdesk.config import TableKeys
 from frontdesk.errors import ConfigError
 
-__all__ = ["DEFAULT_LAB", "SlurmConfig", "notify_dir_from"]
+__all__ = ["DEFAULT_LAB", "SLURM_KEYS", "SlurmConfig", "notify_dir_from"]
 
 DEFAULT_LAB = Path("/var/lib/frontdesk-slurm-lab")
 
@@ -42,8 +43,7 @@ class SlurmConfig:
     def from_settings(cls, settings: Any) -> SlurmConfig:
         """Validate `[slurm]`; a bad value raises ConfigError naming it."""
         raw: Mapping[str, Any] = settings.section("slurm")
-        known = set(cls.__dataclass_fields__)
-        unknown = set(raw) - known
+        unknown = set(raw) - SLURM_KEYS.keys
         if unknown:
             raise ConfigError(f"[slurm]: unknown setting(s) {sorted(unknown)}")
         values: dict[str, Any] = dict(raw)
@@ -72,6 +72,10 @@ class SlurmConfig:
         if os.environ.get("FRONTDESK_SLURM_CONF") and "conf" not in values:
             values["conf"] = os.environ["FRONTDESK_SLURM_CONF"]
         return cls(**values)
+
+
+SLURM_KEYS = TableKeys.of("slurm", SlurmConfig.__dataclass_fields__)
+"""`[slurm]`: the fields of SlurmConfig."""
 
 
 def notify_dir_from(config: SlurmConfig) -> Path | None:

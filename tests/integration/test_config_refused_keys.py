@@ -1,0 +1,79 @@
+"""A misspelt security setting never passes silently: `frontdesk serve` with an unknown key in `[access]`,
+`[guard]`, `[env]` (or a near miss of a TLS key, a misspelt `[access]` table, a nested `[guard.partitions.X]`
+key) exits 2 with one line naming the file, the table, the key and the nearest known name, before it binds or
+locks anything. `[access] admin = ["alice"]` ran with root alone as admin; `[guard] enabeld = false` with the guard
+on. Real `frontdesk serve` processes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def _serve(home: Path, env: dict[str, str] | None = None) -> tuple[int, str]:
+    full = {**os.environ, "FRONTDESK_HOME": str(home), "FRONTDESK_NO_AUTOSTART": "1", **(env or {})}
+    full.pop("FRONTDESK_SOCKET", None)
+    cmd = [sys.executable, "-m", "frontdesk.cli.main", "serve"]
+    proc = subprocess.Popen(cmd, env=full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    return proc.returncode, err
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ('[access]\nadmin = ["alice"]\n', "[access] admin is not a setting: did you mean admins?"),
+        ("[guard]\nenabeld = false\n", "[guard] enabeld is not a setting: did you mean enabled?"),
+        ('[env]\ndenny = ["HF_TOKEN"]\n', "[env] denny is not a setting: did you mean deny?"),
+        ('[gateway]\ntls_crt = "/etc/cert.pem"\n', "[gateway] tls_crt is not a setting: did you mean tls_cert?"),
+        ('[acess]\nadmins = ["alice"]\n', "[acess] is not a setting: did you mean [access]?"),
+        ('[guard.partitions.debug]\npurpos = "test"\n', "[guard.partitions.debug] purpos is not a setting"),
+        ("[limits]\njobs_per_usr = 5\n", "[limits] jobs_per_usr is not a setting: did you mean jobs_per_user?"),
+    ],
+)
+def test_a_misspelt_security_setting_refuses_the_start(tmp_path: Path, text: str, named: str) -> None:
+    config = tmp_path / "frontdesk.toml"
+    config.write_text(text)
+    code, err = _serve(tmp_path)
+    assert code == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"frontdesk: {config}: ") and named in lines[0], err
+    assert not list(tmp_path.rglob("*.sock")) and not (tmp_path / "frontdesk.db").exists(), "it started something"
+
+
+def test_the_site_config_is_named_when_the_typo_is_there(tmp_path: Path) -> None:
+    site = tmp_path / "site.toml"
+    site.write_text('[access]\nadmins_grup = "hpcadmin"\n')
+    home = tmp_path / "home"
+    home.mkdir()
+    code, err = _serve(home, {"FRONTDESK_SITE_CONFIG": str(site)})
+    assert code == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and f"{site}: [access] admins_grup" in lines[0] and "admins_group" in lines[0], err
+
+
+def test_the_same_settings_spelt_right_start(tmp_path: Path) -> None:
+    """The control: every key above spelt right, and the gateway comes up (checked, then stopped)."""
+    (tmp_path / "frontdesk.toml").write_text(
+        '[access]\nadmins = ["alice"]\n[guard]\nenabled = true\n[env]\ndeny = ["HF_TOKEN"]\n'
+        '[guard.partitions.debug]\npurpose = "test"\n[limits]\njobs_per_user = 5\n'
+    )
+    full = {**os.environ, "FRONTDESK_HOME": str(tmp_path), "FRONTDESK_NO_AUTOSTART": "1"}
+    full.pop("FRONTDESK_SOCKET", None)
+    cmd = [sys.executable, "-m", "frontdesk.cli.main", "serve", "--json"]
+    proc = subprocess.Popen(cmd, env=full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()  # the announcement: the gateway is listening
+        assert '"socket"' in line, proc.stderr.read() if proc.stderr else ""
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=60)
+    assert "is not a setting" not in err, err
