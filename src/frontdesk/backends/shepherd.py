@@ -186,12 +186,13 @@ def _start(
 
             err.write(f"frontdesk: {describe(list(writable))}\n".encode())
             err.flush()
+        foreign = who is not None and who.foreign  # root never looks at the workdir: `become` enters it as the user
         try:
-            if not os.path.isdir(launch["cwd"]):
+            if not foreign and not os.path.isdir(launch["cwd"]):
                 raise FileNotFoundError(2, f"the working directory {launch['cwd']} does not exist", launch["cwd"])
             return subprocess.Popen(
                 argv,
-                cwd=launch["cwd"],
+                cwd=None if foreign else launch["cwd"],
                 env={**launch["env"], TAG_VAR: tag},
                 stdin=subprocess.DEVNULL,
                 stdout=out,
