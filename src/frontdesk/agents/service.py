@@ -20,8 +20,9 @@ from frontdesk.agents.channels.base import Busy, Channel, Declined, choose
 from frontdesk.agents.channels.hooks import HooksChannel, Waiter
 from frontdesk.agents.delivery import live_channel
 from frontdesk.agents.framing import frame_wake
+from frontdesk.agents.handover import adopt_ended
 from frontdesk.agents.model import AgentSettings, Session, SessionKey, TurnState
-from frontdesk.agents.procinfo import start_time, with_start
+from frontdesk.agents.procinfo import with_start
 from frontdesk.agents.store import SessionStore
 from frontdesk.errors import UserError
 from frontdesk.events.models import Event, EventKind
@@ -48,14 +49,6 @@ class HookCall:
     plan: list[tuple[str, str]] | None = None
     plan_source: str | None = None
     prompt_id: str | None = None
-
-
-def _process_gone(s: Session) -> bool:
-    """Whether the session's registered process (pid + start time) no longer runs."""
-    pid, start = s.reach.get("pid"), s.reach.get("pid_start")
-    if pid is None or start is None:
-        return False
-    return bool(start_time(pid) != start)
 
 
 class DeliveryService:
@@ -185,29 +178,6 @@ class DeliveryService:
         return marked
 
     # -- hook long-polls (called by the API) --------------------------------------------------------
-    def adopt_ended(self, s: Session) -> str | None:
-        """A new session takes the unread reports of ended sessions of its user in its directory (issue 19).
-
-        Ended means SessionEnd was seen, or its registered process (pid + start time) is gone; a session
-        whose process is unknown is left alone. Returns a line for the model naming where they came from.
-        """
-        assert self.store is not None
-        if not s.cwd:
-            return None
-        moved: list[tuple[str, list[int]]] = []
-        for old in self.store.with_unread_in(s.user, s.cwd, s.id):
-            if old.turn_state is not TurnState.ENDED and not _process_gone(old):
-                continue
-            jobs = self.store.move_unread(s.user, old.id, s.id)
-            if jobs:
-                self.store.note(old.key, None, f"session ended: jobs {', '.join(map(str, jobs))} handed to {s.id}")
-                moved.append((old.id, jobs))
-        if not moved:
-            return None
-        names = "; ".join(f"{sid} (jobs {', '.join(map(str, jobs))})" for sid, jobs in moved)
-        head = "[frontdesk] Reports below include jobs submitted by an earlier session in this project"
-        return f"{head} that has ended: {names}."
-
     def claim_now(self, s: Session, note: str | None = None) -> dict[str, Any]:
         """Hand every unread report to the calling hook at once (SessionStart, UserPromptSubmit)."""
         assert self.store is not None
@@ -340,7 +310,7 @@ class DeliveryService:
         if call.event in ("SessionStart", "UserPromptSubmit"):
             state = TurnState.IN_TURN if call.event == "UserPromptSubmit" else TurnState.IDLE
             st.set_turn(s.key, state, self.clock(), reset_blocks=True)
-            note = self.adopt_ended(s) if call.event == "SessionStart" else None
+            note = adopt_ended(st, s) if call.event == "SessionStart" else None
             got = self.claim_now(self._get(s.key), note)
             return {**base, **got, "unread": len(st.unread(s.key))}
         if call.event == "rewake":

@@ -18,19 +18,19 @@ from dataclasses import asdict, replace
 from typing import Any
 
 from frontdesk.backends.base import BackendJob, BackendStatus, Inventory, JobState, PushHint
-from frontdesk.backends.freezing import remove_freezer, thaw_leftovers
 from frontdesk.backends.gpushare import Hold
 from frontdesk.backends.local.ends import EndNotices
-from frontdesk.backends.local.files import AttemptFiles, give_job_files, holds_of, lost_result
+from frontdesk.backends.local.files import AttemptFiles, give_job_files, holds_of
 from frontdesk.backends.local.gpupoll import GpuPoll
 from frontdesk.backends.local.lending import Picks
+from frontdesk.backends.local.lost import record_lost
 from frontdesk.backends.local.procs import alive, exited, mem_total, spawn_shepherd
 from frontdesk.backends.local.scheduling import FreeResources, QueuedJob, Scheduler, greedy_pick, take_gpus
 from frontdesk.backends.local.suspending import Running, Suspending
 from frontdesk.backends.localgpu import detect_gpus, device_views, gpu_env, ledger_of, never_fits_gpu
 from frontdesk.backends.runas import for_job
 from frontdesk.backends.shepherd import write_json
-from frontdesk.backends.tracking import fence, state_id
+from frontdesk.backends.tracking import state_id
 from frontdesk.config import Settings
 from frontdesk.errors import BackendError
 from frontdesk.jobenv import login_env
@@ -218,40 +218,17 @@ class LocalBackend:
             return f"it asks for {format_bytes(job.memory_bytes)} of memory and this host has {have}"
         return never_fits_gpu(job, inv.gpus)
 
-    def _fence(self, bid: str, timeout: float = 10.0) -> bool:
-        """Kill what is left of an attempt whose shepherd is gone; True once nothing of it runs."""
-        launch = self.files.read(bid, "launch.json") or {}
-        started = self.files.read(bid, "started.json") or {}
-        pid, pid_start = started.get("pid"), started.get("pid_start")
-        if launch.get("suspendable"):
-            thaw_leftovers(str(launch.get("cgroup") or bid))
-        gone = fence(
-            launch,
-            int(pid) if isinstance(pid, int) else None,
-            timeout=timeout,
-            pid_start=pid_start if isinstance(pid_start, int) else None,  # None: an older shepherd's record
-        )
-        if gone and launch.get("suspendable"):
-            remove_freezer(str(launch.get("cgroup") or bid))
-        return gone
-
     def _write_lost(self, bid: str) -> bool:
         """Record an attempt whose shepherd died without leaving a result, once its processes are fenced
-        (killed and confirmed gone): only then may the gateway call it lost or run it again."""
-        if not self._fence(bid):
-            log.warning("attempt %s: its shepherd died and some of its processes survive a kill; retrying", bid)
-            return False
-        if self.files.exists(bid, "result.json"):
-            return True  # the shepherd wrote it after all
+        (lost.py); False while it is not fenced or its record could not be written (tried again next pass)."""
         try:
-            if self.files.exists(bid, "cancel"):
-                self.files.write_cancelled(bid)
-            else:
-                self.files.write_result(bid, lost_result())
+            if record_lost(self.files, bid):
+                return True
         except OSError as exc:  # a full disk: tried again on the next pass
             self._launch_failed(bid, exc)
             return False
-        return True
+        log.warning("attempt %s: its shepherd died and some of its processes survive a kill; retrying", bid)
+        return False
 
     def _status(self, bid: str) -> BackendStatus | None:
         if bid in self.queue:
