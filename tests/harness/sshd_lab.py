@@ -80,7 +80,7 @@ class PrivateSshd:
         self.log = open(root / "sshd.log", "wb")  # noqa: SIM115 (closed by stop)
         sshd = ensure_sshd()
         self.proc = subprocess.Popen([sshd, "-D", "-e", "-f", str(root / "sshd_config")], stderr=self.log)
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 60
         while True:
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=1).close()

@@ -142,7 +142,7 @@ def test_session_start_injects_a_report_that_arrived_while_away_exactly_once(gw:
     sid = _sid()
     job = submit(gw, sid, "echo while-you-were-away")
     gw.wait_state(job, {"COMPLETED"})
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60  # the report reaches the session after the job's end
     while session(gw, sid)["unread"] == 0 and time.monotonic() < deadline:
         time.sleep(0.05)
     res = hook(gw, "session-start", start_payload(sid))
@@ -240,7 +240,7 @@ def test_unread_reports_survive_a_gateway_restart(gw: Any) -> None:
     sid = _sid()
     job = submit(gw, sid, "echo persisted")
     gw.wait_state(job, {"COMPLETED"})
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60  # the report reaches the session after the job's end
     while session(gw, sid)["unread"] == 0 and time.monotonic() < deadline:
         time.sleep(0.05)
     gw.restart()

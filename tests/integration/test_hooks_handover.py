@@ -79,7 +79,7 @@ def test_a_new_session_in_the_project_is_offered_an_ended_sessions_reports(
     kept_flag.touch()
     gw.wait_state(job, {"COMPLETED"})
     gw.wait_state(kept_job, {"COMPLETED"})
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60  # the report reaches the session after the job's end
     while session(gw, old)["unread"] == 0 and time.monotonic() < deadline:
         time.sleep(0.05)
     other = hook(gw, "session-start", {**start_payload(str(uuid.uuid4())), "cwd": str(elsewhere)})

@@ -137,7 +137,7 @@ def test_codex_thread_gets_the_report_through_queue_resume(codex_home: Any, gate
     gw.wait_state(job, {"COMPLETED"}, timeout=30)
     body = api.wait_for(lambda b: "codex-result-7" in input_text(b), 60, after=before)
     assert "sent by frontdesk" in input_text(body)
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 60
     while gw.client.request("GET", f"/v1/sessions/{thread}")["last_channel"] != "codex_live":
         assert time.monotonic() < deadline
         time.sleep(0.2)

@@ -58,7 +58,7 @@ def _detached(argv: list[str], env: dict[str, str] | None = None) -> int:
 
 
 def _pids(path: Path, n: int) -> list[int]:
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         lines = path.read_text().split() if path.exists() else []
         if len(lines) >= n:

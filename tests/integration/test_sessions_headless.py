@@ -24,7 +24,7 @@ def record(tmp_path: Path) -> Path:
     return tmp_path / "calls.jsonl"
 
 
-def _session_when(gw: Any, sid: str, ok: Any, timeout: float = 20) -> dict[str, Any]:
+def _session_when(gw: Any, sid: str, ok: Any, timeout: float = 60) -> dict[str, Any]:
     """The session record once `ok(record)` holds (reads the API; no hidden sleep)."""
     deadline = time.monotonic() + timeout
     while True:
@@ -44,7 +44,7 @@ def _gw(gateway_factory: Any, record: Path, allow: bool = True, exit_code: int =
     return gateway_factory(config=cfg, env=env)
 
 
-def _calls(record: Path, n: int = 1, timeout: float = 20) -> list[dict[str, Any]]:
+def _calls(record: Path, n: int = 1, timeout: float = 60) -> list[dict[str, Any]]:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if record.exists():
@@ -106,7 +106,9 @@ def test_headless_is_off_unless_the_site_allows_it(gateway_factory: Any, record:
     job = json.loads(res.stdout)["id"]
     _end_session(gw, sid, "claude-code", workdir)
     gw.wait_state(job, {"COMPLETED"})
-    time.sleep(1.0)
+    s = _session_when(gw, sid, lambda s: s["unread"] == 1)  # the report reaches the session after the end
+    assert s["unread"] == 1
+    time.sleep(1.0)  # a resume would have been called by now
     assert not record.exists()
     s = gw.client.request("GET", f"/v1/sessions/{sid}")
     assert s["unread"] == 1

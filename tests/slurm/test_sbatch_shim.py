@@ -240,7 +240,7 @@ def test_cancel_while_sbatch_is_in_flight_cancels_the_slurm_job(shim_env: Any, t
 
     with ThreadPoolExecutor(1) as pool:
         submitted = pool.submit(gw.client.submit, spec={"command": ["sleep", "300"], "workdir": str(tmp_path)})
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 60
         while not started.exists():
             assert time.monotonic() < deadline, "sbatch never started"
             time.sleep(0.05)
@@ -258,7 +258,7 @@ def test_logs_of_a_running_slurm_job(shim_env: Any, tmp_path: Path) -> None:
     job_id = _submitted(run("sbatch", "-o", "live-%j.txt", "--wrap", "echo started; sleep 30"))
     job = [j for j in gw.client.jobs(limit=5) if j["backend_id"] == job_id][0]
     gw.wait_state(job["id"], {"RUNNING"}, timeout=30)
-    deadline = time.monotonic() + 15
+    deadline = time.monotonic() + 60
     while True:
         logs = gw.client.request("GET", f"/v1/jobs/{job['id']}/logs")
         if logs["lines"] == ["started"]:

@@ -47,7 +47,7 @@ def test_files_are_served_while_the_gateway_runs_and_never_after_it_stops(slurm_
         ).stdout.strip()
         argv = ["-h", "-n", name, "-o", "%i %j %T"]
         subprocess.run(["squeue", *argv], env=env, capture_output=True, check=True)  # through the socket: registers
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 60
         while "squeue-socket" in (served := _traced(shims / "squeue", argv, env)).stderr:
             assert time.monotonic() < deadline, served.stderr
             time.sleep(0.2)
