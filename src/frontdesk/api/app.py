@@ -27,7 +27,7 @@ from frontdesk.api.fastwait import FastWait
 from frontdesk.api.identify import Identify
 from frontdesk.api.limits import Limits, max_body_from
 from frontdesk.api.queryargs import known_query
-from frontdesk.api.uniquekeys import UniqueKeys
+from frontdesk.api.uniquekeys import checked
 from frontdesk.errors import Forbidden, FrontdeskError
 from frontdesk.gateway import Gateway
 from frontdesk.identity import Caller, Roles
@@ -104,7 +104,6 @@ def create_app(gw: Gateway) -> FastAPI:
         app.add_middleware(FastSubmit, gw=gw, access=access, on_error=error_answer)
     if gw_section.get("fast_wait", True) is not False:  # the long-poll a job's end answers (api/fastwait.py)
         app.add_middleware(FastWait, gw=gw, access=access, on_error=error_answer)
-    app.add_middleware(UniqueKeys)  # a JSON body that repeats a key: 400, before any route (fast ones too)
     app.add_middleware(Limits, max_body=max_body_from(gw_section), home=str(gw.settings.home))  # 413, 507
     app.state.gw, app.state.access = gw, access
     authn = Authenticator(gw.settings, access.roles, tokens_from_settings(gw.settings))
@@ -117,13 +116,14 @@ def create_app(gw: Gateway) -> FastAPI:
         max_body=max_body_from(gw_section),  # a MUNGE request's body is read here, to check its credential
     )
     _errors(app, access)
-    app.include_router(jobs.router)
-    app.include_router(events.router)
-    app.include_router(tokens.router)  # /v1/tokens: admins make, list and revoke bearer tokens
-    app.include_router(facility_router)  # /v1/facility/slurm-events: users' gateways subscribe to Slurm ends
-    app.include_router(metrics_router)  # GET /metrics (frontdesk.telemetry)
+    # every route's JSON body is parsed once, refusing a key written twice (api/uniquekeys.py): plug-ins' too
+    app.include_router(checked(jobs.router))
+    app.include_router(checked(events.router))
+    app.include_router(checked(tokens.router))  # /v1/tokens: admins make, list and revoke bearer tokens
+    app.include_router(checked(facility_router))  # /v1/facility/slurm-events: users' gateways subscribe to Slurm ends
+    app.include_router(checked(metrics_router))  # GET /metrics (frontdesk.telemetry)
     for plugin in gw.plugins:
         router = getattr(plugin, "router", None)
         if router is not None:
-            app.include_router(router(), prefix="/v1")
+            app.include_router(checked(router()), prefix="/v1")
     return app

@@ -12,7 +12,6 @@ is answered by the app's one error handler. `tests/integration/test_fast_submit.
 
 from __future__ import annotations
 
-import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
@@ -23,6 +22,7 @@ from starlette.responses import Response
 from frontdesk.api.access import Access
 from frontdesk.api.jobs import SubmitBody, accept
 from frontdesk.api.limits import ASGIApp, Message, Receive, Scope, Send
+from frontdesk.api.uniquekeys import DuplicateKey, parse
 from frontdesk.errors import FrontdeskError
 from frontdesk.gateway import Gateway
 from frontdesk.identity import Caller
@@ -59,7 +59,11 @@ class FastRoute(ABC, Generic[B]):
             await self.app(scope, receive, send)  # a query string: the full route judges it (api/queryargs.py)
             return
         messages, body = await read_body(receive)
-        parsed = parsed_body(scope, body, self.body) if body is not None else None
+        try:
+            parsed = parsed_body(scope, body, self.body) if body is not None else None
+        except DuplicateKey as exc:  # the body's one parse refused it (api/uniquekeys.py)
+            await self.on_error(self.access, scope["state"]["caller"], "POST", scope["path"], exc)(scope, receive, send)
+            return
         if parsed is None:  # not ours to judge: the full route answers it, body replayed
             await self.app(scope, replay(messages, receive), send)
             return
@@ -102,12 +106,17 @@ async def read_body(receive: Receive) -> tuple[list[Message], bytes | None]:
 
 
 def parsed_body(scope: Scope, body: bytes, model: type[B]) -> B | None:
-    """The body as the full route would validate it, or None when the full route must answer."""
+    """The body as the full route would validate it, or None when the full route must answer.
+
+    Parsed once, as the full route's `Request.json()` parses it (`api.uniquekeys.parse`): `DuplicateKey` for a
+    key written twice."""
     kinds = [v for k, v in scope["headers"] if k == b"content-type"]
     if kinds != [b"application/json"] or not body:
         return None
     try:
-        data = json.loads(body)  # as starlette's Request.json()
+        data = parse(body)
+    except DuplicateKey:
+        raise
     except Exception:  # not JSON, or nested past the recursion limit: the full route says which
         return None
     if not isinstance(data, dict):

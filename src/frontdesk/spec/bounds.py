@@ -7,12 +7,14 @@ refuses such a document while composing, before anything walks it. Pure: no I/O.
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
 from frontdesk.errors import SpecError
 
 __all__ = [
+    "DuplicateKeyError",
     "MAX_ALIASES",
     "MAX_DEPENDS_ON",
     "MAX_EXPANDED_NODES",
@@ -21,6 +23,7 @@ __all__ = [
     "check_text",
     "check_unique_keys",
     "expanded_size",
+    "loads_unique",
     "preview",
     "unique_keys",
 ]
@@ -176,14 +179,28 @@ def bound_message(text: str, limit: int = MAX_MESSAGE) -> str:
     return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
+class DuplicateKeyError(ValueError):
+    """A JSON object writes a key twice; the message is `duplicate key 'NAME'` (the name cut at 80)."""
+
+
 def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """A JSON object whose keys are all distinct (`object_pairs_hook`: json keeps the last of a repeated key)."""
     out: dict[str, Any] = {}
     for key, value in pairs:
         if key in out:
-            raise ValueError(f"duplicate key {key[:80]!r}")
+            raise DuplicateKeyError(f"duplicate key {key[:80]!r}")
         out[key] = value
     return out
+
+
+def loads_unique(text: bytes | str) -> Any:
+    """`json.loads(text)` that raises `DuplicateKeyError` for a key written twice in any object, at any depth.
+
+    One parse, the C scanner calling `unique_keys` per object. A C parse first with the hook only when the text
+    could hold a duplicate (keys parsed against colons outside strings) was measured and dropped: counting the
+    parsed keys costs what the hook does, and the colons in an environment's values (PATH) send every real
+    submission on to the second parse."""
+    return json.loads(text, object_pairs_hook=unique_keys)
 
 
 def check_unique_keys(node: Any) -> None:

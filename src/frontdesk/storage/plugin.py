@@ -18,6 +18,7 @@ from fastapi import APIRouter, Request, Response
 
 from frontdesk.config import TableKeys
 from frontdesk.errors import ConfigError, Forbidden, RateLimited, UserError, from_payload
+from frontdesk.spec.bounds import DuplicateKeyError, loads_unique
 from frontdesk.storage.budget import Budget, BudgetConfig
 from frontdesk.storage.forward import Forwarder
 from frontdesk.storage.ops import MAX_LIMIT
@@ -43,12 +44,14 @@ def _identity(caller: Caller) -> Identity:
 
 def _question(op: str, raw: bytes) -> tuple[dict[str, object], str]:
     """The validated question and the agent session it is charged to."""
-    if op not in _OPS:
-        raise UserError(f"no operator {op!r}; one of {', '.join(sorted(_OPS))}")
     try:
-        body = json.loads(raw or b"{}")
+        body = loads_unique(raw or b"{}")  # the body's one parse refuses a key written twice (api/uniquekeys.py)
+    except DuplicateKeyError as exc:
+        raise UserError(f"request body: {exc}") from None
     except (ValueError, RecursionError):
         raise UserError("the body is not JSON (or nested too deeply)") from None
+    if op not in _OPS:
+        raise UserError(f"no operator {op!r}; one of {', '.join(sorted(_OPS))}")
     if not isinstance(body, dict):
         raise UserError("the body must be a JSON object")
     unknown = sorted(set(body) - _FIELDS)
