@@ -62,13 +62,27 @@ class Fresh:
         pid = self.gateway_pid()
         if pid is None:
             return
+        started = _start_ticks(pid)  # the pid names this gateway only while its start time is the same
         try:
             os.kill(pid, signal.SIGTERM)
         except ProcessLookupError:
             return
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and Path(f"/proc/{pid}").exists():
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and _start_ticks(pid) == started:
             time.sleep(0.05)
+        if started is not None and _start_ticks(pid) == started:  # never left running into the next test
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def _start_ticks(pid: int) -> str | None:
+    """When process `pid` started (field 22 of /proc/PID/stat), None once it is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
 
 
 @pytest.fixture
