@@ -37,7 +37,7 @@ def _tables() -> dict[str, TableKeys]:
     from frontdesk.backends.slurm.plugin import SlurmPlugin
     from frontdesk.core.quotas import LIMITS_KEYS
     from frontdesk.guard.context import GUARD_KEYS
-    from frontdesk.identity import ACCESS_KEYS
+    from frontdesk.identity import Roles
     from frontdesk.jobenv import SITE_KEYS
     from frontdesk.memory.scopes import MEMORY_KEYS
     from frontdesk.policy.config import POLICY_KEYS
@@ -46,9 +46,10 @@ def _tables() -> dict[str, TableKeys]:
     from frontdesk.store.retention import JOURNAL_KEYS
     from frontdesk.telemetry.routes import TELEMETRY_KEYS
 
-    parts = [GATEWAY_KEYS, LOCAL_KEYS, AGENTS_KEYS, AuthFailures.KEYS, SLURM_KEYS, SlurmPlugin.ACCESS_KEYS]
-    parts += [LIMITS_KEYS, GUARD_KEYS, ACCESS_KEYS, TableKeys.of("env", SITE_KEYS), MEMORY_KEYS, POLICY_KEYS]
+    parts = [GATEWAY_KEYS, LOCAL_KEYS, AGENTS_KEYS, AuthFailures.KEYS, SLURM_KEYS]
+    parts += [LIMITS_KEYS, GUARD_KEYS, TableKeys.of("env", SITE_KEYS), MEMORY_KEYS, POLICY_KEYS]
     parts += [FORWARD_KEYS, STORAGE_KEYS, JOURNAL_KEYS, TELEMETRY_KEYS]
+    parts += [TableKeys.of("access", Roles.KEYS), TableKeys.of("access", SlurmPlugin.ACCESS_KEYS)]
     by_table: dict[str, list[TableKeys]] = {}
     for part in parts:
         by_table.setdefault(part.table, []).append(part)

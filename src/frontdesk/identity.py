@@ -24,29 +24,13 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from frontdesk.config import TableKeys
 from frontdesk.errors import ConfigError, RendezvousRefused
 from frontdesk.paths import check_listener, check_rendezvous, peer_ids
 from frontdesk.unixgroups import lab_candidates
 
-__all__ = [
-    "ACCESS_KEYS",
-    "Caller",
-    "PeerCred",
-    "Roles",
-    "TokenTable",
-    "Via",
-    "check_inbox_socket",
-    "check_listener",
-    "check_private_file",
-    "check_rendezvous",
-    "groups_of",
-    "hash_token",
-    "munge_credential",
-    "peer_credentials",
-    "unmunge_credential",
-    "user_name",
-]
+__all__ = ["Caller", "PeerCred", "Roles", "TokenTable", "Via", "check_inbox_socket", "check_listener"]
+__all__ += ["check_private_file", "check_rendezvous", "groups_of", "hash_token", "munge_credential"]
+__all__ += ["peer_credentials", "unmunge_credential", "user_name"]
 
 
 class Via(StrEnum):
@@ -180,14 +164,6 @@ def _names(value: Any, where: str) -> frozenset[str]:
     raise ConfigError(f"{where}: expected a list of names, got {value!r}")
 
 
-ACCESS_KEYS = TableKeys.of(
-    "access",
-    "admins admins_group lab_groups labs private_jobs labmates_read_jobs notifiers",
-    named={"labs": None},
-)
-"""The `[access]` keys `Roles.from_section` reads (api/authfail.py and the Slurm plug-in read one more each)."""
-
-
 @dataclass(frozen=True)
 class Roles:
     """The site's roles: who is an admin, which groups are labs, what others may see."""
@@ -200,6 +176,7 @@ class Roles:
     labmates_read_jobs: bool = False
     notifiers: frozenset[str] = frozenset()
     """Users besides root and the gateway's own whose `POST /v1/notify` is taken (e.g. Slurm's SlurmUser)."""
+    KEYS = frozenset("admins admins_group lab_groups labs private_jobs labmates_read_jobs notifiers".split())
 
     @classmethod
     def from_section(cls, section: Mapping[str, Any], owner: str | None = None) -> Roles:

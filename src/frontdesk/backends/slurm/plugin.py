@@ -26,7 +26,6 @@ from frontdesk.backends.slurm.backend import SlurmBackend, SlurmConfig
 from frontdesk.backends.slurm.options import OptionError, validate_passthrough
 from frontdesk.backends.slurm.parse import JobRecord
 from frontdesk.backends.slurm.views import ViewFiles, uptime
-from frontdesk.config import TableKeys
 from frontdesk.errors import BackendError, Conflict, SpecError
 from frontdesk.identity import Caller
 from frontdesk.plugins import Admission, GatewayHandle, Json, SubmitContext
@@ -135,7 +134,7 @@ class SlurmPlugin:
     """The gateway side of the polling shield (and Slurm facts for /v1/cluster)."""
 
     name = "slurm"
-    ACCESS_KEYS = TableKeys.of("access", "slurm_private_data")
+    ACCESS_KEYS = frozenset({"slurm_private_data"})  # the one [access] key this plug-in reads
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
