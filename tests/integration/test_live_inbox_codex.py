@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "harness"))
 
 from live.responses_standin import ResponsesStandIn, input_text  # noqa: E402
 
-pytestmark = [pytest.mark.harness, pytest.mark.timeout(120)]
+pytestmark = [pytest.mark.harness, pytest.mark.timeout(300)]  # a real agent under a loaded CI machine
 
 CODEX_VERSION = "0.171.0"
 NODE_DIR = Path(__file__).resolve().parents[1] / "harness" / "node"
