@@ -6,6 +6,7 @@ on. Real `frontdesk serve` processes."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -77,3 +78,37 @@ def test_the_same_settings_spelt_right_start(tmp_path: Path) -> None:
         proc.terminate()
         _, err = proc.communicate(timeout=60)
     assert "is not a setting" not in err, err
+
+
+def _guard(home: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    full = {**os.environ, "FRONTDESK_HOME": str(home), "FRONTDESK_NO_AUTOSTART": "1"}
+    for key in ("FRONTDESK_NODE_ROLE", "SLURM_JOB_ID", "FRONTDESK_CONFIG", "FRONTDESK_URL", "FRONTDESK_SOCKET"):
+        full.pop(key, None)
+    cmd = [sys.executable, "-m", "frontdesk.cli.main", "guard", *args]
+    return subprocess.run(cmd, env=full, capture_output=True, text=True, input=stdin, timeout=60)
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        (
+            '[guard]\nproject_root = ["~/thesis"]\n',
+            "[guard] project_root is not a setting: did you mean project_roots?",
+        ),
+        ('[guard.partitions.debug]\npurpos = "test"\n', "[guard.partitions.debug] purpos is not a setting"),
+    ],
+)
+def test_the_guard_without_a_gateway_refuses_a_misspelt_key_too(tmp_path: Path, text: str, named: str) -> None:
+    """`frontdesk guard check` and the PreToolUse hook read [guard] themselves: a typo is exit 78 (bad
+    configuration) in one line, and the hook asks, naming it, rather than checking without the setting."""
+    (tmp_path / "frontdesk.toml").write_text(text)
+    res = _guard(tmp_path, "check", "--", "ls")
+    assert res.returncode == 78 and res.stderr.count("\n") == 1 and named in res.stderr, res.stderr
+    payload = json.dumps({"tool_name": "Bash", "tool_input": {"command": "ls"}, "cwd": str(tmp_path)})
+    hook = _guard(tmp_path, "hook", stdin=payload)
+    out = json.loads(hook.stdout)["hookSpecificOutput"]
+    assert hook.returncode == 0 and out["permissionDecision"] == "ask" and named in out["permissionDecisionReason"]
+    (tmp_path / "frontdesk.toml").write_text(
+        text.replace("project_root ", "project_roots ").replace("purpos", "purpose")
+    )
+    assert _guard(tmp_path, "check", "--", "ls").returncode == 0  # the control: spelt right, allowed

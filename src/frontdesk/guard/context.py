@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from frontdesk.config import TableKeys
+from frontdesk.config import TableKeys, nearest
 from frontdesk.errors import ConfigError
 from frontdesk.guard.model import GuardContext, NodeRole, Partition
 
@@ -208,6 +208,21 @@ def _user_name(uid: int) -> str:
         return f"uid {uid}"
 
 
+def _known_keys(section: Mapping[str, Any]) -> None:
+    """A misspelt `[guard]` key (or `[guard.partitions.X]` key) refuses every check in one line (the hook asks,
+    naming it) instead of running without that setting: the CLI and hooks check without a gateway's start."""
+    parts = section.get("partitions")
+    tables = [("[guard]", section, GUARD_KEYS)] + [
+        (f"[guard.partitions.{name}]", spec, GUARD_KEYS.named["partitions"])
+        for name, spec in (parts.items() if isinstance(parts, Mapping) else ())
+        if isinstance(spec, Mapping)
+    ]
+    for where, table, known in tables:
+        if known is not None and (unknown := sorted(set(table) - known.keys)):
+            near = nearest(unknown[0], known.keys)
+            raise ConfigError(f"{where} {unknown[0]} is not a setting: did you mean {near}?")
+
+
 def _partitions(raw: Any) -> dict[str, Partition]:
     from frontdesk.guard.sitechecks import walltime_s
 
@@ -270,6 +285,7 @@ def context_from_settings(
 
     env = dict(os.environ if environ is None else environ)
     section = guard_section(settings)
+    _known_keys(section)
     base = Path(settings.config_file).parent if settings is not None and settings.config_file else Path.cwd()
     files = list(_paths(section.get("rules_files"), "rules_files")) + list(
         _paths(section.get("rules_file"), "rules_file")
