@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -112,3 +113,21 @@ def test_the_guard_without_a_gateway_refuses_a_misspelt_key_too(tmp_path: Path, 
         text.replace("project_root ", "project_roots ").replace("purpos", "purpose")
     )
     assert _guard(tmp_path, "check", "--", "ls").returncode == 0  # the control: spelt right, allowed
+
+
+def test_a_running_gateway_keeps_its_settings_when_the_file_gains_a_typo(gateway_factory: Any) -> None:
+    """Only [policy] is read again while the gateway runs: a reload of a misspelt [policy] is refused (exit 2,
+    naming the nearest field) and the version in force stays; a misspelt [access] changes nothing until the next
+    start, which it refuses in one line."""
+    good = '[access]\nadmins = ["root"]\n[policy.suspend]\nenabled = false\n'
+    gw = gateway_factory(config=good)
+    (gw.home / "frontdesk.toml").write_text(good.replace("admins", "admin").replace("enabled", "enabeld"))
+    r = gw.cli("policy", "reload")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert "suspend.enabeld" in r.stderr and "did you mean enabled?" in r.stderr, r.stderr
+    assert gw.client.health()["ok"]
+    show = json.loads(gw.cli("policy", "show", "--json").stdout)
+    assert show["version"] == 1 and show["config"]["suspend"]["enabled"] is False
+    with pytest.raises(RuntimeError, match="did not start"):
+        gw.restart()
+    assert "[access] admin is not a setting: did you mean admins?" in gw.log()
