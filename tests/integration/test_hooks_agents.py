@@ -107,16 +107,16 @@ def test_stop_hook_with_nothing_running_returns_at_once(gw: Any) -> None:
     t0 = time.monotonic()
     res = hook(gw, "stop", stop_payload(_sid()), "--budget", "600")
     assert (res.returncode, res.stdout) == (0, "")
-    assert time.monotonic() - t0 < 10
+    assert time.monotonic() - t0 < 60  # not the 600 s budget (a margin a loaded machine's CLI start fits in)
 
 
 def test_stop_hook_active_does_not_wait_again(gw: Any) -> None:
     sid = _sid()
-    submit(gw, sid, "sleep 30")
+    submit(gw, sid, "sleep 300")
     t0 = time.monotonic()
     res = hook(gw, "stop", stop_payload(sid, active=True), "--budget", "600")
     assert (res.returncode, res.stdout) == (0, "")
-    assert time.monotonic() - t0 < 10
+    assert time.monotonic() - t0 < 60  # not until the job's end (300 s) nor the budget
 
 
 def test_async_rewake_hook_exits_2_with_the_report_on_stderr(gw: Any) -> None:
