@@ -96,8 +96,8 @@ def _states(gw: Any, job_id: int) -> list[tuple[str, str]]:
     return [(e["data"]["previous"], e["data"]["state"]) for e in evs if e["kind"] == "job.state"]
 
 
-def _frozen_batch(gw: Any, workdir: Path, d: Path) -> tuple[int, int]:
-    """A batch job on both cores, then a trial: (batch id, trial id) once the batch is SUSPENDED."""
+def _running_batch(gw: Any, workdir: Path, d: Path) -> int:
+    """A batch job on both cores, RUNNING and 10 steps into its work (held there until `armed`)."""
     batch = _submit(
         gw,
         workdir,
@@ -109,6 +109,14 @@ def _frozen_batch(gw: Any, workdir: Path, d: Path) -> tuple[int, int]:
     assert batch["job_class"] == "hpc"
     gw.wait_state(batch["id"], {"RUNNING"})
     _until(lambda: (d / "count").exists() and _count(d) >= 10)
+    return int(batch["id"])
+
+
+def _frozen_batch(gw: Any, workdir: Path, d: Path, batch: int | None = None) -> tuple[int, int]:
+    """A batch job on both cores (`batch` if given), then a trial: (batch id, trial id) once the batch is
+    SUSPENDED."""
+    if batch is None:
+        batch = _running_batch(gw, workdir, d)
     (d / "armed").touch()
     trial = _submit(
         gw,
@@ -121,8 +129,8 @@ def _frozen_batch(gw: Any, workdir: Path, d: Path) -> tuple[int, int]:
     )
     started = gw.wait_state(trial["id"], {"RUNNING", "COMPLETED", "FAILED"})
     assert started["state"] == "RUNNING"
-    assert gw.wait_state(batch["id"], {"SUSPENDED", "COMPLETED"})["state"] == "SUSPENDED"
-    return batch["id"], trial["id"]
+    assert gw.wait_state(batch, {"SUSPENDED", "COMPLETED"})["state"] == "SUSPENDED"
+    return batch, trial["id"]
 
 
 @pytest.fixture
@@ -162,6 +170,35 @@ def test_trial_suspends_batch_job_which_resumes_with_its_work_done(
     assert report["suspended_s"] > 0 and report["run_s"] > report["suspended_s"]
     assert "suspended for trials" in report["text"]
     assert "suspended_s" not in gw.client.report(trial)  # the trial was never suspended
+
+
+def test_switching_suspension_on_by_a_policy_reload_covers_a_job_already_running(
+    gateway_factory: Any, workdir: Path, jobdir: Path
+) -> None:
+    """The batch job starts while suspension is off; `frontdesk policy reload` switches it on; the next trial
+    freezes that job all the same (every job may be frozen: one started while suspension was off by signals, no
+    freezer cgroup made at its start), and the job ends with its whole work."""
+    off = CONFIG.replace("enabled = true", "enabled = false")
+    gw = gateway_factory(config=off)
+    batch = _running_batch(gw, workdir, jobdir)
+    (gw.home / "frontdesk.toml").write_text(CONFIG)
+    r = gw.cli("policy", "reload", "--json")
+    assert r.returncode == 0, r.stderr
+    show = json.loads(gw.cli("policy", "show", "--json").stdout)
+    assert show["version"] == 2 and show["config"]["suspend"]["enabled"] is True
+    batch, trial = _frozen_batch(gw, workdir, jobdir, batch)
+    pid = int((jobdir / "batch.pid").read_text())
+    assert Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "T"  # stopped
+    assert not list(Path("/sys/fs/cgroup/freezer/frontdesk").glob(f"*-{batch}.1"))
+    before = _count(jobdir)
+    _trial_works(jobdir, 1)
+    assert _count(jobdir) == before < WORK, "the batch job advanced while suspended"
+    (jobdir / "stop").touch()
+    assert gw.wait_state(trial, {"COMPLETED", "FAILED"}, timeout=60)["state"] == "COMPLETED"
+    done = gw.wait_state(batch, {"COMPLETED", "FAILED", "TIMEOUT", "CANCELLED"}, timeout=120)
+    assert done["state"] == "COMPLETED"
+    assert _count(jobdir) == WORK
+    assert ("SUSPENDED", "RUNNING") in _states(gw, batch)
 
 
 def test_a_second_trial_joins_the_suspension_and_the_job_resumes_after_the_last_one(

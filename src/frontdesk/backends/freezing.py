@@ -7,8 +7,9 @@ suspended in all, how often, when it last resumed) and tells the gateway over th
 re-query: the files are the truth). Past `until` the shepherd thaws on its own and never obeys that request
 again, so a gateway that died never leaves a job frozen: the trials it was frozen for are past their time
 limits by then. Freezing uses, in order: the job's v2 cgroup (`cgroup.freeze`), a v1 `freezer`
-cgroup the job joined at its start (`/sys/fs/cgroup/freezer/frontdesk/<tag>`), else SIGSTOP to its process
-group and every process of the attempt (SIGCONT to thaw). Stdlib only: the shepherd imports it.
+cgroup the job joined at its start (`/sys/fs/cgroup/freezer/frontdesk/<tag>`; only jobs started while suspension
+was on: joining costs the start a cgroup move), else SIGSTOP to its process group and every process of the
+attempt (SIGCONT to thaw). Stdlib only: the shepherd imports it.
 """
 
 from __future__ import annotations
@@ -49,11 +50,12 @@ class Freezer:
         """The v1 freezer cgroup this process made (removed at the end, also after a fall back to signals)."""
 
     @classmethod
-    def create(cls, tag: str, v2_cgroup: Path | None) -> Freezer:
-        """The best freezer this process can make for attempt `tag` (its v2 cgroup when it has one)."""
+    def create(cls, tag: str, v2_cgroup: Path | None, v1: bool = True) -> Freezer:
+        """The best freezer this process can make for attempt `tag` (its v2 cgroup when it has one); `v1`: a v1
+        freezer cgroup may be made (joining it costs the job's start one more cgroup move), else signals."""
         if v2_cgroup is not None and (v2_cgroup / "cgroup.freeze").exists():
             return cls("cgroup-v2", v2_cgroup)
-        if os.environ.get("FRONTDESK_NO_CGROUP") != "1" and (_V1 / "cgroup.procs").exists():
+        if v1 and os.environ.get("FRONTDESK_NO_CGROUP") != "1" and (_V1 / "cgroup.procs").exists():
             path = v1_freezer(tag)
             try:
                 path.parent.mkdir(exist_ok=True)

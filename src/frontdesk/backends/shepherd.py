@@ -274,8 +274,9 @@ def run(job_dir: Path) -> int:
     set_child_subreaper()  # escapers (setsid, double fork) re-parent here, also where no cgroup can be made
     cgroup = _make_cgroup(tag, int(limit) if limit else None)
     freezer = None
-    if launch.get("suspendable"):  # a batch job a trial may suspend: its freezer is joined at its start
-        freezer = Freezer.create(tag, cgroup.path if cgroup is not None and cgroup.kind == "v2" else None)
+    if launch.get("suspendable"):  # any job a trial may suspend: its freezer cgroup (if any) joined at its start
+        v2 = cgroup.path if cgroup is not None and cgroup.kind == "v2" else None
+        freezer = Freezer.create(tag, v2, v1=launch.get("freezer_cgroup", True) is not False)
     started = time.time()
     child = _start(launch, tag, cgroup, freezer)
     if isinstance(child, str):

@@ -339,11 +339,11 @@ class LocalBackend:
             started.append(lend.trial)
         return started
 
-    def _start(self, bid: str, job: QueuedJob, holds: tuple[Hold, ...], suspendable: bool, lent: Any = None) -> bool:
+    def _start(self, bid: str, job: QueuedJob, holds: tuple[Hold, ...], freezer: bool, lent: Any = None) -> bool:
         """Launch a queued attempt; False (it stays queued, the pass stops) when its files cannot be written."""
         del self.queue[bid]
         try:
-            self._launch(bid, replace(job, started_at=time.time()), holds, suspendable, lent)
+            self._launch(bid, replace(job, started_at=time.time()), holds, freezer, lent)
         except OSError as exc:
             self.queue[bid] = job  # tried again on the next pass: nothing accepted is lost
             self._launch_failed(bid, exc)
@@ -362,10 +362,13 @@ class LocalBackend:
             self._launch_logged = now
             log.warning("cannot write the files of attempt %s (%s); retried on each pass", bid, exc)
 
-    def _launch(self, bid: str, job: QueuedJob, holds: tuple[Hold, ...], suspendable: bool, lent: Any) -> None:
+    def _launch(self, bid: str, job: QueuedJob, holds: tuple[Hold, ...], freezer: bool, lent: Any) -> None:
         adir = self.root / bid
         launch = json.loads((adir / "launch.json").read_text())
-        launch.update(suspendable=suspendable, gpu_apps=self.gpu_poll.file_for(holds))  # gpu_apps: gpupoll.py
+        # Every job may be frozen, whatever [policy.suspend] says now: switched on later (a policy reload), it
+        # covers the jobs already running. A v1 freezer cgroup (one more cgroup move at the start, milliseconds)
+        # only for those a trial may suspend now (`freezer`); the others' shepherds freeze them by signals.
+        launch.update(suspendable=True, freezer_cgroup=freezer, gpu_apps=self.gpu_poll.file_for(holds))
         launch["lent"] = lent  # a trial on lent cores: its group (lending.py), read back after a restart
         need = job.shared_need
         device_memory = ledger_of(self._inventory.gpus, ()).memory.get(holds[0].index, 0) if holds else 0
@@ -374,4 +377,4 @@ class LocalBackend:
         # The shepherd ends a shared job whose processes use more device memory than it holds.
         launch["gpu_memory_limit"] = holds[0].memory_bytes if need is not None and holds else None
         write_json(adir / "launch.json", launch)
-        self.running[bid] = Running(job, holds, pid=spawn_shepherd(adir), suspendable=suspendable)
+        self.running[bid] = Running(job, holds, pid=spawn_shepherd(adir), suspendable=True)

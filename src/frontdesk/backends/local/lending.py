@@ -37,7 +37,8 @@ class Picks:
     starts: Sequence[str]
     lends: Sequence[Lend] = ()
     suspendable: frozenset[str] = frozenset()
-    """Of `starts`, the attempts a trial may suspend later (their shepherd makes a freezer)."""
+    """Of `starts`, the batch jobs a trial may suspend while suspension is on: their shepherd joins them to a
+    freezer cgroup at their start (any job may be suspended later; the others are frozen by signals)."""
 
 
 @dataclass
@@ -76,7 +77,8 @@ class Suspensions:
     history: Mapping[str, tuple[float, float | None]] = field(default_factory=dict)
     """Running job -> (seconds suspended in all, when it last resumed)."""
     suspendable: frozenset[str] = frozenset()
-    """Running jobs a trial may suspend (launched with a freezer)."""
+    """Running jobs a trial may suspend: launched ready to be frozen (every job this backend starts; not one an
+    older gateway started while suspension was off)."""
 
 
 class Lending:
