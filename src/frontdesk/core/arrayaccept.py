@@ -35,7 +35,8 @@ def _corresponding(gw: Gateway, spec: JobSpec, principal: str, size: int) -> lis
     if spec.aftercorr is None:
         return None
     ref = spec.aftercorr
-    other = gw.store.get(int(ref)) if isinstance(ref, int) or str(ref).isdigit() else gw.store.by_name(ref, principal)
+    as_id = isinstance(ref, int) or (str(ref).isascii() and str(ref).isdigit())  # api/depends.py checked only these
+    other = gw.store.get(int(ref)) if as_id else gw.store.by_name(str(ref), principal)
     if other is None or other.array_size is None:
         raise SpecError(f"aftercorr: no array {ref!r}", field="aftercorr")
     if other.array_size != size:
