@@ -15,12 +15,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
 
 from frontdesk.client import Client
 from frontdesk.config import Settings
 from frontdesk.errors import GatewayUnavailable
 
 PY = sys.executable
+
+# Hypothesis checks behaviour, never speed: its default 200 ms deadline per example (and its "generation is too
+# slow" health check) fail on a loaded CI machine for reasons that have nothing to do with the code under test.
+# A test's own @settings still sets what it names; the rest comes from this profile.
+hypothesis_settings.register_profile(
+    "frontdesk", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True
+)
+hypothesis_settings.load_profile("frontdesk")
 
 
 def _threads_in_fifo_open() -> set[tuple[int, str]]:
