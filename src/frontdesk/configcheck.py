@@ -80,6 +80,13 @@ class Finding:
     refuse: bool
 
 
+def _name(text: object) -> str:
+    """A key or table name as one short line: quoted (repr) unless plain, at most 80 characters."""
+    plain = isinstance(text, str) and text.isascii() and text.isprintable() and " " not in text
+    shown = str(text) if plain else repr(text)
+    return shown if len(shown) <= 80 else shown[:77] + "..."
+
+
 def _close(a: str, b: str) -> bool:
     import difflib
 
@@ -90,7 +97,7 @@ def _unknown(where: str, key: str, known: TableKeys, refuse: bool, security: fro
     near = nearest(key, known.keys)
     hint = f"did you mean {near}?" if near else "it takes no keys"
     refuse = refuse or (near in security and _close(key, str(near)))
-    return Finding(f"{where} {key} is not a setting: {hint}", refuse)
+    return Finding(f"{where} {_name(key)} is not a setting: {hint}", refuse)
 
 
 def _walk(where: str, value: Mapping[str, Any], known: TableKeys, refuse: bool, sec: frozenset[str]) -> list[Finding]:
@@ -106,7 +113,7 @@ def _walk(where: str, value: Mapping[str, Any], known: TableKeys, refuse: bool, 
         elif (inner := known.named.get(key)) is not None and isinstance(sub, dict):
             for label, entry in sub.items():
                 if isinstance(entry, dict):
-                    out += _walk(f"[{known.table}.{key}.{label}]", entry, inner, refuse, frozenset())
+                    out += _walk(f"[{known.table}.{key}.{_name(label)}]", entry, inner, refuse, frozenset())
     return out
 
 
@@ -127,9 +134,9 @@ def check_file(path: Path, data: Mapping[str, Any], own: frozenset[str] = frozen
                 continue
             near = nearest(table, TABLES)
             refuse = near in REFUSED and _close(table, str(near))
-            out.append(Finding(f"{path}: [{table}] is not a setting: did you mean [{near}]?", refuse))
+            out.append(Finding(f"{path}: [{_name(table)}] is not a setting: did you mean [{near}]?", refuse))
         elif not isinstance(value, dict):
-            out.append(Finding(f"{path}: {table} = {value!r}: expected a table [{table}]", table in REFUSED))
+            out.append(Finding(f"{path}: {table} = {_name(value)}: expected a table [{table}]", table in REFUSED))
         elif table != "policy":  # its parser's: see the module docstring
             sec = SECURITY_KEYS.get(table, frozenset())
             out += [

@@ -162,6 +162,13 @@ def test_an_unknown_key_or_table_is_one_line(text: str, line: str, refuse: bool)
     assert len(found) == 1 and line in found[0][0] and found[0][1] is refuse, found
 
 
+def test_a_hostile_name_is_still_one_short_line() -> None:
+    text = '[access]\n"ad\\nmin" = 1\n["guard\\n' + "x" * 500 + '"]\na = 1\n[memory.projects."p\\nq"]\nuser = 1\n'
+    found = _check(text)
+    assert len(found) == 3 and all("\n" not in line and len(line) < 200 for line, _ in found), found
+    assert found[0] == ("/etc/fd.toml: [access] 'ad\\nmin' is not a setting: did you mean admins?", True)
+
+
 def test_known_keys_free_names_site_tables_and_policy_pass() -> None:
     text = (
         '[gateway]\ntick_seconds = 1\n[gateway.tokens]\n"sha256:ab" = "alice"\n'
