@@ -193,17 +193,10 @@ def gateway(gateway_factory: Any) -> GatewayProc:
 
 
 def _kill_leftovers(home: Path) -> None:
-    """Stop shepherds a test left running (so one test's jobs never hold another's resources). A pid file
-    outlives its shepherd and pids come round again (pid_max 32768 here): only a process whose command line
-    is this attempt's shepherd is signalled, never whatever process holds that number now."""
-    for pidfile in (home / "local").glob("*/shepherd.pid"):
-        try:
-            pid = int(pidfile.read_text())
-            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-            if b"frontdesk.backends.shepherd" in argv and os.fsencode(pidfile.parent) in argv:
-                os.kill(pid, signal.SIGTERM)
-        except (OSError, ValueError):
-            pass
+    """Stop shepherds a test left running (so one test's jobs never hold another's resources)."""
+    from leftovers import stop_shepherds
+
+    stop_shepherds(home)
 
 
 @pytest.fixture

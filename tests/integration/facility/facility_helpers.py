@@ -30,6 +30,7 @@ import pytest
 from frontdesk.client import Client
 from frontdesk.errors import GatewayUnavailable
 from frontdesk.identity import hash_token
+from leftovers import stop_shepherds
 from unix_users import ensure_user, reachable
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -177,6 +178,8 @@ def facility(facility_users: dict[str, int], request: pytest.FixtureRequest) -> 
             break
         except GatewayUnavailable:
             if fac.proc.poll() is not None or time.monotonic() > deadline:
+                fac.proc.kill()  # never left running (holding its port and socket) after a failed start
+                fac.proc.wait()
                 raise RuntimeError("facility gateway did not start:\n" + fac.log()[-3000:]) from None
             time.sleep(0.05)
     yield fac
@@ -186,9 +189,5 @@ def facility(facility_users: dict[str, int], request: pytest.FixtureRequest) -> 
     except subprocess.TimeoutExpired:
         fac.proc.kill()
         fac.proc.wait()
-    for pidfile in (d / "home" / "local").glob("*/shepherd.pid"):
-        try:
-            os.kill(int(pidfile.read_text()), signal.SIGTERM)
-        except (OSError, ValueError):
-            pass
+    stop_shepherds(d / "home")
     shutil.rmtree(d, ignore_errors=True)
