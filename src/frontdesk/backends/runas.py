@@ -16,7 +16,22 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-__all__ = ["RunAs", "become", "drop", "for_job", "job_argv", "open_output", "own", "script_argv", "umask_of"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+__all__ = [
+    "RunAs",
+    "become",
+    "drop",
+    "for_job",
+    "job_argv",
+    "keyring_joiner",
+    "open_output",
+    "own",
+    "script_argv",
+    "umask_of",
+]
 
 
 @dataclass(frozen=True)
@@ -145,13 +160,43 @@ def umask_of(env: dict[str, str]) -> int | None:
     return int(raw, 8)
 
 
-def become(who: RunAs | None, cwd: str) -> None:
-    """In the child before exec (after the cgroup join): drop to the job's user and enter its workdir as
-    that user; on failure say why on stderr and exit 126 (never run on as root)."""
+_SYS_KEYCTL = {"x86_64": 250, "aarch64": 219, "riscv64": 219, "ppc64le": 271, "ppc64": 271, "s390x": 280}
+"""The keyctl system call's number per machine (libc has no wrapper; libkeyutils may not be installed)."""
+
+
+def keyring_joiner() -> Callable[[], None] | None:
+    """Made before the fork (ctypes is not imported in a forked child): a call that joins a new, empty session
+    keyring. The gateway's own session keyring (systemd gives a service one; a root shell has root's) survives
+    fork, setuid and exec, and whoever possesses it reads every key in it: root's, and other users' jobs'.
+    None where keyctl's number is not known here."""
+    number = _SYS_KEYCTL.get(os.uname().machine)
+    if number is None:
+        return None
+    import ctypes
+    import errno
+
+    call = ctypes.CDLL(None, use_errno=True).syscall
+    call.restype = ctypes.c_long
+
+    def join() -> None:
+        if call(number, 1, None) < 0:  # KEYCTL_JOIN_SESSION_KEYRING, anonymous
+            err = ctypes.get_errno()
+            if err not in (errno.ENOSYS, errno.EPERM):  # no keyrings (a seccomp filter): none to possess either
+                raise OSError(err, f"cannot leave the gateway's session keyring: {os.strerror(err)}")
+
+    return join
+
+
+def become(who: RunAs | None, cwd: str, join_keyring: Callable[[], None] | None = None) -> None:
+    """In the child before exec (after the cgroup join): drop to the job's user, leave the gateway's session
+    keyring for a new one of the user's (`keyring_joiner`), and enter its workdir as that user; on failure say
+    why on stderr and exit 126 (never run on as root)."""
     if who is None or not who.foreign:
         return
     try:
         drop(who)
+        if join_keyring is not None:
+            join_keyring()
         os.chdir(cwd)
     except OSError as exc:
         os.write(2, f"frontdesk: cannot start as {who.name} in {cwd}: {exc.strerror or exc}\n".encode())

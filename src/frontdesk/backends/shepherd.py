@@ -161,18 +161,19 @@ def _start(
 ) -> subprocess.Popen[bytes] | str:
     """Start the job in its own session (cgroup joined, its user, Landlock); or why it could not start."""
     writable = launch.get("landlock_writable")
-    from frontdesk.backends.runas import RunAs, become, job_argv, open_output, umask_of
+    from frontdesk.backends.runas import RunAs, become, job_argv, keyring_joiner, open_output, umask_of
 
     who = RunAs.from_json(launch["run_as"]) if launch.get("run_as") else None
     argv, fds = job_argv(launch["argv"], launch.get("script"), who)
     mask = umask_of(launch["env"])
+    join_keyring = keyring_joiner() if who is not None and who.foreign else None
 
     def preexec() -> None:
         if cgroup is not None:
             cgroup.join()
         if freezer is not None:
             freezer.join()
-        become(who, launch["cwd"])  # cgroup set up as root, then the job's own user from here on
+        become(who, launch["cwd"], join_keyring)  # cgroup set up as root, then the job's own user from here on
         if mask is not None:  # the submitter's, as sbatch's SLURM_UMASK: never the gateway's
             os.umask(mask)
         if writable:
