@@ -1,10 +1,13 @@
-"""Ending what a test's gateway left running: its jobs' shepherds, recognised by their command line."""
+"""Ending what a test left running: a gateway's shepherds (recognised by their command line), a process it started."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
+import subprocess
 from pathlib import Path
+from typing import Any
 
 
 def stop_shepherds(home: Path) -> None:
@@ -21,3 +24,24 @@ def stop_shepherds(home: Path) -> None:
                 os.kill(pid, signal.SIGTERM)
         except (OSError, ValueError):
             pass
+
+
+def stop_process(proc: subprocess.Popen[Any], group: bool = False, grace: float = 30.0) -> None:
+    """SIGTERM a process a test started (its whole process group with `group`), SIGKILL it if it has not
+    ended within `grace` seconds, and reap it: a teardown never leaves it running into later tests, and never
+    raises TimeoutExpired instead of cleaning up."""
+
+    def send(sig: int) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            if group:
+                os.killpg(proc.pid, sig)
+            else:
+                proc.send_signal(sig)
+
+    if proc.poll() is None:
+        send(signal.SIGTERM)
+    try:
+        proc.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        send(signal.SIGKILL)
+        proc.wait()

@@ -11,7 +11,6 @@ from __future__ import annotations
 import http.client
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -28,6 +27,7 @@ from facility_helpers import SYSTEM_PY, facility_users, run_as  # noqa: E402
 
 from frontdesk.client import Client  # noqa: E402
 from frontdesk.errors import GatewayUnavailable  # noqa: E402
+from leftovers import stop_process  # noqa: E402
 
 __all__ = ["facility_users"]
 
@@ -88,8 +88,7 @@ def fsgw(facility_users: dict[str, int]) -> Iterator[FsGateway]:
     d.chmod(0o755)
     proc, gw = start_fs_gateway(d, "[storage]\nrate = 1\nburst = 400\n")
     yield gw
-    proc.send_signal(signal.SIGTERM)
-    proc.wait(15)
+    stop_process(proc)
     subprocess.run(["rm", "-rf", str(d)], check=False)
 
 

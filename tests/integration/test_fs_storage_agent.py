@@ -13,7 +13,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -31,6 +30,7 @@ from facility_helpers import facility_users  # noqa: E402
 from test_fs_gateway import FsGateway, start_fs_gateway  # noqa: E402
 
 from frontdesk.storage.channel import seal_request  # noqa: E402
+from leftovers import stop_process  # noqa: E402
 
 __all__ = ["facility_users"]
 
@@ -81,8 +81,7 @@ def site(facility_users: dict[str, int]) -> Iterator[Site]:
         yield Site(d, gw, addr, key)
     finally:
         for proc in (gwproc, agent):
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(15)
+            stop_process(proc, group=True)
         subprocess.run(["rm", "-rf", str(d)], check=False)
 
 

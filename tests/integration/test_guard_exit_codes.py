@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from leftovers import stop_process
+
 PY = sys.executable
 BAD_INPUT, BAD_CONFIG = 64, 78
 
@@ -110,5 +112,4 @@ def test_killing_a_frontdesk_job_process_is_denied(tmp_path: Path) -> None:
         assert same_job.returncode == 0  # the job's own session may stop its own processes
     finally:
         for proc in (job, plain):
-            proc.terminate()
-            proc.wait(timeout=10)
+            stop_process(proc)

@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 
 from frontdesk.client import Client
+from leftovers import stop_process
 from unix_users import ensure_user, reachable
 
 SRC = str(reachable(Path(__file__).resolve().parents[2] / "src"))
@@ -384,6 +385,5 @@ def test_the_shepherd_never_imports_from_the_gateways_working_directory(tmp_path
         assert report["state"] == "COMPLETED", report
         assert not sentinel.exists()
     finally:
-        proc.terminate()
-        proc.wait(timeout=15)
+        stop_process(proc)
         shutil.rmtree(home, ignore_errors=True)

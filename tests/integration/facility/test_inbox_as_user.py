@@ -7,7 +7,6 @@ import asyncio
 import json
 import os
 import shutil
-import signal
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -18,6 +17,7 @@ from facility_helpers import SYSTEM_PY, user_env
 
 from frontdesk.agents.channels.inbox import InboxChannel
 from frontdesk.agents.model import AgentSettings, Harness, Session, TurnState
+from leftovers import stop_process
 from unix_users import ensure_user, reachable
 
 HERE = Path(__file__).resolve().parent
@@ -44,9 +44,7 @@ def _listen(sock: Path, log: Path) -> subprocess.Popen[str]:
 
 
 def _stop(proc: subprocess.Popen[str]) -> None:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
-    proc.wait(timeout=10)
+    stop_process(proc, group=True)
     if proc.stdout is not None:
         proc.stdout.close()
 

@@ -4,7 +4,6 @@ a directory it did not create; tokens never on the command line; a 200 cut off m
 from __future__ import annotations
 
 import os
-import signal
 import socket
 import stat
 import subprocess
@@ -19,6 +18,7 @@ from facility_helpers import SYSTEM_PY, Facility, run_as, user_env
 
 from frontdesk.errors import RendezvousRefused
 from frontdesk.identity import check_inbox_socket
+from leftovers import stop_process
 from stub_gateway import one_answer
 from unix_users import reachable
 
@@ -40,8 +40,7 @@ class Squat:
         return self.log.read_bytes() if self.log.exists() else b""
 
     def stop(self) -> None:
-        os.killpg(self.proc.pid, signal.SIGTERM)
-        self.proc.wait(timeout=10)
+        stop_process(self.proc, group=True)
         if self.proc.stdout is not None:
             self.proc.stdout.close()
 
