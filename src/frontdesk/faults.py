@@ -20,6 +20,8 @@ Other owners add their own points here (one line each, with where they sit).
   to the backend, their ids not stored yet.
 - `array_uncommitted` (`store/arrays.store_array`, a worker thread): an array's parent, tasks and events
   inserted, not committed: after a restart none of it is there.
+- `records_settled`, `record_removed` (`backends/slurm/sweep.py`, a worker thread): a sweep pass of the Slurm
+  crash-recovery files asked the database which attempts are settled, nothing deleted; one unit of files deleted.
 """
 
 from __future__ import annotations

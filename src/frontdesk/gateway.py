@@ -29,6 +29,7 @@ from frontdesk.core.arrayaccept import sent_again
 from frontdesk.core.attempt import backend_job, job_dir
 from frontdesk.core.deps import Waiting
 from frontdesk.core.journal import Pruner
+from frontdesk.core.records import RecordSweep
 from frontdesk.core.submission import (
     admit,
     job_columns,
@@ -82,6 +83,7 @@ class Gateway:
         self.store = JobStore(open_db(settings.db_path))
         self.pruner = Pruner(settings)  # [journal] retention, validated here: a bad value stops the start
         self.backend = backend or make_backend(settings)
+        self.records = RecordSweep(settings.db_path, self.backend)  # the backend's crash-recovery files, pruned
         self.bus = Bus()
         self.redact = redact
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -104,10 +106,12 @@ class Gateway:
         await self._recover()
         self._tick_task = self.loop.create_task(self._ticker())
         self.pruner.start()
+        self.records.start()
 
     async def stop(self) -> None:
         """Stop the tick, the plug-ins and the backend (running jobs keep running)."""
         await self.pruner.stop()
+        await self.records.stop()
         await cancel_and_wait(self._tick_task)
         await stop_all(self.plugins)
         await self.backend.stop()

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
+from typing import Any, cast
 
 from frontdesk.errors import BackendError, CommandFailed
 
@@ -36,18 +39,27 @@ def run(
     env: Mapping[str, str] | None = None,
     cwd: str | None = None,
     stdout_file: str | os.PathLike[str] | None = None,
+    started: Callable[[int], None] | None = None,
 ) -> Result:
     """Run argv to completion; raise CommandFailed on a non-zero exit when `check`.
 
     Output is read as UTF-8 with invalid bytes replaced: what a command prints carries user text (job names,
     paths, comments), and no user's bytes may make a gateway-wide query fail. With `stdout_file` the command
     writes its output into that file (made 0600, replaced), read back when it ends: what it printed is kept
-    even when this process dies before it ends (sbatch's job id, see backends/slurm/recovery.py)."""
+    even when this process dies before it ends (sbatch's job id, see backends/slurm/recovery.py).
+    `started(pid)` is called before the command runs: the process waits (`_GATE`) until it returns, so the pid
+    a caller records is the command's, and it never runs if this process dies first (backends/slurm/launches.py)."""
     args = [str(a) for a in argv]
+    runs, how = args, cast(Callable[..., subprocess.CompletedProcess[str]], subprocess.run)
+    if started is not None:
+        program = shutil.which(args[0]) or args[0]
+        if not os.access(program, os.X_OK):
+            raise BackendError(f"command not found: {args[0]}", argv=args)
+        runs, input, how = ["/bin/sh", "-c", _GATE, "sh", program, *args[1:]], "go\n", partial(_gated, started)
     out = None if stdout_file is None else _open_output(args[0], stdout_file)
     try:
-        proc = subprocess.run(
-            args,
+        proc = how(
+            runs,
             stdout=subprocess.PIPE if out is None else out,
             stderr=subprocess.PIPE,
             text=True,
@@ -76,6 +88,29 @@ def run(
     return result
 
 
+_GATE = 'read -r go || exit 125; exec "$@"'
+"""The gate: the command runs once a line comes on stdin, which is written only after `started(pid)` returned;
+its pid stays the command's (exec). EOF (the caller died first) ends it unrun."""
+
+
+def _gated(started: Callable[[int], None], args: list[str], **kw: Any) -> subprocess.CompletedProcess[str]:
+    """subprocess.run through `_GATE`, telling `started` the pid before the command runs."""
+    timeout, input_text = kw.pop("timeout"), kw.pop("input")
+    kw.pop("check")
+    with subprocess.Popen(args, stdin=subprocess.PIPE, **kw) as p:
+        try:
+            started(p.pid)
+            stdout, stderr = p.communicate(input_text, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+            raise
+        except BaseException:
+            p.kill()
+            raise
+    return subprocess.CompletedProcess(args, p.returncode, stdout, stderr)
+
+
 def _open_output(program: str, path: str | os.PathLike[str]) -> int:
     """A fresh 0600 file for a command's output (never through a symlink); BackendError when it cannot be made."""
     try:
@@ -95,8 +130,9 @@ async def run_async(
     env: Mapping[str, str] | None = None,
     cwd: str | None = None,
     stdout_file: str | os.PathLike[str] | None = None,
+    started: Callable[[int], None] | None = None,
 ) -> Result:
     """`run` without blocking the event loop (runs in a worker thread)."""
     return await asyncio.to_thread(
-        run, argv, timeout=timeout, check=check, input=input, env=env, cwd=cwd, stdout_file=stdout_file
+        run, argv, timeout=timeout, check=check, input=input, env=env, cwd=cwd, stdout_file=stdout_file, started=started
     )

@@ -8,7 +8,7 @@ backend behaves the same to agents. `JobState` and `TERMINAL_STATES` live in `fr
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -25,6 +25,7 @@ __all__ = [
     "PushHint",
     "Reprioritises",
     "SubmitsArrays",
+    "SweepsRecords",
     "TERMINAL_STATES",
     "Usage",
 ]
@@ -192,6 +193,18 @@ class SubmitsArrays(Protocol):
         """Queue every task (same `array_id`, in index order); one backend id per task, in order.
 
         `max_running` is the array's `%N` limit (None: no limit)."""
+
+
+@runtime_checkable
+class SweepsRecords(Protocol):
+    """A backend extra: files it keeps for recovery after a crash (Slurm: sbatch's answers) are deleted once the
+    gateway's database shows nothing can need them; the gateway runs one bounded pass now and then (core/records)."""
+
+    def sweep_records(
+        self, settled: Callable[[Collection[str]], set[str]], ended: Callable[[Collection[str]], dict[str, bool]]
+    ) -> tuple[int, int]:
+        """One pass, in a worker thread: `settled(keys)` are attempt keys whose id is stored (or whose job is
+        gone), `ended(ids)` maps backend ids to whether their job ended; (files examined, units deleted)."""
 
 
 @runtime_checkable

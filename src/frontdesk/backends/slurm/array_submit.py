@@ -12,15 +12,16 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from frontdesk.backends.base import BackendJob
 from frontdesk.backends.runas import for_job
-from frontdesk.backends.slurm import array_script, exportfile, render
+from frontdesk.backends.slurm import array_script, exportfile, launches, render
 from frontdesk.backends.slurm.options import OptionError, validate_passthrough
-from frontdesk.backends.slurm.recovery import record_path
+from frontdesk.backends.slurm.recovery import sbatch
 from frontdesk.errors import BackendError, SpecError
 
 if TYPE_CHECKING:
@@ -61,9 +62,8 @@ def array_keys(home: Path, first_key: str) -> dict[int, str]:
         return {}
 
 
-def _options(backend: SlurmBackend, jobs: Sequence[BackendJob], max_running: int | None) -> list[str]:
+def _options(jobs: Sequence[BackendJob], max_running: int | None, tag: str) -> list[str]:
     first = jobs[0]
-    tag = f"{first.key}{ARRAY_TAG}@{backend._tag_suffix()}"
     options = [o for o in render.command_line(first, tag, array=True) if not o.startswith("--array")]
     if not any(o.startswith("--comment") for o in options):
         options.append(f"--comment={tag}")
@@ -90,13 +90,14 @@ def _prepare(home: Path, jobs: Sequence[BackendJob], text: str, array_dir: Path,
     table = _keys_file(home, jobs[0].key)
     table.parent.mkdir(parents=True, exist_ok=True)
     tmp = table.with_suffix(".tmp")
-    tmp.write_text(json.dumps({str(j.array_index): j.key for j in jobs}))
-    os.replace(tmp, table)
-    _of_link(home, jobs[0].key).parent.mkdir(exist_ok=True)
-    for job in jobs[1:]:  # each later task's way to the array's record (first_key_of)
-        link = _of_link(home, job.key)
-        link.unlink(missing_ok=True)
-        link.symlink_to(jobs[0].key)
+    with launches.LOCK:  # the sweep checks and deletes these under it (sweep.py)
+        tmp.write_text(json.dumps({str(j.array_index): j.key for j in jobs}))
+        os.replace(tmp, table)
+        _of_link(home, jobs[0].key).parent.mkdir(exist_ok=True)
+        for job in jobs[1:]:  # each later task's way to the array's record (first_key_of)
+            link = _of_link(home, job.key)
+            link.unlink(missing_ok=True)
+            link.symlink_to(jobs[0].key)
     return script
 
 
@@ -137,20 +138,18 @@ async def submit_array(backend: SlurmBackend, jobs: Sequence[BackendJob], max_ru
         raise BackendError(f"cannot make one Slurm array of these tasks: {exc.message}") from None
     home = Path(backend.settings.home)
     links = given is None and not who.foreign
+    tag = f"{first.key}{ARRAY_TAG}@{backend._tag_suffix()}"
+    launch = await asyncio.to_thread(launches.begin, home, first.key, tag, time.time())  # first: see launches.LOCK
     script = await asyncio.to_thread(_prepare, home, jobs, text, array_dir, links)
-    options = _options(backend, jobs, max_running)
+    options = _options(jobs, max_running, launch.tag)
     env = backend._env_for(array_script.common_env(jobs))
     if who.foreign:  # sbatch runs as root: the environment goes in a file, never in its own (exportfile)
         options += [f"--uid={who.uid}", f"--gid={who.gid}"]
         export = given.export if given else None
         env, file_opt = await asyncio.to_thread(exportfile.hand_over, env, export, array_dir / exportfile.FILE)
         options += file_opt
-    record = await asyncio.to_thread(record_path, home, first.key)  # the id kept should the gateway die (recovery)
     argv = render.sbatch_argv(script, options=options)
-    result = await backend._run(argv, cwd=str(array_dir), env=env, record=record)
-    array_id = result.stdout.strip().split(";", 1)[0]
-    if not array_id.isdigit():
-        raise BackendError(f"sbatch printed no job id: {result.stdout.strip()[:200]!r}")
+    array_id = await sbatch(backend, first.key, launch, argv, str(array_dir), env, who.uid)  # kept if we die
     ids = [f"{array_id}_{job.array_index}" for job in jobs]
     dirs: Mapping[str, Path] = {bid: job.job_dir for bid, job in zip(ids, jobs, strict=True)}
     backend._dirs.update(dirs)

@@ -21,14 +21,15 @@ from typing import Any
 
 from frontdesk.backends.base import TERMINAL_STATES, BackendJob, BackendStatus, Inventory, JobState, PushHint, Usage
 from frontdesk.backends.runas import for_job
-from frontdesk.backends.slurm import arrays, exportfile, parse, render
+from frontdesk.backends.slurm import arrays, exportfile, launches, parse, render
 from frontdesk.backends.slurm.array_submit import submit_array
 from frontdesk.backends.slurm.config import SlurmConfig, notify_dir_from
 from frontdesk.backends.slurm.options import OptionError, validate_passthrough
 from frontdesk.backends.slurm.placement import GpuPlacement, NoGpuNode, placement_for, shards_per_gpu
 from frontdesk.backends.slurm.push import PushIntake
-from frontdesk.backends.slurm.recovery import lookup, record_path
+from frontdesk.backends.slurm.recovery import lookup, sbatch
 from frontdesk.backends.slurm.runner import JobTable, Runner
+from frontdesk.backends.slurm.sweep import Ended, Settled, sweep
 from frontdesk.errors import BackendError
 from frontdesk.spec.model import SlurmOptions
 
@@ -107,7 +108,9 @@ class SlurmBackend:
             script.write_text(text)
 
         await asyncio.to_thread(write)
-        options, env = render.command_line(job, self._tag(job)), self._job_env(job)
+        home = Path(self.settings.home)
+        launch = await asyncio.to_thread(launches.begin, home, job.key, self._tag(job), time.time())
+        options, env = render.command_line(job, launch.tag), self._job_env(job)
         if who.foreign:  # a root gateway submits as the submitter: Slurm runs the job as them, never as root
             options += [f"--uid={who.uid}", f"--gid={who.gid}"]
             given = render._slurm_options(job)  # and sbatch, run as root, never with their environment
@@ -116,11 +119,7 @@ class SlurmBackend:
             )
             options += file_opt
         argv = render.sbatch_argv(script, options=options)
-        record = await asyncio.to_thread(record_path, Path(self.settings.home), job.key)  # kept if we die (recovery)
-        result = await self._run(argv, cwd=str(job.job_dir), env=env, record=record)
-        backend_id = result.stdout.strip().split(";", 1)[0]
-        if not backend_id.isdigit():
-            raise BackendError(f"sbatch printed no job id: {result.stdout.strip()[:200]!r}")
+        backend_id = await sbatch(self, job.key, launch, argv, str(job.job_dir), env, who.uid)  # kept if we die
         self._dirs[backend_id] = job.job_dir
         await asyncio.to_thread(self._remember, backend_id, job.job_dir)
         return backend_id
@@ -356,6 +355,11 @@ class SlurmBackend:
         """Slurm ids of attempts from the id sbatch wrote for each (never a name, comment or path a submitter
         writes), of the uid each attempt runs as (`owners`); see recovery."""
         return await lookup(self, keys, owners)
+
+    def sweep_records(self, settled: Settled, ended: Ended) -> tuple[int, int]:
+        """One bounded pass deleting crash-recovery files nothing needs any more (sweep.py); for a worker thread."""
+        swept = sweep(Path(self.settings.home), settled, ended)
+        return swept.examined, swept.removed
 
     async def view(self, max_age: float | None = None) -> tuple[dict[str, parse.JobRecord], float]:
         """Every job the controller holds, at most `max_age` (default refresh_seconds) old."""

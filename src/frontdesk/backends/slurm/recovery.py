@@ -7,22 +7,41 @@ runs that job as the attempt's uid; no file or no id in it means sbatch never an
 and runs again). An array's record is kept under its first task's key, which each later task's key leads to
 (array_submit.first_key_of); its key table (array_submit, written before sbatch) gives each task's index.
 
-Nothing a submitter writes identifies a job: not its name, its comment (frontdesk's tag there is for people),
+Nothing a submitter writes identifies a job: not its name, its comment (but for one launch's nonce, below),
 its working directory nor its output path. Before, recovery matched on those, so a plain `sbatch -J fd-7.1`,
 `--comment=fd-7.1@<gateway>` or a crafted `--chdir` (a `|` or a newline in it forges a row of `sacct -P`) was
 adopted as frontdesk job 7's attempt: its state, its end, its cancel.
+
+An sbatch can outlive its gateway (slurmctld slow to answer): before it runs, its launch record (launches.py)
+names its process and the launch's tag, the last word of its --comment with a nonce new for that launch. A
+stuck attempt with no id recorded but a launch record first waits for that very process (it writes its answer
+into the record as it ends), at most `command_timeout`, then kills it; if still no id, it asks the controller
+for the job carrying exactly that tag and run as the attempt's uid (a job submitted before, by anyone, lacks
+the nonce), and only then is the attempt lost and launched again. A live gateway whose sbatch timed out asks
+the same way before it fails the attempt (also when sbatch failed: it reports a lost reply for a job it queued).
+Left open: an sbatch killed after slurmctld took the job but before it printed, whose job then ended and left
+the controller (MinJobAge) before the gateway asked, or whose request slurmctld handles only after the gateway
+asked: it runs again.
 """
 
 from __future__ import annotations
 
+import asyncio
+import os
+import time
 from collections.abc import Collection, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from frontdesk.backends.slurm import launches
+from frontdesk.backends.slurm.launches import Launch
+from frontdesk.errors import BackendError, CommandFailed
 
 if TYPE_CHECKING:
     from frontdesk.backends.slurm.backend import SlurmBackend
 
-__all__ = ["lookup", "record_path"]
+__all__ = ["lookup", "record_path", "sbatch"]
 
 RECORDS = "submitted"
 
@@ -54,6 +73,8 @@ async def lookup(backend: SlurmBackend, keys: Sequence[str], owners: Mapping[str
     home = Path(backend.settings.home)
     wanted = set(keys)
     found: dict[str, str] = {}
+    if owners is not None:
+        await _orphans(backend, home, keys, owners)
     for key in keys:
         first: str | None = key
         bid = _recorded(home, key)
@@ -110,3 +131,64 @@ def _uid(user_id: str) -> int | None:
     """The uid in scontrol's `UserId=alice(1001)`."""
     inside = user_id.rpartition("(")[2].rstrip(")")
     return int(inside) if inside.isdigit() else None
+
+
+async def sbatch(
+    backend: SlurmBackend, key: str, launch: Launch, argv: Sequence[str], cwd: str, env: Mapping[str, str], uid: int
+) -> str:
+    """Run sbatch for `key` (its answer kept in the record, its pid in the launch record before it runs); the job
+    id. Failed or timed out: the job carrying the launch's tag, if slurmctld took it after all (sbatch can report
+    a socket timeout for a job it queued), else the failure is raised."""
+    home = Path(backend.settings.home)
+    record = await asyncio.to_thread(record_path, home, key)  # kept should the gateway die (lookup)
+    try:
+        result = await backend._run(
+            argv, cwd=cwd, env=env, record=record, started=partial(launches.started, home, key, launch)
+        )
+    except CommandFailed:
+        bid = await _by_tag(backend, launch.tag, uid)  # timed out, or failed talking to slurmctld after it took the job
+        if bid is None:
+            raise
+        return bid
+    bid = result.stdout.strip().split(";", 1)[0]
+    if not bid.isdigit():
+        raise BackendError(f"sbatch printed no job id: {result.stdout.strip()[:200]!r}")
+    return bid
+
+
+async def _orphans(backend: SlurmBackend, home: Path, keys: Sequence[str], owners: Mapping[str, int]) -> None:
+    """Attempts with no id recorded but a launch: wait for their sbatch (then kill it), then ask the controller
+    for the job with the launch's tag; an id found is written into the record, as sbatch would have."""
+    from frontdesk.backends.slurm.array_submit import first_key_of  # (it imports this module)
+
+    firsts = {(first_key_of(home, k) or k): owners[k] for k in keys if k in owners}
+    pending = {f: launch for f in firsts if _recorded(home, f) is None and (launch := launches.read(home, f))}
+    deadline = time.monotonic() + backend.config.command_timeout
+    while any(launches.running(launch) for launch in pending.values()) and time.monotonic() < deadline:
+        await asyncio.sleep(0.1)
+    for launch in pending.values():
+        launches.kill(launch)  # ran longer than a live gateway lets sbatch run
+    for first, launch in pending.items():
+        if _recorded(home, first) is None and (bid := await _by_tag(backend, launch.tag, firsts[first])):
+            await asyncio.to_thread(_adopt, home, first, bid)
+
+
+async def _by_tag(backend: SlurmBackend, tag: str, uid: int) -> str | None:
+    """The job (an array: its id) whose comment ends with `tag` and which Slurm runs as `uid`; the oldest."""
+    records, _ = await backend.table.fetch(0.0)
+    ids = set()
+    for record in records.values():
+        words = record.get("Comment", "").split()
+        if words and words[-1] == tag and _uid(record.get("UserId", "")) == uid:
+            ids.add(record.get("ArrayJobId") or record.get("JobId", ""))
+    return min((b for b in ids if b.isdigit()), key=int, default=None)
+
+
+def _adopt(home: Path, key: str, bid: str) -> None:
+    """Write the job id found for `key` into its record (as sbatch writes it: `ID`)."""
+    path = record_path(home, key)
+    tmp = path.with_name(f".{key}.found")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(f"{bid}\n")
+    os.replace(tmp, path)

@@ -216,11 +216,12 @@ def _inline_script(text: str, argv: list[str], copy: str) -> list[str]:
 def command_line(job: BackendJob, tag: str, array: bool = False) -> list[str]:
     """sbatch options for the command line: the sbatch shim's (name, files, --export, pass-through options).
 
-    `tag` ends --comment (after the user's own) so a restarted gateway finds the attempt again;
+    `tag` ends --comment (after the user's own, if any) so a restarted gateway finds an sbatch's job that never
+    answered (recovery.py: only by a launch's nonce);
     an `array`'s default output is sbatch's `slurm-%A_%a.out`."""
     given = _slurm_options(job)
     if given is None:
-        return [f"--export={_export(None)}"]
+        return [f"--export={_export(None)}", f"--comment={tag}"]
     array = array or any(o.startswith("--array") for o in given.options)
     out = [
         f"--job-name={given.job_name or job.name}",

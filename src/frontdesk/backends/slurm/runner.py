@@ -8,7 +8,7 @@ import re
 import shutil
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -112,16 +112,20 @@ class Runner:
         cwd: str | None = None,
         env: Mapping[str, str] | None = None,
         record: Path | None = None,
+        started: Callable[[int], None] | None = None,
     ) -> proc.Result:
         """Run one command; `env` replaces the gateway's environment (the binary is found on the gateway's PATH);
-        `record`: its output goes into that file, kept should the gateway die first (sbatch's job id)."""
+        `record`: its output goes into that file, kept should the gateway die first (sbatch's job id);
+        `started(pid)`: called before the command runs (proc.run; sbatch's launch record)."""
         full = self.argv(argv)
         self.calls[" ".join(argv[:2]) if argv[0] == "scontrol" else argv[0]] += 1
         if env is not None:
             full[0] = shutil.which(full[0]) or full[0]
         run_env = self._env if env is None else env
         timeout = self._config.command_timeout
-        return await proc.run_async(full, timeout=timeout, check=check, env=run_env, cwd=cwd, stdout_file=record)
+        return await proc.run_async(
+            full, timeout=timeout, check=check, env=run_env, cwd=cwd, stdout_file=record, started=started
+        )
 
     def sync(self, argv: Sequence[str], check: bool = True) -> proc.Result:
         self.calls[" ".join(argv[:2]) if argv[0] == "scontrol" else argv[0]] += 1

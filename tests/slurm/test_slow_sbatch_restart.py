@@ -1,0 +1,143 @@
+"""An sbatch that outlives its gateway never makes a job run twice (Slurm lab, real sbatch, real gateways).
+
+slurmctld slow to answer: the gateway's sbatch is a wrapper on its bin_dir that waits, then runs the real sbatch
+(or runs it and holds the answer back, as when the reply is lost). Before, a gateway restarted meanwhile found
+no id recorded for the attempt, took it for never handed over and launched it again: the job ran twice. Now
+the launch record names the sbatch process (pid and start time, written before it runs): the restarted gateway
+waits for it and takes the id it writes; an sbatch that never answers is killed after `command_timeout`, and the
+job is found in the controller by the launch's tag (a nonce in --comment) and the attempt's uid.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from frontdesk.errors import FrontdeskError
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "faults"))
+from fault_helpers import alive, until  # noqa: E402
+
+pytestmark = pytest.mark.slurm
+
+
+def _bins(tmp_path: Path, sbatch: str) -> Path:
+    bins = tmp_path / "bin"
+    bins.mkdir()
+    for name in ("scontrol", "squeue", "sacct", "scancel", "sinfo"):
+        (bins / name).symlink_to(f"/usr/bin/{name}")
+    (bins / "sbatch").write_text(sbatch)
+    (bins / "sbatch").chmod(0o755)
+    return bins
+
+
+def _gateway(gateway_factory: Any, slurm_lab: Path, bins: Path, command_timeout: float) -> Any:
+    config = (
+        '[gateway]\nbackend = "slurm"\ntick_seconds = 1.0\nplugins = ["slurm"]\n'
+        f'[slurm]\nrefresh_seconds = 1.0\nbin_dir = "{bins}"\ncommand_timeout = {command_timeout}\n'
+    )
+    return gateway_factory(config=config, env={"SLURM_CONF": str(slurm_lab / "etc" / "slurm.conf")})
+
+
+def _submit(gw: Any, tmp_path: Path) -> Path:
+    """Submit from a thread: the answer waits for sbatch's (or fails when the gateway dies first)."""
+    runs = tmp_path / "runs.txt"
+    spec = {
+        "command": ["bash", "-c", f"echo ran >> '{runs}'"],
+        "workdir": str(tmp_path),
+        "resources": {"memory": "50M"},
+    }
+    body = {"spec": spec, "context": {"env": {"PATH": os.environ["PATH"]}}}
+
+    def send() -> None:
+        try:
+            gw.client.request("POST", "/v1/jobs", body)
+        except FrontdeskError:
+            pass  # the gateway died before sbatch answered
+
+    threading.Thread(target=send, daemon=True).start()
+    return runs
+
+
+def _launch(gw: Any) -> dict[str, Any]:
+    path = gw.home / "slurm-ids" / "launches" / "fd-1.1"
+    until(lambda: path.exists() and json.loads(path.read_text()).get("pid") is not None, what="sbatch's pid recorded")
+    launch: dict[str, Any] = json.loads(path.read_text())
+    until(lambda: _past_gate(launch["pid"]), what="sbatch to pass the gate")  # a kill before: it never runs
+    return launch
+
+
+def _past_gate(pid: int) -> bool:
+    try:
+        return b"read -r go" not in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return True
+
+
+def _slurm_jobs(gw: Any) -> list[str]:
+    """Slurm's jobs of attempt fd-1.1 (sbatch runs in the attempt's folder, its WorkDir; ended ones stay listed)."""
+    every = subprocess.run(["scontrol", "-o", "show", "job"], capture_output=True, text=True, timeout=60).stdout
+    here = f"WorkDir={gw.home}/jobs/1/attempt-1 "
+    return [line.split()[0].split("=")[1] for line in every.splitlines() if here in line]
+
+
+def _ran_once(gw: Any, tmp_path: Path, runs: Path) -> dict[str, Any]:
+    job: dict[str, Any] = gw.wait_state(1, {"COMPLETED", "FAILED", "CANCELLED"}, timeout=120)
+    assert job["state"] == "COMPLETED", (job, gw.log()[-3000:])
+    assert runs.read_text().splitlines() == ["ran"]
+    assert _slurm_jobs(gw) == [job["backend_id"]]  # one Slurm job: nothing submitted a second time
+    return job
+
+
+def test_a_restart_while_sbatch_still_runs_waits_for_its_answer(
+    slurm_lab: Path, gateway_factory: Any, tmp_path: Path
+) -> None:
+    bins = _bins(tmp_path, '#!/bin/bash\nsleep 6\nexec /usr/bin/sbatch "$@"\n')  # the real sbatch, late
+    gw = _gateway(gateway_factory, slurm_lab, bins, command_timeout=60)
+    runs = _submit(gw, tmp_path)
+    launch = _launch(gw)
+    gw.kill9()  # the gateway dies; its sbatch runs on (it is in the gateway's session, not killed with it)
+    assert alive(launch["pid"])
+    gw.start()
+    job = _ran_once(gw, tmp_path, runs)
+    assert not alive(launch["pid"])
+    shown = subprocess.run(["scontrol", "-o", "show", "job", job["backend_id"]], capture_output=True, text=True)
+    assert launch["tag"] in shown.stdout  # the orphan's job, its comment ending with this launch's tag
+    records = [gw.home / "slurm-ids" / d / "fd-1.1" for d in ("submitted", "launches")]
+    until(lambda: not any(p.exists() for p in records), timeout=60, what="the settled attempt's records swept")
+
+
+@pytest.mark.parametrize("restart", [False, True], ids=["live-timeout", "restart"])
+def test_an_sbatch_that_never_answers_is_found_by_its_tag(
+    slurm_lab: Path, gateway_factory: Any, tmp_path: Path, restart: bool
+) -> None:
+    """The real sbatch submits, then its answer is held back (a FIFO read in bash: no child left behind). The
+    gateway that waited `command_timeout` (live), or the restarted one after waiting as long, kills it and finds
+    the job Slurm took by the launch's tag and uid, instead of submitting again."""
+    taken, hold = tmp_path / "taken", tmp_path / "hold"
+    os.mkfifo(hold)
+    bins = _bins(
+        tmp_path,
+        f"#!/bin/bash\nout=$(/usr/bin/sbatch \"$@\"); rc=$?\ntouch '{taken}'\n"
+        f"exec 3<>'{hold}'; read -r -t 300 -u 3 _\n"
+        'echo "$out"; exit $rc\n',
+    )
+    gw = _gateway(gateway_factory, slurm_lab, bins, command_timeout=4 if not restart else 8)
+    runs = _submit(gw, tmp_path)
+    launch = _launch(gw)
+    if restart:
+        until(taken.exists, what="Slurm to take the job")
+        gw.kill9()
+        assert alive(launch["pid"])
+        gw.start()
+    job = _ran_once(gw, tmp_path, runs)
+    assert not alive(launch["pid"])  # killed: it ran longer than the gateway lets sbatch run
+    shown = subprocess.run(["scontrol", "-o", "show", "job", job["backend_id"]], capture_output=True, text=True)
+    assert launch["tag"] in shown.stdout  # the job found is the one carrying this launch's tag
