@@ -85,7 +85,7 @@ _TOKEN_RULES: list[tuple[str, str, int]] = [
     ("bearer-token", r"(?i)\bauthorization:\s*(?:bearer|token|basic)\s+([A-Za-z0-9._~+/=\-]{8,})", 1),
     (
         "cli-password",
-        r"(?:^|[\s;|&(])(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n;|&]*?\s-p([^\s'\"-][^\s'\"]*)",
+        r"(?:^|[\s;|&(])(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n;|&]*?\s-p['\"]?([^\s'\"$-][^\s'\"]*)",
         1,
     ),
     ("cli-password", r"(?:^|[\s;|&(])sshpass\s+-p\s*['\"]?([^\s'\"]+)", 1),

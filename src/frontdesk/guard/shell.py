@@ -331,9 +331,10 @@ class _Walker(SavedListings):
             # alias x='rm -rf'; x ~ : the value, then this use's words
             words = " ".join(shlex.quote(w.text) for w in inv.args)
             self.run(f"{self.aliases[prog]} {words}", depth + 1, inv.via + [f"alias {prog}"])
-        if prog in self.functions and inv.args and f"function {prog}" not in inv.via:
-            # f() { rm -rf "$1"; }; f ~ : the body again, with this call's words as $1 ...
-            body = positional(self.functions[prog], [prog] + [w.text for w in inv.args])
+        if prog in self.functions and f"function {prog}" not in inv.via:
+            # f() { rm -rf "$1"; }; f ~ : the body again, with this call's words as $1 ... (none: $1 is empty)
+            complete = not any(w.dynamic for w in inv.args)
+            body = positional(self.functions[prog], [prog] + [w.text for w in inv.args], complete)
             self.run(body, depth + 1, inv.via + [f"function {prog}"])
         self._builtin(inv)  # `set -- a b` ($1 $2 $@), `mapfile -t a < <(ls ~)` ("${a[@]}")
         if prog in ("cd", "pushd") and self.cwd is not None:  # `cd` alone goes home; `pushd DIR` moves too

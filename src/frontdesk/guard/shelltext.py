@@ -231,9 +231,10 @@ def known_output(invs: list[Invocation], cwd: str | None, via: list[str]) -> str
         return None
     inv = invs[0]
     args = [w.text for w in inv.args]
-    if any(w.dynamic or w.unset_vars for w in inv.args):
+    prints = inv.program in ("echo", "printf")  # an unset variable prints nothing: `$(echo $NOPE)` is empty
+    if any(w.dynamic for w in inv.args) or any(w.unset_vars for w in inv.args) and not prints:
         return None
-    if inv.program in ("echo", "printf"):
+    if prints:
         text = passes_on(inv)
         return text.rstrip("\n") if text is not None else None
     if inv.program in ("dirname", "basename") and len(args) == 1 and not args[0].startswith("-"):

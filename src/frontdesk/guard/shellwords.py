@@ -165,15 +165,18 @@ class WordReader:
         """One redirection: its operator and target, the words the grammar wrongly hung on it
         (`rm -rf 2>/dev/null ~`: `~` is an argument), a heredoc or here-string body, statements after it."""
         out = Redirect()
-        op = ""
+        op, quoted = "", False
         target: Word | None = None
         for child in node.children:
             if not child.is_named and child.type not in ("(", ")"):
                 op = op or child.type
-            elif child.type in ("heredoc_start", "heredoc_end", "file_descriptor"):
+            elif child.type == "heredoc_start":
+                quoted = any(c in self._t(child) for c in "'\"\\")  # <<'EOF': the body as written
+            elif child.type in ("heredoc_end", "file_descriptor"):
                 continue
-            elif child.type == "heredoc_body":
-                out.stdin_text = self._t(child)
+            elif child.type == "heredoc_body":  # <<EOF: `\$X` reaches the reader as `$X` (`bash -s <<EOF`)
+                body = self._t(child)
+                out.stdin_text = body if quoted else re.sub(r"\\([$`\\])|\\\n", r"\1", body)
             elif child.type in STATEMENTS:
                 out.tails.append(child)
             elif child.is_named:
@@ -251,9 +254,11 @@ class WordReader:
                 self._emit(Invocation([Word("cat", "cat"), target], via=list(via), cwd=self.cwd), depth)
             subs = self._unsaved(self.out[before:])  # `$(cat l)` after `ls -d ~/* > l`: `$(ls -d ~/*)`
             known = known_output(subs, self.cwd, via) if kind == "command_substitution" else None
+            unset = [n for inv in subs if known is not None for w in inv.args for n in w.unset_vars]
             if known is None and kind == "command_substitution":  # `rm -rf $(ls -d ~/* | grep -v x)`: ~/*
                 known = listed_glob(subs, self.cwd, via)
-            parts.append((known, None, False) if known is not None else (raw, None, True))  # $(echo rm) is rm
+            # $(echo rm) is rm; $(echo $NOPE) is empty, and NOPE unset (`rm -rf $(echo $NOPE)/` is rm -rf /)
+            parts.append((known, unset[0] if unset else None, False) if known is not None else (raw, None, True))
         elif kind == "arithmetic_expansion":
             stack = list(node.named_children)
             while stack:
@@ -298,8 +303,16 @@ class WordReader:
                 text, unset, dynamic = self._lookup(ref.group(1), None, "")
                 return (text + (ref.group(2) or ""), unset, dynamic)
             return (default, None, default.startswith("$"))
-        if op.startswith((":+", "+")):
-            return ("", None, True)
+        if op.startswith((":+", "+")):  # ${NOPE:+x}: empty when unset (or empty, with the colon)
+            alt = op[2:] if op.startswith(":") else op[1:]
+            if value is None or (not value and op.startswith(":")):
+                return ("", name, False)
+            return (alt, None, True) if "$" in alt or "`" in alt else (alt, None, False)
+        element = re.fullmatch(r"\[(\d+|@|\*)\]", op)
+        if element and name not in self.arrays and value is None:  # ${NOPE[0]}, ${NOPE[@]}: empty
+            return ("", name, False)
+        if element and name not in self.arrays and element.group(1) in ("0", "@", "*"):
+            return (value or "", None if value else name, False)  # a plain variable is its array's element 0
         cut = _removed(value or "", op) if op[:1] in ("%", "#") else None
         if cut is not None:  # ${HOME%/}: a known value with a pattern removed is still known
             return (cut, None, False) if cut else ("", name, False)

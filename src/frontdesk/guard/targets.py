@@ -78,7 +78,8 @@ _CREDENTIALS = (
     r"/\.codex/auth\.json$|/\.claude/\.credentials\.json$|/\.config/gh/hosts\.ya?ml$|/\.git-credentials$|"
     r"/\.kube/config$|/\.docker/config\.json$|/\.pgpass$|/\.pypirc$|/\.npmrc$|/\.vault-token$|"
     r"/\.config/gcloud/(credentials\.db|application_default_credentials\.json|legacy_credentials)|"
-    r"/\.(cache/)?huggingface/token$|/\.config/rclone/rclone\.conf$|^/etc/(g?shadow|sudoers)-?$|^/etc/ssh/ssh_host_"
+    r"/\.(cache/)?huggingface/token$|/\.config/rclone/rclone\.conf$|^/etc/(g?shadow|sudoers)-?$|^/etc/ssh/ssh_host_|"
+    r"^/proc/[^/]+/environ$"  # a process's environment: its tokens, as `env` would print them
 )
 # A user's shell startup and login files: what runs in every new shell (or ssh login) of that user.
 _STARTUP = (

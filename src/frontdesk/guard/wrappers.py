@@ -282,7 +282,9 @@ def _shell(inv: Invocation, code: Any) -> Iterator[Invocation]:
         t = w.text
         if t.startswith("-") and not t.startswith("--") and "c" in t[1:]:
             if i + 1 < len(inv.args):
-                text = positional(_code_text(inv.args[i + 1]), [a.text for a in inv.args[i + 2 :]])
+                rest = inv.args[i + 2 :]  # $0 $1 ...: none given is $0 = the shell, the rest empty
+                values = [a.text for a in rest] or [prog]
+                text = positional(_code_text(inv.args[i + 1]), values, not any(a.dynamic for a in rest))
                 yield code(text, prog + " -c")
             return
         if t == "-" or t == "-s" or (t.startswith("-") and "s" in t[1:] and not t.startswith("--")):
@@ -350,21 +352,29 @@ _POSITIONAL = re.compile(r'"\$(?:\{)?([0-9@*])\}?"|\$(?:\{)?([0-9@*])\}?')
 _PLAIN_VALUE = re.compile(r"^[\w./~@%+=:,-]+$")
 
 
-def positional(code: str, values: list[str]) -> str:
-    """`bash -c 'rm -rf "$1"' _ DIR`: the words after the code are $0, $1, ...; put them in (plain ones only)."""
+def positional(code: str, values: list[str], complete: bool = False) -> str:
+    """`bash -c 'rm -rf "$1"' _ DIR`: the words after the code are $0, $1, ...; put them in (plain ones only).
+    `complete`: these are all the words there are, so a `$N` past them is empty (`f() { rm -rf "$1/"; }; f`,
+    `bash -c 'rm -rf "$1/"'`) and reads as an unset variable."""
     if not values or "$" not in code:
         return code
 
     def put(m: re.Match[str]) -> str:
         name = m.group(1) or m.group(2)
         picked = values[1:] if name in "@*" else values[int(name) : int(name) + 1]
+        if not picked and complete and name.isdigit():
+            return f'"${{NO_ARG_{name}}}"' if m.group(1) else f"${{NO_ARG_{name}}}"  # unset: empty
         if picked and m.group(1):  # "$1", "$@": each value one word, whatever it holds
             return shlex.quote(" ".join(picked)) if name == "*" else " ".join(shlex.quote(v) for v in picked)
         if not picked or not all(_PLAIN_VALUE.match(v) for v in picked):
             return m.group(0)
         return " ".join(picked)
 
-    return _POSITIONAL.sub(put, code)
+    # single-quoted text is not expanded (`bash -c "sh -c 'rm -rf \$0' ~"`: that $0 is the inner shell's)
+    return "".join(p if p.startswith("'") else _POSITIONAL.sub(put, p) for p in _SPANS.findall(code))
+
+
+_SPANS = re.compile(r"""'[^']*'|"(?:\\.|[^"\\])*"|\\.|[^'"\\]+|.""", re.DOTALL)
 
 
 def _code_text(word: Word) -> str:

@@ -167,7 +167,7 @@ def test_each_entry_of_a_listed_directory_is_the_directorys_glob(
         ("fallocate --punch-hole -o 0 -l 1G ~/data/*", (Decision.ASK, "fs.rm-wide")),
         ("rm -f ~/*", (Decision.ASK, "fs.rm-wide")),
         ("rm -f *", (Decision.ASK, "fs.rm-wide")),
-        ("find ~ -type f -exec truncate -s 0 {} +", (Decision.ASK, "fs.rm-root")),
+        ("find ~ -type f -exec truncate -s 0 {} +", (Decision.DENY, "fs.rm-root")),  # every file: -type f no filter
         ("find ~ -exec truncate -s 0 {} +", (Decision.DENY, "fs.rm-root")),
         ("fallocate -p -o 0 -l 4096 ~/.ssh/id_rsa", (Decision.DENY, "fs.rm-protected")),
         ("shred ~/.bashrc", (Decision.DENY, "fs.rm-protected")),
