@@ -5,9 +5,10 @@ validation) cost about a third of a submission's CPU in the gateway. This layer 
 `Identify` (body cap, 413/422/507, authentication and peer credentials: unchanged) and answers only a
 well-formed request: a JSON object (`Content-Type: application/json`) that `SubmitBody` accepts. Anything
 else goes on to the full route with its body replayed, so every refusal of a malformed body is FastAPI's own
-answer, byte for byte. A request taken here runs the route's own code (`api.jobs.accept`); its answer is
-serialized as FastAPI serializes the route's `dict[str, Any]` (pydantic's `dump_json`) and a `FrontdeskError`
-is answered by the app's one error handler. `tests/integration/test_fast_submit.py` compares both routes.
+answer, byte for byte; a key written twice is refused here, by the body's one parse (`api.uniquekeys.parse`, as
+the full route's). A request taken here runs the route's own code (`api.jobs.accept`); its answer is serialized
+as FastAPI serializes the route's `dict[str, Any]` (pydantic's `dump_json`) and a `FrontdeskError` (a repeated
+key too) is answered by the app's one error handler. `tests/integration/test_fast_submit.py` compares both routes.
 """
 
 from __future__ import annotations
