@@ -196,8 +196,11 @@ def test_no_channel_parks_the_batch_with_a_visible_reason(settings: Any, tmp_pat
     async def go() -> None:
         plugin, gw = await _attached(settings, tmp_path)
         gw.report(6)
-        await asyncio.sleep(0.6)
-        s = plugin.store.get("alice", "s1")  # type: ignore[union-attr]
+        for _ in range(600):  # until the batch window (0.3 s) passed and the loop parked it (later under load)
+            await asyncio.sleep(0.05)
+            s = plugin.store.get("alice", "s1")  # type: ignore[union-attr]
+            if s is not None and (s.last_reason or "").startswith("waiting for the next hook"):
+                break
         assert s is not None and s.last_reason and s.last_reason.startswith("waiting for the next hook")
         assert plugin.batcher.next_due() is None
         claimed = plugin.claim_now(s)
