@@ -155,6 +155,10 @@ class SavedListings(WordReader):
     def _builtin(self, inv: Invocation) -> None:
         """`read f` sets f (see `read_value`) besides what the reader's builtins set."""
         super()._builtin(inv)
+        texts = [w.text for w in inv.args]
+        if inv.program == "printf" and len(texts) > 2 and texts[0] == "-v":  # printf -v c '%s' rm; $c -rf ~
+            shown = passes_on(replace(inv, argv=[inv.argv[0], *inv.args[2:]], redirects=[]))
+            self._set(texts[1], shown if shown is not None else DYNAMIC)
         if inv.program == "read":  # `IFS=, read a b <<< "rm,-rf"`: the fields of the line, as read splits it
             names, value = read_names(inv), read_value(inv)
             ifs = inv.env.get("IFS", " \t\n")
@@ -162,6 +166,9 @@ class SavedListings(WordReader):
             fields = re.split("[" + re.escape(ifs) + "]+", cut, maxsplit=len(names) - 1) if cut is not None else []
             for k, name in enumerate(names):
                 self._set(name, value if len(names) == 1 else fields[k] if k < len(fields) else DYNAMIC)
+            at = next((k for k, t in enumerate(texts[:-1]) if re.fullmatch(r"-[a-zA-Z]*a", t)), None)
+            if at is not None and value != DYNAMIC:  # read -ra x <<< "rm -rf ~": "${x[@]}" is those words
+                self.arrays[texts[at + 1]] = [Word(t, t) for t in value.split()][:16]
 
     # -- loops -------------------------------------------------------------------------------------
     def _for(self, node: Any, depth: int, via: list[str], redirects: list[tuple[str, Word]]) -> None:
@@ -231,8 +238,8 @@ def read_names(inv: Invocation) -> list[str]:
     args = [w.text for w in inv.args]
     while k < len(args):
         t = args[k]
-        if t in _READ_VALUED:
-            names += [args[k + 1]] if t == "-a" and k + 1 < len(args) else []
+        if t in _READ_VALUED or re.fullmatch(r"-[a-zA-Z]*a", t):  # -ra NAME: NAME is an array
+            names += [args[k + 1]] if t.endswith("a") and k + 1 < len(args) else []
             k += 2
             continue
         if not t.startswith("-") and re.fullmatch(r"[A-Za-z_]\w*", t):

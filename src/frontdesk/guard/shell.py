@@ -91,6 +91,7 @@ class _Walker(SavedListings):
         # parser sees every non-ASCII byte as `%` (a plain word character: same structure, same offsets) and
         # words are read back from the real bytes.
         safe = data if source.isascii() else bytes(b if b < 0x80 else 0x25 for b in data)
+        safe = re.sub(rb"(?<=[ \t])~(?=[ \t])", b"_", safe)  # `[[ -d ~ ]]`: the grammar fails on a lone ~ there
         saved, self.src = self.src, data
         try:
             root = get_parser().parse(safe).root_node

@@ -50,6 +50,11 @@ _LITERAL = re.compile(
     r"""|ENV\[["'](\w+)["']\])\s*(?:,|$)"""
 )
 _JOINED = re.compile(r"""(['"])\s*\+\s*\1""")  # 'r' + 'm -rf ~': one string
+# A home written as code in an argv list: read as the HOME variable it is (`["rm", "-rf", Path.home()]`).
+_HOME_EXPR = re.compile(
+    r"""(?:__import__\(\s*['"]os['"]\s*\)|os)\.path\.expanduser\(\s*['"]~/?['"]\s*\)"""
+    r"""|(?:pathlib\.)?Path\.home\(\)|\bos\.homedir\(\)|\bDir\.home\b"""
+)
 
 
 def _unescape(text: str) -> str:
@@ -74,7 +79,7 @@ def shell_strings(code: str) -> list[str]:
         if text and (" " in text or "/" in text or _rx(r"[a-z][\w.+-]*").fullmatch(text)):  # os.system("reboot")
             out.append(_unescape(text))
     for m in _rx(_ARGV_CALL_RX).finditer(code):
-        inside = m.group("list") or m.group("perl") or ""
+        inside = _HOME_EXPR.sub('os.environ["HOME"]', m.group("list") or m.group("perl") or "")
         items = _LITERAL.findall(inside)
         # a literal is quoted; an environment variable stays ${X}, which the inner parse expands
         words = [shlex.quote(a or b) if (a or b) else "${" + "".join(env) + "}" for a, b, *env in items]

@@ -276,6 +276,9 @@ class WordReader:
         if not m:
             return raw, None, True
         prefix, name, op = m.groups()
+        target = (self.env or {}).get(name, "") if prefix == "!" and op[:1] not in ("*", "@") else ""
+        if _VAR_RE.match(target):  # h=HOME; ${!h}: the variable h names
+            return self._lookup(target, op or None, raw)
         if prefix:
             return raw, None, True
         return self._lookup(name, op, raw)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import posixpath
 import re
 import shlex
 from collections.abc import Iterator
@@ -242,7 +243,7 @@ def _sudo_env(inv: Invocation, inner: Any) -> Iterator[Invocation]:
     args = inv.args
     env: dict[str, str] = dict(inv.env)
     value_flags = _SUDO_ARG_FLAGS if prog != "env" else {"-u", "--unset", "-C", "--chdir", "-P"}
-    options = True
+    options, cwd = True, inv.cwd
     i = 0
     while i < len(args):
         t = args[i].text
@@ -257,6 +258,7 @@ def _sudo_env(inv: Invocation, inner: Any) -> Iterator[Invocation]:
             options = False
             i += 1
         elif t.startswith("-") and options:
+            cwd = _chdir(prog, [w.text for w in args[i : i + 2]], cwd)  # env -C DIR, sudo -D DIR: runs there
             i += opt_width(t, value_flags)  # -u bob, -iu bob, -ubob
         elif "=" in t and VAR_RE.match(t.split("=", 1)[0]):
             k, v = t.split("=", 1)
@@ -265,7 +267,7 @@ def _sudo_env(inv: Invocation, inner: Any) -> Iterator[Invocation]:
         else:
             break
     if i < len(args):
-        yield inner(args[i:], prog, env=env)
+        yield inner(args[i:], prog, env=env, cwd=cwd)
     elif prog == "env" and env != inv.env:
         yield inner([], "env", env=env)
     elif inv.stdin_text is not None and any(
@@ -273,6 +275,15 @@ def _sudo_env(inv: Invocation, inner: Any) -> Iterator[Invocation]:
     ):
         # sudo -s / sudo -i with no command: the shell it starts reads its code on stdin
         yield inner([], f"{prog} -s", inline_code=inv.stdin_text, stdin_text=None, stdin_partial=False)
+
+
+def _chdir(prog: str, words: list[str], cwd: str | None) -> str | None:
+    """The directory `env -C DIR` / `--chdir=DIR` (sudo: `-D DIR`) runs its command in, else `cwd`."""
+    short = "-C" if prog == "env" else "-D"
+    t, value = words[0], words[1] if len(words) > 1 else ""
+    got = value if t in (short, "--chdir") else t.partition("=")[2] if t.startswith("--chdir=") else None
+    got = t[2:] if got is None and t.startswith(short) and len(t) > 2 else got
+    return posixpath.normpath(posixpath.join(cwd or "/", got)) if got else cwd
 
 
 def _shell(inv: Invocation, code: Any) -> Iterator[Invocation]:

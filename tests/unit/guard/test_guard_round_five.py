@@ -5,7 +5,9 @@
 - an unquoted heredoc's `\\$HOME` (the shell it feeds sees `$HOME`);
 - find tests that match everything (`-name '*'`, `-path '*'`, `-regex '.*'`) and `-type f` over a home: no filter;
 - world-writable through `setfacl -m o::rwx`, `install -m 777 -d`, `mkdir -m 777`;
-- secrets: `mysql -p'PASS'` (quoted), a process's environment read from /proc.
+- secrets: `mysql -p'PASS'` (quoted), a process's environment read from /proc;
+- a command name or path built by `printf -v`, `read -ra`, `${!ref}`, `env -C DIR` / `sudo -D DIR`, a lone `~` in
+  `[[ ... ]]` (a parse error before), decoded text handed to `os.system`, a home written as code in an argv list.
 
 Strings only: every command here is read by the checker, never run.
 """
@@ -47,6 +49,20 @@ CTX = corpus_context()  # HOME=/home/alice, cwd ~/project, workstation; NOPE is 
         ("find ~ -name '*' | xargs rm -rf", "fs.rm-root"),
         ("find ~ -type f -exec shred -u {} +", "fs.rm-root"),
         ("IFS=, read a b <<< 'rm,-rf'; $a $b ~", "fs.rm-root"),
+        ('read -ra x <<< "rm -rf /home/alice"; "${x[@]}"', "fs.rm-root"),
+        ("printf -v c '%s' rm; $c -rf ~", "fs.rm-root"),
+        ("printf -v c 'rm -rf %s' ~; eval \"$c\"", "fs.rm-root"),
+        ("h=HOME; rm -rf ${!h}", "fs.rm-root"),
+        ("env -C / rm -rf home/alice", "fs.rm-root"),
+        ("env --chdir=/home rm -rf alice", "fs.rm-root"),
+        ("sudo -D /home rm -rf alice", "fs.rm-root"),
+        ("[ -d ~ ] && rm -rf ~", "fs.rm-root"),
+        ("[[ -d ~ ]] && rm -rf ~/*", "fs.rm-root"),
+        ("python3 -c \"import subprocess as s, os; s.run(['rm', '-rf', os.path.expanduser('~')])\"", "fs.rm-root"),
+        (
+            "python3 -c \"import subprocess, pathlib; subprocess.call(['rm', '-rf', pathlib.Path.home()])\"",
+            "fs.rm-root",
+        ),
     ],
 )
 def test_a_hidden_wide_deletion_is_denied(command: str, rule: str) -> None:
@@ -68,6 +84,9 @@ def test_a_hidden_wide_deletion_is_denied(command: str, rule: str) -> None:
         ('mysqldump -u root -p"S3cr3tPass!" --all-databases', "secret.in-command"),
         ("cat /proc/self/environ", "secret.read"),
         ("strings /proc/1/environ", "secret.read"),
+        ("python3 -c \"import base64,os; os.system(base64.b64decode('cm0gLXJmIH4=').decode())\"", "shell.obfuscated"),
+        ("python3 -c 'import os; os.system(bytes.fromhex(\"726d202d7266207e\").decode())'", "shell.obfuscated"),
+        ("python3 -c \"import codecs,os; os.popen(codecs.decode('ez -es ~', 'rot13'))\"", "shell.obfuscated"),
     ],
 )
 def test_world_write_and_secrets_by_another_spelling_ask(command: str, rule: str) -> None:
@@ -92,6 +111,11 @@ def test_world_write_and_secrets_by_another_spelling_ask(command: str, rule: str
         "mysql -uroot -p db",
         "cat <<EOF > notes.txt\ncost: \\$5\nEOF",
         "find . -name '*' -delete",
+        "[[ -d ~ ]] && echo yes",
+        "[ -f ~ ] || echo no",
+        "env -C /tmp rm -rf build",
+        "printf -v stamp '%s' today; echo $stamp",
+        "python3 -c \"import subprocess; subprocess.run(['rm', '-rf', 'build'])\"",
     ],
 )
 def test_the_same_spellings_doing_no_harm_stay_allowed(command: str) -> None:
