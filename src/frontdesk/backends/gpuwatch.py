@@ -19,12 +19,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from typing import Any
 
 __all__ = [
     "APPS_STALE",
     "GpuWatch",
+    "csv_rows",
     "elsewhere_message",
     "gib",
     "noask_message",
@@ -37,16 +38,22 @@ __all__ = [
 MiB = 1024 * 1024
 
 
+def csv_rows(text: str, width: int) -> Iterator[list[str]]:
+    """The fields (stripped) of each line of nvidia-smi's `--format=csv,noheader,nounits` output that has `width`
+    of them and starts with a number: headers, blank lines and warnings are passed over."""
+    for line in text.splitlines():
+        fields = [f.strip() for f in line.split(",")]
+        if len(fields) == width and fields[0].isdigit():
+            yield fields
+
+
 def parse_gpu_sample(text: str) -> list[tuple[int, float, int]]:
     """(index, utilisation %, memory used bytes) per line of
     `nvidia-smi --query-gpu=index,utilization.gpu,memory.used --format=csv,noheader,nounits`."""
     out = []
-    for line in text.splitlines():
-        parts = [p.strip() for p in line.split(",")]
-        if len(parts) != 3 or not parts[0].isdigit():
-            continue
+    for index, util, used in csv_rows(text, 3):
         try:
-            out.append((int(parts[0]), float(parts[1]), int(float(parts[2]) * MiB)))
+            out.append((int(index), float(util), int(float(used) * MiB)))
         except ValueError:
             continue  # "[N/A]" on some boards
     return out
@@ -56,12 +63,9 @@ def parse_compute_apps(text: str) -> dict[int, int]:
     """pid -> device memory bytes (summed over devices) from
     `nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits`."""
     out: dict[int, int] = {}
-    for line in text.splitlines():
-        parts = [p.strip() for p in line.split(",")]
-        if len(parts) != 2 or not parts[0].isdigit():
-            continue
+    for pid, used in csv_rows(text, 2):
         try:
-            out[int(parts[0])] = out.get(int(parts[0]), 0) + int(float(parts[1]) * MiB)
+            out[int(pid)] = out.get(int(pid), 0) + int(float(used) * MiB)
         except ValueError:
             continue  # "[N/A]" (no permission to see another user's usage)
     return out
@@ -71,14 +75,11 @@ def parse_apps_by_gpu(text: str) -> list[tuple[int, int, str]]:
     """(pid, device memory bytes, GPU uuid) per line of
     `nvidia-smi --query-compute-apps=pid,used_memory,gpu_uuid --format=csv,noheader,nounits`."""
     out = []
-    for line in text.splitlines():
-        parts = [p.strip() for p in line.split(",")]
-        if len(parts) != 3 or not parts[0].isdigit():
-            continue
+    for pid, used, uuid in csv_rows(text, 3):
         try:
-            out.append((int(parts[0]), int(float(parts[1]) * MiB), parts[2]))
+            out.append((int(pid), int(float(used) * MiB), uuid))
         except ValueError:
-            out.append((int(parts[0]), 0, parts[2]))  # "[N/A]": the process is there, its figure hidden
+            out.append((int(pid), 0, uuid))  # "[N/A]": the process is there, its figure hidden
     return out
 
 
@@ -224,8 +225,7 @@ class GpuWatch:
     def _smi_elsewhere(self) -> list[tuple[int, int, int]]:
         """(device, pid, bytes) of processes on devices other than the job's, through nvidia-smi."""
         if self.tool and self.uuids is None:
-            pairs = [line.split(",") for line in (self._query(["--query-gpu=index,uuid"]) or "").splitlines()]
-            self.uuids = {p[1].strip(): int(p[0]) for p in pairs if len(p) == 2 and p[0].strip().isdigit()}
+            self.uuids = {uuid: int(i) for i, uuid in csv_rows(self._query(["--query-gpu=index,uuid"]) or "", 2)}
         if not self.tool or not self.uuids:
             return []
         apps = parse_apps_by_gpu(self._query(["--query-compute-apps=pid,used_memory,gpu_uuid"]) or "")
