@@ -40,6 +40,7 @@ def run(
     cwd: str | None = None,
     stdout_file: str | os.PathLike[str] | None = None,
     started: Callable[[int], None] | None = None,
+    umask: int = -1,
 ) -> Result:
     """Run argv to completion; raise CommandFailed on a non-zero exit when `check`.
 
@@ -48,7 +49,8 @@ def run(
     writes its output into that file (made 0600, replaced), read back when it ends: what it printed is kept
     even when this process dies before it ends (sbatch's job id, see backends/slurm/recovery.py).
     `started(pid)` is called before the command runs: the process waits (`_GATE`) until it returns, so the pid
-    a caller records is the command's, and it never runs if this process dies first (backends/slurm/launches.py)."""
+    a caller records is the command's, and it never runs if this process dies first (backends/slurm/launches.py).
+    `umask`: the command's (sbatch hands its own to the job); -1 keeps this process's."""
     args = [str(a) for a in argv]
     runs, how = args, cast(Callable[..., subprocess.CompletedProcess[str]], subprocess.run)
     if started is not None:
@@ -70,6 +72,7 @@ def run(
             env=dict(env) if env is not None else None,
             cwd=cwd,
             check=False,
+            umask=umask,
         )
     except FileNotFoundError:
         raise BackendError(f"command not found: {args[0]}", argv=args) from None
@@ -131,8 +134,11 @@ async def run_async(
     cwd: str | None = None,
     stdout_file: str | os.PathLike[str] | None = None,
     started: Callable[[int], None] | None = None,
+    umask: int = -1,
 ) -> Result:
     """`run` without blocking the event loop (runs in a worker thread)."""
     return await asyncio.to_thread(
-        run, argv, timeout=timeout, check=check, input=input, env=env, cwd=cwd, stdout_file=stdout_file, started=started
+        partial(run, argv, timeout=timeout, check=check, input=input, env=env, cwd=cwd, stdout_file=stdout_file),
+        started=started,
+        umask=umask,
     )

@@ -7,6 +7,8 @@ root. So for a foreign job sbatch gets only the gateway's PATH and SLURM_CONF, a
 through `--export-file` (NUL-separated, in the gateway's 0700 job directory, read by sbatch as root): Slurm
 gives the job exactly those variables, as `--export=ALL` did with sbatch's own (checked on Slurm 22.05:
 `ALL`, `ALL,X=v` and `NONE` keep their meaning; a name list `A,B` gets the file cut to those names here).
+sbatch gives the job its own process's umask (neither SLURM_UMASK in its environment nor in the file changes
+that, checked on the lab): the submitter's FRONTDESK_UMASK goes along for the Runner to run sbatch with.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from frontdesk.errors import BackendError
+from frontdesk.jobenv import UMASK_VAR
 
 __all__ = ["FILE", "hand_over", "sbatch_env"]
 
@@ -50,4 +53,7 @@ def hand_over(job_env: Mapping[str, str], export: str | None, path: Path) -> tup
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     with os.fdopen(fd, "wb") as fh:
         fh.write(b"".join(parts))
-    return sbatch_env(job_env.get("SLURM_CONF")), [f"--export-file={path}"]
+    env = sbatch_env(job_env.get("SLURM_CONF"))
+    if UMASK_VAR in job_env:  # only a number: the Runner runs sbatch with it (sbatch hands the job its own umask)
+        env[UMASK_VAR] = job_env[UMASK_VAR]
+    return env, [f"--export-file={path}"]

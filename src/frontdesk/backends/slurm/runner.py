@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from frontdesk import proc
+from frontdesk.backends.runas import umask_of
 from frontdesk.backends.slurm import parse
 from frontdesk.errors import BackendError
 
@@ -116,16 +117,19 @@ class Runner:
     ) -> proc.Result:
         """Run one command; `env` replaces the gateway's environment (the binary is found on the gateway's PATH);
         `record`: its output goes into that file, kept should the gateway die first (sbatch's job id);
-        `started(pid)`: called before the command runs (proc.run; sbatch's launch record)."""
+        `started(pid)`: called before the command runs (proc.run; sbatch's launch record). With `env`, the command
+        runs with the submitter's umask it names (`FRONTDESK_UMASK`): sbatch hands the job its own, never our root's."""
         full = self.argv(argv)
         self.calls[" ".join(argv[:2]) if argv[0] == "scontrol" else argv[0]] += 1
         if env is not None:
             full[0] = shutil.which(full[0]) or full[0]
         run_env = self._env if env is None else env
         timeout = self._config.command_timeout
+        mask = umask_of(dict(env)) if env is not None else None
         return await proc.run_async(
-            full, timeout=timeout, check=check, env=run_env, cwd=cwd, stdout_file=record, started=started
-        )
+            full, timeout=timeout, check=check, env=run_env, cwd=cwd, stdout_file=record, started=started,
+            umask=-1 if mask is None else mask,
+        )  # fmt: skip
 
     def sync(self, argv: Sequence[str], check: bool = True) -> proc.Result:
         self.calls[" ".join(argv[:2]) if argv[0] == "scontrol" else argv[0]] += 1
