@@ -51,7 +51,7 @@ def test_a_gateway_never_reached_fails_at_once_and_a_bad_request_id_is_refused(g
             done.set()
 
     threading.Thread(target=submit, daemon=True).start()
-    assert done.wait(5), "a gateway that was never reached was retried"
+    assert done.wait(20), "a gateway that was never reached was retried"  # retries last RESEND_FOR_S (30 s)
     for bad in ("short", "x" * 65, "with space!", 42):
         try:
             gw.client.submit(spec={"command": ["true"]}, context={"cwd": "/tmp", "request_id": bad})
