@@ -85,7 +85,7 @@ class GatewayProc:
         self.client = Client(socket_path=self.socket, timeout=30)
         self.proc: subprocess.Popen[bytes] | None = None
 
-    def start(self, timeout: float = 30.0) -> GatewayProc:
+    def start(self, timeout: float = 60.0) -> GatewayProc:
         log = open(self.home / "gateway.log", "ab")
         self.proc = subprocess.Popen(
             [PY, "-m", "frontdesk.cli.main", "serve", "--log-level", "info", *self.args],

@@ -72,7 +72,7 @@ def start_fs_gateway(d: Path, storage: str) -> tuple[subprocess.Popen[bytes], Fs
             [sys.executable, "-m", "frontdesk.cli.main", "serve"], env=env, stdout=log, stderr=log,
             start_new_session=True,
         )  # fmt: skip
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 60
     while True:
         try:
             Client(socket_path=gw.socket, timeout=10).health()

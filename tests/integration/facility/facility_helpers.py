@@ -171,7 +171,7 @@ def facility(facility_users: dict[str, int], request: pytest.FixtureRequest) -> 
         start_new_session=True,
     )
     log.close()
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 60  # a gateway start on a loaded machine
     while True:
         try:
             fac.root_client().health()
