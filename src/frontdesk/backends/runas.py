@@ -188,15 +188,15 @@ def keyring_joiner() -> Callable[[], None] | None:
 
 
 def become(who: RunAs | None, cwd: str, join_keyring: Callable[[], None] | None = None) -> None:
-    """In the child before exec (after the cgroup join): drop to the job's user, leave the gateway's session
-    keyring for a new one of the user's (`keyring_joiner`), and enter its workdir as that user; on failure say
-    why on stderr and exit 126 (never run on as root)."""
+    """In the child before exec (after the cgroup join): leave the gateway's session keyring for a new, empty one
+    the job possesses (`keyring_joiner`), drop to the job's user and enter its workdir as that user; on failure
+    say why on stderr and exit 126 (never run on as root, nor in the gateway's keyring)."""
     if who is None or not who.foreign:
         return
     try:
-        drop(who)
-        if join_keyring is not None:
+        if join_keyring is not None:  # as root: charged to root's key quota, not the user's (200 keys by default)
             join_keyring()
+        drop(who)
         os.chdir(cwd)
     except OSError as exc:
         os.write(2, f"frontdesk: cannot start as {who.name} in {cwd}: {exc.strerror or exc}\n".encode())

@@ -3,7 +3,8 @@
 A session keyring survives fork, setuid and exec; systemd gives a service one of its own and a root shell has
 root's. Every job of the embedded backend shared the gateway's: a key root (or another user's job) put there
 was read by any user's job (the canary below: a `user` key only this test made, read back as `ROOTSECRET`).
-Here the pytest process joins a session keyring of its own before the module's gateway starts, as systemd would."""
+Here the pytest process joins a session keyring of its own before the module's gateway starts, as systemd would;
+the job gets a new, empty one (root's quota, not the user's 200 keys), which it can use as its own."""
 
 from __future__ import annotations
 
@@ -29,6 +30,9 @@ print("SESSION", libc.syscall(n, 0, ctypes.c_long(-3), 0))
 key = libc.syscall(n, 10, ctypes.c_long(-3), b"user", b"fdprobe-keyring-canary", 0)
 buf = ctypes.create_string_buffer(64)
 print("READ", libc.syscall(n, 11, ctypes.c_long(key), buf, 64) if key > 0 else -1, buf.value.decode())
+own = libc.syscall(int(sys.argv[2]), b"user", b"fdprobe-own", b"mine", 4, ctypes.c_long(-3))  # its own keyring works
+buf = ctypes.create_string_buffer(64)
+print("OWN", libc.syscall(n, 11, ctypes.c_long(own), buf, 64) if own > 0 else ctypes.get_errno(), buf.value.decode())
 """
 
 
@@ -47,7 +51,7 @@ def test_a_job_reads_no_key_of_the_gateways_session_keyring(facility: Facility, 
     key = _libc.syscall(_ADD_KEY, b"user", b"fdprobe-keyring-canary", b"ROOTSECRET", 10, ctypes.c_long(-3))
     assert key > 0, ctypes.get_errno()
     try:
-        spec = {"command": ["python3", "-c", JOB, str(_KEYCTL)], "workdir": "/tmp"}
+        spec = {"command": ["python3", "-c", JOB, str(_KEYCTL), str(_ADD_KEY)], "workdir": "/tmp"}
         body = {"spec": spec, "context": {"cwd": "/tmp", "env": {"PATH": "/usr/bin:/bin"}}}
         status, rec = facility.probe("alice", [{"method": "POST", "path": "/v1/jobs", "body": body}])[0]
         assert status == 200, rec
@@ -62,5 +66,6 @@ def test_a_job_reads_no_key_of_the_gateways_session_keyring(facility: Facility, 
         assert int(lines[0].split()[1]) != own_session_keyring, lines  # before: the gateway's very keyring
         assert "ROOTSECRET" not in "\n".join(lines), lines
         assert lines[1] == "READ -1 ", lines
+        assert lines[2] == "OWN 4 mine", lines  # the job's own session keyring is usable: a key put and read back
     finally:
         _libc.syscall(_KEYCTL, 3, ctypes.c_long(key))  # KEYCTL_REVOKE
