@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 
 from frontdesk.guard import rules as rules_mod
-from frontdesk.guard.fetches import fetch_targets, reads_fetched_code
+from frontdesk.guard.fetches import fetch_targets, line_taint, reads_fetched_code
 from frontdesk.guard.guess import GUESSED
 from frontdesk.guard.model import Decision, GuardContext, Verdict
 from frontdesk.guard.named import NAMED_CHECKS
@@ -127,6 +127,7 @@ def _hits(
             if not closed.error:
                 parsed = closed
                 break
+    ctx = line_taint(parsed.invocations, ctx)  # curl URL > i.sh; bash i.sh: fetched on the line, then run
     hits: list[_Hit] = []
     for rule in ruleset.rules:
         if rule.check == "parse-error" and parsed.error:

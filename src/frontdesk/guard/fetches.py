@@ -9,12 +9,14 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 
 from frontdesk.guard import rules as rules_mod
+from frontdesk.guard.model import GuardContext
 from frontdesk.guard.runs import CODE_RUNNERS
 from frontdesk.guard.shell import Invocation
 
-__all__ = ["fetch_targets", "reads_fetched_code"]
+__all__ = ["fetch_targets", "reads_fetched_code", "line_taint"]
 
 _URL = r"^(https?|ftp|git|ssh)://|^git@|^[\w.-]+@[\w.-]+:"
 _CLONE_VALUE_FLAGS = (
@@ -57,6 +59,28 @@ def fetch_targets(inv: Invocation) -> Iterator[tuple[str, str]]:
     for op, w in inv.redirects:
         if op in (">", ">>") and prog in ("curl", "wget") and urls:
             yield (_abs(w.text, inv.cwd), urls[0])
+    fetcher = next((p for p in inv.upstream if p in _FETCHERS), None)
+    if prog == "tee" and fetcher:  # curl URL | tee i.sh: what came from outside, kept
+        yield from ((_abs(a, inv.cwd), f"{fetcher} | tee") for a in args if not a.startswith("-"))
+
+
+_FETCHERS = frozenset(("curl", "wget", "fetch", "aria2c", "http", "https", "httpie"))
+
+
+def line_taint(invocations: list[Invocation], ctx: GuardContext) -> GuardContext:
+    """`ctx` with what the line itself fetches counted as tainted too: `curl URL > i.sh; . ./i.sh`, `wget URL/i.sh
+    && bash i.sh`, `git clone URL r && ./r/install.sh` run fetched code as `curl URL | sh` does."""
+    fetched = {path: url for inv in invocations for path, url in fetch_targets(inv) if path != "/dev/null"}
+    if not fetched:
+        return ctx
+    before = ctx.tainted
+
+    def tainted(path: str) -> str | None:
+        path = os.path.normpath(path)
+        hit = next((u for p, u in fetched.items() if path == p or path.startswith(p.rstrip("/") + "/")), None)
+        return hit or before(path)
+
+    return replace(ctx, tainted=tainted)
 
 
 def _git_clone(args: list[str], cwd: str | None) -> Iterator[tuple[str, str]]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from frontdesk.guard.words import Invocation
+from frontdesk.guard.words import SHELLS, Invocation
 
 __all__ = ["NAMED_CHECKS"]
 
@@ -75,9 +75,14 @@ def secret_echo(inv: Invocation) -> str | None:
 
 def dynamic_eval(inv: Invocation) -> str | None:
     """`eval $CMD`, `eval "$@"`: code from a variable; `eval "$(ssh-agent -s)"` runs a known program (checked)."""
-    if inv.program != "eval":
+    args = inv.args
+    if inv.program in SHELLS:  # bash -c "$CODE": as eval "$CODE" (x=$(curl URL); bash -c "$x")
+        at = next((k for k, w in enumerate(args) if re.fullmatch(r"-[a-zA-Z]*c[a-zA-Z]*", w.text)), None)
+        code = args[at + 1 : at + 2] if at is not None else []
+        args = [w for w in code if re.fullmatch(r'"?\$\{?\w+\}?"?', w.raw)]  # the code is a variable
+    elif inv.program != "eval":
         return None
-    for w in inv.args:
+    for w in args:
         if (w.dynamic or w.unset_vars) and not w.subst_programs and "$" in w.raw:
             return w.raw[:40]
     return None
