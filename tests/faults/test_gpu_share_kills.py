@@ -9,35 +9,17 @@ would be 90 GiB of 80).
 
 from __future__ import annotations
 
-import json
-import os
-import shlex
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fault_helpers import until
 
+from gpu_standin import gpu_standin, held_until_released, on_path
+
 pytestmark = pytest.mark.slow
 
-STANDIN = Path(__file__).resolve().parents[1] / "data" / "gpu" / "nvidia-smi"
 TERMINAL = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "DEPENDENCY_NEVER_SATISFIED"}
-
-
-def _gpu_bin(tmp_path: Path) -> Path:
-    bindir = tmp_path / "gpu-bin"
-    (bindir / "apps").mkdir(parents=True)
-    shutil.copy(STANDIN, bindir / "nvidia-smi")
-    (bindir / "nvidia-smi").chmod(0o755)
-    devices = [{"index": i, "name": "NVIDIA A100-SXM4-80GB", "memory_mib": 81920, "util": 40} for i in (0, 1)]
-    (bindir / "gpus.json").write_text(json.dumps(devices))
-    return bindir
-
-
-def _held(flags: Path, name: str) -> list[str]:
-    dev, go = shlex.quote(str(flags / f"{name}.dev")), shlex.quote(str(flags / f"{name}.go"))
-    return ["/bin/sh", "-c", f'echo "$CUDA_VISIBLE_DEVICES" > {dev}; while [ ! -e {go} ]; do sleep 0.05; done']
 
 
 def _devices(flags: Path, name: str) -> str:
@@ -50,12 +32,12 @@ def _devices(flags: Path, name: str) -> str:
 def test_a_shared_gpu_jobs_end_cut_by_a_kill_frees_its_share_once(
     gateway_factory: Any, tmp_path: Path, workdir: Path, point: str
 ) -> None:
-    env = {"PATH": f"{_gpu_bin(tmp_path)}{os.pathsep}{os.environ['PATH']}", "FRONTDESK_FAULT": f"{point}:1"}
+    env = {**on_path(gpu_standin(tmp_path / "gpu-bin", utils=(40, 40))), "FRONTDESK_FAULT": f"{point}:1"}
     gw = gateway_factory(config='[local]\ncpus = 8\nmemory = "8G"\n', env=env)
     share = {"gpu": {"memory": "30G"}}
     ids = {}
     for name, res in (("a", share), ("b", share), ("w", {"gpus": 1}), ("c", share), ("d", share)):
-        ids[name] = gw.client.submit(spec={"command": _held(workdir, name), "resources": res})["id"]
+        ids[name] = gw.client.submit(spec={"command": held_until_released(workdir, name), "resources": res})["id"]
         if name != "c" and name != "d":
             gw.wait_state(ids[name], {"RUNNING"})
     assert [_devices(workdir, n) for n in "abw"] == ["0", "0", "1"]

@@ -8,10 +8,8 @@ a process "holds GPU memory" while a file apps/<pid> names its device and MiB.
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
-import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,33 +19,21 @@ import pytest
 
 from frontdesk.backends.gpuwatch import GpuWatch
 from frontdesk.backends.nvml import Nvml
+from gpu_standin import gpu_standin, nvml_standin, on_path
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "gpu"
 MIB = 2**20
 
 
 @pytest.fixture
 def gpu_dir(tmp_path: Path) -> Path:
     """Two 80 GiB devices for both stand-ins, an empty apps/ folder and the nvidia-smi stand-in."""
-    d = tmp_path / "gpu"
-    (d / "apps").mkdir(parents=True)
-    shutil.copy(DATA / "nvidia-smi", d / "nvidia-smi")
-    (d / "nvidia-smi").chmod(0o755)
-    devices = [{"index": i, "name": "NVIDIA A100-SXM4-80GB", "memory_mib": 81920, "util": 30 + i} for i in (0, 1)]
-    (d / "gpus.json").write_text(json.dumps(devices))
-    (d / "devices").write_text("".join(f"{x['index']} {x['memory_mib']} {x['util']}\n" for x in devices))
-    return d
+    return gpu_standin(tmp_path / "gpu", utils=(30, 31))
 
 
 @pytest.fixture
 def nvml_lib(gpu_dir: Path) -> Path:
     """The stand-in libnvidia-ml.so.1, built with the system cc next to the devices it reads."""
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
-        pytest.skip("no C compiler (cc) on this machine: the NVML stand-in cannot be built")
-    lib = gpu_dir / "libnvidia-ml.so.1"
-    subprocess.run([cc, "-shared", "-fPIC", "-O1", "-o", str(lib), str(DATA / "nvml_standin.c")], check=True)
-    return lib
+    return nvml_standin(gpu_dir)
 
 
 @pytest.fixture
@@ -139,7 +125,7 @@ def test_a_shared_gpu_job_over_its_memory_ends_out_of_memory_through_nvml(
 ) -> None:
     gw = gateway_factory(
         config='[local]\ncpus = 8\nmemory = "8G"\n',
-        env={"PATH": f"{gpu_dir}{os.pathsep}{os.environ['PATH']}", "FRONTDESK_NVML_LIB": str(nvml_lib)},
+        env={**on_path(gpu_dir), "FRONTDESK_NVML_LIB": str(nvml_lib)},
     )
     apps = shlex.quote(str(gpu_dir / "apps"))
     holder = f'sleep 120 & echo "$CUDA_VISIBLE_DEVICES 23654" > {apps}/$!; wait'

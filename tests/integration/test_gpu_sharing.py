@@ -11,40 +11,26 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import shutil
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-STANDIN = Path(__file__).resolve().parents[1] / "data" / "gpu" / "nvidia-smi"
+from gpu_standin import gpu_standin, held_until_released, on_path
+
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "cli"
-MIB_80G = 81920
 
 
 @pytest.fixture
 def gpu_bin(tmp_path: Path) -> Path:
     """A folder holding the stand-in nvidia-smi, two 80 GiB devices and an empty apps/ folder."""
-    bindir = tmp_path / "gpu-bin"
-    (bindir / "apps").mkdir(parents=True)
-    shutil.copy(STANDIN, bindir / "nvidia-smi")
-    (bindir / "nvidia-smi").chmod(0o755)
-    devices = [{"index": i, "name": "NVIDIA A100-SXM4-80GB", "memory_mib": MIB_80G, "util": 40} for i in (0, 1)]
-    (bindir / "gpus.json").write_text(json.dumps(devices))
-    return bindir
+    return gpu_standin(tmp_path / "gpu-bin", utils=(40, 40))
 
 
 @pytest.fixture
 def gpu_gateway(gateway_factory: Any, gpu_bin: Path) -> Any:
-    env = {"PATH": f"{gpu_bin}{os.pathsep}{os.environ['PATH']}"}
-    return gateway_factory(config='[local]\ncpus = 8\nmemory = "8G"\n', env=env)
-
-
-def _held_until_released(flags: Path, name: str) -> list[str]:
-    """A job that writes the devices it was given, then holds them until the test releases it."""
-    dev, go = shlex.quote(str(flags / f"{name}.dev")), shlex.quote(str(flags / f"{name}.go"))
-    return ["/bin/sh", "-c", f'echo "$CUDA_VISIBLE_DEVICES" > {dev}; while [ ! -e {go} ]; do sleep 0.05; done']
+    return gateway_factory(config='[local]\ncpus = 8\nmemory = "8G"\n', env=on_path(gpu_bin))
 
 
 def _submit(gw: Any, workdir: Path, command: list[str], resources: dict[str, Any]) -> int:
@@ -65,10 +51,10 @@ def _devices(flags: Path, name: str, gw: Any, job_id: int) -> str:
 def test_fractional_jobs_pack_on_one_device_and_a_whole_gpu_job_is_kept_apart(gpu_gateway: Any, workdir: Path) -> None:
     gw, flags = gpu_gateway, workdir
     share = {"gpu": {"memory": "30G"}}
-    a = _submit(gw, workdir, _held_until_released(flags, "a"), share)
-    b = _submit(gw, workdir, _held_until_released(flags, "b"), {"gpus": 0.375})  # 30 GiB of an 80 GiB device
-    w = _submit(gw, workdir, _held_until_released(flags, "w"), {"gpus": 1})
-    c = _submit(gw, workdir, _held_until_released(flags, "c"), share)
+    a = _submit(gw, workdir, held_until_released(flags, "a"), share)
+    b = _submit(gw, workdir, held_until_released(flags, "b"), {"gpus": 0.375})  # 30 GiB of an 80 GiB device
+    w = _submit(gw, workdir, held_until_released(flags, "w"), {"gpus": 1})
+    c = _submit(gw, workdir, held_until_released(flags, "c"), share)
     # a and b share device 0 (60 of 80 GiB); the whole-GPU job gets device 1 to itself
     assert [_devices(flags, n, gw, j) for n, j in (("a", a), ("b", b), ("w", w))] == ["0", "0", "1"]
     # c fits neither device 0 (20 GiB left) nor device 1 (held whole): it waits, never beside w
@@ -158,11 +144,11 @@ def test_nonsense_requests_get_one_clear_error(gpu_gateway: Any, workdir: Path) 
 def test_a_restarted_gateway_keeps_the_shares_its_running_jobs_hold(gpu_gateway: Any, workdir: Path) -> None:
     gw, flags = gpu_gateway, workdir
     try:
-        a = _submit(gw, workdir, _held_until_released(flags, "a"), {"gpu": {"memory": "50G"}})
+        a = _submit(gw, workdir, held_until_released(flags, "a"), {"gpu": {"memory": "50G"}})
         assert _devices(flags, "a", gw, a) == "0"
         gw.kill9()
         gw.start()  # the shepherd kept the job running; the new gateway reads its hold back from the launch file
-        b = _submit(gw, workdir, _held_until_released(flags, "b"), {"gpu": {"memory": "50G"}})
+        b = _submit(gw, workdir, held_until_released(flags, "b"), {"gpu": {"memory": "50G"}})
         assert _devices(flags, "b", gw, b) == "1"  # 50 + 50 GiB do not fit one 80 GiB device
         shown = json.loads(gw.cli("cluster", "--json", cwd=workdir).stdout)["gpus"]
         assert [[h["job_id"] for h in d["holders"]] for d in shown] == [[a], [b]]
@@ -201,8 +187,8 @@ def test_the_web_page_shows_each_gpu_its_mode_free_memory_and_holders(gpu_gatewa
 
     flags = workdir / "flags"
     flags.mkdir()
-    shared = _submit(gpu_gateway, workdir, _held_until_released(flags, "s"), {"gpus": 0.25, "gpu": {"memory": "20G"}})
-    whole = _submit(gpu_gateway, workdir, _held_until_released(flags, "w"), {"gpus": 1})
+    shared = _submit(gpu_gateway, workdir, held_until_released(flags, "s"), {"gpus": 0.25, "gpu": {"memory": "20G"}})
+    whole = _submit(gpu_gateway, workdir, held_until_released(flags, "w"), {"gpus": 1})
     _devices(flags, "s", gpu_gateway, shared)
     _devices(flags, "w", gpu_gateway, whole)
     with httpx.Client(transport=httpx.HTTPTransport(uds=str(gpu_gateway.socket)), timeout=30) as http:

@@ -10,46 +10,31 @@ NVML stand-in (built with the system cc, as test_gpu_nvml.py; that case is skipp
 from __future__ import annotations
 
 import json
-import os
 import shlex
-import shutil
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "gpu"
+from gpu_standin import gpu_standin, nvml_standin, on_path
 
 
 @pytest.fixture
 def gpu_dir(tmp_path: Path) -> Path:
     """The stand-in nvidia-smi, two 80 GiB devices and an empty apps/ folder."""
-    d = tmp_path / "gpu"
-    (d / "apps").mkdir(parents=True)
-    shutil.copy(DATA / "nvidia-smi", d / "nvidia-smi")
-    (d / "nvidia-smi").chmod(0o755)
-    devices = [{"index": i, "name": "NVIDIA A100-SXM4-80GB", "memory_mib": 81920, "util": 30} for i in (0, 1)]
-    (d / "gpus.json").write_text(json.dumps(devices))
-    (d / "devices").write_text("".join(f"{x['index']} {x['memory_mib']} {x['util']}\n" for x in devices))
-    return d
+    return gpu_standin(tmp_path / "gpu")
 
 
 def _nvml(gpu_dir: Path) -> dict[str, str]:
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
-        pytest.skip("no C compiler (cc) on this machine: the NVML stand-in cannot be built")
-    lib = gpu_dir / "libnvidia-ml.so.1"
-    subprocess.run([cc, "-shared", "-fPIC", "-O1", "-o", str(lib), str(DATA / "nvml_standin.c")], check=True)
-    return {"FRONTDESK_NVML_LIB": str(lib)}
+    return {"FRONTDESK_NVML_LIB": str(nvml_standin(gpu_dir))}
 
 
 @pytest.mark.parametrize("through", ["nvidia-smi", "nvml"])
 def test_a_whole_gpu_job_on_a_gpu_it_was_not_given_is_ended(
     gateway_factory: Any, gpu_dir: Path, workdir: Path, through: str
 ) -> None:
-    env = {"PATH": f"{gpu_dir}{os.pathsep}{os.environ['PATH']}", **(_nvml(gpu_dir) if through == "nvml" else {})}
+    env = {**on_path(gpu_dir), **(_nvml(gpu_dir) if through == "nvml" else {})}
     gw = gateway_factory(config='[local]\ncpus = 8\nmemory = "8G"\n', env=env)
     apps, go, ready = (shlex.quote(str(p)) for p in (gpu_dir / "apps", workdir / "go", workdir / "holder.dev"))
     # the holder uses its own device (allowed), and runs until the test lets it go
@@ -83,7 +68,7 @@ def test_a_whole_gpu_job_on_a_gpu_it_was_not_given_is_ended(
 def test_a_job_that_asked_no_gpu_on_a_gpu_is_ended(
     gateway_factory: Any, gpu_dir: Path, workdir: Path, through: str
 ) -> None:
-    env = {"PATH": f"{gpu_dir}{os.pathsep}{os.environ['PATH']}", **(_nvml(gpu_dir) if through == "nvml" else {})}
+    env = {**on_path(gpu_dir), **(_nvml(gpu_dir) if through == "nvml" else {})}
     gw = gateway_factory(config='[local]\ncpus = 8\nmemory = "8G"\n', env=env)
     apps, go, ready = (shlex.quote(str(p)) for p in (gpu_dir / "apps", workdir / "go", workdir / "holder.dev"))
     hold = (

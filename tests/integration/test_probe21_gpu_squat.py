@@ -8,33 +8,19 @@ the system cc as in test_gpu_nvml.py; skipped, saying so, without one.
 
 from __future__ import annotations
 
-import json
-import os
 import shlex
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "gpu"
+from gpu_standin import gpu_standin, nvml_standin, on_path
 
 
 @pytest.fixture
 def gpu_dir(tmp_path: Path) -> Path:
-    d = tmp_path / "gpu"
-    (d / "apps").mkdir(parents=True)
-    shutil.copy(DATA / "nvidia-smi", d / "nvidia-smi")
-    (d / "nvidia-smi").chmod(0o755)
-    devices = [{"index": i, "name": "NVIDIA A100-SXM4-80GB", "memory_mib": 81920, "util": 30} for i in (0, 1)]
-    (d / "gpus.json").write_text(json.dumps(devices))
-    (d / "devices").write_text("".join(f"{x['index']} {x['memory_mib']} {x['util']}\n" for x in devices))
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
-        pytest.skip("no C compiler (cc) on this machine: the NVML stand-in cannot be built")
-    lib = d / "libnvidia-ml.so.1"
-    subprocess.run([cc, "-shared", "-fPIC", "-O1", "-o", str(lib), str(DATA / "nvml_standin.c")], check=True)
+    d = gpu_standin(tmp_path / "gpu")
+    nvml_standin(d)
     return d
 
 
@@ -44,7 +30,7 @@ def test_a_shared_job_filling_another_gpu_is_ended_through_nvml(
     gw = gateway_factory(
         config='[local]\ncpus = 8\nmemory = "8G"\n',
         env={
-            "PATH": f"{gpu_dir}{os.pathsep}{os.environ['PATH']}",
+            **on_path(gpu_dir),
             "FRONTDESK_NVML_LIB": str(gpu_dir / "libnvidia-ml.so.1"),
         },
     )
