@@ -65,12 +65,14 @@ def fetch_targets(inv: Invocation) -> Iterator[tuple[str, str]]:
 
 
 _FETCHERS = frozenset(("curl", "wget", "fetch", "aria2c", "http", "https", "httpie"))
+_WRITES_FETCHED = frozenset(("git", "curl", "wget", "pip", "pip3", "tee"))  # what fetch_targets reads
 
 
 def line_taint(invocations: list[Invocation], ctx: GuardContext) -> GuardContext:
     """`ctx` with what the line itself fetches counted as tainted too: `curl URL > i.sh; . ./i.sh`, `wget URL/i.sh
     && bash i.sh`, `git clone URL r && ./r/install.sh` run fetched code as `curl URL | sh` does."""
-    fetched = {path: url for inv in invocations for path, url in fetch_targets(inv) if path != "/dev/null"}
+    writers = [inv for inv in invocations if inv.program in _WRITES_FETCHED]
+    fetched = {path: url for inv in writers for path, url in fetch_targets(inv) if path != "/dev/null"}
     if not fetched:
         return ctx
     before = ctx.tainted
