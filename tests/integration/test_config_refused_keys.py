@@ -15,17 +15,7 @@ from typing import Any
 
 import pytest
 
-
-def _serve(home: Path, env: dict[str, str] | None = None) -> tuple[int, str]:
-    full = {**os.environ, "FRONTDESK_HOME": str(home), "FRONTDESK_NO_AUTOSTART": "1", **(env or {})}
-    full.pop("FRONTDESK_SOCKET", None)
-    cmd = [sys.executable, "-m", "frontdesk.cli.main", "serve"]
-    proc = subprocess.Popen(cmd, env=full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        _, err = proc.communicate(timeout=60)
-    finally:
-        proc.kill()
-    return proc.returncode, err
+from serve_helpers import serve_env, serve_refused
 
 
 @pytest.mark.parametrize(
@@ -43,7 +33,8 @@ def _serve(home: Path, env: dict[str, str] | None = None) -> tuple[int, str]:
 def test_a_misspelt_security_setting_refuses_the_start(tmp_path: Path, text: str, named: str) -> None:
     config = tmp_path / "frontdesk.toml"
     config.write_text(text)
-    code, err = _serve(tmp_path)
+    res = serve_refused(tmp_path)
+    code, err = res.returncode, res.stderr
     assert code == 2, err
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"frontdesk: {config}: ") and named in lines[0], err
@@ -55,7 +46,8 @@ def test_the_site_config_is_named_when_the_typo_is_there(tmp_path: Path) -> None
     site.write_text('[access]\nadmins_grup = "hpcadmin"\n')
     home = tmp_path / "home"
     home.mkdir()
-    code, err = _serve(home, {"FRONTDESK_SITE_CONFIG": str(site)})
+    res = serve_refused(home, env={"FRONTDESK_SITE_CONFIG": str(site)})
+    code, err = res.returncode, res.stderr
     assert code == 2, err
     lines = err.strip().splitlines()
     assert len(lines) == 1 and f"{site}: [access] admins_grup" in lines[0] and "admins_group" in lines[0], err
@@ -67,10 +59,8 @@ def test_the_same_settings_spelt_right_start(tmp_path: Path) -> None:
         '[access]\nadmins = ["alice"]\n[guard]\nenabled = true\n[env]\ndeny = ["HF_TOKEN"]\n'
         '[guard.partitions.debug]\npurpose = "test"\n[limits]\njobs_per_user = 5\n'
     )
-    full = {**os.environ, "FRONTDESK_HOME": str(tmp_path), "FRONTDESK_NO_AUTOSTART": "1"}
-    full.pop("FRONTDESK_SOCKET", None)
     cmd = [sys.executable, "-m", "frontdesk.cli.main", "serve", "--json"]
-    proc = subprocess.Popen(cmd, env=full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(cmd, env=serve_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()  # the announcement: the gateway is listening

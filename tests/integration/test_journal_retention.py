@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from serve_helpers import serve_refused
 
 CONFIG = '[journal]\nmax_age = "4s"\naudit_max_age = "4s"\ninterval = "1s"\n[agents]\nbatch_window_s = 0.5\n'
 
@@ -101,11 +101,7 @@ def test_the_count_bound_keeps_the_journal_small(gateway_factory: Any) -> None:
 
 def test_a_bad_journal_setting_stops_the_start_with_one_line(tmp_path: Path) -> None:
     home = Path(tmp_path)
-    (home / "frontdesk.toml").write_text('[journal]\nmax_age = "soon"\n')
-    env = {"FRONTDESK_HOME": str(home), "FRONTDESK_NO_AUTOSTART": "1", "PATH": "/usr/bin:/bin"}
-    res = subprocess.run(
-        [sys.executable, "-m", "frontdesk.cli.main", "serve"], env=env, capture_output=True, text=True, timeout=60
-    )
+    res = serve_refused(home, '[journal]\nmax_age = "soon"\n')
     assert res.returncode == 2  # ConfigError: a user error
     assert "[journal] max_age" in res.stderr and "Traceback" not in res.stderr, res.stderr
 

@@ -5,12 +5,11 @@ bad size (FRONTDESK_LOCAL_MEMORY=nan or -5G, [local] output_max_bytes = "lots") 
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from serve_helpers import serve_refused
 
 BAD = [
     ("", {"FRONTDESK_LOCAL_CPUS": "\u0661\u0662"}),
@@ -28,15 +27,6 @@ BAD = [
 
 @pytest.mark.parametrize(("config", "env"), BAD, ids=[f"{c.strip()}{e}" for c, e in BAD])
 def test_serve_refuses_a_number_it_would_misread(tmp_path: Path, config: str, env: dict[str, str]) -> None:
-    (tmp_path / "frontdesk.toml").write_text(config)
-    (tmp_path / "frontdesk.toml").chmod(0o600)
-    full = {**os.environ, "FRONTDESK_HOME": str(tmp_path), "FRONTDESK_NO_AUTOSTART": "1", **env}
-    full.pop("FRONTDESK_SOCKET", None)
-    try:
-        out = subprocess.run(
-            [sys.executable, "-m", "frontdesk.cli.main", "serve"], env=full, capture_output=True, text=True, timeout=20
-        )
-    except subprocess.TimeoutExpired:
-        pytest.fail("the gateway started with this setting")
+    out = serve_refused(tmp_path, config, env, timeout=20)
     assert out.returncode == 2, out.stderr[-500:]
     assert out.stderr.count("\n") == 1 and out.stderr.startswith("frontdesk: "), out.stderr

@@ -5,12 +5,11 @@ report budget of 0 bytes was taken; a plug-in name with a typo (`gaurd`) ran the
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from serve_helpers import serve_refused
 
 BAD = [
     ("[gateway]\ntick_seconds = 0\n", {}),
@@ -28,16 +27,7 @@ BAD = [
 
 @pytest.mark.parametrize(("config", "env"), BAD, ids=[f"{c.strip()}{e}" for c, e in BAD])
 def test_serve_refuses_an_out_of_range_setting(tmp_path: Path, config: str, env: dict[str, str]) -> None:
-    (tmp_path / "frontdesk.toml").write_text(config)
-    (tmp_path / "frontdesk.toml").chmod(0o600)
-    full = {**os.environ, "FRONTDESK_HOME": str(tmp_path), "FRONTDESK_NO_AUTOSTART": "1", **env}
-    full.pop("FRONTDESK_SOCKET", None)
-    try:
-        out = subprocess.run(
-            [sys.executable, "-m", "frontdesk.cli.main", "serve"], env=full, capture_output=True, text=True, timeout=20
-        )
-    except subprocess.TimeoutExpired:
-        pytest.fail("the gateway started with this setting")
+    out = serve_refused(tmp_path, config, env, timeout=20)
     assert out.returncode == 2, out.stderr[-500:]
     assert out.stderr.count("\n") == 1, out.stderr
     assert "expected a number from" in out.stderr or "[gateway] plugins: " in out.stderr, out.stderr
