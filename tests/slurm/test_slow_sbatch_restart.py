@@ -141,3 +141,44 @@ def test_an_sbatch_that_never_answers_is_found_by_its_tag(
     assert not alive(launch["pid"])  # killed: it ran longer than the gateway lets sbatch run
     shown = subprocess.run(["scontrol", "-o", "show", "job", job["backend_id"]], capture_output=True, text=True)
     assert launch["tag"] in shown.stdout  # the job found is the one carrying this launch's tag
+
+
+def test_an_array_whose_sbatch_never_answered_runs_each_task_once(
+    slurm_lab: Path, gateway_factory: Any, tmp_path: Path
+) -> None:
+    """The same for one `sbatch --array`: the restarted gateway kills the silent sbatch, finds the array by its
+    launch's tag (the first task's key) and every task by its index; nothing is submitted again."""
+    taken, hold = tmp_path / "taken", tmp_path / "hold"
+    os.mkfifo(hold)
+    bins = _bins(
+        tmp_path,
+        f"#!/bin/bash\nout=$(/usr/bin/sbatch \"$@\"); rc=$?\ntouch '{taken}'\n"
+        f"exec 3<>'{hold}'; read -r -t 300 -u 3 _\n"
+        'echo "$out"; exit $rc\n',
+    )
+    gw = _gateway(gateway_factory, slurm_lab, bins, command_timeout=8)
+    runs = tmp_path / "runs"
+    spec = {"command": ["sh", "-c", f"echo $FRONTDESK_ARRAY_TASK_ID >> '{runs}'"], "array": "0-2"}
+    body = {"spec": {**spec, "workdir": str(tmp_path)}, "context": {"env": {"PATH": os.environ["PATH"]}}}
+
+    def send() -> None:
+        try:
+            gw.client.request("POST", "/v1/jobs", body)
+        except FrontdeskError:
+            pass
+
+    threading.Thread(target=send, daemon=True).start()
+    until(taken.exists, timeout=60, what="Slurm to take the array")
+    gw.kill9()
+    gw.start()
+    parent = 1
+    tasks = sorted(t["id"] for t in gw.client.request("GET", f"/v1/jobs?array={parent}"))
+    res = gw.client.wait([parent, *tasks], "all", 120)
+    assert res["done"], (res["pending"], gw.log()[-3000:])
+    assert [gw.client.job(t)["state"] for t in tasks] == ["COMPLETED"] * 3
+    assert sorted(runs.read_text().split()) == ["0", "1", "2"]  # each task once
+    ids = {gw.client.job(t)["backend_id"].split("_")[0] for t in tasks}
+    every = subprocess.run(["scontrol", "-o", "show", "job"], capture_output=True, text=True, timeout=60).stdout
+    ours = {w.split("=")[1] for line in every.splitlines() if f"WorkDir={gw.home}/" in line for w in line.split()
+            if w.startswith("ArrayJobId=")}  # fmt: skip
+    assert len(ids) == 1 and ours == ids, (ids, ours)  # one sbatch --array: nothing handed over twice
