@@ -21,7 +21,7 @@ from frontdesk.guard.words import DYNAMIC, Invocation, Word
 __all__ = ["Saved", "SavedListings", "saved_input"]
 
 _OUT_OPS = frozenset((">", ">|", ">>", "&>", "&>>"))
-_READERS = frozenset({"cat", "sort", "uniq", "tac", "grep", "egrep", "fgrep", "rg", "tail", "head"})
+_READERS = frozenset({"cat", "sort", "uniq", "tac", "grep", "egrep", "fgrep", "rg", "tail", "head", "sed", "awk"})
 _LOOP_WALKS = 64  # loop bodies walked once per listed value, in all
 _READ_VALUED = frozenset(("-a", "-d", "-i", "-n", "-N", "-p", "-t", "-u"))
 
@@ -156,6 +156,11 @@ class SavedListings(WordReader):
         """`read f` sets f (see `read_value`) besides what the reader's builtins set."""
         super()._builtin(inv)
         texts = [w.text for w in inv.args]
+        files = [w for w in inv.args if not w.is_flag]
+        if inv.program in ("cp", "mv") and len(files) == 2 and (src := _path(files[0], inv.cwd)) in self.saved:
+            dst = _path(files[1], inv.cwd)  # `ls ~ > l; cp l l2`: l2 holds the listing too
+            if dst is not None:
+                self.saved[dst] = self.saved[src]
         if inv.program == "printf" and len(texts) > 2 and texts[0] == "-v":  # printf -v c '%s' rm; $c -rf ~
             shown = passes_on(replace(inv, argv=[inv.argv[0], *inv.args[2:]], redirects=[]))
             self._set(texts[1], shown if shown is not None else DYNAMIC)

@@ -349,10 +349,10 @@ class _Walker(SavedListings):
                 before = len(self.out)
                 tag = inner.via[-1] if inner.via else ""
                 if tag.endswith(" -c") or tag in ("ssh", "eval", "env -S"):  # the code keeps the wrapper's stdin
-                    self._feed, self._partial = inv.stdin_text, inv.stdin_partial
+                    self._feed, self._partial, self._lists = inv.stdin_text, inv.stdin_partial, inv.stdin_lists
                 if self.run(inner.inline_code, depth + 1, inner.via):
                     self.nested_error = True  # code handed to a shell (bash -c, ssh, crontab) the parser misread
-                self._feed, self._partial = None, False
+                self._feed, self._partial, self._lists = None, False, None
                 for sub in self.out[before:]:
                     sub.upstream = sub.upstream or list(inv.upstream)
                     sub.env = {**inner.env, **sub.env}

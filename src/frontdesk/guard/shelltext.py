@@ -99,6 +99,7 @@ def _listed_paths(inv: Invocation) -> str | None:
             words = [w.text for w in args if not w.is_flag]
             return "".join(w + "\n" for w in words) if words and not any(w.dynamic for w in args) else None
         return None
+    args = [w for w in args if w.text != inv.stdin_file]  # `sed 's|^|DIR/|' F` of a saved listing
     if inv.stdin_lists is None or prog not in ("sed", "awk") or len(args) != 1 or args[0].dynamic:
         return None
     code = args[0].text

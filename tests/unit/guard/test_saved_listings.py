@@ -57,6 +57,11 @@ def test_a_listing_read_back_from_a_file_is_judged_as_the_pipe(saved: str, piped
         'while read f; do rm -rf "$f"; done <<< "$HOME"',
         "read a b <<< 'rm -rf'; $a $b ~",
         "IFS=, read a b <<< 'rm,-rf'; $a $b ~",
+        "ls ~ > l; cp l l2; xargs -I{} rm -rf ~/{} < l2",  # a copy or a move keeps the listing
+        "ls ~ > l; mv l /tmp/l2; xargs -I{} rm -rf ~/{} < /tmp/l2",
+        "ls ~ > l; sed 's|^|/home/alice/|' l | xargs rm -rf",  # the saved names made paths
+        "ls ~ > l; awk '{print \"/home/alice/\" $0}' l | xargs rm -rf",
+        "ls ~ > l; bash -c 'while read f; do rm -rf ~/\"$f\"; done' < l",  # code handed on keeps its stdin
     ],
 )
 def test_a_home_listed_into_a_file_then_deleted_is_denied(command: str) -> None:
