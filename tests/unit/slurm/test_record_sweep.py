@@ -120,3 +120,13 @@ def test_a_pass_reads_a_bounded_number_of_entries(home: tuple[Path, Path, JobSto
         assert swept.examined <= 5 * budget and swept.removed <= budget  # five folders, `budget` each at most
         assert passes <= 21
     assert os.listdir(folder) == [f"fd-{live}.1"] and launch_path(root, f"fd-{live}.1").exists()
+
+
+def test_half_written_files_a_crash_left_go_once_a_day_old(home: tuple[Path, Path, JobStore]) -> None:
+    root, db, _ = home
+    day = time.time() - 2 * sweep.STALE_S
+    old = [_file(launch_path(root, ".fd-1.1.tmp"), "{", day), _file(record_path(root, ".fd-2.1.found"), "8", day)]
+    old.append(_file(root / "slurm-arrays" / "fd-3.1.tmp", "{", day))
+    young = _file(launch_path(root, ".fd-4.1.tmp"), "{")  # an hour old: kept for now
+    assert _pass(root, db).removed == 3
+    assert not any(p.exists() for p in old) and young.exists()

@@ -5,7 +5,8 @@ What needs each file (recovery.py reads them for attempts stuck mid-submit: thei
   while it is stuck, and for an array's first task, every task its key table lists while one of them is;
 - `slurm-arrays/<first>.json` (the key table): every task it lists; `slurm-arrays/of/<key>`: attempt `key`;
 - `slurm-ids/<slurm id>` (the job's folder, for its usage file once the controller forgot it) and
-  `<slurm id>.cancelled`: the job holding that id until it ended; an id no job holds, for a day.
+  `<slurm id>.cancelled`: the job holding that id until it ended; an id no job holds, for a day;
+- a half-written file a crash left (`.<key>.tmp`): nothing; deleted a day old.
 `settled(keys)` (the database) says which attempts are no longer stuck: their id stored, a later attempt made,
 or no such job. A unit is deleted only when every key it serves is settled AND each of its files is older than
 the moment before that question (less a margin for the file clock): a new launch of a settled key (a lost
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
@@ -79,11 +81,13 @@ def sweep(home: Path, settled: Settled, ended: Ended, budget: int = BUDGET, now:
     cutoff = (time.time() if now is None else now) - MARGIN_S  # before the database is asked
     ids, arr = home / "slurm-ids", home / "slurm-arrays"
     units: list[tuple[list[Path], set[str]]] = []  # (files, the keys they serve)
-    keys = {n for folder in (ids / "submitted", ids / LAUNCHES) for n in _names(folder, budget, swept)}
-    for key in filter(KEY.fullmatch, keys):
+    sub, lau, arr_names = (_names(d, budget, swept) for d in (ids / "submitted", ids / LAUNCHES, arr))
+    for folder, names in ((ids / "submitted", sub), (ids / LAUNCHES, lau), (arr, arr_names)):
+        swept.removed += _leftovers(folder, names, cutoff)
+    for key in filter(KEY.fullmatch, {*sub, *lau}):
         table = _table(arr / f"{key}.json")
         units.append(([ids / "submitted" / key, ids / LAUNCHES / key], {key, *table}))
-    for name in _names(arr, budget, swept):
+    for name in arr_names:
         if name.endswith(".json") and KEY.fullmatch(name.removesuffix(".json")):
             units.append(([arr / name], {name.removesuffix(".json"), *_table(arr / name)}))
     units += [([arr / "of" / n], {n}) for n in _names(arr / "of", budget, swept) if KEY.fullmatch(n)]
@@ -111,6 +115,22 @@ def _remove(files: list[Path], cutoff: float) -> int:
             path.unlink(missing_ok=True)
     faults.point("record_removed")  # one unit gone (tests/faults)
     return 1
+
+
+def _leftovers(folder: Path, names: list[str], cutoff: float) -> int:
+    """Half-written files a crash left (`.<key>.tmp`, `.<key>.found`, `<key>.tmp`), a day old: nothing reads them."""
+    removed = 0
+    for name in names:
+        path = folder / name
+        try:
+            if name.startswith(".") or name.endswith(".tmp"):
+                st = path.lstat()
+                if stat.S_ISREG(st.st_mode) and st.st_mtime < cutoff - STALE_S:
+                    path.unlink()
+                    removed += 1
+        except OSError:
+            continue
+    return removed
 
 
 def _sweep_ids(ids: Path, ended: Ended, cutoff: float, budget: int, swept: Swept) -> int:
