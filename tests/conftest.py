@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,27 +32,16 @@ hypothesis_settings.register_profile(
 hypothesis_settings.load_profile("frontdesk")
 
 
-def _threads_in_fifo_open() -> set[tuple[int, str]]:
-    """Threads of this process waiting in open(2) for a FIFO's other end (the kernel's `wait_for_partner`)."""
-    stuck = set()
-    for t in threading.enumerate():
-        try:
-            wchan = Path(f"/proc/self/task/{t.native_id}/wchan").read_text()
-        except OSError:
-            continue  # ended meanwhile
-        if wchan == "wait_for_partner":
-            stuck.add((t.ident or 0, t.name))
-    return stuck
-
-
 @pytest.fixture(autouse=True)
 def _no_thread_left_in_fifo_open() -> Iterator[None]:
     """Fail the test that leaves a thread blocked opening a FIFO. Any later subprocess this process starts can
     interrupt that open (a SIGCHLD that comes while subprocess's vfork blocks signals), the kernel restarts it
     on a path by then removed, and FileNotFoundError was reported in whatever unrelated test ran then."""
-    before = _threads_in_fifo_open()
+    from fifo_helpers import threads_in_fifo_open
+
+    before = threads_in_fifo_open()
     yield
-    left = _threads_in_fifo_open() - before  # only this test's: an earlier leak was reported where it happened
+    left = threads_in_fifo_open() - before  # only this test's: an earlier leak was reported where it happened
     if left:
         names = sorted(name for _, name in left)
         pytest.fail(f"threads left blocked opening a FIFO (release them before the test ends): {names}")

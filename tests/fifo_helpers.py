@@ -42,3 +42,16 @@ class BlockedWriter:
             os.close(os.open(self.fifo, os.O_RDONLY | os.O_NONBLOCK))
             self.thread.join(0.1)
         raise AssertionError("the FIFO's writer did not end")
+
+
+def threads_in_fifo_open() -> set[tuple[int, str]]:
+    """(ident, name) of this process's threads waiting in open(2) for a FIFO's other end (`wait_for_partner`)."""
+    stuck = set()
+    for t in threading.enumerate():
+        try:
+            wchan = Path(f"/proc/self/task/{t.native_id}/wchan").read_text()
+        except OSError:
+            continue  # ended meanwhile
+        if wchan == "wait_for_partner":
+            stuck.add((t.ident or 0, t.name))
+    return stuck
