@@ -339,7 +339,8 @@ class _Walker(SavedListings):
             self.run(body, depth + 1, inv.via + [f"function {prog}"])
         self._builtin(inv)  # `set -- a b` ($1 $2 $@), `mapfile -t a < <(ls ~)` ("${a[@]}")
         if prog in ("cd", "pushd") and self.cwd is not None:  # `cd` alone goes home; `pushd DIR` moves too
-            dirs = [w.text for w in inv.args if not w.is_flag] or (
+            # an unquoted empty word is dropped: `cd $NOPE` is `cd`, home
+            dirs = [w.text for w in inv.args if not w.is_flag and (w.text or any(q in w.raw for q in "'\""))] or (
                 [(self.env or {}).get("HOME", "")] if prog == "cd" else []
             )
             if dirs and dirs[0]:

@@ -49,6 +49,8 @@ CTX = corpus_context()  # HOME=/home/alice, cwd ~/project, workstation; NOPE is 
         ("find ~ -name '*' | xargs rm -rf", "fs.rm-root"),
         ("find ~ -type f -exec shred -u {} +", "fs.rm-root"),
         ("IFS=, read a b <<< 'rm,-rf'; $a $b ~", "fs.rm-root"),
+        ("cd $BUILD_DIR && rm -rf *", "fs.rm-root"),  # an unquoted empty word vanishes: `cd` alone, home
+        ("cd ${NOPE}; rm -rf ./*", "fs.rm-root"),
         ('read -ra x <<< "rm -rf /home/alice"; "${x[@]}"', "fs.rm-root"),
         ("printf -v c '%s' rm; $c -rf ~", "fs.rm-root"),
         ("printf -v c 'rm -rf %s' ~; eval \"$c\"", "fs.rm-root"),
@@ -111,6 +113,8 @@ def test_world_write_and_secrets_by_another_spelling_ask(command: str, rule: str
         "mysql -uroot -p db",
         "cat <<EOF > notes.txt\ncost: \\$5\nEOF",
         "find . -name '*' -delete",
+        'cd "$PWD" && rm -rf build',
+        "cd $HOME/project && rm -rf build",
         "[[ -d ~ ]] && echo yes",
         "[ -f ~ ] || echo no",
         "env -C /tmp rm -rf build",
