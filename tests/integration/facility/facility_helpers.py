@@ -109,6 +109,17 @@ class Facility:
     def root_client(self) -> Client:
         return Client(socket_path=self.socket, timeout=30)
 
+    def ended(self, job_id: int, timeout: float = 120) -> dict[str, Any]:
+        """The job's record (read as root) once it has ended and its report is built; fails after `timeout` s."""
+        root = self.root_client()
+        deadline = time.monotonic() + timeout
+        while True:
+            rec: dict[str, Any] = root.request("GET", f"/v1/jobs/{job_id}")
+            if rec.get("ended_at") and not rec.get("report_pending"):
+                return rec
+            assert time.monotonic() < deadline, rec
+            time.sleep(0.2)
+
     def log(self) -> str:
         return (self.dir / "gateway.log").read_text(errors="replace")
 

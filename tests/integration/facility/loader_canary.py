@@ -8,7 +8,6 @@ import os
 import shutil
 import subprocess
 import tempfile
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,13 +83,7 @@ def submit_and_end(fac: Facility, can: Canary) -> list[str]:
     body = {"spec": spec, "context": {"cwd": work, "env": {"PATH": "/usr/bin:/bin", **can.env}}}
     status, rec = fac.probe(USER, [{"method": "POST", "path": "/v1/jobs", "body": body}])[0]
     assert status == 200, rec
-    deadline = time.monotonic() + 120
-    while True:
-        got = fac.root_client().request("GET", f"/v1/jobs/{rec['id']}")
-        if got.get("ended_at") and not got.get("report_pending"):
-            break
-        assert time.monotonic() < deadline, got
-        time.sleep(0.3)
+    got = fac.ended(rec["id"])
     status, logs = fac.probe(USER, [{"method": "GET", "path": f"/v1/jobs/{rec['id']}/logs?tail=50"}])[0]
     assert status == 200, logs
     assert got["state"] == "COMPLETED", (can.ran(), json.dumps(got)[:300])

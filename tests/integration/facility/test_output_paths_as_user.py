@@ -13,7 +13,6 @@ import os
 import secrets
 import shutil
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -54,17 +53,6 @@ def _as_user(fac: Facility, calls: list[dict[str, Any]]) -> list[Any]:
     return fac.probe(USER, calls)
 
 
-def _ended(fac: Facility, job_id: int) -> dict[str, Any]:
-    root = fac.root_client()
-    deadline = time.monotonic() + 90
-    while True:
-        rec: dict[str, Any] = root.request("GET", f"/v1/jobs/{job_id}")
-        if rec.get("ended_at") and not rec.get("report_pending"):
-            return rec
-        assert time.monotonic() < deadline, rec
-        time.sleep(0.2)
-
-
 def _submit_with_output(fac: Facility, output: str, cwd: str) -> int:
     spec = {"script": "#!/bin/sh\necho from-the-job\n", "slurm": {"output": output, "job_name": "fdprobe-out"}}
     status, rec = _as_user(
@@ -76,7 +64,7 @@ def _submit_with_output(fac: Facility, output: str, cwd: str) -> int:
 
 
 def _everything_the_user_reads(fac: Facility, job_id: int) -> str:
-    _ended(fac, job_id)
+    fac.ended(job_id, timeout=90)
     got = _as_user(
         fac,
         [
@@ -120,7 +108,7 @@ def test_a_users_slurm_job_gets_their_environment_not_the_root_gateways(lab_faci
     }
     status, rec = _as_user(lab_facility, [{"method": "POST", "path": "/v1/jobs", "body": body}])[0]
     assert status == 200, rec
-    _ended(lab_facility, rec["id"])
+    lab_facility.ended(rec["id"], timeout=90)
     status, logs = _as_user(lab_facility, [{"method": "GET", "path": f"/v1/jobs/{rec['id']}/logs?tail=500"}])[0]
     assert status == 200, logs
     lines = logs["lines"]

@@ -14,7 +14,6 @@ import os
 import secrets
 import shutil
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -51,17 +50,6 @@ def root_fifo() -> Iterator[tuple[Path, BlockedWriter]]:
         shutil.rmtree(d, ignore_errors=True)
 
 
-def _ended(fac: Facility, job_id: int) -> None:
-    root = fac.root_client()
-    deadline = time.monotonic() + 90
-    while True:
-        rec: dict[str, Any] = root.request("GET", f"/v1/jobs/{job_id}")
-        if rec.get("ended_at") and not rec.get("report_pending"):
-            return
-        assert time.monotonic() < deadline, rec
-        time.sleep(0.2)
-
-
 def test_a_special_file_named_as_output_is_never_opened_as_root(
     lab_facility: Facility, root_fifo: tuple[Path, BlockedWriter]
 ) -> None:
@@ -74,7 +62,7 @@ def test_a_special_file_named_as_output_is_never_opened_as_root(
     body = {"spec": spec, "context": {"cwd": "/tmp"}}
     status, rec = lab_facility.probe(USER, [{"method": "POST", "path": "/v1/jobs", "body": body}])[0]
     assert status == 200, rec
-    _ended(lab_facility, rec["id"])  # the report is built: the gateway read the output's tail by now
+    lab_facility.ended(rec["id"], timeout=90)  # the report is built: the gateway read the output's tail by now
     got = lab_facility.probe(
         USER,
         [

@@ -61,13 +61,7 @@ def test_another_users_tmux_pane_is_never_typed_into(facility: Facility, pane: t
     body = {"spec": {"command": ["echo", MARK], "workdir": "/tmp"}, "context": context}
     status, rec = facility.probe(B, [{"method": "POST", "path": "/v1/jobs", "body": body}])[0]
     assert status == 200, rec
-    deadline = time.monotonic() + 60
-    while True:
-        got = facility.root_client().request("GET", f"/v1/jobs/{rec['id']}")
-        if got.get("ended_at") and not got.get("report_pending"):
-            break
-        assert time.monotonic() < deadline, got
-        time.sleep(0.3)
+    facility.ended(rec["id"], timeout=60)
     status, session = facility.probe(B, [{"method": "GET", "path": f"/v1/sessions/{sid}"}])[0]
     assert status == 200, session
     time.sleep(8)  # the channel waits for an idle pane (tmux_idle_s) before it would type: give it the time
