@@ -54,10 +54,7 @@ def run(
     args = [str(a) for a in argv]
     runs, how = args, cast(Callable[..., subprocess.CompletedProcess[str]], subprocess.run)
     if started is not None:
-        program = shutil.which(args[0]) or args[0]
-        if not os.access(program, os.X_OK):
-            raise BackendError(f"command not found: {args[0]}", argv=args)
-        runs, input, how = ["/bin/sh", "-c", _GATE, "sh", program, *args[1:]], "go\n", partial(_gated, started)
+        runs, input, how = _through_gate(args, input, started)
     out = None if stdout_file is None else _open_output(args[0], stdout_file)
     try:
         proc = how(
@@ -94,6 +91,18 @@ def run(
 _GATE = 'read -r go || exit 125; exec "$@"'
 """The gate: the command runs once a line comes on stdin, which is written only after `started(pid)` returned;
 its pid stays the command's (exec). EOF (the caller died first) ends it unrun."""
+
+
+def _through_gate(
+    args: list[str], input: str | None, started: Callable[[int], None]
+) -> tuple[list[str], str, Callable[..., subprocess.CompletedProcess[str]]]:
+    """The argv through `_GATE`, the line that opens it, and the runner that calls `started` first."""
+    if input is not None:
+        raise ValueError("proc.run: `started` takes the command's stdin (its gate); no `input` with it")
+    program = shutil.which(args[0]) or args[0]
+    if not os.access(program, os.X_OK):
+        raise BackendError(f"command not found: {args[0]}", argv=args)
+    return ["/bin/sh", "-c", _GATE, "sh", program, *args[1:]], "go\n", partial(_gated, started)
 
 
 def _gated(started: Callable[[int], None], args: list[str], **kw: Any) -> subprocess.CompletedProcess[str]:
