@@ -34,7 +34,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["STATE", "ensure_group", "ensure_user", "reachable", "release"]
+__all__ = ["STATE", "ensure_group", "ensure_user", "reachable", "release", "scratch_dir"]
 
 STATE = Path(os.environ.get("FRONTDESK_TEST_USERS_STATE", "/var/tmp/frontdesk-test-users"))
 ROOT = Path(__file__).resolve().parents[1]
@@ -210,3 +210,15 @@ def reachable(path: Path) -> Path:
     for d in dest.relative_to(_mirror[0]).parents:  # the directories mkdir made on the way, whatever the umask
         (_mirror[0] / d).chmod(0o755)
     return _mirror[0] / rel
+
+
+@contextlib.contextmanager
+def scratch_dir(prefix: str, mode: int = 0o755) -> Iterator[Path]:
+    """A fresh directory under /tmp with `mode`, removed after: pytest's tmp_path is root's and 0700, so a test
+    user (a job run as its submitter) cannot enter it."""
+    d = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
+    d.chmod(mode)
+    try:
+        yield d
+    finally:
+        shutil.rmtree(d, ignore_errors=True)

@@ -7,10 +7,8 @@ carol are in the lab `physics`, bob is not.
 from __future__ import annotations
 
 import json
-import shutil
 import socket
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,7 +17,7 @@ import pytest
 
 from frontdesk.client import Client
 from frontdesk.errors import NotFound
-from unix_users import ensure_user
+from unix_users import ensure_user, scratch_dir
 
 # Jobs run as their submitter's Unix user (alice, bob, carol here), who cannot read this venv or pytest's
 # tmp_path: the jobs use the system Python and a world-readable working directory.
@@ -43,12 +41,10 @@ def _free_port() -> int:
 @pytest.fixture
 def workdir() -> Iterator[Path]:
     """A working directory every user can enter, with a space and a quote in its path."""
-    top = Path(tempfile.mkdtemp(prefix="fd-mem-", dir="/tmp"))
-    top.chmod(0o755)
-    d = top / "work dir 'quoted'"
-    d.mkdir(mode=0o755)
-    yield d
-    shutil.rmtree(top, ignore_errors=True)
+    with scratch_dir("fd-mem-") as top:
+        d = top / "work dir 'quoted'"
+        d.mkdir(mode=0o755)
+        yield d
 
 
 @pytest.fixture

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import socket
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +16,7 @@ from typing import Any
 import pytest
 
 from frontdesk.client import Client
-from unix_users import ensure_user
+from unix_users import ensure_user, scratch_dir
 
 PY = "/usr/bin/python3"
 SCRIPT = """\
@@ -40,12 +38,10 @@ def _free_port() -> int:
 
 @pytest.fixture
 def jobdir() -> Iterator[Path]:
-    top = Path(tempfile.mkdtemp(prefix="fd-oom-", dir="/tmp"))
-    top.chmod(0o755)
-    (top / "oom.py").write_text(SCRIPT)
-    (top / "oom.py").chmod(0o644)
-    yield top
-    shutil.rmtree(top, ignore_errors=True)
+    with scratch_dir("fd-oom-") as top:
+        (top / "oom.py").write_text(SCRIPT)
+        (top / "oom.py").chmod(0o644)
+        yield top
 
 
 @pytest.fixture

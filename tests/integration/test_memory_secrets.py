@@ -5,9 +5,7 @@ reaches the report, the events, the lessons, a promoted lesson or the bytes of t
 from __future__ import annotations
 
 import json
-import shutil
 import socket
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,7 +13,7 @@ from typing import Any
 import pytest
 
 from frontdesk.client import Client
-from unix_users import ensure_user
+from unix_users import ensure_user, scratch_dir
 
 CORPUS = Path(__file__).parents[1] / "data" / "logs" / "secrets" / "corpus.jsonl"
 CASES: list[dict[str, Any]] = [json.loads(line) for line in CORPUS.read_text().splitlines() if line.strip()]
@@ -66,10 +64,8 @@ physics = ["alice", "carol"]
 @pytest.fixture
 def shared_dir() -> Iterator[Path]:
     """A directory the job can read whichever Unix user it runs as (pytest's tmp_path is root's, mode 0700)."""
-    path = Path(tempfile.mkdtemp(prefix="fd-secrets-", dir="/tmp"))
-    path.chmod(0o755)
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
+    with scratch_dir("fd-secrets-") as path:
+        yield path
 
 
 def test_planted_secrets_reach_no_report_event_lesson_or_database_byte(lab: Any, shared_dir: Path) -> None:

@@ -5,23 +5,21 @@ only writes `id -u` into a directory of the test's own."""
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from facility_helpers import SYSTEM_PY, Facility, run_as
 
+from unix_users import scratch_dir
+
 ADMIN = "fdadmin-user"
 
 
 @pytest.fixture
 def drop() -> Iterator[Path]:
-    d = Path(tempfile.mkdtemp(prefix="fdtokroot-", dir="/tmp"))
-    d.chmod(0o1777)
-    yield d
-    shutil.rmtree(d, ignore_errors=True)
+    with scratch_dir("fdtokroot-", 0o1777) as d:
+        yield d
 
 
 def test_an_admin_makes_no_token_for_root(facility: Facility, drop: Path) -> None:
