@@ -49,6 +49,12 @@ def on_path(folder: Path) -> dict[str, str]:
     return {"PATH": f"{folder}{os.pathsep}{os.environ['PATH']}"}
 
 
+def smi_calls(folder: Path) -> str:
+    """Every call the stand-in nvidia-smi answered (one line each), "" when it never ran."""
+    args = folder / "nvidia-smi.args"
+    return args.read_text() if args.exists() else ""
+
+
 def held_until_released(flags: Path, name: str) -> list[str]:
     """A job that writes the devices it was given to flags/<name>.dev, then runs until flags/<name>.go exists."""
     dev, go = shlex.quote(str(flags / f"{name}.dev")), shlex.quote(str(flags / f"{name}.go"))

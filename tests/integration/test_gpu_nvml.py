@@ -19,7 +19,7 @@ import pytest
 
 from frontdesk.backends.gpuwatch import GpuWatch
 from frontdesk.backends.nvml import Nvml
-from gpu_standin import gpu_standin, nvml_standin, on_path
+from gpu_standin import gpu_standin, nvml_standin, on_path, smi_calls
 
 MIB = 2**20
 
@@ -135,5 +135,5 @@ def test_a_shared_gpu_job_over_its_memory_ends_out_of_memory_through_nvml(
     assert ended["state"] == "OUT_OF_MEMORY", ended
     assert ended["reason"] == "GPU memory 23.1 GiB over the 20 GiB asked"
     assert "nvmlDeviceGetComputeRunningProcesses_v3" in (gpu_dir / "nvml.calls").read_text()
-    smi = (gpu_dir / "nvidia-smi.args").read_text() if (gpu_dir / "nvidia-smi.args").exists() else ""
-    assert "--query-compute-apps" not in smi  # the gateway may list devices with nvidia-smi; the shepherd did not
+    # the gateway may list devices with nvidia-smi; the shepherd did not
+    assert "--query-compute-apps" not in smi_calls(gpu_dir)

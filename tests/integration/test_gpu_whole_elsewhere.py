@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from gpu_standin import gpu_standin, nvml_standin, on_path
+from gpu_standin import gpu_standin, nvml_standin, on_path, smi_calls
 
 
 @pytest.fixture
@@ -30,20 +30,26 @@ def _nvml(gpu_dir: Path) -> dict[str, str]:
     return {"FRONTDESK_NVML_LIB": str(nvml_standin(gpu_dir))}
 
 
-@pytest.mark.parametrize("through", ["nvidia-smi", "nvml"])
-def test_a_whole_gpu_job_on_a_gpu_it_was_not_given_is_ended(
-    gateway_factory: Any, gpu_dir: Path, workdir: Path, through: str
-) -> None:
+def _holder(gateway_factory: Any, gpu_dir: Path, workdir: Path, through: str) -> tuple[Any, int, str]:
+    """A gateway on the stand-in GPUs, read through `through`, running a whole-GPU holder: it uses its own
+    device (allowed), writes it to workdir/holder.dev and runs until workdir/go exists. (gateway, its id, apps/)"""
     env = {**on_path(gpu_dir), **(_nvml(gpu_dir) if through == "nvml" else {})}
     gw = gateway_factory(config='[local]\ncpus = 8\nmemory = "8G"\n', env=env)
     apps, go, ready = (shlex.quote(str(p)) for p in (gpu_dir / "apps", workdir / "go", workdir / "holder.dev"))
-    # the holder uses its own device (allowed), and runs until the test lets it go
     hold = (
         f'sleep 300 & echo "$CUDA_VISIBLE_DEVICES 1000" > {apps}/$!; echo "$CUDA_VISIBLE_DEVICES" > {ready}; '
         f"while [ ! -e {go} ]; do sleep 0.05; done; kill $!"
     )
-    holder = gw.client.submit(spec={"command": ["/bin/sh", "-c", hold], "resources": {"gpus": 1}})["id"]
+    holder = int(gw.client.submit(spec={"command": ["/bin/sh", "-c", hold], "resources": {"gpus": 1}})["id"])
     gw.wait_state(holder, {"RUNNING"})
+    return gw, holder, apps
+
+
+@pytest.mark.parametrize("through", ["nvidia-smi", "nvml"])
+def test_a_whole_gpu_job_on_a_gpu_it_was_not_given_is_ended(
+    gateway_factory: Any, gpu_dir: Path, workdir: Path, through: str
+) -> None:
+    gw, holder, apps = _holder(gateway_factory, gpu_dir, workdir, through)
     # the squatter gets the other device and puts 60 GiB on the holder's
     squat = f'sleep 60 & echo "$((1 - CUDA_VISIBLE_DEVICES)) 61440" > {apps}/$!; wait'
     job = gw.client.submit(spec={"command": ["/bin/sh", "-c", squat], "resources": {"gpus": 1}})["id"]
@@ -60,23 +66,14 @@ def test_a_whole_gpu_job_on_a_gpu_it_was_not_given_is_ended(
     assert gw.wait_state(holder, {"COMPLETED", "FAILED", "OUT_OF_MEMORY"}, timeout=60)["state"] == "COMPLETED"
     if through == "nvml":
         assert "nvmlDeviceGetCount_v2" in (gpu_dir / "nvml.calls").read_text()
-        smi = (gpu_dir / "nvidia-smi.args").read_text() if (gpu_dir / "nvidia-smi.args").exists() else ""
-        assert "--query-compute-apps" not in smi
+        assert "--query-compute-apps" not in smi_calls(gpu_dir)
 
 
 @pytest.mark.parametrize("through", ["nvidia-smi", "nvml"])
 def test_a_job_that_asked_no_gpu_on_a_gpu_is_ended(
     gateway_factory: Any, gpu_dir: Path, workdir: Path, through: str
 ) -> None:
-    env = {**on_path(gpu_dir), **(_nvml(gpu_dir) if through == "nvml" else {})}
-    gw = gateway_factory(config='[local]\ncpus = 8\nmemory = "8G"\n', env=env)
-    apps, go, ready = (shlex.quote(str(p)) for p in (gpu_dir / "apps", workdir / "go", workdir / "holder.dev"))
-    hold = (
-        f'sleep 300 & echo "$CUDA_VISIBLE_DEVICES 1000" > {apps}/$!; echo "$CUDA_VISIBLE_DEVICES" > {ready}; '
-        f"while [ ! -e {go} ]; do sleep 0.05; done; kill $!"
-    )
-    holder = gw.client.submit(spec={"command": ["/bin/sh", "-c", hold], "resources": {"gpus": 1}})["id"]
-    gw.wait_state(holder, {"RUNNING"})
+    gw, holder, apps = _holder(gateway_factory, gpu_dir, workdir, through)
     for _ in range(600):  # its device is written once its shell runs
         given = (workdir / "holder.dev").read_text().strip() if (workdir / "holder.dev").exists() else ""
         if given:
@@ -99,8 +96,7 @@ def test_a_job_that_asked_no_gpu_on_a_gpu_is_ended(
     assert (gw.home / "local" / "gpu-apps.json").exists()  # the gateway's one shared read, not the shepherds'
     if through == "nvml":
         assert "nvmlDeviceGetCount_v2" in (gpu_dir / "nvml.calls").read_text()
-        smi = (gpu_dir / "nvidia-smi.args").read_text() if (gpu_dir / "nvidia-smi.args").exists() else ""
-        assert "--query-compute-apps" not in smi  # the gateway's read went through NVML too
+        assert "--query-compute-apps" not in smi_calls(gpu_dir)  # the gateway's read went through NVML too
 
 
 def test_a_machine_without_gpus_reads_none_for_a_job_that_asked_none(gateway_factory: Any) -> None:

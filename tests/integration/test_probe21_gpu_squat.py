@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from gpu_standin import gpu_standin, nvml_standin, on_path
+from gpu_standin import gpu_standin, nvml_standin, on_path, smi_calls
 
 
 @pytest.fixture
@@ -43,5 +43,4 @@ def test_a_shared_job_filling_another_gpu_is_ended_through_nvml(
     assert ended["reason"] == "GPU memory 23.1 GiB over the 20 GiB asked"
     calls = (gpu_dir / "nvml.calls").read_text()
     assert "nvmlDeviceGetCount_v2" in calls and "nvmlDeviceGetComputeRunningProcesses_v3" in calls
-    smi = (gpu_dir / "nvidia-smi.args").read_text() if (gpu_dir / "nvidia-smi.args").exists() else ""
-    assert "--query-compute-apps" not in smi  # read through NVML, not nvidia-smi
+    assert "--query-compute-apps" not in smi_calls(gpu_dir)  # read through NVML, not nvidia-smi
