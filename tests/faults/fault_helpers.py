@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import subprocess
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+
+import pytest
 
 
 def alive(pid: int) -> bool:
@@ -32,6 +37,23 @@ def until(check: Callable[[], bool], timeout: float = 30.0, what: str = "conditi
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         time.sleep(0.05)
+
+
+@contextlib.contextmanager
+def small_tmpfs(prefix: str, keep: bool = False) -> Iterator[Path]:
+    """A 48 MiB tmpfs (root's, 0700) on a fresh /tmp directory, for a state directory a test fills or makes
+    read-only; made writable again, unmounted and removed after (left mounted when `keep`). Skips unless root."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    home = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=48m,mode=0700", "tmpfs", str(home)], check=True)
+    try:
+        yield home
+    finally:
+        if not keep:
+            subprocess.run(["mount", "-o", "remount,rw", str(home)], check=False)
+            subprocess.run(["umount", "-l", str(home)], check=False)
+            os.rmdir(home)
 
 
 def shepherd_pid(home: Path, backend_id: str) -> int:

@@ -7,30 +7,20 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from fault_helpers import alive, raw_request, until
+from fault_helpers import alive, raw_request, small_tmpfs, until
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
 def small_home() -> Iterator[Path]:
-    if os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root")
-    home = Path(tempfile.mkdtemp(prefix="fd-full-", dir="/tmp"))
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=48m,mode=0700", "tmpfs", str(home)], check=True)
-    try:
+    with small_tmpfs("fd-full-", keep=bool(os.environ.get("FD_KEEP"))) as home:
         yield home
-    finally:
-        if not os.environ.get("FD_KEEP"):
-            subprocess.run(["umount", "-l", str(home)], check=False)
-            os.rmdir(home)
 
 
 def _fill(home: Path) -> Path:

@@ -7,31 +7,21 @@ Before, `frontdesk serve` died with a traceback from opening its lock file.
 
 from __future__ import annotations
 
-import os
 import subprocess
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from fault_helpers import until
+from fault_helpers import small_tmpfs, until
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
 def small_home() -> Iterator[Path]:
-    if os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root")
-    home = Path(tempfile.mkdtemp(prefix="fd-ro-", dir="/tmp"))
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=48m,mode=0700", "tmpfs", str(home)], check=True)
-    try:
+    with small_tmpfs("fd-ro-") as home:
         yield home
-    finally:
-        subprocess.run(["mount", "-o", "remount,rw", str(home)], check=False)
-        subprocess.run(["umount", "-l", str(home)], check=False)
-        os.rmdir(home)
 
 
 def test_a_read_only_home_is_refused_in_one_line_and_served_again_when_writable(
