@@ -7,7 +7,6 @@ carol are in the lab `physics`, bob is not.
 from __future__ import annotations
 
 import json
-import socket
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,7 +16,8 @@ import pytest
 
 from frontdesk.client import Client
 from frontdesk.errors import NotFound
-from unix_users import ensure_user, scratch_dir
+from token_gateway import token_gateway
+from unix_users import scratch_dir
 
 # Jobs run as their submitter's Unix user (alice, bob, carol here), who cannot read this venv or pytest's
 # tmp_path: the jobs use the system Python and a world-readable working directory.
@@ -32,12 +32,6 @@ OOM_CMD = [
 ]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture
 def workdir() -> Iterator[Path]:
     """A working directory every user can enter, with a space and a quote in its path."""
@@ -49,27 +43,9 @@ def workdir() -> Iterator[Path]:
 
 @pytest.fixture
 def lab(gateway_factory: Any) -> Any:
-    for user in ("alice", "carol", "bob"):  # jobs run as their submitter's Unix user
-        ensure_user(user)
-    port = _free_port()
-    config = f"""
-[gateway]
-listen = "127.0.0.1:{port}"
-token = "tok-owner"
-[gateway.tokens]
-tok-alice = "alice"
-tok-carol = "carol"
-tok-bob = "bob"
-[memory]
-unix_groups = false
-[memory.labs]
-physics = ["alice", "carol"]
-"""
-    gw = gateway_factory(config=config)
-    url = f"http://127.0.0.1:{port}"
-    gw.url = url
-    gw.as_user = {u: Client(url=url, token=f"tok-{u}", timeout=60) for u in ("alice", "carol", "bob")}
-    return gw
+    return token_gateway(
+        gateway_factory, ("alice", "carol", "bob"), extra='[memory.labs]\nphysics = ["alice", "carol"]\n'
+    )
 
 
 def _submit(client: Client, memory: str, session: str, workdir: Path, delay: float = 0) -> dict[str, Any]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,8 @@ from typing import Any
 import pytest
 
 from frontdesk.client import Client
-from unix_users import ensure_user, scratch_dir
+from token_gateway import token_gateway
+from unix_users import scratch_dir
 
 PY = "/usr/bin/python3"
 SCRIPT = """\
@@ -30,12 +30,6 @@ print("done", len(data))
 pytestmark = pytest.mark.skipif(not Path(PY).exists(), reason="needs the system python3")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture
 def jobdir() -> Iterator[Path]:
     with scratch_dir("fd-oom-") as top:
@@ -46,15 +40,8 @@ def jobdir() -> Iterator[Path]:
 
 @pytest.fixture
 def gw(gateway_factory: Any) -> Any:
-    for user in ("alice",):  # jobs run as their submitter's Unix user
-        ensure_user(user)
-    port = _free_port()
-    gw = gateway_factory(
-        config=f'[gateway]\nlisten = "127.0.0.1:{port}"\ntoken = "tok-owner"\n[gateway.tokens]\ntok-alice = "alice"\n'
-        "[memory]\nunix_groups = false\n"
-    )
-    gw.url = f"http://127.0.0.1:{port}"
-    gw.alice = Client(url=gw.url, token="tok-alice", timeout=60)
+    gw = token_gateway(gateway_factory, ("alice",))
+    gw.alice = gw.as_user["alice"]
     return gw
 
 

@@ -5,24 +5,17 @@ reaches the report, the events, the lessons, a promoted lesson or the bytes of t
 from __future__ import annotations
 
 import json
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from frontdesk.client import Client
-from unix_users import ensure_user, scratch_dir
+from token_gateway import token_gateway
+from unix_users import scratch_dir
 
 CORPUS = Path(__file__).parents[1] / "data" / "logs" / "secrets" / "corpus.jsonl"
 CASES: list[dict[str, Any]] = [json.loads(line) for line in CORPUS.read_text().splitlines() if line.strip()]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _pieces(secret: str) -> set[str]:
@@ -42,22 +35,10 @@ def report_path(gw: Any, job_id: int) -> str:
 
 @pytest.fixture
 def lab(gateway_factory: Any) -> Any:
-    for user in ("alice", "carol", "bob"):  # jobs run as their submitter's Unix user
-        ensure_user(user)
-    port = _free_port()
-    config = f"""
-[gateway]
-listen = "127.0.0.1:{port}"
-token = "tok-owner"
-[gateway.tokens]
-tok-alice = "alice"
-[memory]
-unix_groups = false
-[memory.labs]
-physics = ["alice", "carol"]
-"""
-    gw = gateway_factory(config=config)
-    gw.alice = Client(url=f"http://127.0.0.1:{port}", token="tok-alice", timeout=60)
+    gw = token_gateway(
+        gateway_factory, ("alice",), ("carol", "bob"), extra='[memory.labs]\nphysics = ["alice", "carol"]\n'
+    )
+    gw.alice = gw.as_user["alice"]
     return gw
 
 
