@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from frontdesk.errors import FrontdeskError
+from gateway_helpers import cli_submit
 
 PY = sys.executable
 
@@ -40,15 +41,6 @@ cooldown = "1h"
 """
 
 
-def submit(gw: Any, workdir: Path, spec: dict[str, Any]) -> dict[str, Any]:
-    path = workdir / "job.json"
-    path.write_text(json.dumps(spec))
-    r = gw.cli("submit", str(path), "--json", cwd=workdir)
-    assert r.returncode == 0, r.stderr
-    out: dict[str, Any] = json.loads(r.stdout)
-    return out
-
-
 def events(gw: Any, kind: str) -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = gw.client.request("GET", f"/v1/events?kind={kind}")
     return found
@@ -56,13 +48,13 @@ def events(gw: Any, kind: str) -> list[dict[str, Any]]:
 
 def test_class_reason_pool_and_cluster_view(gateway_factory: Any, workdir: Path) -> None:
     gw = gateway_factory(config=CONFIG, env={"FRONTDESK_LOCAL_GPUS": "2"})
-    job = submit(gw, workdir, {"command": [PY, "-c", "pass"], "resources": {"walltime": "5m", "memory": "64M"}})
+    job = cli_submit(gw, workdir, {"command": [PY, "-c", "pass"], "resources": {"walltime": "5m", "memory": "64M"}})
     assert job["job_class"] == "agent"
     with sqlite3.connect(gw.home / "frontdesk.db") as conn:
         reason = conn.execute("SELECT class_reason FROM jobs WHERE id=?", (job["id"],)).fetchone()[0]
     assert reason.startswith("small (1 cores, 0 GPUs) and 5m00s (<= 30m00s)")
     assert job["partition"] == "agent"
-    hpc = submit(gw, workdir, {"command": [PY, "-c", "pass"], "resources": {"memory": "64M"}})
+    hpc = cli_submit(gw, workdir, {"command": [PY, "-c", "pass"], "resources": {"memory": "64M"}})
     assert hpc["job_class"] == "hpc" and hpc["partition"] == "batch"
     assert job["priority"] > hpc["priority"]
     for j in (job, hpc):
@@ -123,10 +115,10 @@ def test_principal_gaming_the_trial_privilege_loses_it(gateway_factory: Any, wor
         "trial": True,
         "resources": {"walltime": "3s", "memory": "64M"},
     }
-    first = submit(gw, workdir, spec)
+    first = cli_submit(gw, workdir, spec)
     assert not first.get("notices")
     for _ in range(2):  # trials that run to their cap, chained from a "checkpoint"
-        job = submit(gw, workdir, spec)
+        job = cli_submit(gw, workdir, spec)
         gw.wait_state(job["id"], {"TIMEOUT"}, timeout=30)
     deadline = time.monotonic() + 60
     while not (revoked := events(gw, "policy.trial_revoked")) and time.monotonic() < deadline:
@@ -134,7 +126,7 @@ def test_principal_gaming_the_trial_privilege_loses_it(gateway_factory: Any, wor
     assert revoked, "no policy.trial_revoked event"
     data = revoked[0]["data"]
     assert data["principal"] == first["principal"] and "ran to the 3.0s cap" in data["reason"]
-    again = submit(gw, workdir, spec)
+    again = cli_submit(gw, workdir, spec)
     assert any("trial privilege not applied" in n["text"] and "revoked" in n["text"] for n in again["notices"])
     assert again["priority"] < first["priority"]
     view = json.loads(gw.cli("cluster", "--json").stdout)["policy"]
@@ -142,14 +134,14 @@ def test_principal_gaming_the_trial_privilege_loses_it(gateway_factory: Any, wor
     gw.restart()  # the journal keeps the revocation: a restart does not hand the privilege back
     view = json.loads(gw.cli("cluster", "--json").stdout)["policy"]
     assert view["trial_revoked"][0]["principal"] == first["principal"]
-    after = submit(gw, workdir, spec)
+    after = cli_submit(gw, workdir, spec)
     assert any("revoked" in n["text"] for n in after["notices"])
 
 
 def test_drained_machine_takes_no_new_job(gateway_factory: Any, workdir: Path) -> None:
     gw = gateway_factory(config=CONFIG)
     gw.client.request("POST", "/v1/policy/drain", {"node": "local", "reason": "GPU fan failed"})
-    job = submit(gw, workdir, {"command": [PY, "-c", "pass"], "resources": {"walltime": "1m", "memory": "64M"}})
+    job = cli_submit(gw, workdir, {"command": [PY, "-c", "pass"], "resources": {"walltime": "1m", "memory": "64M"}})
     time.sleep(1.0)
     assert gw.client.job(job["id"])["state"] == "PENDING"
     drained = events(gw, "node.drained")

@@ -16,22 +16,14 @@ from typing import Any
 
 import pytest
 
+from gateway_helpers import session_when
+
 STANDINS = Path(__file__).resolve().parents[1] / "harness" / "standins"
 
 
 @pytest.fixture
 def record(tmp_path: Path) -> Path:
     return tmp_path / "calls.jsonl"
-
-
-def _session_when(gw: Any, sid: str, ok: Any, timeout: float = 60) -> dict[str, Any]:
-    """The session record once `ok(record)` holds (reads the API; no hidden sleep)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        s: dict[str, Any] = gw.client.request("GET", f"/v1/sessions/{sid}")
-        if ok(s) or time.monotonic() > deadline:
-            return s
-        time.sleep(0.05)
 
 
 def _gw(gateway_factory: Any, record: Path, allow: bool = True, exit_code: int = 0) -> Any:
@@ -93,7 +85,7 @@ def test_an_ended_session_is_resumed_headless_with_the_report(
         text = call["args"][4]
     assert text.startswith(f"[frontdesk] job you submitted ended: {job} COMPLETED.")
     assert "headless-result" in text
-    s = _session_when(gw, sid, lambda s: s["unread"] == 0)  # acknowledged once the resume exited 0
+    s = session_when(gw, sid, lambda s: s["unread"] == 0)  # acknowledged once the resume exited 0
     assert s["last_channel"] == "headless"
     time.sleep(1.0)
     assert len(_calls(record, timeout=0)) == 1  # exactly once
@@ -106,7 +98,7 @@ def test_headless_is_off_unless_the_site_allows_it(gateway_factory: Any, record:
     job = json.loads(res.stdout)["id"]
     _end_session(gw, sid, "claude-code", workdir)
     gw.wait_state(job, {"COMPLETED"})
-    s = _session_when(gw, sid, lambda s: s["unread"] == 1)  # the report reaches the session after the end
+    s = session_when(gw, sid, lambda s: s["unread"] == 1)  # the report reaches the session after the end
     assert s["unread"] == 1
     time.sleep(1.0)  # a resume would have been called by now
     assert not record.exists()

@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+from gateway_helpers import session_when
+
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
 
@@ -34,16 +36,6 @@ def tmux(tmp_path: Path) -> Any:
     yield sock, pane, out, t
     subprocess.run(["tmux", "-S", str(sock), "kill-server"], capture_output=True, timeout=10)
     sock.unlink(missing_ok=True)
-
-
-def _session_when(gw: Any, sid: str, ok: Any, timeout: float = 60) -> dict[str, Any]:
-    """The session record once `ok(record)` holds (reads the API; no hidden sleep)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        s: dict[str, Any] = gw.client.request("GET", f"/v1/sessions/{sid}")
-        if ok(s) or time.monotonic() > deadline:
-            return s
-        time.sleep(0.05)
 
 
 def _read_until(path: Path, needle: str, timeout: float = 60) -> str:
@@ -85,7 +77,7 @@ def test_report_is_typed_into_an_idle_pane_once(gateway_factory: Any, tmux: Any)
     job = _submit(gw, sid, sock, pane, "echo typed-into-tmux")
     text = _read_until(out, "typed-into-tmux")
     assert f"[frontdesk] job you submitted ended: {job} COMPLETED." in text
-    s = _session_when(gw, sid, lambda s: s["unread"] == 0)  # acknowledged after Enter was sent
+    s = session_when(gw, sid, lambda s: s["unread"] == 0)  # acknowledged after Enter was sent
     assert s["reach"]["tmux_pane"] == pane and s["last_channel"] == "tmux"
     time.sleep(1.0)
     assert out.read_text().count("[frontdesk]") == 1
@@ -100,7 +92,7 @@ def test_no_typing_while_a_turn_is_in_progress(gateway_factory: Any, tmux: Any) 
     job = _submit(gw, sid, sock, pane, "echo after-the-turn")
     gw.wait_state(job, {"COMPLETED"})
     # until the gateway tried the pane and declined (a loaded machine takes longer than the batch window)
-    s = _session_when(gw, sid, lambda s: (s["last_reason"] or "").startswith("busy"))
+    s = session_when(gw, sid, lambda s: (s["last_reason"] or "").startswith("busy"))
     assert (s["last_reason"] or "").startswith("busy"), s
     assert "after-the-turn" not in (out.read_text() if out.exists() else "")
     gw.client.request("POST", f"/v1/sessions/{sid}/turn", {"state": "idle"})
@@ -191,7 +183,7 @@ def test_an_ended_agent_pane_is_never_typed_into_and_the_next_channel_delivers(
     os.kill(agent, signal.SIGTERM)  # the agent session ends; the pane is the user's shell again
     assert _until(lambda: _fg(sock, pane)[0] == _fg(sock, pane)[1])
     flag.touch()
-    s = _session_when(gw, sid, lambda s: s["last_channel"] == "headless")
+    s = session_when(gw, sid, lambda s: s["last_channel"] == "headless")
     assert s["unread"] == 0
     calls = [json.loads(x) for x in record.read_text().splitlines()]
     assert len(calls) == 1 and f"touch {pwned}" in calls[0]["args"][1] and f"ended: {job}" in calls[0]["args"][1]
@@ -216,7 +208,7 @@ def test_a_live_agent_out_of_the_foreground_is_not_typed_for(
     assert _until(lambda: _fg(sock, pane)[0] == _fg(sock, pane)[1])
     flag.touch()
     gw.wait_state(job, {"FAILED"})
-    s = _session_when(gw, sid, lambda s: "tmux declined" in (s["last_reason"] or ""))
+    s = session_when(gw, sid, lambda s: "tmux declined" in (s["last_reason"] or ""))
     assert s["unread"] == 1 and "foreground is another process" in s["last_reason"]
     time.sleep(1.0)
     assert not pwned.exists()

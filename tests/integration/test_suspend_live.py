@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from gateway_helpers import cli_submit
+
 PY = sys.executable
 
 CONFIG = """
@@ -81,15 +83,6 @@ def _trial_works(d: Path, phase: int) -> None:
     _until(lambda: (d / f"done-{phase}").exists())
 
 
-def _submit(gw: Any, workdir: Path, spec: dict[str, Any]) -> dict[str, Any]:
-    path = workdir / "job.json"
-    path.write_text(json.dumps(spec))
-    r = gw.cli("submit", str(path), "--json", cwd=workdir)
-    assert r.returncode == 0, r.stderr
-    out: dict[str, Any] = json.loads(r.stdout)
-    return out
-
-
 def _states(gw: Any, job_id: int) -> list[tuple[str, str]]:
     """(previous, state) of every job.state event of the job, in the journal's order."""
     evs = gw.client.events(job=job_id)
@@ -98,7 +91,7 @@ def _states(gw: Any, job_id: int) -> list[tuple[str, str]]:
 
 def _running_batch(gw: Any, workdir: Path, d: Path) -> int:
     """A batch job on both cores, RUNNING and 10 steps into its work (held there until `armed`)."""
-    batch = _submit(
+    batch = cli_submit(
         gw,
         workdir,
         {
@@ -118,7 +111,7 @@ def _frozen_batch(gw: Any, workdir: Path, d: Path, batch: int | None = None) -> 
     if batch is None:
         batch = _running_batch(gw, workdir, d)
     (d / "armed").touch()
-    trial = _submit(
+    trial = cli_submit(
         gw,
         workdir,
         {
@@ -210,7 +203,9 @@ def test_a_second_trial_joins_the_suspension_and_the_job_resumes_after_the_last_
     other.mkdir()
     other.chmod(0o777)
     limits = {"cpus": 1, "walltime": "4m", "memory": "64M"}  # ends within the first trial's 5 min: it joins
-    second = _submit(gw, workdir, {"command": [PY, "-c", TRIAL, str(other)], "trial": True, "resources": limits})["id"]
+    second = cli_submit(gw, workdir, {"command": [PY, "-c", TRIAL, str(other)], "trial": True, "resources": limits})[
+        "id"
+    ]
     assert gw.wait_state(second, {"RUNNING", "COMPLETED", "FAILED"})["state"] == "RUNNING"  # the idle lent core
     (jobdir / "stop").touch()
     assert gw.wait_state(first, {"COMPLETED", "FAILED"}, timeout=60)["state"] == "COMPLETED"
