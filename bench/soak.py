@@ -185,7 +185,7 @@ async def kill_shepherd_later(s: Soak, job: Job) -> None:
     for _ in range(50):
         if pidfile.exists() and (s.home / "local" / f"{job.id}.1" / "started.json").exists():
             try:
-                os.kill(int(pidfile.read_text()), signal.SIGKILL)
+                os.kill(int(pidfile.read_text().split()[0]), signal.SIGKILL)
             except (OSError, ValueError):
                 pass
             return

@@ -18,7 +18,7 @@ def stop_shepherds(home: Path) -> None:
     holds the number now (a module-scoped facility gateway, slurmd, sshd, another test's helper)."""
     for pidfile in (home / "local").glob("*/shepherd.pid"):
         try:
-            pid = int(pidfile.read_text())
+            pid = int(pidfile.read_text().split()[0])  # `pid start boot` (procid)
             argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
             if b"frontdesk.backends.shepherd" in argv and os.fsencode(pidfile.parent) in argv:
                 os.kill(pid, signal.SIGTERM)

@@ -60,8 +60,8 @@ def shepherd_pid(home: Path, backend_id: str) -> int:
     """The shepherd of one attempt on the embedded backend."""
     path = home / "local" / backend_id / "shepherd.pid"
     until(path.exists, what=f"shepherd of {backend_id}")
-    until(lambda: path.read_text().strip().isdigit(), what="shepherd pid")
-    return int(path.read_text())
+    until(lambda: path.read_text().partition(" ")[0].strip().isdigit(), what="shepherd pid")
+    return int(path.read_text().split()[0])  # `pid start boot` (procid)
 
 
 def cgroup_dir(home: Path, backend_id: str) -> Path:

@@ -179,7 +179,7 @@ def test_job_environment_is_the_submitters_never_the_gateways(gateway_factory: A
     assert "MY_DB_PASSWORD" not in seen and "MY_SITE_DENIED" not in seen and "FRONTDESK_TOKEN" not in seen
     assert canary.encode() not in Path(f"/proc/{pid}/environ").read_bytes()
     # Nor its shepherd's, which a job of the same user could read.
-    shepherd = int(next((gw.home / "local").glob(f"{long_id}.*/shepherd.pid")).read_text())
+    shepherd = int(next((gw.home / "local").glob(f"{long_id}.*/shepherd.pid")).read_text().split()[0])
     assert canary.encode() not in Path(f"/proc/{shepherd}/environ").read_bytes()
     assert seen["FRONTDESK_JOB_ID"] == str(long_id)
     assert seen["HOME"] == env["HOME"] and seen["PATH"] == env["PATH"]

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from frontdesk import faults
+from frontdesk import faults, procid
 from frontdesk.backends.freezing import Freezer, Pause
 from frontdesk.backends.gpuwatch import parse_gpu_sample
 from frontdesk.backends.tracking import (
@@ -146,12 +146,14 @@ class _Cancel:
 
 
 def _claim(job_dir: Path) -> bool:
-    """Take the attempt (O_EXCL pid file); False when another shepherd owns it: never start a job twice."""
+    """Take the attempt (O_EXCL pid file, `pid start boot`: procid); False when another shepherd owns it: never
+    start a job twice."""
+    me = procid.identify(os.getpid()) or procid.ProcId(os.getpid())
     try:
         fd = os.open(job_dir / "shepherd.pid", os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
     except FileExistsError:
         return False
-    os.write(fd, str(os.getpid()).encode())
+    os.write(fd, me.text().encode())
     os.close(fd)
     return True
 

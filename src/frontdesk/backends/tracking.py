@@ -23,6 +23,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from frontdesk.procid import start_ticks
+
 __all__ = [
     "TAG_VAR",
     "JobCgroup",
@@ -224,16 +226,6 @@ def _tagged(tag: str, pids: set[int]) -> set[int]:
         if data.startswith(needle) or b"\0" + needle in data:
             out.add(pid)
     return out
-
-
-def start_ticks(pid: int) -> int | None:
-    """When a process started (clock ticks after boot, /proc/PID/stat field 22): a pid and this name one process."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            raw = fh.read().decode(errors="replace")
-        return int(raw[raw.rfind(")") + 2 :].split()[19])
-    except (OSError, IndexError, ValueError):
-        return None
 
 
 def started_record(pid: int, started_at: float, enforcement: object) -> dict[str, object]:

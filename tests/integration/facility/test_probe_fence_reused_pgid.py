@@ -71,7 +71,7 @@ def test_a_fence_spares_another_users_group_at_the_stale_pgid(facility: Facility
     adir = facility.dir / "home" / "local" / str(client.job(rec["id"])["backend_id"])
     _until("started.json", lambda: (adir / "started.json").exists())
     started = json.loads((adir / "started.json").read_text())
-    job_pid, shepherd = int(started["pid"]), int((adir / "shepherd.pid").read_text())
+    job_pid, shepherd = int(started["pid"]), int((adir / "shepherd.pid").read_text().split()[0])
     assert os.stat(f"/proc/{job_pid}").st_uid == pwd.getpwnam("alice").pw_uid
     canary = None
     os.kill(facility.proc.pid, signal.SIGSTOP)  # the gateway sees the dead shepherd only once bob's group is there

@@ -8,6 +8,7 @@ from pathlib import Path
 from frontdesk.backends.base import JobState
 from frontdesk.backends.gpushare import Hold
 from frontdesk.backends.local.files import AttemptFiles, cancelled_result, holds_of, lost_result
+from frontdesk.procid import ProcId
 
 
 def _launch(files: AttemptFiles, bid: str, tmp_path: Path) -> None:
@@ -51,7 +52,7 @@ def test_unreadable_files_read_as_missing(tmp_path: Path) -> None:
     files.path("4.1", "shepherd.pid").write_text("12x\n")
     assert files.read("4.1", "started.json") is None and files.shepherd_pid("4.1") is None
     files.path("4.1", "shepherd.pid").write_text("4321\n")
-    assert files.shepherd_pid("4.1") == 4321
+    assert files.shepherd_pid("4.1") == ProcId(4321)  # an older shepherd's file: a pid only
 
 
 def test_holds_from_old_and_new_launch_files() -> None:

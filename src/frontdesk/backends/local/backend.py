@@ -24,7 +24,7 @@ from frontdesk.backends.local.files import AttemptFiles, give_job_files, holds_o
 from frontdesk.backends.local.gpupoll import GpuPoll
 from frontdesk.backends.local.lending import Picks
 from frontdesk.backends.local.lost import record_lost
-from frontdesk.backends.local.procs import alive, exited, mem_total, spawn_shepherd
+from frontdesk.backends.local.procs import exited, mem_total, spawn_shepherd
 from frontdesk.backends.local.scheduling import FreeResources, QueuedJob, Scheduler, greedy_pick, take_gpus
 from frontdesk.backends.local.suspending import Running, Suspending
 from frontdesk.backends.localgpu import detect_gpus, device_views, gpu_env, ledger_of, never_fits_gpu
@@ -34,6 +34,8 @@ from frontdesk.backends.tracking import state_id
 from frontdesk.config import Settings
 from frontdesk.errors import BackendError
 from frontdesk.jobenv import login_env
+from frontdesk.procid import running as proc_runs
+from frontdesk.procid import send
 from frontdesk.tasks import cancel_and_wait
 
 __all__ = ["LocalBackend"]
@@ -159,9 +161,11 @@ class LocalBackend:
             return
         run = self.running.get(backend_id)
         (self.root / backend_id / "cancel").touch(mode=0o600)
-        if run:
+        if run and run.proc is not None:
+            send(run.proc, signal.SIGTERM)  # adopted: only while that very shepherd runs (pids are reused)
+        elif run:
             try:
-                os.kill(run.pid, signal.SIGTERM)
+                os.kill(run.pid, signal.SIGTERM)  # our unreaped child: its pid is not reused meanwhile
             except ProcessLookupError:
                 pass
 
@@ -243,16 +247,17 @@ class LocalBackend:
             if launch is None or (adir / "result.json").exists():
                 continue
             queued = QueuedJob(**{**launch["queued"], "gpu_types": tuple(launch["queued"]["gpu_types"])})
-            pid = self.files.shepherd_pid(bid)
-            if pid is None:
+            proc = self.files.shepherd_pid(bid)
+            if proc is None:
                 self.queue[bid] = queued
-            elif alive(pid):
+            elif proc_runs(proc):  # that very shepherd (its start too): a reused pid is another process
                 holds = holds_of(launch)
                 started = self.files.read(bid, "started.json") or {}
                 job = replace(queued, started_at=started.get("started_at"))
-                self.running[bid] = Running(job, holds, pid, self.suspending.recover(bid, launch, job.cpus))
+                suspendable = self.suspending.recover(bid, launch, job.cpus)
+                self.running[bid] = Running(job, holds, proc.pid, suspendable, proc)
             elif not self._write_lost(bid):
-                self.running[bid] = Running(queued, (), pid)  # not fenced yet: _reap tries again
+                self.running[bid] = Running(queued, (), proc.pid, proc=proc)  # not fenced yet: _reap tries again
         self.suspending.resume_orphans(self.running)
 
     def _free(self) -> FreeResources:
@@ -298,12 +303,12 @@ class LocalBackend:
         ended = []
         for bid, run in list(self.running.items()):
             # Never block here: a shepherd that wrote its result may still be telling us so over the socket.
-            if not exited(run.pid):
+            if not exited(run.pid, run.proc):
                 continue
             if not self.files.exists(bid, "result.json"):
                 owner = self.files.shepherd_pid(bid)
-                if owner and owner != run.pid and alive(owner):
-                    run.pid = owner  # a shepherd from before a restart owns this attempt: follow it
+                if owner and owner.pid != run.pid and proc_runs(owner):
+                    run.pid, run.proc = owner.pid, owner  # a shepherd from before a restart owns it: follow it
                     continue
                 if not self._write_lost(bid):
                     continue

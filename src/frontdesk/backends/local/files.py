@@ -18,6 +18,7 @@ from frontdesk.backends.freezing import SUSPEND_FILE, SUSPENDED_FILE
 from frontdesk.backends.gpushare import Hold
 from frontdesk.backends.runas import RunAs, own
 from frontdesk.backends.shepherd import write_json
+from frontdesk.procid import ProcId, parse
 
 __all__ = ["AttemptFiles", "cancelled_result", "give_job_files", "holds_of", "lost_result"]
 
@@ -71,11 +72,13 @@ class AttemptFiles:
         except FileNotFoundError:
             pass
 
-    def shepherd_pid(self, bid: str) -> int | None:
-        """The pid the attempt's shepherd wrote, None before it started."""
+    def shepherd_pid(self, bid: str) -> ProcId | None:
+        """The shepherd the attempt's shepherd.pid names (pid, start, boot; only a pid in an older file), None
+        before it started."""
         try:
-            return int(self.path(bid, "shepherd.pid").read_text().strip())
-        except (OSError, ValueError):
+            with open(self.path(bid, "shepherd.pid"), encoding="ascii", errors="replace") as fh:
+                return parse(fh.read(200))
+        except OSError:
             return None
 
     def outputs(self, bid: str) -> tuple[Path, Path] | None:

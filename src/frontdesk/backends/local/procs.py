@@ -1,4 +1,4 @@
-"""The embedded backend's process plumbing: starting a detached shepherd, telling whether a pid still lives."""
+"""The embedded backend's process plumbing: starting a detached shepherd, telling whether it has ended."""
 
 from __future__ import annotations
 
@@ -6,10 +6,12 @@ import os
 import sys
 from pathlib import Path
 
+from frontdesk import procid
 from frontdesk.jobenv import shepherd_env
+from frontdesk.procid import ProcId
 from frontdesk.spawn import spawn_detached
 
-__all__ = ["alive", "exited", "mem_total", "spawn_shepherd"]
+__all__ = ["exited", "mem_total", "spawn_shepherd"]
 
 
 def mem_total() -> int:
@@ -21,24 +23,14 @@ def mem_total() -> int:
     return 0
 
 
-def alive(pid: int) -> bool:
-    """Whether `pid` runs (a zombie does not)."""
-    if pid <= 0:
-        return False
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
-def exited(pid: int) -> bool:
-    """Whether a shepherd has ended (reaping it when it is our child)."""
+def exited(pid: int, proc: ProcId | None = None) -> bool:
+    """Whether a shepherd has ended (reaping it when it is our child; else `proc`, the one its file names, is
+    checked by its start too: a pid reused by another process is not that shepherd)."""
     try:
         done, _ = os.waitpid(pid, os.WNOHANG)
         return done != 0
     except ChildProcessError:  # not our child (adopted after a restart)
-        return not alive(pid)
+        return not procid.running(proc or ProcId(pid))
 
 
 def spawn_shepherd(adir: Path) -> int:

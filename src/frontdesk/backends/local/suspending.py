@@ -18,6 +18,7 @@ from frontdesk.backends.gpushare import Hold
 from frontdesk.backends.local.files import AttemptFiles
 from frontdesk.backends.local.lending import Lend, Lending, Suspensions
 from frontdesk.backends.local.scheduling import QueuedJob
+from frontdesk.procid import ProcId
 
 __all__ = ["LEND_MARGIN_S", "Running", "Suspending"]
 
@@ -34,6 +35,9 @@ class Running:
     pid: int
     suspendable: bool = False
     """Launched with a freezer: a trial may suspend it."""
+    proc: ProcId | None = None
+    """The shepherd as its shepherd.pid names it, for one adopted after a restart (not our child: its pid may be
+    reused once it ends); None for a shepherd this gateway started."""
 
 
 class Suspending:

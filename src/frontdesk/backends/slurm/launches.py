@@ -22,6 +22,9 @@ import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from frontdesk import procid
+from frontdesk.procid import ProcId
+
 __all__ = ["LAUNCHES", "LOCK", "Launch", "begin", "kill", "launch_path", "read", "running", "started"]
 
 LAUNCHES = "launches"
@@ -68,7 +71,7 @@ def begin(home: Path, key: str, tag: str, now: float) -> Launch:
 def started(home: Path, key: str, launch: Launch, pid: int) -> None:
     """Add the process's pid, start time and boot id (called by proc between fork and run)."""
     with LOCK:
-        _write(launch_path(home, key), Launch(launch.tag, launch.at, pid, _start_ticks(pid), _boot_id()))
+        _write(launch_path(home, key), Launch(launch.tag, launch.at, pid, procid.start_ticks(pid), procid.boot_id()))
 
 
 def read(home: Path, key: str) -> Launch | None:
@@ -84,43 +87,20 @@ def read(home: Path, key: str) -> Launch | None:
     return launch if ok and ints and (launch.boot is None or isinstance(launch.boot, str)) else None
 
 
+def _proc(launch: Launch) -> ProcId | None:
+    if launch.pid is None or launch.start is None or launch.boot is None:
+        return None  # written before the process existed: nothing of it runs
+    return ProcId(launch.pid, launch.start, launch.boot)
+
+
 def running(launch: Launch) -> bool:
     """Whether the sbatch of this launch still runs (its pid, with the same start time, this boot)."""
-    if launch.pid is None or launch.boot != _boot_id():
-        return False
-    return _start_ticks(launch.pid) == launch.start
+    proc = _proc(launch)
+    return proc is not None and procid.running(proc)
 
 
 def kill(launch: Launch) -> None:
-    """SIGKILL the launch's sbatch, if that very process still runs (a pidfd: no pid reused in between)."""
-    if launch.pid is None:
-        return
-    try:
-        fd = os.pidfd_open(launch.pid)
-    except OSError:
-        return
-    try:
-        if running(launch):
-            signal.pidfd_send_signal(fd, signal.SIGKILL)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def _start_ticks(pid: int) -> int | None:
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
-            text = fh.read(4096)
-    except OSError:
-        return None
-    fields = text.rpartition(")")[2].split()  # after the command name, which may hold spaces and parentheses
-    return int(fields[19]) if len(fields) > 19 and fields[19].isdigit() else None
-
-
-def _boot_id() -> str | None:
-    try:
-        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as fh:
-            return fh.read(64).strip()
-    except OSError:
-        return None
+    """SIGKILL the launch's sbatch, if that very process still runs (procid.send: a pidfd, no pid reused)."""
+    proc = _proc(launch)
+    if proc is not None:
+        procid.send(proc, signal.SIGKILL)
