@@ -3,7 +3,8 @@
 - `backend.py`: `LocalBackend` (the queue, resources and GPU assignment, the scheduling loop);
 - `scheduling.py`: what schedulers see and decide (`QueuedJob`, `FreeResources`, `greedy_pick`); pure;
 - `files.py`: the attempt folder `<home>/local/<backend id>/` shared with the shepherd (backends/shepherd.py);
-- `procs.py`: starting a detached shepherd, telling whether a pid lives;
+- `procs.py`: starting a detached shepherd, telling whether it has ended (a shepherd from shepherd.pid: by
+  its start time too, `frontdesk/procid.py`);
 - `lending.py` (pure) and `suspending.py`: trials started on the cores of jobs they suspend (`[policy.suspend]`).
 """
 
