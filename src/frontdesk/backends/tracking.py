@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from frontdesk.procid import start_ticks
+from frontdesk.procid import boot_id, start_ticks
 
 __all__ = [
     "TAG_VAR",
@@ -229,8 +229,10 @@ def _tagged(tag: str, pids: set[int]) -> set[int]:
 
 
 def started_record(pid: int, started_at: float, enforcement: object) -> dict[str, object]:
-    """`started.json`: the job's first process (the leader of its process group) with its start, for a fence."""
-    return {"pid": pid, "pid_start": start_ticks(pid), "started_at": started_at, "enforcement": enforcement}
+    """`started.json`: the job's first process (the leader of its process group) with its start and boot, for a
+    fence."""
+    record = {"pid": pid, "pid_start": start_ticks(pid), "pid_boot": boot_id()}
+    return {**record, "started_at": started_at, "enforcement": enforcement}
 
 
 def _uid_of(pid: int) -> int | None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from frontdesk.backends.freezing import remove_freezer, thaw_leftovers
 from frontdesk.backends.local.files import AttemptFiles, lost_result
 from frontdesk.backends.tracking import fence
+from frontdesk.procid import boot_id
 
 __all__ = ["fence_attempt", "record_lost"]
 
@@ -17,6 +18,8 @@ def fence_attempt(files: AttemptFiles, bid: str, timeout: float = 10.0) -> bool:
     launch = files.read(bid, "launch.json") or {}
     started = files.read(bid, "started.json") or {}
     pid, pid_start = started.get("pid"), started.get("pid_start")
+    if started.get("pid_boot", boot_id()) != boot_id():
+        pid = None  # a group of an earlier boot: none of it runs, and its pid and start may be another's now
     tag = str(launch.get("cgroup") or bid)
     if launch.get("suspendable"):  # a frozen process does not die: thawed first
         thaw_leftovers(tag)
