@@ -290,16 +290,17 @@ def _exec_here(args: argparse.Namespace, client: Any, path: str, body: dict[str,
 
 
 def _alive(pid: int, start: int) -> bool:
-    """The process pid + start time still runs (a zombie waiting for its parent has ended)."""
-    from frontdesk.agents.procinfo import start_time
+    """The process pid + start time still runs in this boot (a zombie waiting for its parent has ended)."""
+    from frontdesk import procid
 
-    if start_time(pid) != start:
-        return False
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            return fh.read().rpartition(b")")[2].split()[:1] != [b"Z"]
-    except OSError:
-        return False
+    return procid.running(procid.ProcId(pid, start, procid.boot_id()))
+
+
+def _signal(pid: int, start: int) -> bool:
+    """SIGTERM that very process (procid.send: a pidfd, so the pid cannot change hands after the checks)."""
+    from frontdesk import procid
+
+    return procid.send(procid.ProcId(pid, start, procid.boot_id()), signal.SIGTERM)
 
 
 def _not_theirs(pid: int, user: str) -> bool:
@@ -326,8 +327,9 @@ def _suspend_one(client: Any, view: dict[str, Any]) -> dict[str, Any]:
         out["reason"] = f"process {pid} is not {view.get('user')}'s: never signalled"
     elif os.getuid() != 0 and os.stat(f"/proc/{pid}").st_uid != os.getuid():
         out["reason"] = f"process {pid} is not yours"
+    elif not _signal(pid, start):
+        out["reason"] = "no harness process of this session runs here"
     else:
-        os.kill(pid, signal.SIGTERM)
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline and _alive(pid, start):
             time.sleep(0.1)

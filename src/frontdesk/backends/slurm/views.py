@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from frontdesk import procid
+
 __all__ = [
     "IDLE_DROP",
     "MAX_NAME",
@@ -78,9 +80,9 @@ def uptime() -> float:
 
 
 def boot_id() -> str:
-    """This boot's id (/proc/sys/kernel/random/boot_id): /proc/uptime restarts at each boot."""
-    with open("/proc/sys/kernel/random/boot_id") as f:
-        return f.read().strip()
+    """This boot's id (procid.boot_id; "" when unknown: a view then never reads as fresh): /proc/uptime restarts
+    at each boot."""
+    return procid.boot_id() or ""
 
 
 @dataclass
