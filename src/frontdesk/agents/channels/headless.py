@@ -13,7 +13,7 @@ import shutil
 from collections.abc import Sequence
 from typing import Any
 
-from frontdesk import proc
+from frontdesk import proc, procid
 from frontdesk.agents.harnesses.base import arg_safe
 from frontdesk.agents.model import AgentSettings, Harness, Session, TurnState
 from frontdesk.errors import FrontdeskError
@@ -32,11 +32,20 @@ def resume_argv(session: Session, text: str, settings: AgentSettings) -> list[st
     return adapter.resume_argv(session.id, text, binary)
 
 
-def pid_alive(pid: Any) -> bool:
-    """Whether a process with this pid exists (signal 0)."""
+def pid_alive(pid: Any, start: Any = None) -> bool:
+    """Whether the process runs: with `start` (its recorded start ticks) that very process in this boot, so a
+    reused pid is not it (procid); without, any process with this pid (signal 0). 0 and negative pids name
+    process groups for kill(2): never a session's process."""
+    if isinstance(pid, str) and pid.isascii() and pid.isdigit():
+        pid = int(pid)
+    if not isinstance(pid, int) or isinstance(pid, bool) or not 0 < pid <= procid.PID_LIMIT:
+        return False
+    num = pid
+    if isinstance(start, int) and not isinstance(start, bool):
+        return procid.running(procid.ProcId(num, start, procid.boot_id()))
     try:
-        os.kill(int(pid), 0)
-    except (ProcessLookupError, ValueError, TypeError):
+        os.kill(num, 0)
+    except ProcessLookupError:
         return False
     except PermissionError:
         return True
@@ -57,7 +66,7 @@ class HeadlessChannel:
         if session.turn_state is TurnState.ENDED:
             return True
         pid = session.reach.get("pid")
-        return pid is not None and not pid_alive(pid)
+        return pid is not None and not pid_alive(pid, session.reach.get("pid_start"))
 
     def available(self, session: Session) -> tuple[bool, str]:
         """Allowed by the site, a known harness, its binary present, the session's process gone."""

@@ -247,10 +247,10 @@ class InboxChannel:
         pid = rec.get("pid") or session.reach.get("pid")
         if pid is None:
             return False, "session process unknown (no CLAUDE_PID)"
-        now_pid = session.reach.get("pid")
-        if now_pid is not None and int(now_pid) != int(pid) and pid_alive(now_pid):
+        now_pid, now_start = session.reach.get("pid"), session.reach.get("pid_start")
+        if now_pid is not None and int(now_pid) != int(pid) and pid_alive(now_pid, now_start):
             return False, f"inbox was captured from process {pid}; the session now runs as {now_pid}"
-        if not pid_alive(pid):
+        if not pid_alive(pid, now_start if now_pid is not None and int(now_pid) == int(pid) else None):
             if rec.get("token"):
                 self.secrets.put(session.user, session.id, {**rec, "token": None})  # a dead session's token: forget it
             return False, f"session process {pid} is gone"
