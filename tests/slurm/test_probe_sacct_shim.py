@@ -4,13 +4,13 @@ MemoryError traceback, a 5,000-digit width a ValueError traceback; `-j abc` answ
 
 from __future__ import annotations
 
-import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from shim_lab import shim_gateway
 
 pytestmark = pytest.mark.slurm
 
@@ -26,19 +26,8 @@ ROWS = [
 
 @pytest.fixture(scope="module")
 def shim_env(slurm_lab: Path, tmp_path_factory: Any) -> Iterator[dict[str, str]]:
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("fd_tests_conftest", Path(__file__).parents[1] / "conftest.py")
-    assert spec is not None and spec.loader is not None
-    root_conftest = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(root_conftest)
-    home = Path(__import__("tempfile").mkdtemp(prefix="fd-", dir="/tmp"))
-    config = '[gateway]\nbackend = "slurm"\nplugins = ["slurm"]\n\n[slurm]\nrefresh_seconds = 1.0\n'
-    gw = root_conftest.GatewayProc(home, config=config, env={"SLURM_CONF": os.environ["SLURM_CONF"]}).start()
-    shims = tmp_path_factory.mktemp("sacct") / "shims"
-    assert gw.cli("shim", "install", str(shims)).returncode == 0
-    yield {**gw.env, "PATH": f"{shims}:{os.environ['PATH']}"}
-    gw.stop()
+    with shim_gateway(slurm_lab, tmp_path_factory.mktemp("sacct") / "shims") as (_, env):
+        yield env
 
 
 @pytest.mark.parametrize(("name", "args"), ROWS, ids=[r[0] for r in ROWS])

@@ -6,7 +6,6 @@ as `%`."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import time
 from collections.abc import Iterator
@@ -14,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from shim_lab import shim_gateway
 
 pytestmark = pytest.mark.slurm
 
@@ -36,29 +36,18 @@ ROWS = [
 
 @pytest.fixture(scope="module")
 def lab(slurm_lab: Path, tmp_path_factory: Any) -> Iterator[tuple[dict[str, str], str]]:
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("fd_tests_conftest", Path(__file__).parents[1] / "conftest.py")
-    assert spec is not None and spec.loader is not None
-    root_conftest = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(root_conftest)
-    home = Path(__import__("tempfile").mkdtemp(prefix="fd-", dir="/tmp"))
-    config = '[gateway]\nbackend = "slurm"\nplugins = ["slurm"]\n\n[slurm]\nrefresh_seconds = 1.0\n'
-    gw = root_conftest.GatewayProc(home, config=config, env={"SLURM_CONF": os.environ["SLURM_CONF"]}).start()
     work = tmp_path_factory.mktemp("filters")
-    assert gw.cli("shim", "install", str(work / "shims")).returncode == 0
-    env = {**gw.env, "PATH": f"{work / 'shims'}:{os.environ['PATH']}"}
-    out = subprocess.run(
-        ["sbatch", "--parsable", "--hold", "-J", f"tp2-filters-{time.time_ns()}", "--comment", "a note", "-x",
-         "cpu2", "--wrap", "true"],
-        env=env, capture_output=True, text=True, cwd=work,
-    )  # fmt: skip
-    assert out.returncode == 0, out
-    job = out.stdout.strip()
-    time.sleep(1.5)  # past refresh_seconds
-    yield env, job
-    subprocess.run(["scancel", job], capture_output=True)
-    gw.stop()
+    with shim_gateway(slurm_lab, work / "shims") as (_, env):
+        out = subprocess.run(
+            ["sbatch", "--parsable", "--hold", "-J", f"tp2-filters-{time.time_ns()}", "--comment", "a note", "-x",
+             "cpu2", "--wrap", "true"],
+            env=env, capture_output=True, text=True, cwd=work,
+        )  # fmt: skip
+        assert out.returncode == 0, out
+        job = out.stdout.strip()
+        time.sleep(1.5)  # past refresh_seconds
+        yield env, job
+        subprocess.run(["scancel", job], capture_output=True)
 
 
 @pytest.mark.parametrize(("name", "args"), ROWS, ids=[r[0] for r in ROWS])

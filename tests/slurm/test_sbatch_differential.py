@@ -7,7 +7,6 @@ of its output files (job ids replaced by `<id>`). Differences on purpose are in 
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import time
@@ -15,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from shim_lab import shim_gateway
 
 from frontdesk.backends.slurm.parse import parse_scontrol_jobs
 
@@ -45,24 +45,10 @@ FIELDS = ("JobState", "ExitCode", "JobName", "NumNodes", "NumTasks", "NumCPUs", 
 
 @pytest.fixture(scope="module")
 def envs(slurm_lab: Path, tmp_path_factory: Any) -> Any:
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("fd_tests_conftest2", Path(__file__).parents[1] / "conftest.py")
-    assert spec is not None and spec.loader is not None
-    root_conftest = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(root_conftest)
-    home = Path(__import__("tempfile").mkdtemp(prefix="fd-", dir="/tmp"))
     config = '[gateway]\nbackend = "slurm"\ntick_seconds = 1.0\nplugins = ["guard", "slurm"]\n'
-    gw = root_conftest.GatewayProc(home, config=config, env={"SLURM_CONF": str(slurm_lab / "etc" / "slurm.conf")})
-    gw.start()
     base = tmp_path_factory.mktemp("sbatch-diff")
-    shims = base / "shims"
-    assert gw.cli("shim", "install", str(shims)).returncode == 0
-    real = {**gw.env, "MY_VAR": "from-submitter"}
-    shim = {**real, "PATH": f"{shims}:{os.environ['PATH']}"}
-    yield real, shim, base
-    gw.stop()
-    root_conftest._kill_leftovers(home)
+    with shim_gateway(slurm_lab, base / "shims", config) as (gw, env):
+        yield {**gw.env, "MY_VAR": "from-submitter"}, {**env, "MY_VAR": "from-submitter"}, base
 
 
 def _submit(argv: list[str], env: dict[str, str], cwd: Path, script: str | None) -> subprocess.CompletedProcess[str]:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from shim_lab import shim_gateway
 
 from frontdesk.backends.slurm.squeue_text import Passthrough, answer
 
@@ -50,45 +51,32 @@ ENV_ROWS = [
 @pytest.fixture(scope="module")
 def lab_jobs(slurm_lab: Path, tmp_path_factory: Any) -> Any:
     """A real gateway on the lab, shims installed, and a few held jobs submitted through the shim."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("fd_tests_conftest", Path(__file__).parents[1] / "conftest.py")
-    assert spec is not None and spec.loader is not None
-    root_conftest = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(root_conftest)
-    GatewayProc, _kill_leftovers = root_conftest.GatewayProc, root_conftest._kill_leftovers
-
-    home = Path(__import__("tempfile").mkdtemp(prefix="fd-", dir="/tmp"))
     config = (
         '[gateway]\nbackend = "slurm"\ntick_seconds = 1.0\nplugins = ["guard", "slurm"]\n\n'
         "[slurm]\nrefresh_seconds = 1.0\n"
     )
-    gw = GatewayProc(home, config=config, env={"SLURM_CONF": str(slurm_lab / "etc" / "slurm.conf")}).start()
     work = tmp_path_factory.mktemp("diff")
-    shims = work / "shims"
-    assert gw.cli("shim", "install", str(shims)).returncode == 0
-    env = {**gw.env, "PATH": f"{shims}:{os.environ['PATH']}"}
-    tag = str(time.time_ns())[-8:]
+    with shim_gateway(slurm_lab, work / "shims", config) as (_, env):
+        tag = str(time.time_ns())[-8:]
 
-    def sbatch(*argv: str) -> str:
-        out = subprocess.run(
-            ["sbatch", "--parsable", "--hold", *argv], env=env, capture_output=True, text=True, cwd=work
-        )
-        assert out.returncode == 0, out
-        return out.stdout.strip()
+        def sbatch(*argv: str) -> str:
+            out = subprocess.run(
+                ["sbatch", "--parsable", "--hold", *argv], env=env, capture_output=True, text=True, cwd=work
+            )
+            assert out.returncode == 0, out
+            return out.stdout.strip()
 
-    first = sbatch("-J", f"diff-a-{tag}", "-t", "10", "--wrap", "true")
-    second = sbatch("-J", f"diff b {tag}", "-c", "2", "-N", "1", "--wrap", "true")
-    third = sbatch("-J", f"diff-c-{tag}", "-p", "hpc", "--wrap", "true")
-    array = sbatch("-J", f"diff-arr-{tag}", "--array=0-3", "--wrap", "true")
-    gpu = sbatch("-J", f"diff-gpu-{tag}", "--gres=gpu:a100:1", "--wrap", "true")
-    names = ",".join([f"diff-a-{tag}", f"diff b {tag}", f"diff-c-{tag}"])
-    fill = {"names": names, "first": first, "ids": f"{first},{second},{third}", "array": f"diff-arr-{tag}", "gpu": gpu}
-    time.sleep(1.5)  # past the shim's refresh interval: both see the same jobs
-    yield env, fill, work
-    subprocess.run(["scancel", first, second, third, array, gpu], capture_output=True)
-    gw.stop()
-    _kill_leftovers(home)
+        first = sbatch("-J", f"diff-a-{tag}", "-t", "10", "--wrap", "true")
+        second = sbatch("-J", f"diff b {tag}", "-c", "2", "-N", "1", "--wrap", "true")
+        third = sbatch("-J", f"diff-c-{tag}", "-p", "hpc", "--wrap", "true")
+        array = sbatch("-J", f"diff-arr-{tag}", "--array=0-3", "--wrap", "true")
+        gpu = sbatch("-J", f"diff-gpu-{tag}", "--gres=gpu:a100:1", "--wrap", "true")
+        names = ",".join([f"diff-a-{tag}", f"diff b {tag}", f"diff-c-{tag}"])
+        ids = f"{first},{second},{third}"
+        fill = {"names": names, "first": first, "ids": ids, "array": f"diff-arr-{tag}", "gpu": gpu}
+        time.sleep(1.5)  # past the shim's refresh interval: both see the same jobs
+        yield env, fill, work
+        subprocess.run(["scancel", first, second, third, array, gpu], capture_output=True)
 
 
 def _both(env: dict[str, str], argv: list[str], extra: dict[str, str] | None = None) -> tuple[Any, Any]:
