@@ -11,8 +11,6 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,7 +18,7 @@ from typing import Any
 import pytest
 from facility_helpers import Facility, run_as
 
-from unix_users import ensure_user
+from unix_users import ensure_user, scratch_dir
 
 pytestmark = pytest.mark.slurm
 
@@ -39,14 +37,12 @@ def lab_facility(slurm_lab: Any, facility: Facility) -> Facility:
 @pytest.fixture
 def canary() -> Iterator[tuple[Path, str]]:
     """A root-only file (0600 in a 0700 directory) holding a random marker."""
-    d = Path(tempfile.mkdtemp(prefix="fdprobe-root-", dir="/tmp"))
-    d.chmod(0o700)
-    marker = "fdprobe-canary-" + secrets.token_hex(8)
-    f = d / "secret"
-    f.write_text(f"{marker}\n")
-    f.chmod(0o600)
-    yield f, marker
-    shutil.rmtree(d, ignore_errors=True)
+    with scratch_dir("fdprobe-root-", 0o700) as d:
+        marker = "fdprobe-canary-" + secrets.token_hex(8)
+        f = d / "secret"
+        f.write_text(f"{marker}\n")
+        f.chmod(0o600)
+        yield f, marker
 
 
 def _as_user(fac: Facility, calls: list[dict[str, Any]]) -> list[Any]:

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import os
 import secrets
-import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,7 +20,7 @@ import pytest
 from facility_helpers import Facility
 
 from fifo_helpers import BlockedWriter
-from unix_users import ensure_user
+from unix_users import ensure_user, scratch_dir
 
 pytestmark = pytest.mark.slurm
 
@@ -38,16 +36,12 @@ def lab_facility(slurm_lab: Any, facility: Facility) -> Facility:
 
 @pytest.fixture
 def root_fifo() -> Iterator[tuple[Path, BlockedWriter]]:
-    d = Path(tempfile.mkdtemp(prefix="fdprobe-fifo-", dir="/tmp"))
-    d.chmod(0o700)
-    fifo = d / "device-like"
-    os.mkfifo(fifo, 0o600)
-    writer = BlockedWriter(fifo)
-    yield fifo, writer
-    try:
+    with scratch_dir("fdprobe-fifo-", 0o700) as d:
+        fifo = d / "device-like"
+        os.mkfifo(fifo, 0o600)
+        writer = BlockedWriter(fifo)
+        yield fifo, writer
         writer.stop()
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
 
 
 def test_a_special_file_named_as_output_is_never_opened_as_root(
