@@ -10,19 +10,16 @@ answer. The third finds the job, which ran once, and the sweep then deletes ever
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from frontdesk.errors import FrontdeskError
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "faults"))
 from fault_helpers import until  # noqa: E402
+from slow_sbatch import gateway, slurm_jobs, submit, wrapper_bins  # noqa: E402
 
 pytestmark = pytest.mark.slurm
 
@@ -42,33 +39,9 @@ def _stale(home: Path) -> list[Path]:
 
 
 def test_kills_mid_sweep_lose_no_live_record(slurm_lab: Path, gateway_factory: Any, tmp_path: Path) -> None:
-    bins = tmp_path / "bin"
-    bins.mkdir()
-    for name in ("scontrol", "squeue", "sacct", "scancel", "sinfo"):
-        (bins / name).symlink_to(f"/usr/bin/{name}")
-    (bins / "sbatch").write_text('#!/bin/bash\nsleep 14\nexec /usr/bin/sbatch "$@"\n')  # slurmctld slow
-    (bins / "sbatch").chmod(0o755)
-    config = (
-        '[gateway]\nbackend = "slurm"\ntick_seconds = 1.0\nplugins = ["slurm"]\n'
-        f'[slurm]\nrefresh_seconds = 1.0\nbin_dir = "{bins}"\ncommand_timeout = 60\n'
-    )
-    env = {"SLURM_CONF": str(slurm_lab / "etc" / "slurm.conf"), "FRONTDESK_FAULT": "records_settled:2"}
-    gw = gateway_factory(config=config, env=env)
-    runs = tmp_path / "runs.txt"
-    spec = {
-        "command": ["bash", "-c", f"echo ran >> '{runs}'"],
-        "workdir": str(tmp_path),
-        "resources": {"memory": "50M"},
-    }
-    body = {"spec": spec, "context": {"env": {"PATH": os.environ["PATH"]}}}
-
-    def send() -> None:  # the answer waits for sbatch's: the gateway dies first
-        try:
-            gw.client.request("POST", "/v1/jobs", body)
-        except FrontdeskError:
-            pass
-
-    threading.Thread(target=send, daemon=True).start()
+    bins = wrapper_bins(tmp_path, '#!/bin/bash\nsleep 14\nexec /usr/bin/sbatch "$@"\n')  # slurmctld slow
+    gw = gateway(gateway_factory, slurm_lab, bins, command_timeout=60, env={"FRONTDESK_FAULT": "records_settled:2"})
+    runs = submit(gw, tmp_path)  # the answer waits for sbatch's: the gateway dies first
     record = gw.home / "slurm-ids" / "submitted" / "fd-1.1"
     until(lambda: gw.proc.poll() is not None, timeout=60, what="the gateway to die in its second sweep pass")
     assert gw.proc.returncode == -9 and record.exists()
@@ -86,7 +59,5 @@ def test_kills_mid_sweep_lose_no_live_record(slurm_lab: Path, gateway_factory: A
     job = gw.wait_state(1, {"COMPLETED", "FAILED", "CANCELLED"}, timeout=120)
     assert job["state"] == "COMPLETED", (job, gw.log()[-3000:])
     assert runs.read_text().splitlines() == ["ran"]
-    every = subprocess.run(["scontrol", "-o", "show", "job"], capture_output=True, text=True, timeout=60).stdout
-    ours = [line for line in every.splitlines() if f"WorkDir={gw.home}/jobs/1/attempt-1 " in line]
-    assert len(ours) == 1, ours  # one Slurm job: the attempt was never launched again
+    assert slurm_jobs(gw) == [job["backend_id"]]  # one Slurm job: the attempt was never launched again
     until(lambda: not any(p.exists() for p in [*stale, record]), timeout=60, what="every settled record swept")

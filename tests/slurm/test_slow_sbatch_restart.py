@@ -24,46 +24,9 @@ from frontdesk.errors import FrontdeskError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "faults"))
 from fault_helpers import alive, until  # noqa: E402
+from slow_sbatch import gateway, held_answer, slurm_jobs, submit, wrapper_bins  # noqa: E402
 
 pytestmark = pytest.mark.slurm
-
-
-def _bins(tmp_path: Path, sbatch: str) -> Path:
-    bins = tmp_path / "bin"
-    bins.mkdir()
-    for name in ("scontrol", "squeue", "sacct", "scancel", "sinfo"):
-        (bins / name).symlink_to(f"/usr/bin/{name}")
-    (bins / "sbatch").write_text(sbatch)
-    (bins / "sbatch").chmod(0o755)
-    return bins
-
-
-def _gateway(gateway_factory: Any, slurm_lab: Path, bins: Path, command_timeout: float) -> Any:
-    config = (
-        '[gateway]\nbackend = "slurm"\ntick_seconds = 1.0\nplugins = ["slurm"]\n'
-        f'[slurm]\nrefresh_seconds = 1.0\nbin_dir = "{bins}"\ncommand_timeout = {command_timeout}\n'
-    )
-    return gateway_factory(config=config, env={"SLURM_CONF": str(slurm_lab / "etc" / "slurm.conf")})
-
-
-def _submit(gw: Any, tmp_path: Path) -> Path:
-    """Submit from a thread: the answer waits for sbatch's (or fails when the gateway dies first)."""
-    runs = tmp_path / "runs.txt"
-    spec = {
-        "command": ["bash", "-c", f"echo ran >> '{runs}'"],
-        "workdir": str(tmp_path),
-        "resources": {"memory": "50M"},
-    }
-    body = {"spec": spec, "context": {"env": {"PATH": os.environ["PATH"]}}}
-
-    def send() -> None:
-        try:
-            gw.client.request("POST", "/v1/jobs", body)
-        except FrontdeskError:
-            pass  # the gateway died before sbatch answered
-
-    threading.Thread(target=send, daemon=True).start()
-    return runs
 
 
 def _launch(gw: Any) -> dict[str, Any]:
@@ -81,27 +44,20 @@ def _past_gate(pid: int) -> bool:
         return True
 
 
-def _slurm_jobs(gw: Any) -> list[str]:
-    """Slurm's jobs of attempt fd-1.1 (sbatch runs in the attempt's folder, its WorkDir; ended ones stay listed)."""
-    every = subprocess.run(["scontrol", "-o", "show", "job"], capture_output=True, text=True, timeout=60).stdout
-    here = f"WorkDir={gw.home}/jobs/1/attempt-1 "
-    return [line.split()[0].split("=")[1] for line in every.splitlines() if here in line]
-
-
 def _ran_once(gw: Any, tmp_path: Path, runs: Path) -> dict[str, Any]:
     job: dict[str, Any] = gw.wait_state(1, {"COMPLETED", "FAILED", "CANCELLED"}, timeout=120)
     assert job["state"] == "COMPLETED", (job, gw.log()[-3000:])
     assert runs.read_text().splitlines() == ["ran"]
-    assert _slurm_jobs(gw) == [job["backend_id"]]  # one Slurm job: nothing submitted a second time
+    assert slurm_jobs(gw) == [job["backend_id"]]  # one Slurm job: nothing submitted a second time
     return job
 
 
 def test_a_restart_while_sbatch_still_runs_waits_for_its_answer(
     slurm_lab: Path, gateway_factory: Any, tmp_path: Path
 ) -> None:
-    bins = _bins(tmp_path, '#!/bin/bash\nsleep 6\nexec /usr/bin/sbatch "$@"\n')  # the real sbatch, late
-    gw = _gateway(gateway_factory, slurm_lab, bins, command_timeout=60)
-    runs = _submit(gw, tmp_path)
+    bins = wrapper_bins(tmp_path, '#!/bin/bash\nsleep 6\nexec /usr/bin/sbatch "$@"\n')  # the real sbatch, late
+    gw = gateway(gateway_factory, slurm_lab, bins, command_timeout=60)
+    runs = submit(gw, tmp_path)
     launch = _launch(gw)
     gw.kill9()  # the gateway dies; its sbatch runs on (it is in the gateway's session, not killed with it)
     assert alive(launch["pid"])
@@ -123,14 +79,9 @@ def test_an_sbatch_that_never_answers_is_found_by_its_tag(
     the job Slurm took by the launch's tag and uid, instead of submitting again."""
     taken, hold = tmp_path / "taken", tmp_path / "hold"
     os.mkfifo(hold)
-    bins = _bins(
-        tmp_path,
-        f"#!/bin/bash\nout=$(/usr/bin/sbatch \"$@\"); rc=$?\ntouch '{taken}'\n"
-        f"exec 3<>'{hold}'; read -r -t 300 -u 3 _\n"
-        'echo "$out"; exit $rc\n',
-    )
-    gw = _gateway(gateway_factory, slurm_lab, bins, command_timeout=4 if not restart else 8)
-    runs = _submit(gw, tmp_path)
+    bins = wrapper_bins(tmp_path, held_answer(taken, hold))
+    gw = gateway(gateway_factory, slurm_lab, bins, command_timeout=4 if not restart else 8)
+    runs = submit(gw, tmp_path)
     launch = _launch(gw)
     if restart:
         until(taken.exists, what="Slurm to take the job")
@@ -150,13 +101,8 @@ def test_an_array_whose_sbatch_never_answered_runs_each_task_once(
     launch's tag (the first task's key) and every task by its index; nothing is submitted again."""
     taken, hold = tmp_path / "taken", tmp_path / "hold"
     os.mkfifo(hold)
-    bins = _bins(
-        tmp_path,
-        f"#!/bin/bash\nout=$(/usr/bin/sbatch \"$@\"); rc=$?\ntouch '{taken}'\n"
-        f"exec 3<>'{hold}'; read -r -t 300 -u 3 _\n"
-        'echo "$out"; exit $rc\n',
-    )
-    gw = _gateway(gateway_factory, slurm_lab, bins, command_timeout=8)
+    bins = wrapper_bins(tmp_path, held_answer(taken, hold))
+    gw = gateway(gateway_factory, slurm_lab, bins, command_timeout=8)
     runs = tmp_path / "runs"
     spec = {"command": ["sh", "-c", f"echo $FRONTDESK_ARRAY_TASK_ID >> '{runs}'"], "array": "0-2"}
     body = {"spec": {**spec, "workdir": str(tmp_path)}, "context": {"env": {"PATH": os.environ["PATH"]}}}
