@@ -344,7 +344,8 @@ class _Walker(SavedListings):
                 [(self.env or {}).get("HOME", "")] if prog == "cd" else []
             )
             if dirs and dirs[0]:
-                self.cwd = os.path.normpath(os.path.join(self.cwd, dirs[0]))
+                cdpath = inv.env.get("CDPATH", (self.env or {}).get("CDPATH", ""))
+                self.cwd = _cd(self.cwd, dirs[0], cdpath if prog == "cd" else "")
         for inner in unwrap(inv):
             if inner.inline_code is not None and not inner.argv:
                 before = len(self.out)
@@ -362,3 +363,14 @@ class _Walker(SavedListings):
                 inner.cwd = (self.env or {}).get("HOME", "~") + inner.cwd[1:]
             self._emit(inner, depth + 1)
         self._fed_finds(saved, start, inv.via)
+
+
+def _cd(cwd: str, target: str, cdpath: str) -> str:
+    """Where `cd TARGET` lands: a relative name not starting with `.` is looked up in CDPATH first, as bash does
+    (`CDPATH=/ cd home` is /home, not ./home); the first entry holding that directory wins, else the cwd's."""
+    if cdpath and cdpath != DYNAMIC and not target.startswith(("/", ".")):
+        for entry in cdpath.split(":"):
+            found = os.path.normpath(os.path.join(cwd, entry or ".", target))
+            if os.path.isdir(found):
+                return found
+    return os.path.normpath(os.path.join(cwd, target))
