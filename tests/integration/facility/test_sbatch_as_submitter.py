@@ -1,0 +1,123 @@
+"""A root facility gateway runs sbatch AS the submitter, not `sbatch --uid` as root: slurmctld (and every check of
+Slurm's that uses the requester: partition AllowGroups/RootOnly, QOS and association limits, job_submit and
+cli_filter) sees the user's own request, authenticated by munge as them.
+
+The real sbatch is wrapped: a script first on the gateway's PATH records who runs it (`id -u`, `id -g`, `id -G`),
+its cwd, umask and argv, then execs the real sbatch with its stdin (the script). The job is then the user's in
+slurmctld (`scontrol show job`, `squeue -o %u`). Single job and array (one `sbatch --array`). Held jobs only,
+cancelled after; the shared lab is not reconfigured (no RootOnly partition can be added to show a refusal)."""
+
+from __future__ import annotations
+
+import grp
+import os
+import pwd
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from facility_helpers import Facility
+
+from unix_users import scratch_dir
+
+pytestmark = pytest.mark.slurm
+
+FACILITY_GATEWAY = 'backend = "slurm"\ntick_seconds = 1.0\nplugins = ["slurm"]\n'
+USER = "alice"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def wrapped(slurm_lab: Any) -> Iterator[Path]:
+    """A recording `sbatch` first on PATH for the module's gateway (started after this); its records' folder."""
+    real = shutil.which("sbatch")
+    if real is None:
+        pytest.skip("no sbatch on PATH")
+    with scratch_dir("fd-sbatchwrap-") as bin_dir, scratch_dir("fd-sbatchrec-", 0o1777) as records:
+        wrapper = bin_dir / "sbatch"
+        wrapper.write_text(
+            "#!/bin/sh\n"
+            f"f={records}/call.$$\n"
+            'printf "%s\\n" "$(id -u)" "$(id -g)" "$(id -G)" "$(pwd)" "$(umask)" > "$f.tmp"\n'
+            'printf "%s\\0" "$@" >> "$f.tmp"\n'
+            'mv "$f.tmp" "$f"\n'
+            f'exec {real} "$@"\n'
+        )
+        wrapper.chmod(0o755)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("PATH", f"{bin_dir}:{os.environ.get('PATH', '/usr/bin:/bin')}")
+            yield records
+
+
+def _calls(records: Path) -> list[tuple[list[str], list[str]]]:
+    """Every recorded sbatch call, oldest first: (its uid, gid, groups, cwd, umask lines; its argv)."""
+    out = []
+    for f in sorted((f for f in records.glob("call.*") if f.suffix != ".tmp"), key=lambda f: f.stat().st_mtime_ns):
+        lines = f.read_text().split("\n", 5)
+        out.append((lines[:5], [a for a in lines[5].split("\0") if a]))
+    return out
+
+
+def _slurm_user(bid: str) -> tuple[str, str]:
+    """(scontrol's UserId, squeue's %u) of Slurm job `bid`, asked as root."""
+    show = subprocess.run(["scontrol", "-o", "show", "job", bid], capture_output=True, text=True, timeout=30)
+    user_id = next(w.split("=", 1)[1] for w in show.stdout.split() if w.startswith("UserId="))
+    queue = subprocess.run(["squeue", "-h", "-j", bid, "-o", "%u"], capture_output=True, text=True, timeout=30)
+    return user_id, queue.stdout.strip().split("\n")[0]
+
+
+def _submit(fac: Facility, spec: dict[str, Any]) -> dict[str, Any]:
+    body = {"spec": spec, "context": {"cwd": "/tmp", "env": {"PATH": "/usr/bin:/bin", "FRONTDESK_UMASK": "0027"}}}
+    [[status, rec]] = fac.probe(USER, [{"method": "POST", "path": "/v1/jobs", "body": body}])
+    assert status == 200, rec
+    return dict(rec)
+
+
+def _backend_id(fac: Facility, job_id: int) -> str:
+    """The Slurm job id (an array's) of frontdesk job `job_id`, once submitted."""
+    deadline = time.monotonic() + 60
+    while True:
+        rec = fac.root_client().request("GET", f"/v1/jobs/{job_id}")
+        bid = str(rec.get("backend_id") or "").split("_")[0]
+        if bid.isdigit():
+            return bid
+        assert time.monotonic() < deadline, rec
+        time.sleep(0.2)
+
+
+def _assert_ran_as_user(records: Path, bid: str, before: int) -> None:
+    pw = pwd.getpwnam(USER)
+    calls = _calls(records)[before:]
+    assert len(calls) == 1, calls
+    (uid, gid, groups, cwd, umask), argv = calls[0]
+    assert (int(uid), int(gid)) == (pw.pw_uid, pw.pw_gid), calls
+    assert grp.getgrnam("lab1").gr_gid in {int(g) for g in groups.split()}, groups  # supplementary groups too
+    assert "0" not in groups.split(), groups  # none of root's
+    assert cwd == "/tmp" and umask == "0027", calls
+    assert not any(a.startswith(("--uid", "--gid", "--export-file")) for a in argv), argv
+    assert _slurm_user(bid) == (f"{USER}({pw.pw_uid})", USER)
+
+
+def test_sbatch_runs_as_the_submitter_and_the_job_is_theirs(facility: Facility, wrapped: Path) -> None:
+    before = len(_calls(wrapped))
+    rec = _submit(facility, {"command": ["true"], "slurm": {"options": ["--hold"]}})
+    try:
+        bid = _backend_id(facility, rec["id"])
+        _assert_ran_as_user(wrapped, bid, before)
+    finally:
+        facility.probe(USER, [{"method": "POST", "path": f"/v1/jobs/{rec['id']}/cancel"}])
+
+
+def test_an_arrays_sbatch_runs_as_the_submitter(facility: Facility, wrapped: Path) -> None:
+    before = len(_calls(wrapped))
+    rec = _submit(facility, {"command": ["true"], "array": "0-1", "slurm": {"options": ["--hold"]}})
+    try:
+        [[status, tasks]] = facility.probe(USER, [{"method": "GET", "path": f"/v1/jobs?array={rec['id']}&tasks=true"}])
+        assert status == 200 and len(tasks) == 2, tasks
+        bid = _backend_id(facility, tasks[0]["id"])
+        _assert_ran_as_user(wrapped, bid, before)
+    finally:
+        facility.probe(USER, [{"method": "POST", "path": f"/v1/jobs/{rec['id']}/cancel"}])
