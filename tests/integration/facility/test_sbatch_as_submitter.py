@@ -44,6 +44,8 @@ def wrapped(slurm_lab: Any) -> Iterator[Path]:
             'printf "%s\\n" "$(id -u)" "$(id -g)" "$(id -G)" "$(pwd)" "$(umask)" > "$f.tmp"\n'
             'printf "%s\\0" "$@" >> "$f.tmp"\n'
             'mv "$f.tmp" "$f"\n'
+            # what a submitter's LD_PRELOAD could make their own sbatch print: another user's job id
+            'if [ -n "$FD_FORGE_ID" ]; then cat >/dev/null; echo "$FD_FORGE_ID"; exit 0; fi\n'
             f'exec {real} "$@"\n'
         )
         wrapper.chmod(0o755)
@@ -69,9 +71,10 @@ def _slurm_user(bid: str) -> tuple[str, str]:
     return user_id, queue.stdout.strip().split("\n")[0]
 
 
-def _submit(fac: Facility, spec: dict[str, Any]) -> dict[str, Any]:
-    body = {"spec": spec, "context": {"cwd": "/tmp", "env": {"PATH": "/usr/bin:/bin", "FRONTDESK_UMASK": "0027"}}}
-    [[status, rec]] = fac.probe(USER, [{"method": "POST", "path": "/v1/jobs", "body": body}])
+def _submit(fac: Facility, spec: dict[str, Any], user: str = USER, **env: str) -> dict[str, Any]:
+    env = {"PATH": "/usr/bin:/bin", "FRONTDESK_UMASK": "0027", **env}
+    body = {"spec": spec, "context": {"cwd": "/tmp", "env": env}}
+    [[status, rec]] = fac.probe(user, [{"method": "POST", "path": "/v1/jobs", "body": body}])
     assert status == 200, rec
     return dict(rec)
 
@@ -121,3 +124,20 @@ def test_an_arrays_sbatch_runs_as_the_submitter(facility: Facility, wrapped: Pat
         _assert_ran_as_user(wrapped, bid, before)
     finally:
         facility.probe(USER, [{"method": "POST", "path": f"/v1/jobs/{rec['id']}/cancel"}])
+
+
+def test_a_job_id_sbatch_prints_for_another_users_job_is_not_adopted(facility: Facility, wrapped: Path) -> None:
+    """The submitter controls their own sbatch (its environment, ptrace): what it prints is checked with Slurm."""
+    bobs = _submit(facility, {"command": ["true"], "slurm": {"options": ["--hold"]}}, user="bob")
+    try:
+        bobs_bid = _backend_id(facility, bobs["id"])
+        forged = _submit(facility, {"command": ["true"]}, FD_FORGE_ID=bobs_bid)
+        got = facility.ended(forged["id"])
+        assert got["state"] != "COMPLETED" and str(got.get("backend_id") or "") != bobs_bid, got
+        assert "does not run as uid" in facility.log(), facility.log()[-2000:]
+        facility.probe(USER, [{"method": "POST", "path": f"/v1/jobs/{forged['id']}/cancel"}])
+        assert _slurm_user(bobs_bid)[1] == "bob"
+        show = subprocess.run(["scontrol", "-o", "show", "job", bobs_bid], capture_output=True, text=True, timeout=30)
+        assert "JobState=PENDING" in show.stdout, show.stdout  # still held, never cancelled through alice
+    finally:
+        facility.probe("bob", [{"method": "POST", "path": f"/v1/jobs/{bobs['id']}/cancel"}])

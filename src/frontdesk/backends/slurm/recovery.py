@@ -168,6 +168,9 @@ async def sbatch(
     bid = result.stdout.strip().split(";", 1)[0]
     if not bid.isdigit():
         raise BackendError(f"sbatch printed no job id: {result.stdout.strip()[:200]!r}")
+    if who.foreign and (await _uids(backend, {bid})).get(bid) != who.uid:
+        # sbatch ran as the submitter, who controls what it prints (LD_PRELOAD, ptrace): never adopt another's job
+        raise BackendError(f"sbatch printed job {bid}, which Slurm does not run as uid {who.uid}")
     return bid
 
 
