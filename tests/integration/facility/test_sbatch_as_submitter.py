@@ -13,7 +13,10 @@ import grp
 import os
 import pwd
 import shutil
+import signal
 import subprocess
+import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +25,7 @@ from typing import Any
 import pytest
 from facility_helpers import Facility
 
+from frontdesk.errors import GatewayUnavailable
 from unix_users import scratch_dir
 
 pytestmark = pytest.mark.slurm
@@ -46,6 +50,7 @@ def wrapped(slurm_lab: Any) -> Iterator[Path]:
             'mv "$f.tmp" "$f"\n'
             # what a submitter's LD_PRELOAD could make their own sbatch print: another user's job id
             'if [ -n "$FD_FORGE_ID" ]; then cat >/dev/null; echo "$FD_FORGE_ID"; exit 0; fi\n'
+            'if [ -n "$FD_SLOW_SBATCH" ]; then sleep "$FD_SLOW_SBATCH"; fi\n'  # slurmctld slow to answer
             f'exec {real} "$@"\n'
         )
         wrapper.chmod(0o755)
@@ -141,3 +146,56 @@ def test_a_job_id_sbatch_prints_for_another_users_job_is_not_adopted(facility: F
         assert "JobState=PENDING" in show.stdout, show.stdout  # still held, never cancelled through alice
     finally:
         facility.probe("bob", [{"method": "POST", "path": f"/v1/jobs/{bobs['id']}/cancel"}])
+
+
+def _restart(fac: Facility) -> None:
+    """SIGKILL the facility gateway (its sbatch runs on) and start it again on the same home and site."""
+    assert fac.proc is not None
+    fac.proc.send_signal(signal.SIGKILL)
+    fac.proc.wait()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FRONTDESK_")}
+    env |= {"FRONTDESK_HOME": str(fac.dir / "home"), "FRONTDESK_SITE_CONFIG": str(fac.site)}
+    with open(fac.dir / "gateway.log", "ab") as log:
+        fac.proc = subprocess.Popen(
+            [sys.executable, "-m", "frontdesk.cli.main", "serve", "--log-level", "info"],
+            env=env,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+        )
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            fac.root_client().health()
+            return
+        except GatewayUnavailable:
+            assert fac.proc.poll() is None and time.monotonic() < deadline, fac.log()[-3000:]
+            time.sleep(0.1)
+
+
+def test_a_restart_while_the_users_sbatch_runs_takes_its_answer(facility: Facility, wrapped: Path) -> None:
+    """The launch record names the user's sbatch; the restarted root gateway waits for it and takes the id it
+    wrote into the record (an fd the gateway opened), checked as the user's job: no second submission."""
+    before = len(_calls(wrapped))
+    known = {j["id"] for j in facility.root_client().request("GET", "/v1/jobs?limit=1000")}
+    spec = {"command": ["true"], "slurm": {"options": ["--hold"]}}
+
+    def send() -> None:
+        try:
+            _submit(facility, spec, FD_SLOW_SBATCH="4")
+        except AssertionError:
+            pass  # the gateway died before sbatch answered
+
+    threading.Thread(target=send, daemon=True).start()
+    deadline = time.monotonic() + 60
+    while len(_calls(wrapped)) == before:  # the user's sbatch runs (past the gate), then sleeps
+        assert time.monotonic() < deadline, facility.log()[-2000:]
+        time.sleep(0.1)
+    _restart(facility)
+    new = [j for j in facility.root_client().request("GET", "/v1/jobs?limit=1000") if j["id"] not in known]
+    assert len(new) == 1, new
+    try:
+        bid = _backend_id(facility, new[0]["id"])
+        _assert_ran_as_user(wrapped, bid, before)  # one sbatch call only, the user's, and Slurm's job is theirs
+    finally:
+        facility.probe(USER, [{"method": "POST", "path": f"/v1/jobs/{new[0]['id']}/cancel"}])
