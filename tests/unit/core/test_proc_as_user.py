@@ -43,3 +43,33 @@ def test_a_cwd_the_user_cannot_enter_fails_unrun(alice: RunAs, tmp_path: Path) -
     mark = tmp_path / "ran"  # pytest's tmp_path is root's 0700: alice cannot enter it
     result = proc.run(["touch", str(mark)], check=False, as_user=_as(alice, str(tmp_path)))
     assert result.returncode == 126 and "cannot start" in result.stderr and not mark.exists()
+
+
+_READ = r"""
+import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+n = int(sys.argv[1])
+key = libc.syscall(n, 10, ctypes.c_long(-3), b"user", b"fdprobe-asuser-canary", 0)  # KEYCTL_SEARCH the session's
+buf = ctypes.create_string_buffer(64)
+print(libc.syscall(n, 11, ctypes.c_long(key), buf, 64) if key > 0 else -1, buf.value.decode())
+"""
+
+
+def test_the_command_does_not_possess_the_callers_session_keyring(alice: RunAs) -> None:
+    import ctypes
+
+    keyctl, add_key = keyctl_number(), {"x86_64": 248, "aarch64": 217}.get(os.uname().machine)
+    if keyctl < 0 or add_key is None:
+        pytest.skip("keyctl numbers known for x86_64 and aarch64 only")
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    if libc.syscall(keyctl, 1, b"fdprobe-asuser-session") < 0:  # this process's own session keyring, as systemd's
+        pytest.skip(f"no session keyrings here (errno {ctypes.get_errno()})")
+    key = libc.syscall(add_key, b"user", b"fdprobe-asuser-canary", b"ROOTSECRET", 10, ctypes.c_long(-3))
+    assert key > 0, ctypes.get_errno()
+    try:
+        result = proc.run(["/usr/bin/python3", "-c", _READ, str(keyctl)], as_user=_as(alice, "/"))
+        assert "ROOTSECRET" not in result.stdout and result.stdout.split()[0] == "-1", result.stdout
+    finally:
+        libc.syscall(keyctl, 21, ctypes.c_long(key))  # KEYCTL_INVALIDATE
