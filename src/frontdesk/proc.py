@@ -64,15 +64,11 @@ def run(
     even when this process dies before it ends (sbatch's job id, see backends/slurm/recovery.py).
     `started(pid)` is called before the command runs: the process waits (`_GATE`) until it returns, so the pid
     a caller records is the command's, and it never runs if this process dies first (backends/slurm/launches.py).
-    `umask`: the command's (sbatch hands its own to the job); -1 keeps this process's. `as_user`: the command
-    (and its gate) runs as that user, who enters `as_user.cwd` as themself, outside root's session keyring."""
+    `umask`: the command's (sbatch hands its own to the job); -1 keeps this process's. `as_user`: the command and
+    its gate run as that user, entering `as_user.cwd` as them, outside root's session keyring (`_GATE_AS_USER`)."""
     args = [str(a) for a in argv]
     runs, how = args, cast(Callable[..., subprocess.CompletedProcess[str]], subprocess.run)
-    ids: dict[str, Any] = {}
-    if as_user is not None:
-        started = started or _nothing
-        ids = {"user": as_user.uid, "group": as_user.gid, "extra_groups": list(as_user.groups)}
-        cwd = "/"  # Popen enters cwd as root; the gate enters as_user.cwd as the user
+    started, cwd = (started or _nothing, "/") if as_user else (started, cwd)  # the gate enters as_user.cwd as them
     if started is not None:
         runs, input, how = _through_gate(args, input, started, as_user)
     out = None if stdout_file is None else _open_output(args[0], stdout_file)
@@ -90,7 +86,7 @@ def run(
             cwd=cwd,
             check=False,
             umask=umask,
-            **ids,
+            **_ids(as_user),
         )
     except FileNotFoundError:
         raise BackendError(f"command not found: {args[0]}", argv=args) from None
@@ -141,6 +137,13 @@ join a keyring; stdin past the line is the command's."""
 
 def _nothing(pid: int) -> None:
     """A `started` that records nothing."""
+
+
+def _ids(as_user: AsUser | None) -> dict[str, Any]:
+    """Popen's arguments that make its child `as_user` (setgroups, setgid, setuid, in that order)."""
+    if as_user is None:
+        return {}
+    return {"user": as_user.uid, "group": as_user.gid, "extra_groups": list(as_user.groups)}
 
 
 def _through_gate(
