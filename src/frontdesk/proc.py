@@ -10,6 +10,7 @@ import asyncio
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -17,7 +18,19 @@ from typing import Any, cast
 
 from frontdesk.errors import BackendError, CommandFailed
 
-__all__ = ["Result", "run", "run_async"]
+__all__ = ["AsUser", "Result", "run", "run_async"]
+
+
+@dataclass(frozen=True)
+class AsUser:
+    """Whom a root process runs a command as (uid, primary gid, supplementary groups) and where it starts;
+    `keyctl`: the keyctl system call's number here (-1: unknown), to leave root's session keyring first."""
+
+    uid: int
+    gid: int
+    groups: tuple[int, ...]
+    cwd: str
+    keyctl: int = -1
 
 
 @dataclass(frozen=True)
@@ -41,6 +54,7 @@ def run(
     stdout_file: str | os.PathLike[str] | None = None,
     started: Callable[[int], None] | None = None,
     umask: int = -1,
+    as_user: AsUser | None = None,
 ) -> Result:
     """Run argv to completion; raise CommandFailed on a non-zero exit when `check`.
 
@@ -50,11 +64,13 @@ def run(
     even when this process dies before it ends (sbatch's job id, see backends/slurm/recovery.py).
     `started(pid)` is called before the command runs: the process waits (`_GATE`) until it returns, so the pid
     a caller records is the command's, and it never runs if this process dies first (backends/slurm/launches.py).
-    `umask`: the command's (sbatch hands its own to the job); -1 keeps this process's."""
+    `umask`: the command's (sbatch hands its own to the job); -1 keeps this process's. `as_user`: the command and
+    its gate run as that user, entering `as_user.cwd` as them, outside root's session keyring (`_GATE_AS_USER`)."""
     args = [str(a) for a in argv]
     runs, how = args, cast(Callable[..., subprocess.CompletedProcess[str]], subprocess.run)
+    started, cwd = (started or _nothing, "/") if as_user else (started, cwd)  # the gate enters as_user.cwd as them
     if started is not None:
-        runs, input, how = _through_gate(args, input, started)
+        runs, input, how = _through_gate(args, input, started, as_user)
     out = None if stdout_file is None else _open_output(args[0], stdout_file)
     try:
         proc = how(
@@ -70,6 +86,7 @@ def run(
             cwd=cwd,
             check=False,
             umask=umask,
+            **_ids(as_user),
         )
     except FileNotFoundError:
         raise BackendError(f"command not found: {args[0]}", argv=args) from None
@@ -92,17 +109,57 @@ _GATE = 'read -r go || exit 125; exec "$@"'
 """The gate: the command runs once a line comes on stdin, which is written only after `started(pid)` returned;
 its pid stays the command's (exec). EOF (the caller died first) ends it unrun."""
 
+_GATE_AS_USER = """import os, sys
+line = b""
+while not line.endswith(b"\\n"):
+    c = os.read(0, 1)
+    if not c:
+        os._exit(125)
+    line += c
+try:
+    if int(sys.argv[1]) >= 0:
+        import ctypes
+        call = ctypes.CDLL(None, use_errno=True).syscall
+        call.restype = ctypes.c_long
+        if call(int(sys.argv[1]), 1, None) < 0 and ctypes.get_errno() not in (1, 38):
+            raise OSError(ctypes.get_errno(), "cannot leave the session keyring")
+    os.chdir(sys.argv[2])
+    os.execv(sys.argv[3], sys.argv[3:])
+except OSError as exc:
+    os.write(2, f"frontdesk: cannot start {sys.argv[3]} in {sys.argv[2]}: {exc.strerror or exc}\\n".encode())
+    os._exit(126)
+"""
+"""The gate run as another user (`as_user`): the same line, then a new, empty session keyring (the gateway's
+survives setuid and exec; a process its user may trace must not possess it), the user's cwd entered as them,
+exec. Python (isolated; the real binary, as a venv's link may lead through root's 0700 home), as no shell can
+join a keyring; stdin past the line is the command's."""
+
+
+def _nothing(pid: int) -> None:
+    """A `started` that records nothing."""
+
+
+def _ids(as_user: AsUser | None) -> dict[str, Any]:
+    """Popen's arguments that make its child `as_user` (setgroups, setgid, setuid, in that order)."""
+    if as_user is None:
+        return {}
+    return {"user": as_user.uid, "group": as_user.gid, "extra_groups": list(as_user.groups)}
+
 
 def _through_gate(
-    args: list[str], input: str | None, started: Callable[[int], None]
+    args: list[str], input: str | None, started: Callable[[int], None], as_user: AsUser | None = None
 ) -> tuple[list[str], str, Callable[..., subprocess.CompletedProcess[str]]]:
-    """The argv through `_GATE`, the line that opens it, and the runner that calls `started` first."""
-    if input is not None:
-        raise ValueError("proc.run: `started` takes the command's stdin (its gate); no `input` with it")
+    """The argv through the gate, what opens it (then `input`, the command's stdin), and the runner that calls
+    `started` first."""
     program = shutil.which(args[0]) or args[0]
     if not os.access(program, os.X_OK):
         raise BackendError(f"command not found: {args[0]}", argv=args)
-    return ["/bin/sh", "-c", _GATE, "sh", program, *args[1:]], "go\n", partial(_gated, started)
+    opens = "go\n" + (input or "")
+    if as_user is not None:
+        python = os.path.realpath(sys.executable)
+        gate = [python, "-I", "-S", "-c", _GATE_AS_USER, str(as_user.keyctl), as_user.cwd, program]
+        return [*gate, *args[1:]], opens, partial(_gated, started)
+    return ["/bin/sh", "-c", _GATE, "sh", program, *args[1:]], opens, partial(_gated, started)
 
 
 def _gated(started: Callable[[int], None], args: list[str], **kw: Any) -> subprocess.CompletedProcess[str]:
@@ -144,10 +201,12 @@ async def run_async(
     stdout_file: str | os.PathLike[str] | None = None,
     started: Callable[[int], None] | None = None,
     umask: int = -1,
+    as_user: AsUser | None = None,
 ) -> Result:
     """`run` without blocking the event loop (runs in a worker thread)."""
     return await asyncio.to_thread(
         partial(run, argv, timeout=timeout, check=check, input=input, env=env, cwd=cwd, stdout_file=stdout_file),
         started=started,
         umask=umask,
+        as_user=as_user,
     )

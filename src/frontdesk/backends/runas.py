@@ -26,6 +26,7 @@ __all__ = [
     "drop",
     "for_job",
     "job_argv",
+    "keyctl_number",
     "keyring_joiner",
     "open_output",
     "own",
@@ -162,6 +163,11 @@ def umask_of(env: dict[str, str]) -> int | None:
 
 _SYS_KEYCTL = {"x86_64": 250, "aarch64": 219, "riscv64": 219, "ppc64le": 271, "ppc64": 271, "s390x": 280}
 """The keyctl system call's number per machine (libc has no wrapper; libkeyutils may not be installed)."""
+
+
+def keyctl_number() -> int:
+    """The keyctl system call's number on this machine, -1 where not known."""
+    return _SYS_KEYCTL.get(os.uname().machine, -1)
 
 
 def keyring_joiner() -> Callable[[], None] | None:

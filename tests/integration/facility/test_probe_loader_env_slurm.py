@@ -1,9 +1,10 @@
 """A root facility gateway never runs a program as root with the submitter's dynamic-loader variables.
 
 The job's environment is the submitter's (sbatch --export=ALL), so LD_PRELOAD, LD_LIBRARY_PATH and the like
-must reach the job; but a root gateway runs `sbatch --uid=U` itself, as root, and the loader honours
-LD_PRELOAD in a root process that is not setuid. The canary is a shared object whose constructor only
-creates an empty file named after its effective uid, in a directory of its own (harmless if it runs).
+must reach the job; a root gateway once ran `sbatch --uid=U` itself, as root, and the loader honours
+LD_PRELOAD in a root process that is not setuid (now sbatch runs as the submitter). The canary is a shared
+object whose constructor only creates an empty file named after its effective uid, in a directory of its own
+(harmless if it runs).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """An array (one `sbatch --array` for all its tasks) goes the same way as a single job on a root facility gateway: its
 environment (LD_PRELOAD, PYTHONPATH) reaches each task, as the user, and no root process runs with it (sbatch
---uid gets it through --export-file). The single-job path was probed before (test_probe_loader_env_slurm.py);
+runs as the user). The single-job path was probed before (test_probe_loader_env_slurm.py);
 this is the array's own submission path (backends/slurm/array_submit.py). Canary as there: a shared object and
 a sitecustomize.py that only create an empty file named after their effective uid."""
 

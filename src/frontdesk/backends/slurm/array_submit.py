@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from frontdesk.backends.base import BackendJob
 from frontdesk.backends.runas import for_job
-from frontdesk.backends.slurm import array_script, exportfile, launches, render
+from frontdesk.backends.slurm import array_script, launches, render
 from frontdesk.backends.slurm.options import OptionError, validate_passthrough
 from frontdesk.backends.slurm.recovery import sbatch
 from frontdesk.errors import BackendError, SpecError
@@ -143,13 +143,10 @@ async def submit_array(backend: SlurmBackend, jobs: Sequence[BackendJob], max_ru
     script = await asyncio.to_thread(_prepare, home, jobs, text, array_dir, links)
     options = _options(jobs, max_running, launch.tag)
     env = backend._env_for(array_script.common_env(jobs))
-    if who.foreign:  # sbatch runs as root: the environment goes in a file, never in its own (exportfile)
-        options += [f"--uid={who.uid}", f"--gid={who.gid}"]
-        export = given.export if given else None
-        env, file_opt = await asyncio.to_thread(exportfile.hand_over, env, export, array_dir / exportfile.FILE)
-        options += file_opt
-    argv = render.sbatch_argv(script, options=options)
-    array_id = await sbatch(backend, first.key, launch, argv, str(array_dir), env, who.uid)  # kept if we die
+    # a root gateway runs sbatch as the submitter (see SlurmBackend.submit), the script on its stdin
+    argv = render.sbatch_argv(None if who.foreign else script, options=options)
+    cwd, stdin = (str(first.workdir), text) if who.foreign else (str(array_dir), None)
+    array_id = await sbatch(backend, first.key, launch, argv, cwd, env, who, stdin)  # kept if we die
     ids = [f"{array_id}_{job.array_index}" for job in jobs]
     dirs: Mapping[str, Path] = {bid: job.job_dir for bid, job in zip(ids, jobs, strict=True)}
     backend._dirs.update(dirs)

@@ -21,7 +21,7 @@ from typing import Any
 
 from frontdesk.backends.base import TERMINAL_STATES, BackendJob, BackendStatus, Inventory, JobState, PushHint, Usage
 from frontdesk.backends.runas import for_job
-from frontdesk.backends.slurm import arrays, exportfile, launches, parse, render
+from frontdesk.backends.slurm import arrays, launches, parse, render
 from frontdesk.backends.slurm.array_submit import submit_array
 from frontdesk.backends.slurm.config import SlurmConfig, notify_dir_from
 from frontdesk.backends.slurm.options import OptionError, validate_passthrough
@@ -111,15 +111,11 @@ class SlurmBackend:
         home = Path(self.settings.home)
         launch = await asyncio.to_thread(launches.begin, home, job.key, self._tag(job), time.time())
         options, env = render.command_line(job, launch.tag), self._job_env(job)
-        if who.foreign:  # a root gateway submits as the submitter: Slurm runs the job as them, never as root
-            options += [f"--uid={who.uid}", f"--gid={who.gid}"]
-            given = render._slurm_options(job)  # and sbatch, run as root, never with their environment
-            env, file_opt = await asyncio.to_thread(
-                exportfile.hand_over, env, given.export if given else None, job.job_dir / exportfile.FILE
-            )
-            options += file_opt
-        argv = render.sbatch_argv(script, options=options)
-        backend_id = await sbatch(self, job.key, launch, argv, str(job.job_dir), env, who.uid)  # kept if we die
+        # a root gateway runs sbatch AS the submitter (Slurm checks them, not root), the script on its stdin
+        argv = render.sbatch_argv(None if who.foreign else script, options=options)
+        cwd = str(job.workdir if who.foreign else job.job_dir)
+        stdin = text if who.foreign else None
+        backend_id = await sbatch(self, job.key, launch, argv, cwd, env, who, stdin)  # kept if we die
         self._dirs[backend_id] = job.job_dir
         await asyncio.to_thread(self._remember, backend_id, job.job_dir)
         return backend_id

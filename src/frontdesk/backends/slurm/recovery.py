@@ -39,6 +39,7 @@ from frontdesk.backends.slurm.launches import Launch
 from frontdesk.errors import BackendError, CommandFailed
 
 if TYPE_CHECKING:
+    from frontdesk.backends.runas import RunAs
     from frontdesk.backends.slurm.backend import SlurmBackend
 
 __all__ = ["lookup", "record_path", "sbatch"]
@@ -134,25 +135,42 @@ def _uid(user_id: str) -> int | None:
 
 
 async def sbatch(
-    backend: SlurmBackend, key: str, launch: Launch, argv: Sequence[str], cwd: str, env: Mapping[str, str], uid: int
+    backend: SlurmBackend,
+    key: str,
+    launch: Launch,
+    argv: Sequence[str],
+    cwd: str,
+    env: Mapping[str, str],
+    who: RunAs,
+    script: str | None = None,
 ) -> str:
-    """Run sbatch for `key` (its answer kept in the record, its pid in the launch record before it runs); the job
-    id. Failed or timed out: the job carrying the launch's tag, if slurmctld took it after all (sbatch can report
-    a socket timeout for a job it queued), else the failure is raised."""
+    """Run sbatch for `key` (its answer kept in the record, its pid in the launch record before it runs) as `who`
+    (a root gateway: as the submitter, `script` on its stdin); the job id. Failed or timed out: the job carrying
+    the launch's tag, if slurmctld took it after all (sbatch can report a socket timeout
+    for a job it queued), else the failure is raised."""
     home = Path(backend.settings.home)
     record = await asyncio.to_thread(record_path, home, key)  # kept should the gateway die (lookup)
     try:
         result = await backend._run(
-            argv, cwd=cwd, env=env, record=record, started=partial(launches.started, home, key, launch)
+            argv,
+            cwd=cwd,
+            env=env,
+            record=record,
+            started=partial(launches.started, home, key, launch),
+            who=who,
+            input=script,
         )
     except CommandFailed:
-        bid = await _by_tag(backend, launch.tag, uid)  # timed out, or failed talking to slurmctld after it took the job
+        bid = await _by_tag(backend, launch.tag, who.uid)  # timed out, or failed talking after slurmctld took it
         if bid is None:
             raise
         return bid
     bid = result.stdout.strip().split(";", 1)[0]
     if not bid.isdigit():
         raise BackendError(f"sbatch printed no job id: {result.stdout.strip()[:200]!r}")
+    if who.foreign and (await _uids(backend, {bid})).get(bid) != who.uid:
+        # sbatch ran as the submitter, who controls what it prints (LD_PRELOAD, ptrace): never adopt another's job
+        raise BackendError(f"sbatch printed job {bid}, which Slurm does not run as uid {who.uid}")
     return bid
 
 

@@ -252,6 +252,7 @@ def _export(value: str | None) -> str:
     return value or "ALL"
 
 
-def sbatch_argv(script_path: Path, sbatch: str = "sbatch", options: Sequence[str] = ()) -> list[str]:
-    """The sbatch command line for a rendered script (`--parsable`: prints `id[;cluster]`)."""
-    return [sbatch, "--parsable", *options, str(script_path)]
+def sbatch_argv(script_path: Path | None, sbatch: str = "sbatch", options: Sequence[str] = ()) -> list[str]:
+    """The sbatch command line for a rendered script (`--parsable`: prints `id[;cluster]`); None: sbatch reads
+    it on its stdin (run as a submitter who cannot read the gateway's 0700 job directory)."""
+    return [sbatch, "--parsable", *options, *([] if script_path is None else [str(script_path)])]

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from frontdesk import proc
-from frontdesk.backends.runas import umask_of
+from frontdesk.backends.runas import RunAs, keyctl_number, umask_of
 from frontdesk.backends.slurm import parse
 from frontdesk.errors import BackendError
 
@@ -114,11 +114,15 @@ class Runner:
         env: Mapping[str, str] | None = None,
         record: Path | None = None,
         started: Callable[[int], None] | None = None,
+        who: RunAs | None = None,
+        input: str | None = None,
     ) -> proc.Result:
         """Run one command; `env` replaces the gateway's environment (the binary is found on the gateway's PATH);
         `record`: its output goes into that file, kept should the gateway die first (sbatch's job id);
         `started(pid)`: called before the command runs (proc.run; sbatch's launch record). With `env`, the command
-        runs with the submitter's umask it names (`FRONTDESK_UMASK`): sbatch hands the job its own, never our root's."""
+        runs with the submitter's umask it names (`FRONTDESK_UMASK`): sbatch hands the job its own, never our root's.
+        `who` (another user, from a root gateway): the command runs as them, entering `cwd` as them; `input`: its
+        stdin (sbatch's script)."""
         full = self.argv(argv)
         self.calls[" ".join(argv[:2]) if argv[0] == "scontrol" else argv[0]] += 1
         if env is not None:
@@ -126,9 +130,12 @@ class Runner:
         run_env = self._env if env is None else env
         timeout = self._config.command_timeout
         mask = umask_of(dict(env)) if env is not None else None
+        as_user = None
+        if who is not None and who.foreign:
+            as_user = proc.AsUser(who.uid, who.gid, who.groups, cwd or "/", keyctl_number())
         return await proc.run_async(
             full, timeout=timeout, check=check, env=run_env, cwd=cwd, stdout_file=record, started=started,
-            umask=-1 if mask is None else mask,
+            umask=-1 if mask is None else mask, input=input, as_user=as_user,
         )  # fmt: skip
 
     def sync(self, argv: Sequence[str], check: bool = True) -> proc.Result:
