@@ -135,6 +135,30 @@ exec. Python (isolated; the real binary, as a venv's link may lead through root'
 join a keyring; stdin past the line is the command's."""
 
 
+def _gate_python() -> str:
+    """A Python interpreter every user may run, for the gate run as another user: this process's own where its
+    path is open to all (a pyenv or venv interpreter under root's 0700 home is not: the user's exec would fail),
+    else the system's; BackendError where there is none (never a gate that stays in root's keyring)."""
+    seen = [os.path.realpath(sys.executable), os.path.realpath(getattr(sys, "_base_executable", sys.executable))]
+    seen += [os.path.realpath(p) for p in ("/usr/bin/python3", "/usr/local/bin/python3", "/bin/python3")]
+    for path in seen:
+        if os.path.isfile(path) and _open_to_all(path):
+            return path
+    raise BackendError(f"no Python interpreter other users may run (tried {', '.join(dict.fromkeys(seen))})")
+
+
+def _open_to_all(path: str) -> bool:
+    """Every directory above `path` is searchable by others and `path` is executable by others."""
+    import stat
+
+    parts = path.split("/")
+    dirs = ["/".join(parts[:i]) or "/" for i in range(1, len(parts))]
+    try:
+        return all(os.stat(d).st_mode & stat.S_IXOTH for d in dirs) and bool(os.stat(path).st_mode & stat.S_IXOTH)
+    except OSError:
+        return False
+
+
 def _nothing(pid: int) -> None:
     """A `started` that records nothing."""
 
@@ -156,8 +180,7 @@ def _through_gate(
         raise BackendError(f"command not found: {args[0]}", argv=args)
     opens = "go\n" + (input or "")
     if as_user is not None:
-        python = os.path.realpath(sys.executable)
-        gate = [python, "-I", "-S", "-c", _GATE_AS_USER, str(as_user.keyctl), as_user.cwd, program]
+        gate = [_gate_python(), "-I", "-S", "-c", _GATE_AS_USER, str(as_user.keyctl), as_user.cwd, program]
         return [*gate, *args[1:]], opens, partial(_gated, started)
     return ["/bin/sh", "-c", _GATE, "sh", program, *args[1:]], opens, partial(_gated, started)
 

@@ -73,3 +73,21 @@ def test_the_command_does_not_possess_the_callers_session_keyring(alice: RunAs) 
         assert "ROOTSECRET" not in result.stdout and result.stdout.split()[0] == "-1", result.stdout
     finally:
         libc.syscall(keyctl, 21, ctypes.c_long(key))  # KEYCTL_INVALIDATE
+
+
+def test_the_gate_runs_on_an_interpreter_other_users_may_run(alice: RunAs, tmp_path: Path) -> None:
+    """The gate is Python; an interpreter under root's 0700 home (pyenv, as on the CI machines) is no use to
+    alice, whose exec would be refused: the gate takes one whose path is open to all (this failed in the stop-30
+    review: every facility sbatch ended 'Permission denied' for the venv's interpreter)."""
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    binary = private / "python3"
+    binary.write_bytes(b"#!/bin/sh\n")
+    binary.chmod(0o755)
+    assert not proc._open_to_all(str(binary))
+    private.chmod(0o755)
+    assert proc._open_to_all(str(binary)) == all(os.stat(p).st_mode & 0o001 for p in [*map(str, binary.parents)])
+    gate = proc._gate_python()
+    assert proc._open_to_all(gate)
+    result = proc.run([gate, "-c", "import os; print(os.getuid())"], started=lambda pid: None, as_user=_as(alice, "/"))
+    assert result.stdout.strip() == str(alice.uid)
