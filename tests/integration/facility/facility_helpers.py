@@ -150,6 +150,35 @@ admins_group = "fdadmin"
 {access}"""
 
 
+def serve(fac: Facility) -> None:
+    """Start (or, after a kill, start again) the facility gateway on `fac`'s home and site config; return once it
+    answers. A failed start is never left running (holding its port and socket)."""
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("FRONTDESK_")},
+        "FRONTDESK_HOME": str(fac.dir / "home"),
+        "FRONTDESK_SITE_CONFIG": str(fac.site),
+    }
+    with open(fac.dir / "gateway.log", "ab") as log:
+        fac.proc = subprocess.Popen(
+            [sys.executable, "-m", "frontdesk.cli.main", "serve", "--log-level", "info"],
+            env=env,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+        )
+    deadline = time.monotonic() + 60  # a gateway start on a loaded machine
+    while True:
+        try:
+            fac.root_client().health()
+            return
+        except GatewayUnavailable:
+            if fac.proc.poll() is not None or time.monotonic() > deadline:
+                fac.proc.kill()
+                fac.proc.wait()
+                raise RuntimeError("facility gateway did not start:\n" + fac.log()[-3000:]) from None
+            time.sleep(0.05)
+
+
 @pytest.fixture(scope="module")
 def facility(facility_users: dict[str, int], request: pytest.FixtureRequest) -> Iterator[Facility]:
     """A running facility gateway (root) with a site config, hashed tokens for every user and MUNGE on TCP.
@@ -168,31 +197,7 @@ def facility(facility_users: dict[str, int], request: pytest.FixtureRequest) -> 
     site.write_text(_site_config(d, port, tokens_file, *extra))
     site.chmod(0o644)  # the site config holds no tokens: every user reads it to find the gateway
     fac = Facility(d, site, d / "run" / "gateway.sock", f"http://127.0.0.1:{port}", tokens, tokens_file)
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith("FRONTDESK_")},
-        "FRONTDESK_HOME": str(d / "home"),
-        "FRONTDESK_SITE_CONFIG": str(site),
-    }
-    log = open(d / "gateway.log", "ab")
-    fac.proc = subprocess.Popen(
-        [sys.executable, "-m", "frontdesk.cli.main", "serve", "--log-level", "info"],
-        env=env,
-        stdout=log,
-        stderr=log,
-        start_new_session=True,
-    )
-    log.close()
-    deadline = time.monotonic() + 60  # a gateway start on a loaded machine
-    while True:
-        try:
-            fac.root_client().health()
-            break
-        except GatewayUnavailable:
-            if fac.proc.poll() is not None or time.monotonic() > deadline:
-                fac.proc.kill()  # never left running (holding its port and socket) after a failed start
-                fac.proc.wait()
-                raise RuntimeError("facility gateway did not start:\n" + fac.log()[-3000:]) from None
-            time.sleep(0.05)
+    serve(fac)
     yield fac
     fac.proc.send_signal(signal.SIGTERM)
     try:

@@ -15,7 +15,6 @@ import pwd
 import shutil
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -23,9 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from facility_helpers import Facility
+from facility_helpers import Facility, serve
 
-from frontdesk.errors import GatewayUnavailable
 from unix_users import scratch_dir
 
 pytestmark = pytest.mark.slurm
@@ -153,24 +151,7 @@ def _restart(fac: Facility) -> None:
     assert fac.proc is not None
     fac.proc.send_signal(signal.SIGKILL)
     fac.proc.wait()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FRONTDESK_")}
-    env |= {"FRONTDESK_HOME": str(fac.dir / "home"), "FRONTDESK_SITE_CONFIG": str(fac.site)}
-    with open(fac.dir / "gateway.log", "ab") as log:
-        fac.proc = subprocess.Popen(
-            [sys.executable, "-m", "frontdesk.cli.main", "serve", "--log-level", "info"],
-            env=env,
-            stdout=log,
-            stderr=log,
-            start_new_session=True,
-        )
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            fac.root_client().health()
-            return
-        except GatewayUnavailable:
-            assert fac.proc.poll() is None and time.monotonic() < deadline, fac.log()[-3000:]
-            time.sleep(0.1)
+    serve(fac)
 
 
 def test_a_restart_while_the_users_sbatch_runs_takes_its_answer(facility: Facility, wrapped: Path) -> None:
